@@ -1,0 +1,45 @@
+# Two commands matter: `make run` and `make test`. Everything they need is installed here.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check -q
+
+.PHONY: run test install install-test bench lint clean
+
+$(VENV)/.created:
+	$(PYTHON) -m venv $(VENV)
+	touch $@
+
+# torch first, pinned: on this kind of machine 2.13.0 is a CPU wheel on local disk,
+# while an unpinned torch would pull a multi-GB CUDA build.
+$(VENV)/.torch: $(VENV)/.created
+	$(PIP) install "torch==2.13.0"
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.torch pyproject.toml
+	$(PIP) install -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
+	$(PIP) install -e ".[test]"
+	touch $@
+
+install: $(VENV)/.installed
+
+install-test: $(VENV)/.installed-test
+
+run: install
+	$(VENV)/bin/curator --workspace . load --quiet || true
+	$(VENV)/bin/curator --workspace .
+
+test: install-test
+	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+bench: install
+	$(PY) benchmarks/engine_vs_pytest.py
+
+lint:
+	$(PY) -m ruff check curator tests
+
+clean:
+	rm -rf $(VENV) db/curator.sqlite*

@@ -1,0 +1,99 @@
+"""What every command needs: the workspace, the store, the actor, and how to print."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import click
+
+from curator.errors import CuratorError
+from curator.store import Store
+from curator.workspace import Workspace, actor, discover
+
+
+@dataclass
+class CliContext:
+    workspace_opt: str | None = None
+    db_opt: str | None = None
+    user_opt: str | None = None
+    _workspace: Workspace | None = field(default=None, repr=False)
+    _store: Store | None = field(default=None, repr=False)
+
+    @property
+    def workspace(self) -> Workspace:
+        if self._workspace is None:
+            self._workspace = discover(self.workspace_opt, self.db_opt)
+        return self._workspace
+
+    @property
+    def actor(self) -> str:
+        return actor(self.user_opt)
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store(self.workspace.db_path, self.actor)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+pass_ctx = click.make_pass_decorator(CliContext)
+
+
+def json_option(func):
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")(
+        func)
+
+
+def print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def fail(message: str, code: int = 1) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+@contextmanager
+def progress_bar(description: str, enabled: bool = True) -> Iterator[Callable]:
+    """A rich progress bar on a terminal; a no-op callback otherwise (or with --json)."""
+    if not enabled or not sys.stderr.isatty():
+        yield lambda done, total, label="": None
+        return
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn)
+
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[label]}"), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=None, label="")
+
+        def update(done: int, total: int, label: str = "") -> None:
+            bar.update(task, completed=done, total=total, label=label)
+
+        yield update
+
+
+def rich_table(columns: list[str], rows: list[list[Any]], title: str | None = None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title, show_lines=False)
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*["" if v is None else str(v) for v in row])
+    Console().print(table)
+
+
+__all__ = ["CliContext", "CuratorError", "fail", "json_option", "pass_ctx", "print_json",
+           "progress_bar", "rich_table"]

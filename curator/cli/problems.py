@@ -1,0 +1,135 @@
+"""init, load, dump, problems list/show, labels."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from curator import sync, workspace
+from curator.cli.context import (CliContext, json_option, pass_ctx, print_json, progress_bar,
+                                 rich_table)
+from curator.labels import DATA, STAGES, TASKS
+from curator.problem import STATUSES
+from curator.store import problems as problem_store
+
+
+@click.command("init")
+@click.argument("directory", type=click.Path(file_okay=False))
+@json_option
+@pass_ctx
+def init_cmd(ctx: CliContext, directory: str, as_json: bool) -> None:
+    """Create a workspace: DIRECTORY/problems, DIRECTORY/db and its database."""
+    ws = workspace.init(directory)
+    ctx.workspace_opt = str(ws.root)
+    ctx._workspace = workspace.discover(ws.root, ctx.db_opt)
+    store = ctx.store
+    if as_json:
+        print_json({"workspace": str(ws.root), "db": str(store.path)})
+    else:
+        click.echo(f"workspace ready at {ws.root} (database {store.path})")
+
+
+@click.command("load")
+@json_option
+@click.option("--quiet", is_flag=True, help="Print only errors.")
+@pass_ctx
+def load_cmd(ctx: CliContext, as_json: bool, quiet: bool) -> None:
+    """Read problems/ into the database (valid problems load even when others fail)."""
+    with progress_bar("loading", enabled=not as_json and not quiet) as bar:
+        report = sync.load(ctx.store, ctx.workspace.problems_dir, progress=bar)
+    if as_json:
+        print_json(report.to_json())
+    else:
+        for error in report.errors:
+            click.echo(f"error: {error['path']}: {error['message']}", err=True)
+        if not quiet:
+            click.echo(f"{len(report.loaded)} loaded, {len(report.unchanged)} unchanged, "
+                       f"{len(report.errors)} error(s)")
+    if report.errors:
+        sys.exit(1)
+
+
+@click.command("dump")
+@click.argument("ids", nargs=-1)
+@json_option
+@pass_ctx
+def dump_cmd(ctx: CliContext, ids: tuple[str, ...], as_json: bool) -> None:
+    """Write problems from the database to problems/<id>/."""
+    report = sync.dump(ctx.store, ctx.workspace.problems_dir, list(ids) or None)
+    if as_json:
+        print_json(report.to_json())
+    else:
+        click.echo(f"{len(report.written)} written, {len(report.unchanged)} unchanged")
+
+
+@click.group("problems")
+def problems_group() -> None:
+    """List and show problems."""
+
+
+@problems_group.command("list")
+@click.option("--stage", type=click.Choice(STAGES))
+@click.option("--task", type=click.Choice(TASKS))
+@click.option("--data", type=click.Choice(DATA))
+@click.option("--status", type=click.Choice(STATUSES))
+@click.option("--search", "text", help="Full-text search over title, prompt and code.")
+@json_option
+@pass_ctx
+def problems_list(ctx: CliContext, stage, task, data, status, text, as_json: bool) -> None:
+    """List problems, optionally filtered by label, status or text."""
+    rows = problem_store.list_rows(ctx.store, stage=stage, task=task, data=data,
+                                   status=status, text=text)
+    if as_json:
+        print_json(rows)
+        return
+    rich_table(["id", "title", "stage", "task", "data", "status"],
+               [[r["id"], r["title"], r["stage"], r["task"], r["data"], r["status"]]
+                for r in rows], title=f"{len(rows)} problem(s)")
+
+
+@problems_group.command("show")
+@click.argument("problem_id")
+@json_option
+@pass_ctx
+def problems_show(ctx: CliContext, problem_id: str, as_json: bool) -> None:
+    """Show one problem: metadata, prompt, solution and tests."""
+    problem = problem_store.get(ctx.store, problem_id)
+    if as_json:
+        print_json(problem.to_dict())
+        return
+    from rich.console import Console
+    from rich.markdown import Markdown
+    from rich.syntax import Syntax
+
+    console = Console()
+    console.rule(f"[bold]{problem.id}[/] — {problem.title}")
+    for key in ("entry_point", "kind", "stage", "task", "data", "framework", "status"):
+        console.print(f"[dim]{key:>12}[/] {getattr(problem, key)}")
+    if problem.source:
+        console.print(f"[dim]{'source':>12}[/] {problem.source}")
+    if problem.test_node_ids:
+        console.print(f"[dim]{'node ids':>12}[/] {' '.join(problem.test_node_ids)}")
+    console.rule("prompt")
+    console.print(Markdown(problem.prompt))
+    console.rule("solution.py")
+    console.print(Syntax(problem.solution, "python"))
+    if problem.tests is not None:
+        console.rule("test_solution.py")
+        console.print(Syntax(problem.tests, "python"))
+
+
+@click.command("labels")
+@json_option
+@pass_ctx
+def labels_cmd(ctx: CliContext, as_json: bool) -> None:
+    """The stage, task and data vocabularies with their definitions."""
+    rows = ctx.store.labels()
+    if as_json:
+        print_json([{k: r[k] for k in ("axis", "slug", "name", "definition")} for r in rows])
+        return
+    rich_table(["axis", "slug", "name", "definition"],
+               [[r["axis"], r["slug"], r["name"], r["definition"]] for r in rows])
+
+
+COMMANDS = [init_cmd, load_cmd, dump_cmd, problems_group, labels_cmd]

@@ -1,0 +1,26 @@
+"""Errors people see: one line that names the file, row or problem and what is wrong."""
+
+
+class CuratorError(Exception):
+    """Base class for errors reported to people as one line (no traceback)."""
+
+
+class WorkspaceError(CuratorError):
+    """No workspace could be found or created."""
+
+
+class StoreError(CuratorError):
+    """The database cannot be opened, is from a newer version, or is corrupt."""
+
+
+class ProblemFormatError(CuratorError):
+    """A problem folder is malformed."""
+
+    def __init__(self, path, message):
+        self.path = str(path)
+        self.message = message
+        super().__init__(f"{self.path}: {message}")
+
+
+class NotFoundError(CuratorError):
+    """An id (problem, sample, candidate ...) does not exist."""
