@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import tomllib
 from dataclasses import dataclass
@@ -79,9 +78,22 @@ def read_problem(folder: str | os.PathLike) -> tuple[Problem, str]:
     return problem, raw
 
 
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n",
+            "\f": "\\f", "\r": "\\r"}
+
+
 def _toml_str(value: str) -> str:
-    # JSON string escapes are valid TOML basic-string escapes (\" \\ \n \uXXXX).
-    return json.dumps(value, ensure_ascii=False)
+    """A TOML basic string: quotes, backslashes and every control character escaped."""
+    out = []
+    for char in value:
+        if char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
 
 
 def _toml_value(value) -> str:

@@ -1,0 +1,54 @@
+"""Shared fixtures: a temporary workspace holding a copy of the seed benchmark."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from curator import sync, workspace as workspace_mod
+from curator.store import Store
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SEED_DIR = REPO_ROOT / "problems"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch):
+    # Tests must not pick up a developer's workspace or identity by accident.
+    monkeypatch.delenv("CURATOR_WORKSPACE", raising=False)
+    monkeypatch.setenv("CURATOR_USER", "tester")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "tester")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "tester@localhost")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "tester")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "tester@localhost")
+
+
+@pytest.fixture(scope="session")
+def seed_dir() -> Path:
+    return SEED_DIR
+
+
+@pytest.fixture
+def empty_workspace(tmp_path) -> workspace_mod.Workspace:
+    return workspace_mod.init(tmp_path / "ws")
+
+
+@pytest.fixture
+def workspace(tmp_path) -> workspace_mod.Workspace:
+    """A workspace with a copy of the seed problems, loaded into a fresh database."""
+    ws = workspace_mod.init(tmp_path / "ws")
+    shutil.rmtree(ws.problems_dir)
+    shutil.copytree(SEED_DIR, ws.problems_dir)
+    with Store(ws.db_path, "tester") as store:
+        report = sync.load(store, ws.problems_dir)
+        assert not report.errors, report.errors
+    return ws
+
+
+@pytest.fixture
+def store(workspace):
+    s = Store(workspace.db_path, "tester")
+    yield s
+    s.close()

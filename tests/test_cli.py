@@ -1,0 +1,90 @@
+"""The headless CLI: init, load, dump, problems list/show, labels, --version, actor."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from curator import __version__
+from curator.cli import main
+from curator.store import Store
+
+
+def invoke(ws, *args, user=None):
+    base = ["--workspace", str(ws.root)] + (["--user", user] if user else [])
+    return CliRunner().invoke(main, [*base, *args])
+
+
+def test_version():
+    result = CliRunner().invoke(main, ["--version"])
+    assert result.exit_code == 0 and __version__ in result.output
+
+
+def test_init_creates_workspace_and_database(tmp_path):
+    result = CliRunner().invoke(main, ["init", str(tmp_path / "new"), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert (tmp_path / "new" / "problems").is_dir()
+    assert data["db"].endswith("curator.sqlite") and (tmp_path / "new" / "db" /
+                                                       "curator.sqlite").exists()
+
+
+def test_problems_list_json_rows_and_filters(workspace):
+    rows = json.loads(invoke(workspace, "problems", "list", "--json").output)
+    assert len(rows) == len(list(workspace.problems_dir.iterdir()))
+    for key in ("id", "title", "kind", "entry_point", "stage", "task", "data", "status"):
+        assert key in rows[0]
+    some_stage = rows[0]["stage"]
+    filtered = json.loads(invoke(workspace, "problems", "list", "--stage", some_stage,
+                                 "--json").output)
+    assert filtered and all(r["stage"] == some_stage for r in filtered)
+    assert len(filtered) == sum(r["stage"] == some_stage for r in rows)
+
+
+def test_problems_list_rejects_unknown_label_with_usage_error(workspace):
+    result = invoke(workspace, "problems", "list", "--stage", "nonsense")
+    assert result.exit_code == 2
+
+
+def test_problems_show_json_and_missing_id(workspace):
+    pid = sorted(p.name for p in workspace.problems_dir.iterdir())[0]
+    data = json.loads(invoke(workspace, "problems", "show", pid, "--json").output)
+    assert data["id"] == pid and data["solution"] and data["prompt"]
+    missing = invoke(workspace, "problems", "show", "no-such-problem")
+    assert missing.exit_code == 1 and "no-such-problem" in missing.stderr
+
+
+def test_labels_json_has_definitions(workspace):
+    rows = json.loads(invoke(workspace, "labels", "--json").output)
+    assert {r["axis"] for r in rows} == {"stage", "task", "data"}
+    assert all(r["definition"] for r in rows)
+
+
+def test_user_option_is_recorded_in_the_audit_log(workspace):
+    pid = sorted(p.name for p in workspace.problems_dir.iterdir())[0]
+    path = workspace.problems_dir / pid / "prompt.md"
+    path.write_text("new prompt\n", encoding="utf-8")
+    assert invoke(workspace, "load", user="carol").exit_code == 0
+    with Store(workspace.db_path) as store:
+        assert store.history("problem", pid)[-1]["actor"] == "carol"
+
+
+def test_dump_writes_database_state(workspace):
+    pid = sorted(p.name for p in workspace.problems_dir.iterdir())[0]
+    import shutil
+
+    shutil.rmtree(workspace.problems_dir / pid)
+    result = invoke(workspace, "dump", "--json")
+    assert json.loads(result.output)["written"] == 1
+    assert (workspace.problems_dir / pid / "solution.py").exists()
+
+
+def test_console_script_runs_as_a_real_process(workspace):
+    out = subprocess.run([sys.executable, "-m", "curator", "--workspace", str(workspace.root),
+                          "problems", "list", "--json"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)
