@@ -21,7 +21,7 @@ $(VENV)/.installed: $(VENV)/.torch pyproject.toml
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
-	$(PIP) install -e ".[test]"
+	$(PIP) install -e ".[test,ray]"
 	touch $@
 
 install: $(VENV)/.installed

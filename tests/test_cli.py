@@ -88,3 +88,22 @@ def test_console_script_runs_as_a_real_process(workspace):
                          timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)
+
+
+def test_problems_set_changes_database_files_and_audit(workspace):
+    pid = sorted(p.name for p in workspace.problems_dir.iterdir())[0]
+    result = invoke(workspace, "problems", "set", pid, "--status", "retired", "--json",
+                    user="dora")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["changed"] == ["status"]
+    assert 'status = "retired"' in (workspace.problems_dir / pid / "problem.toml").read_text()
+    with Store(workspace.db_path) as store:
+        last = store.history("problem", pid)[-1]
+        assert (last["actor"], last["field"], last["after"]) == ("dora", "status", "retired")
+    assert invoke(workspace, "problems", "set", pid).exit_code == 2
+
+
+def test_labels_edit(workspace):
+    assert invoke(workspace, "labels", "edit", "task", "general", "--name", "Generic").exit_code == 0
+    rows = json.loads(invoke(workspace, "labels", "--json").output)
+    assert [r["name"] for r in rows if r["slug"] == "general"] == ["Generic"]

@@ -119,17 +119,56 @@ def problems_show(ctx: CliContext, problem_id: str, as_json: bool) -> None:
         console.print(Syntax(problem.tests, "python"))
 
 
-@click.command("labels")
+@problems_group.command("set")
+@click.argument("problem_id")
+@click.option("--stage", type=click.Choice(("",) + STAGES))
+@click.option("--task", type=click.Choice(("",) + TASKS))
+@click.option("--data", type=click.Choice(("",) + DATA))
+@click.option("--status", type=click.Choice(STATUSES))
+@click.option("--title")
 @json_option
 @pass_ctx
-def labels_cmd(ctx: CliContext, as_json: bool) -> None:
+def problems_set(ctx: CliContext, problem_id: str, as_json: bool, **values) -> None:
+    """Set labels, status or title of a problem (database and files, audited)."""
+    changes = {k: v for k, v in values.items() if v is not None}
+    if not changes:
+        raise click.UsageError("nothing to set: give --stage, --task, --data, --status or --title")
+    problem = problem_store.get(ctx.store, problem_id)
+    for key, value in changes.items():
+        setattr(problem, key, value)
+    changed = sync.save_and_write(ctx.store, problem, ctx.workspace.problems_dir)
+    if as_json:
+        print_json({"id": problem_id, "changed": changed})
+    else:
+        click.echo(f"{problem_id}: {', '.join(changed) or 'nothing changed'}")
+
+
+@click.group("labels", invoke_without_command=True)
+@json_option
+@click.pass_context
+def labels_cmd(click_ctx: click.Context, as_json: bool) -> None:
     """The stage, task and data vocabularies with their definitions."""
+    if click_ctx.invoked_subcommand is not None:
+        return
+    ctx = click_ctx.find_object(CliContext)
     rows = ctx.store.labels()
     if as_json:
         print_json([{k: r[k] for k in ("axis", "slug", "name", "definition")} for r in rows])
         return
     rich_table(["axis", "slug", "name", "definition"],
                [[r["axis"], r["slug"], r["name"], r["definition"]] for r in rows])
+
+
+@labels_cmd.command("edit")
+@click.argument("axis", type=click.Choice(("stage", "task", "data")))
+@click.argument("slug")
+@click.option("--name", help="New display name.")
+@click.option("--definition", help="New definition.")
+@pass_ctx
+def labels_edit(ctx: CliContext, axis: str, slug: str, name, definition) -> None:
+    """Edit a label's display name or definition (the slug stays)."""
+    ctx.store.set_label_text(axis, slug, name=name, definition=definition)
+    click.echo(f"{axis}/{slug} updated")
 
 
 COMMANDS = [init_cmd, load_cmd, dump_cmd, problems_group, labels_cmd]

@@ -1,42 +1,186 @@
-"""The curator app (placeholder until the app issue lands: a table of the problems)."""
+"""The curator app: a thin App that holds the store and routes between screens.
+
+Flows live on the screens (curator/tui/screens/), logic in the core packages. The App
+only knows: which screens exist, the keys that reach them, how to report an error, how to
+ask before losing unsaved edits, and how to rescue them when something crashes.
+"""
 
 from __future__ import annotations
 
-from textual.app import App, ComposeResult
-from textual.widgets import DataTable, Footer, Header
+import gc
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterable
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.app import SystemCommand
 
 from curator import sync
 from curator.store import Store
-from curator.store import problems as problem_store
+from curator.tui import recovery
+from curator.tui.commands import GoToProblem, binding_commands, screen_commands
+from curator.tui.keymap import keymap_from_config
+from curator.tui.screens import available_modes
+from curator.tui.screens.dialogs import ErrorModal, describe
+from curator.tui.screens.help import HelpScreen, help_text
 from curator.workspace import Workspace
 
+if TYPE_CHECKING:
+    from curator.tui.screens.problem import ProblemScreen
 
-class CuratorApp(App):
+
+class CuratorApp(App[None]):
     TITLE = "DL-Bench Curator"
-    BINDINGS = [("q", "quit", "Quit")]
+    CSS_PATH = ["app.tcss", "screens.tcss"]
+    COMMANDS = App.COMMANDS | {GoToProblem}
 
-    def __init__(self, workspace: Workspace, actor: str):
-        super().__init__()
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit",
+                tooltip="Quit (asks first when there are unsaved edits)"),
+        Binding("f1", "help", "Help", id="app.help",
+                tooltip="Help for the focused part of the screen and the labelling guidelines"),
+        Binding("f2", "switch_mode('problems')", "Problems", id="app.problems"),
+        Binding("f3", "switch_mode('stats')", "Stats", id="app.stats"),
+        Binding("f4", "switch_mode('candidates')", "Candidates", id="app.candidates"),
+        Binding("f5", "switch_mode('review')", "Review", id="app.review"),
+        Binding("f6", "switch_mode('release')", "Release", id="app.release"),
+    ]
+
+    def __init__(self, workspace: Workspace, actor: str, *, store: Store | None = None):
         self.workspace = workspace
-        self.store = Store(workspace.db_path, actor)
+        self.actor = actor
+        self.store = store or Store(workspace.db_path, actor)
+        self.MODES = {name: info.screen for name, info in available_modes().items()}
+        self.DEFAULT_MODE = "problems"
+        super().__init__()
+        self.sub_title = f"{workspace.root.name} · {actor}"
+        # problem id -> field -> text not yet saved; kept as plain text so a crash in any
+        # widget cannot take it down with it.
+        self.drafts: dict[str, dict[str, str]] = {}
+        self.problem_screen: "ProblemScreen | None" = None
+        self.recovery_path: Path | None = None
+        # Bumped whenever problems or runs change, so screens know to reload on resume.
+        self.data_version = 0
+        self.set_keymap(keymap_from_config(workspace.config))
+        theme = workspace.config.get("app", {}).get("theme")
+        if isinstance(theme, str) and theme in self.available_themes:
+            self.theme = theme
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield DataTable(id="problems", cursor_type="row")
-        yield Footer()
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "switch_mode":
+            # a screen whose core is not built yet has no key; the current one is hidden
+            if parameters[0] not in self.MODES:
+                return False
+            return None if parameters[0] == self.current_mode else True
+        return True
 
-    def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_columns("id", "title", "stage", "task", "data", "status")
-        for row in problem_store.list_rows(self.store):
-            table.add_row(row["id"], row["title"], row["stage"], row["task"], row["data"],
-                          row["status"], key=row["id"])
-        self.sub_title = f"{table.row_count} problems — {self.workspace.root}"
+    # -- navigation ------------------------------------------------------------------
+
+    def open_problem(self, problem_id: str) -> None:
+        """Show a problem (asking about unsaved edits of the one open now, if any)."""
+
+        def show() -> None:
+            from curator.tui.screens.problem import ProblemScreen
+
+            self.push_screen(ProblemScreen(problem_id))
+
+        async def go() -> None:
+            if self.current_mode != "problems":
+                await self.switch_mode("problems")
+            current = self.problem_screen
+            if current is None:
+                show()
+            elif current.problem_id == problem_id:
+                return
+            else:
+                current.leave_then(show)
+
+        self.call_later(go)
+
+    def settle_memory(self) -> None:
+        """After start-up: move what exists now out of the garbage collector's view.
+
+        The app, its widgets and 10,000 row dicts are long-lived; without this, a full
+        collection scanning them stalls a keystroke by 100+ ms now and then.
+        """
+        gc.freeze()
+
+    def changed(self) -> None:
+        """Problems or runs changed: screens reload what they show when they resume."""
+        self.data_version += 1
+
+    # -- actions ----------------------------------------------------------------------
+
+    async def action_quit(self) -> None:
+        screen = self.problem_screen
+        if screen is not None and screen.dirty_fields():
+            if self.current_mode != "problems":
+                await self.switch_mode("problems")
+            screen.leave_then(self.exit, leaving="quitting", close=False)
+        else:
+            self.exit()
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(help_text(self.screen, self.store)))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield from screen_commands(screen)
+        yield from binding_commands(self, screen)
+
+    # -- feedback ---------------------------------------------------------------------
+
+    def show_error(self, title: str, exc: BaseException | str, details: str = "") -> None:
+        """The error modal: a one-line message, details below."""
+        if isinstance(exc, BaseException):
+            message, details = describe(exc)
+        else:
+            message = exc
+        self.push_screen(ErrorModal(title, message, details))
+
+    def run_guarded(self, title: str, func: Callable[[], object]) -> object | None:
+        """Call func; a failure opens the error modal instead of killing the app."""
+        try:
+            return func()
+        except Exception as exc:   # noqa: BLE001 - reported to the person, not swallowed
+            self.show_error(title, exc)
+            return None
+
+    # -- crash safety -----------------------------------------------------------------
+
+    def rescue_drafts(self, reason: str) -> Path | None:
+        if self.recovery_path is None and self.drafts:
+            self.recovery_path = recovery.write(self.workspace.db_dir, self.actor,
+                                                self.drafts, reason)
+        return self.recovery_path
+
+    def _handle_exception(self, error: Exception) -> None:
+        try:
+            self.rescue_drafts(f"{type(error).__name__}: {error}")
+        finally:
+            super()._handle_exception(error)
+
+    def _print_error_renderables(self) -> None:
+        super()._print_error_renderables()
+        if self.recovery_path is not None:
+            print(f"Unsaved edits were written to {self.recovery_path}", file=sys.stderr)
 
 
 def run_app(workspace: Workspace, actor: str) -> None:
     store = Store(workspace.db_path, actor)
-    if not problem_store.list_rows(store):
+    if not store.one("SELECT 1 AS x FROM problems LIMIT 1") and workspace.problems_dir.is_dir():
         sync.load(store, workspace.problems_dir)
-    store.close()
-    CuratorApp(workspace, actor).run()
+    app = CuratorApp(workspace, actor, store=store)
+    try:
+        app.run()
+    finally:
+        store.close()
+    if app.recovery_path is not None and app.return_code == 0:
+        print(f"Unsaved edits were written to {app.recovery_path}", file=sys.stderr)
+    if app.return_code:
+        sys.exit(app.return_code)
+

@@ -41,7 +41,7 @@ CREATE TABLE generation_cache (
 -- Every version of the bug taxonomy ever used; the highest version is current.
 CREATE TABLE taxonomy_versions (
     version INTEGER PRIMARY KEY,
-    sha256 TEXT NOT NULL UNIQUE,
+    sha256 TEXT NOT NULL,
     body TEXT NOT NULL,         -- the taxonomy JSON document
     source TEXT,
     created_at TEXT NOT NULL,
@@ -65,6 +65,7 @@ CREATE TABLE review_labels (
     annotator TEXT NOT NULL,
     verdict TEXT NOT NULL CHECK (verdict IN ('bug', 'sample-correct', 'benchmark-defect')),
     pairs TEXT NOT NULL DEFAULT '[]',     -- JSON [{"category", "dl", "reason"}], 1-2 for bugs
+    note TEXT NOT NULL DEFAULT '',        -- free text, e.g. why a verdict was given
     taxonomy_version INTEGER,
     labelled_at TEXT NOT NULL,
     PRIMARY KEY (sample_id, annotator)

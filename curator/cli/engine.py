@@ -1,0 +1,124 @@
+"""run (reference solutions against their tests, in the sandbox) and doctor."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from curator.cli.context import CliContext, json_option, pass_ctx, print_json, progress_bar, \
+    rich_table
+from curator.store import problems as problem_store
+
+
+def backend_options(func):
+    """--backend local|ray and --address, shared by `run` and `samples eval`."""
+    func = click.option("--address", metavar="ADDR",
+                        help="Ray cluster to use: host:port, ray://host:port or auto "
+                             "(implies --backend ray; default: [execution] address, else "
+                             "a new local Ray instance).")(func)
+    return click.option("--backend", type=click.Choice(["local", "ray"]),
+                        help="Where runs execute (default: [execution] backend, else "
+                             "local). With ray, --workers is per node (default: its "
+                             "CPUs).")(func)
+
+
+def cluster_line(cluster: dict) -> str:
+    """One line about a cluster run: nodes, throughput, per-node counts, retries."""
+    nodes = ", ".join(f"{label} {n['done']}" for label, n in sorted(cluster["nodes"].items()))
+    line = (f"ray: {len(cluster['nodes'])} node(s), {cluster['done']} run(s) at "
+            f"{cluster['runs_per_s']:.1f} runs/s ({nodes})")
+    if cluster.get("retried"):
+        line += f"; {cluster['retried']} retried after {cluster['lost_runners']} lost runner(s)"
+    return line
+
+
+@click.command("run")
+@click.argument("ids", nargs=-1)
+@click.option("--all", "run_all", is_flag=True, help="Run every problem.")
+@click.option("--workers", type=click.IntRange(min=1),
+              help="Parallel warm workers (default: CPU count).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+              help="Wall-clock limit per run in seconds (default: max(floor, k x the "
+                   "reference's measured time)).")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Run each problem N times; differing outcomes flag it flaky.")
+@click.option("--resume", is_flag=True,
+              help="Only top up: count the runs each current reference already has (not "
+                   "infra) towards --repeat, e.g. to finish an interrupted run.")
+@backend_options
+@json_option
+@pass_ctx
+def run_cmd(ctx: CliContext, ids: tuple[str, ...], run_all: bool, workers: int | None,
+            timeout: float | None, repeat: int, resume: bool, backend: str | None,
+            address: str | None, as_json: bool) -> None:
+    """Run reference solutions against their tests and record each run."""
+    from curator.execution import runs
+
+    if run_all and ids:
+        raise click.UsageError("give problem ids or --all, not both")
+    if not run_all and not ids:
+        raise click.UsageError("give problem ids or --all")
+    unknown = [pid for pid in ids if not problem_store.exists(ctx.store, pid)]
+    if unknown:
+        raise click.UsageError(f"no such problem: {', '.join(unknown)}")
+    with progress_bar("running", enabled=not as_json) as bar:
+        report = runs.run_problems(ctx.store, ctx.workspace, list(ids) if ids else None,
+                                   workers=workers, timeout=timeout, repeat=repeat,
+                                   progress=bar, backend=backend, address=address,
+                                   resume=resume)
+    if as_json:
+        print_json(report.to_json())
+    else:
+        _print_report(report)
+    sys.exit(0 if report.all_passed else 1)
+
+
+def _print_report(report) -> None:
+    rows = []
+    for run in report.runs:
+        passed = sum(t["outcome"] == "passed" for t in run["tests"])
+        rows.append([run["problem_id"], run["outcome"], f"{run['duration_s']:.2f}s",
+                     f"{passed}/{len(run['tests'])}", run["reason"][:100]])
+    if rows:
+        rich_table(["problem", "outcome", "time", "tests", "reason"], rows)
+    summary = report.summary()
+    outcomes = ", ".join(f"{n} {o}" for o, n in summary["outcomes"].items()) or "nothing run"
+    click.echo(f"{summary['runs']} run(s) of {summary['problems']} problem(s): {outcomes}")
+    if summary["flaky"]:
+        click.echo(f"flaky: {', '.join(summary['flaky'])}")
+    if summary["skipped"]:
+        click.echo(f"{summary['skipped']} run(s) skipped: already recorded (--resume)")
+    if report.cluster:
+        click.echo(cluster_line(report.cluster))
+    if summary["isolation"] == "weak":
+        click.echo("warning: isolation is weak (no working bubblewrap); "
+                   "see `curator doctor`", err=True)
+
+
+@click.command("doctor")
+@json_option
+@pass_ctx
+def doctor_cmd(ctx: CliContext, as_json: bool) -> None:
+    """Report the isolation level runs get here and what is missing for the strong one."""
+    from curator.errors import CuratorError
+    from curator.execution import doctor
+
+    requested = "auto"
+    try:
+        requested = (ctx.workspace.config.get("execution") or {}).get("isolation", "auto")
+    except CuratorError:
+        pass  # doctor works outside a workspace too
+    report = doctor.report(requested)
+    if as_json:
+        print_json(report)
+        return
+    click.echo(f"isolation: {report['isolation']}")
+    for check in report["checks"]:
+        mark = "ok " if check["ok"] else "!! "
+        click.echo(f"  {mark}{check['check']}: {check['detail']}")
+    for item in report["missing"]:
+        click.echo(f"missing: {item}")
+
+
+COMMANDS = [run_cmd, doctor_cmd]

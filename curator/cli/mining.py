@@ -1,0 +1,189 @@
+"""mine, candidates list/show/accept/reject, repo list/set-python."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from curator.cli.context import (
+    CliContext,
+    json_option,
+    pass_ctx,
+    print_json,
+    progress_bar,
+    rich_table,
+)
+from curator.mining import candidates as candidate_store
+from curator.mining import promote, repos
+from curator.mining.candidates import STATUSES
+from curator.mining.mine import mine
+
+
+@click.command("mine")
+@click.argument("source")
+@click.option("--rev", help="Branch, tag or commit to mine (default: the default branch).")
+@click.option("--with-tests/--all-candidates", "with_tests", default=None,
+              help="Keep only functions some test exercises (default), or every function.")
+@json_option
+@pass_ctx
+def mine_cmd(ctx: CliContext, source: str, rev: str | None, with_tests: bool | None,
+             as_json: bool) -> None:
+    """Mine candidate functions and their tests from a git repository (URL or path).
+
+    The repository is cloned or fetched into db/repos/ and every candidate is pinned to
+    the resolved commit. Exit status 1 when some file could not be read or parsed.
+    """
+    with progress_bar("mining", enabled=not as_json) as bar:
+        report = mine(ctx.store, ctx.workspace, source, rev=rev, with_tests=with_tests,
+                      progress=bar)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), ensure_ascii=False))
+    else:
+        if report.already_mined:
+            click.echo(f"{report.name} at {report.commit[:12]} was already mined: "
+                       f"{report.candidates} candidate(s), nothing changed")
+        else:
+            rate = f"{report.files / report.seconds:.0f} files/s" if report.seconds else ""
+            skipped = sum(report.skipped.values())
+            click.echo(
+                f"mined {report.name} at {report.commit[:12]} (licence {report.license}): "
+                f"{report.files} Python files, {report.parsed} parsed, {skipped} skipped; "
+                f"{report.candidates} candidate(s): {report.new} new, {report.updated} "
+                f"updated, {report.vanished} vanished; {report.tests} tests in "
+                f"{report.test_modules} test modules; {report.seconds:.1f} s ({rate})")
+        for row in report.skipped_files:
+            detail = f" ({row['detail']})" if row.get("detail") else ""
+            click.echo(f"skipped: {row['path']}: {row['reason']}{detail}", err=True)
+        for warning in report.warnings:
+            click.echo(f"warning: {warning}", err=True)
+    if not report.ok:
+        sys.exit(1)
+
+
+@click.group("candidates")
+def candidates_group() -> None:
+    """Review mined candidates: list, show, accept as a draft problem, reject."""
+
+
+@candidates_group.command("list")
+@click.option("--min-score", type=float, help="Only candidates scoring at least X (0-1).")
+@click.option("--status", type=click.Choice((*STATUSES, "all")), default="new",
+              show_default=True)
+@click.option("--repo", "repo", help="Only this repository (URL, path, name or id).")
+@json_option
+@pass_ctx
+def candidates_list(ctx: CliContext, min_score: float | None, status: str, repo: str | None,
+                    as_json: bool) -> None:
+    """Candidates, highest DL-relevance score first."""
+    repo_id = repos.find(ctx.store, repo)["id"] if repo else None
+    rows = candidate_store.list_rows(ctx.store, min_score=min_score, status=status,
+                                     repo_id=repo_id)
+    if as_json:
+        print_json([candidate_store.to_json(r) for r in rows])
+        return
+    rich_table(["id", "score", "repo", "path", "qualname", "tests", "status"],
+               [[r["id"], f"{r['score']:.2f}", r["repo_name"], f"{r['path']}:{r['line_start']}",
+                 r["qualname"], len(r["tests"]), r["status"]] for r in rows],
+               title=f"{len(rows)} candidate(s)")
+
+
+@candidates_group.command("show")
+@click.argument("cid")
+@json_option
+@pass_ctx
+def candidates_show(ctx: CliContext, cid: str, as_json: bool) -> None:
+    """One candidate with its source, evidence, tests and label suggestions."""
+    row = candidate_store.get(ctx.store, cid)
+    data = candidate_store.to_json(row, full=True)
+    if as_json:
+        print_json(data)
+        return
+    from rich.console import Console
+    from rich.syntax import Syntax
+
+    console = Console()
+    console.rule(f"[bold]candidate {row['id']}[/] {row['qualname']} ({row['status']})")
+    console.print(f"{row['repo_url']} @ {row['commit_sha']}  {row['path']}:{data['lines']}  "
+                  f"licence {row['license']}  score {row['score']:.2f}")
+    for item in row["evidence"]:
+        console.print(f"  [dim]{item['kind']:>14}[/] {item['detail']} (+{item['weight']})")
+    for node in row["tests"]:
+        console.print(f"  [dim]{'test':>14}[/] {node}")
+    for item in row["suggestions"]:
+        console.print(f"  [dim]{'suggest':>14}[/] {item['axis']}={item['slug']}: "
+                      f"{item['evidence']}")
+    console.print(Syntax(row["source"], "python", line_numbers=True,
+                         start_line=row["line_start"]))
+
+
+@candidates_group.command("accept")
+@click.argument("cid")
+@click.option("--id", "problem_id", help="Problem id (default: <repo>_<qualname>).")
+@json_option
+@pass_ctx
+def candidates_accept(ctx: CliContext, cid: str, problem_id: str | None,
+                      as_json: bool) -> None:
+    """Create a draft repo-backed problem from a candidate."""
+    result = promote.accept(ctx.store, ctx.workspace, cid, problem_id)
+    if as_json:
+        print_json(result)
+        return
+    labels = ", ".join(f"{k}={v}" for k, v in result["suggested"].items())
+    click.echo(f"candidate {result['candidate']} -> draft problem {result['problem_id']} "
+               f"({result['path']}); suggested labels: {labels}")
+
+
+@candidates_group.command("reject")
+@click.argument("cid")
+@click.option("--reason", required=True, help="Why it is not a good problem.")
+@json_option
+@pass_ctx
+def candidates_reject(ctx: CliContext, cid: str, reason: str, as_json: bool) -> None:
+    """Reject a candidate, with a reason."""
+    row = candidate_store.reject(ctx.store, cid, reason)
+    if as_json:
+        print_json(candidate_store.to_json(row))
+        return
+    click.echo(f"candidate {row['id']} rejected: {row['reason']}")
+
+
+@click.group("repo")
+def repo_group() -> None:
+    """Mined repositories and how their tests run."""
+
+
+@repo_group.command("list")
+@json_option
+@pass_ctx
+def repo_list(ctx: CliContext, as_json: bool) -> None:
+    """Mined repositories with their licence, last commit and interpreter."""
+    rows = repos.list_rows(ctx.store)
+    if as_json:
+        print_json([{"id": r["id"], "url": r["url"], "name": r["name"],
+                     "license": r["license"], "python": r["python"],
+                     "last_commit": r["last_commit"], "candidates": r["candidates"]}
+                    for r in rows])
+        return
+    rich_table(["id", "name", "licence", "last commit", "candidates", "python", "url"],
+               [[r["id"], r["name"], r["license"], (r["last_commit"] or "")[:12],
+                 r["candidates"], r["python"] or "(curator's own)", r["url"]] for r in rows])
+
+
+@repo_group.command("set-python")
+@click.argument("repo")
+@click.argument("path")
+@json_option
+@pass_ctx
+def repo_set_python(ctx: CliContext, repo: str, path: str, as_json: bool) -> None:
+    """Run REPO's tests with the interpreter PATH (`default`: the curator's own)."""
+    row = repos.set_python(ctx.store, repo, None if path == "default" else path)
+    if as_json:
+        print_json({"id": row["id"], "url": row["url"], "name": row["name"],
+                    "python": row["python"]})
+        return
+    click.echo(f"{row['name']}: tests run with {row['python'] or sys.executable}")
+
+
+COMMANDS = [mine_cmd, candidates_group, repo_group]

@@ -1,0 +1,1 @@
+"""Measuring models on the benchmark: sample import, code extraction, evaluation, pass@k."""

@@ -1,0 +1,13 @@
+"""Running solutions against their tests: safely (sandbox, limits) and fast (warm workers).
+
+job.py      Job, Limits, RunResult: the plain data a run consumes and produces
+engine.py   Engine: runs jobs in parallel through a Pool, results as they finish
+pool.py     the Pool interface and the local pool of warm worker processes
+worker.py   the process inside the sandbox that forks a child per run
+sandbox.py  bubblewrap command, scrubbed environment, rlimits, privilege drop
+proctree.py killing every process a run left behind
+harness.py  the pytest plugin that reports results over a per-run channel
+verdict.py  deciding a run's outcome from the harness's report
+runs.py     jobs for problems, the runs table, `curator run`'s core
+doctor.py   what isolation this machine gives and what is missing
+"""

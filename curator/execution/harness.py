@@ -1,0 +1,116 @@
+"""The pytest plugin that reports results of a run to the worker that started it.
+
+Results travel over a file descriptor the worker opened for this run only, each line
+prefixed with a random per-run token, so nothing the solution prints to stdout can pass
+for a result. This file must stay standalone (no curator imports, Python 3.8 syntax):
+repo-backed runs load it with `-p _curator_harness` into a foreign interpreter.
+
+Events, one JSON object per line after the token:
+  {"event": "collected", "ids": [...]}
+  {"event": "collect_error", "id": ..., "message": ..., "text": ...}
+  {"event": "test", "id": ..., "outcome": passed|failed|error|skipped|xfailed|xpassed,
+   "duration_s": ..., "message": ...}
+  {"event": "finish", "exitstatus": ..., "python": ..., "torch": ...}
+"""
+
+import json
+import os
+import platform
+import sys
+
+ENV_VAR = "CURATOR_HARNESS"  # "<fd>:<token>", for runs started with -p _curator_harness
+TEXT_LIMIT = 4000
+
+
+def _crash_message(report):
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None and getattr(crash, "message", None):
+        return crash.message[:500]
+    text = _longrepr_text(report)
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("E "):
+            return line[1:].strip()[:500]
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return lines[-1].strip()[:500] if lines else ""
+
+
+def _longrepr_text(report):
+    try:
+        text = report.longreprtext
+    except Exception:  # a broken repr must not break the harness
+        text = str(report.longrepr)
+    return text[-TEXT_LIMIT:]
+
+
+class Reporter:
+    """Writes one event line per collected module, test and session end."""
+
+    def __init__(self, fd, token):
+        self.fd = fd
+        self.token = token
+        self.pid = os.getpid()
+        self.phases = {}
+
+    def _send(self, event, **data):
+        if os.getpid() != self.pid:
+            return  # a copy forked by the code under test does not speak for the run
+        data["event"] = event
+        line = ("%s %s\n" % (self.token, json.dumps(data))).encode("utf-8", "replace")
+        view = memoryview(line)
+        try:
+            while view:
+                written = os.write(self.fd, view)
+                view = view[written:]
+        except OSError:
+            pass  # the worker is gone; nothing left to report to
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self._send("collect_error", id=report.nodeid, message=_crash_message(report),
+                       text=_longrepr_text(report))
+
+    def pytest_collection_finish(self, session):
+        self._send("collected", ids=[item.nodeid for item in session.items])
+
+    def pytest_runtest_logreport(self, report):
+        self.phases.setdefault(report.nodeid, []).append(report)
+
+    def pytest_runtest_logfinish(self, nodeid, location):
+        reports = self.phases.pop(nodeid, [])
+        outcome, message = _final_outcome(reports)
+        duration = sum(getattr(r, "duration", 0.0) or 0.0 for r in reports)
+        self._send("test", id=nodeid, outcome=outcome, duration_s=round(duration, 6),
+                   message=message)
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        torch = sys.modules.get("torch")
+        self._send("finish", exitstatus=int(exitstatus), python=platform.python_version(),
+                   torch=getattr(torch, "__version__", None))
+
+
+def _final_outcome(reports):
+    """One outcome per test from its setup, call and teardown reports."""
+    if not reports:
+        return "error", "no report"
+    for report in reports:
+        xfail = hasattr(report, "wasxfail")
+        if report.when == "call" and xfail:
+            return ("xpassed" if report.passed else "xfailed"), ""
+        if report.skipped:
+            return ("xfailed" if xfail else "skipped"), _crash_message(report)
+        if report.failed:
+            kind = "failed" if report.when == "call" else "error"
+            return kind, _crash_message(report)
+    if not any(r.when == "call" for r in reports):
+        return "error", "the test body never ran"
+    return "passed", ""
+
+
+def pytest_configure(config):
+    """Entry point when loaded with -p _curator_harness in a fresh interpreter."""
+    spec = os.environ.pop(ENV_VAR, "")
+    if not spec or config.pluginmanager.has_plugin("curator-reporter"):
+        return
+    fd, _, token = spec.partition(":")
+    config.pluginmanager.register(Reporter(int(fd), token), "curator-reporter")

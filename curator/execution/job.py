@@ -1,0 +1,103 @@
+"""What one run is (a Job: problem spec + solution text + limits) and what it yields.
+
+Both are plain data that survive a round trip through JSON, so a job can be executed by
+a local worker process today and by a cluster backend (Ray) later.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import asdict, dataclass, field, fields
+
+OUTCOMES = ("passed", "failed", "error", "timeout", "oom", "crashed", "no_code", "infra")
+ISOLATION_LEVELS = ("strong", "weak")
+
+
+@dataclass
+class Limits:
+    """Resource limits for one run.
+
+    memory_mb is address space the run may add on top of the interpreter it starts from
+    (a warm worker that has imported torch, or a fresh interpreter for repo-backed runs).
+    """
+
+    timeout_s: float = 60.0
+    memory_mb: int = 4096
+    processes: int = 128
+    file_mb: int = 64
+    open_files: int = 256
+    output_kb: int = 64
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> "Limits":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in (data or {}).items() if k in names})
+
+
+@dataclass
+class Job:
+    problem_id: str
+    solution: str
+    entry_point: str = ""
+    kind: str = "function"
+    tests: str | None = None           # test_solution.py text (self-contained problems)
+    node_ids: list[str] | None = None  # pytest node ids that must all pass (repo-backed)
+    repo_dir: str | None = None        # checkout of a repo-backed problem
+    overlay: dict[str, str] = field(default_factory=dict)  # relpath -> text, for this run
+    python: str | None = None          # interpreter for repo-backed runs
+    limits: Limits = field(default_factory=Limits)
+    job_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    @property
+    def repo_backed(self) -> bool:
+        return self.repo_dir is not None
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["limits"] = self.limits.to_dict()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Job":
+        names = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in names}
+        kwargs["limits"] = Limits.from_dict(data.get("limits"))
+        return cls(**kwargs)
+
+
+@dataclass
+class RunResult:
+    job_id: str
+    problem_id: str
+    outcome: str
+    tests: list[dict] = field(default_factory=list)  # [{"id", "outcome", "duration_s"}]
+    duration_s: float = 0.0
+    stdout: str = ""
+    stderr: str = ""
+    reason: str = ""
+    env: dict = field(default_factory=dict)  # {"python", "torch", "isolation"}
+    timeout_s: float | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+    def test_time_s(self) -> float:
+        """Time spent in the tests' own bodies (setup + call + teardown)."""
+        return sum(t.get("duration_s", 0.0) for t in self.tests)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "RunResult":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    @classmethod
+    def infra(cls, job: Job, reason: str, **extra) -> "RunResult":
+        return cls(job_id=job.job_id, problem_id=job.problem_id, outcome="infra",
+                   reason=reason, timeout_s=job.limits.timeout_s, **extra)

@@ -1,0 +1,369 @@
+"""Where jobs execute: the Pool interface and the local pool of warm worker processes.
+
+A Pool is all the engine needs from a backend, so a cluster backend (Ray) can replace
+the local one by implementing these four members:
+
+    start()                       get ready (start workers, connect to a cluster ...)
+    run(jobs, cancelled) -> Iterator[RunResult]
+                                  execute the jobs, yield each result as it finishes;
+                                  stop starting new jobs once cancelled() is true
+    close()                       release everything; no process may be left behind
+    info() -> dict                {"backend", "workers", "isolation", "reason"}
+
+Jobs and results are plain data (Job.to_dict / RunResult.from_dict), and a remote
+backend runs each job with curator.execution.worker exactly as the local one does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import secrets
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable, Iterator
+
+from curator.execution import proctree, sandbox
+from curator.execution.job import Job, RunResult
+
+Cancelled = Callable[[], bool]
+READY_TIMEOUT_S = 300.0
+GRACE_S = 30.0            # time a worker gets beyond a run's own limit to answer
+REPO_MOUNT = "/tmp/.curator-src/repo"
+
+
+class Pool(ABC):
+    @abstractmethod
+    def start(self) -> None: ...
+
+    @abstractmethod
+    def run(self, jobs: Iterable[Job], cancelled: Cancelled | None = None
+            ) -> Iterator[RunResult]: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @abstractmethod
+    def info(self) -> dict: ...
+
+
+class WorkerDied(Exception):
+    """The worker process ended (or stopped answering) while it held a job."""
+
+
+class WorkerLost(WorkerDied):
+    """The worker was gone before it took the job: the job never started."""
+
+
+@dataclass
+class PoolSettings:
+    workers: int = 1
+    preload: tuple[str, ...] = ()
+    isolation: str = "auto"        # auto | strong | weak
+    hide: tuple[str, ...] = ()     # folders runs must not see (the workspace)
+    tmp_mb: int = 2048
+    shm_mb: int = 512
+    extra: dict = field(default_factory=dict)
+
+
+class WorkerProcess:
+    """One worker process seen from the engine: start, send a job, read its result."""
+
+    def __init__(self, settings: PoolSettings, isolation: str, *, warm: bool = True,
+                 python: str | None = None, ro_binds: list[tuple[str, str]] | None = None,
+                 nproc_base: int = 0):
+        self.settings = settings
+        self.isolation = isolation
+        self.warm = warm
+        self.python = python
+        self.ro_binds = ro_binds or []
+        self.nproc_base = nproc_base
+        self.proc: subprocess.Popen | None = None
+        self.versions: dict = {}
+        self._buffer = b""
+        self._tmp_root: str | None = None
+        self._log = None
+
+    def start(self) -> None:
+        strong = self.isolation == "strong"
+        if strong:
+            tmp_root = "/tmp"
+        else:
+            self._tmp_root = tempfile.mkdtemp(prefix="curator-runs-")
+            os.chmod(self._tmp_root, 0o1777)  # runs may be dropped to another uid
+            tmp_root = self._tmp_root
+        worker_settings = {
+            "warm": self.warm, "preload": list(self.settings.preload),
+            "isolation": self.isolation, "host_pid_ns": os.readlink("/proc/self/ns/pid"),
+            "uid": sandbox.run_uid(self.isolation), "nproc_base": self.nproc_base,
+            "tmp_root": tmp_root, "wipe_tmp": strong}
+        command = [sys.executable, "-m", "curator.execution.worker",
+                   json.dumps(worker_settings)]
+        if strong:
+            spec = sandbox.SandboxSpec(hide=list(self.settings.hide), ro_binds=self.ro_binds,
+                                       tmp_mb=self.settings.tmp_mb, shm_mb=self.settings.shm_mb)
+            if self.python:
+                spec.python = self.python
+            command = spec.argv(command)
+        env = sandbox.base_env("/tmp" if strong else tmp_root)
+        self._log = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self._log, env=env, cwd="/",
+                                     start_new_session=not strong)
+
+    def wait_ready(self, timeout_s: float = READY_TIMEOUT_S) -> dict:
+        message = self._read_message(time.monotonic() + timeout_s)
+        if "ready" not in message:
+            raise WorkerDied(f"unexpected worker message: {str(message)[:200]}")
+        self.versions = message["ready"]
+        return self.versions
+
+    def execute(self, job: Job, marker: str) -> RunResult:
+        try:
+            self.proc.stdin.write(json.dumps({"job": job.to_dict(), "marker": marker})
+                                  .encode() + b"\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise WorkerLost(f"worker input closed: {exc}") from None
+        try:
+            self._read_message(time.monotonic() + GRACE_S)  # {"started": job_id}
+        except WorkerDied as exc:
+            raise WorkerLost(str(exc)) from None
+        deadline = time.monotonic() + job.limits.timeout_s + GRACE_S
+        message = self._read_message(deadline)
+        return RunResult.from_dict(message["result"])
+
+    def _read_message(self, deadline: float) -> dict:
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WorkerDied("worker stopped answering")
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                raise WorkerDied(self._death_note())
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return json.loads(line)
+
+    def _death_note(self) -> str:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        how = f"exit status {code}" if code is not None and code >= 0 else \
+            f"signal {-code}" if code is not None else "no exit status"
+        return f"worker died ({how}){self.log_tail()}"
+
+    def log_tail(self, limit: int = 2000) -> str:
+        if self._log is None:
+            return ""
+        try:
+            self._log.seek(0, os.SEEK_END)
+            size = self._log.tell()
+            self._log.seek(max(0, size - limit))
+            text = self._log.read().decode("utf-8", "replace").strip()
+        except (OSError, ValueError):
+            return ""
+        return f": {text.splitlines()[-1]}" if text else ""
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def close(self, kill: bool = False) -> None:
+        if self.proc is not None:
+            if not kill:
+                try:
+                    self.proc.stdin.close()
+                    self.proc.wait(timeout=10)
+                except (OSError, subprocess.TimeoutExpired):
+                    kill = True
+            if kill and self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            for stream in (self.proc.stdin, self.proc.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        if self._tmp_root:
+            shutil.rmtree(self._tmp_root, ignore_errors=True)
+            self._tmp_root = None
+
+
+class LocalPool(Pool):
+    """N warm workers on this machine, each served by one thread of the engine."""
+
+    def __init__(self, settings: PoolSettings):
+        self.settings = settings
+        self.isolation, self.reason = sandbox.resolve_isolation(settings.isolation)
+        self._jobs: queue.Queue = queue.Queue()
+        self._threads: list[threading.Thread] = []
+        self._workers: dict[int, WorkerProcess | None] = {}
+        self._nproc_base = 0
+
+    # -- Pool --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        uid = sandbox.run_uid(self.isolation)
+        self._nproc_base = sandbox.count_tasks(os.getuid() if uid is None else uid)
+        for slot in range(max(1, self.settings.workers)):
+            thread = threading.Thread(target=self._serve, args=(slot,), daemon=True,
+                                      name=f"curator-worker-{slot}")
+            thread.start()
+            self._threads.append(thread)
+
+    def run(self, jobs: Iterable[Job], cancelled: Cancelled | None = None
+            ) -> Iterator[RunResult]:
+        jobs = list(jobs)
+        results: queue.Queue = queue.Queue()
+        stop = threading.Event()
+        for job in jobs:
+            self._jobs.put((job, results, stop))
+        received = 0
+        while received < len(jobs):
+            if cancelled is not None and not stop.is_set() and cancelled():
+                stop.set()
+            try:
+                result = results.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            received += 1
+            if result is not None:
+                yield result
+
+    def close(self) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)
+        for thread in self._threads:
+            thread.join(timeout=60)
+        self._threads.clear()
+
+    def info(self) -> dict:
+        return {"backend": "local", "workers": self.settings.workers,
+                "isolation": self.isolation, "reason": self.reason}
+
+    def worker_pids(self) -> list[int]:
+        """Host pids of the running worker processes (bwrap's, under strong isolation)."""
+        return [w.proc.pid for w in self._workers.values() if w is not None and w.alive]
+
+    # -- one thread per worker ------------------------------------------------------------
+
+    def _serve(self, slot: int) -> None:
+        worker = None
+        try:
+            worker = self._start_worker(slot)
+            while True:
+                item = self._jobs.get()
+                if item is None:
+                    return
+                job, results, stop = item
+                if stop.is_set():
+                    results.put(None)
+                    continue
+                if job.repo_backed:
+                    results.put(self._run_cold(job))
+                    continue
+                if worker is None or not worker.alive:
+                    if worker is not None:
+                        worker.close(kill=True)
+                    worker = self._start_worker(slot)
+                results.put(self._run_warm(slot, worker, job))
+                worker = self._workers.get(slot) or worker
+        finally:
+            if worker is not None:
+                worker.close()
+            self._workers[slot] = None
+
+    def _start_worker(self, slot: int) -> WorkerProcess:
+        worker = WorkerProcess(self.settings, self.isolation, nproc_base=self._nproc_base)
+        worker.start()
+        try:
+            worker.wait_ready()
+        except WorkerDied:
+            pass  # its first job reports why, as an infra result
+        self._workers[slot] = worker
+        return worker
+
+    def wait_ready(self, timeout_s: float = READY_TIMEOUT_S) -> bool:
+        """Block until every worker has warmed up (or failed to); True when all did."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            workers = [self._workers.get(slot) for slot in range(len(self._threads))]
+            if all(w is not None for w in workers):
+                return all(w.versions for w in workers)
+            time.sleep(0.01)
+        return False
+
+    def _run_warm(self, slot: int, worker: WorkerProcess, job: Job) -> RunResult:
+        marker = secrets.token_hex(8)
+        try:
+            if not worker.versions:
+                worker.wait_ready()
+            try:
+                return worker.execute(job, marker)
+            except WorkerLost:
+                # It died before taking the job (killed while idle): the job is not to
+                # blame, so it gets one fresh worker.
+                worker.close(kill=True)
+                worker = self._start_worker(slot)
+                if not worker.versions:
+                    worker.wait_ready()
+                return worker.execute(job, marker)
+        except WorkerDied as exc:
+            worker.close(kill=True)
+            self._sweep(marker)
+            outcome = "crashed" if worker.versions else "infra"
+            reason = (f"the run ended its worker: {exc}" if worker.versions
+                      else f"worker could not start: {exc}")
+            return RunResult(job.job_id, job.problem_id, outcome, reason=reason,
+                             env=self._env(worker), timeout_s=job.limits.timeout_s)
+
+    def _run_cold(self, job: Job) -> RunResult:
+        """Repo-backed jobs run in their own one-shot sandbox with the repo bound in."""
+        binds, sent = [], job
+        if self.isolation == "strong":
+            binds = [(os.path.realpath(job.repo_dir), REPO_MOUNT)]
+            sent = replace(job, repo_dir=REPO_MOUNT)
+        worker = WorkerProcess(self.settings, self.isolation, warm=False, python=job.python,
+                               ro_binds=binds, nproc_base=self._nproc_base)
+        marker = secrets.token_hex(8)
+        try:
+            worker.start()
+            worker.wait_ready()
+            return worker.execute(sent, marker)
+        except WorkerDied as exc:
+            self._sweep(marker)
+            return RunResult(job.job_id, job.problem_id, "crashed" if worker.versions else
+                             "infra", reason=str(exc), env=self._env(worker),
+                             timeout_s=job.limits.timeout_s)
+        finally:
+            worker.close(kill=not worker.alive)
+
+    def _sweep(self, marker: str) -> None:
+        if self.isolation == "weak":  # a pid namespace dies with its worker by itself
+            for _ in range(3):
+                pids = proctree.with_marker(marker)
+                if not pids:
+                    return
+                proctree.kill_pids(pids)
+                time.sleep(0.01)
+
+    def _env(self, worker: WorkerProcess) -> dict:
+        return {"python": worker.versions.get("python") or sys.version.split()[0],
+                "torch": worker.versions.get("torch"), "isolation": self.isolation}

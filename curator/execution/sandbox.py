@@ -1,0 +1,308 @@
+"""Isolation: the bubblewrap command a worker lives in, the environment and the rlimits.
+
+Strong isolation (bwrap present and working): read-only root, a private size-limited
+/tmp, homes, /run and the workspace hidden, no network, own pid/ipc/uts namespaces, the
+sandbox dies with its parent. Weak isolation (no bwrap): rlimits, a scrubbed environment
+and process-tree cleanup only. In both, a run started as root drops to `nobody` so the
+process limit applies and root-owned files stay out of reach.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import resource
+import shutil
+import signal
+import site
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NOBODY = 65534
+HIDDEN = ("/root", "/home", "/run", "/var/tmp", "/mnt", "/media")
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+INSTALL_HINT = "apt-get install bubblewrap"
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap") or (os.path.exists("/usr/bin/bwrap") and "/usr/bin/bwrap")
+
+
+@functools.lru_cache(maxsize=None)
+def probe() -> tuple[bool, str]:
+    """Whether bwrap can build the namespaces we need here; the reason when it cannot."""
+    path = bwrap_path()
+    if not path:
+        return False, f"bubblewrap (bwrap) is not installed: {INSTALL_HINT}"
+    argv = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--tmpfs", "/tmp", "--unshare-pid", "--unshare-net", "--die-with-parent",
+            *_privilege_args(), "true"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"bwrap cannot start: {exc}"
+    if done.returncode != 0:
+        detail = (done.stderr.strip().splitlines() or ["unknown error"])[-1]
+        return False, f"bwrap cannot create namespaces here: {detail}"
+    return True, f"bwrap at {path}"
+
+
+@functools.lru_cache(maxsize=None)
+def bwrap_version() -> str | None:
+    path = bwrap_path()
+    if not path:
+        return None
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
+        return out.stdout.strip().split()[-1]
+    except (OSError, subprocess.TimeoutExpired, IndexError):
+        return None
+
+
+def resolve_isolation(requested: str = "auto") -> tuple[str, str]:
+    """("strong"|"weak", why) for a requested level: auto, strong or weak."""
+    if requested == "weak":
+        return "weak", "weak isolation requested"
+    ok, detail = probe()
+    if ok:
+        return "strong", detail
+    if requested == "strong":
+        from curator.errors import CuratorError
+
+        raise CuratorError(f"strong isolation requested but {detail}")
+    return "weak", detail
+
+
+def run_uid(isolation: str = "strong") -> int | None:
+    """The uid runs switch to: nobody when we are root, so RLIMIT_NPROC applies.
+
+    Without a sandbox that rebinds the interpreter, nobody must be able to read it where
+    it is; when it cannot (an interpreter under /root), runs keep root.
+    """
+    if os.geteuid() != 0:
+        return None
+    if isolation == "strong" or all(_world_readable(p) for p in python_paths(None)):
+        return NOBODY
+    return None
+
+
+def _world_readable(path: str) -> bool:
+    current = Path(path).resolve()
+    for folder in (current, *current.parents):
+        try:
+            mode = folder.stat().st_mode
+        except OSError:
+            return False
+        if not mode & 0o001 or (folder == current and not mode & 0o004):
+            return False
+    return True
+
+
+def _privilege_args() -> list[str]:
+    if os.geteuid() == 0:
+        # Privileged bwrap: no user namespace, so the worker can drop runs to nobody;
+        # it keeps only the capabilities needed for that.
+        # (and for signalling and cleaning up after them).
+        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER")
+        return ["--cap-drop", "ALL", *[a for cap in caps for a in ("--cap-add", cap)]]
+    return ["--unshare-user"]
+
+
+# -- what the sandbox must see ----------------------------------------------------------
+
+
+def python_paths(python: str | None = None) -> list[str]:
+    """Folders an interpreter needs: its prefixes, site-packages and editable installs."""
+    paths: set[str] = set()
+    if python is None or os.path.realpath(python) == os.path.realpath(sys.executable):
+        paths.update([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix])
+        paths.update(site.getsitepackages())
+        for folder in site.getsitepackages():
+            paths.update(_pth_dirs(Path(folder)))
+        paths.add(str(Path(__file__).resolve().parents[1]))  # the curator package
+        python = sys.executable
+    exe = Path(python)
+    paths.add(str(exe.parent.parent))
+    paths.add(str(Path(os.path.realpath(exe)).parent.parent))
+    cfg = exe.parent.parent / "pyvenv.cfg"
+    if cfg.is_file():
+        for line in cfg.read_text(errors="replace").splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "home" and value.strip():
+                paths.add(str(Path(value.strip()).parent))
+    return sorted(p for p in paths if p and os.path.isdir(p) and p != "/")
+
+
+def _pth_dirs(folder: Path) -> set[str]:
+    found = set()
+    for pth in folder.glob("*.pth"):
+        try:
+            lines = pth.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            line = line.strip()
+            if line.startswith("/") and os.path.isdir(line):
+                found.add(line)
+    # setuptools' editable finders map package names to source folders.
+    for finder in folder.glob("__editable__*finder.py"):
+        text = finder.read_text(errors="replace")
+        for token in text.replace("'", '"').split('"'):
+            if token.startswith("/") and os.path.isdir(token):
+                found.add(token)
+    return found
+
+
+@dataclass
+class SandboxSpec:
+    """How to wrap one worker process in bwrap."""
+
+    python: str = sys.executable
+    hide: list[str] = field(default_factory=list)        # extra folders to hide (workspace)
+    ro_binds: list[tuple[str, str]] = field(default_factory=list)  # (host, inside)
+    tmp_mb: int = 2048
+    shm_mb: int = 512
+
+    def argv(self, command: list[str]) -> list[str]:
+        path = bwrap_path()
+        args = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        for folder in sorted({*HIDDEN, *self.hide}):
+            if os.path.isdir(folder) and not os.path.islink(folder):
+                args += ["--tmpfs", folder]
+        args += ["--perms", "1777", "--size", str(self.tmp_mb << 20), "--tmpfs", "/tmp"]
+        args += ["--perms", "1777", "--size", str(self.shm_mb << 20), "--tmpfs", "/dev/shm"]
+        binds = [(p, p) for p in python_paths(self.python)]
+        if self.python != sys.executable:
+            binds += [(p, p) for p in python_paths(None)]
+        binds += list(self.ro_binds)
+        made: set[str] = set()
+        for host, inside in sorted(set(binds), key=lambda b: (len(b[1]), b[1])):
+            if _needs_bind(inside, self.hide):
+                # bwrap would create the missing parents 0700: runs dropped to nobody
+                # could not walk through them.
+                for parent in reversed(Path(inside).parents[:-1]):
+                    if str(parent) not in made:
+                        made.add(str(parent))
+                        args += ["--perms", "0755", "--dir", str(parent)]
+                args += ["--ro-bind", host, inside]
+                made.add(inside)
+        args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+                 "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+                 *_privilege_args(), "--chdir", "/tmp", *command]
+        return args
+
+
+def _needs_bind(path: str, extra_hidden: list[str]) -> bool:
+    hidden = ("/tmp", "/dev/shm", *HIDDEN, *extra_hidden)
+    return any(path == h or path.startswith(h.rstrip("/") + "/") for h in hidden) or \
+        path.startswith("/tmp/")
+
+
+# -- the environment and limits of a run ----------------------------------------------------
+
+
+def base_env(home: str, python: str | None = None, plugins_autoload: bool = False) -> dict:
+    """An environment built from scratch: nothing of the parent's leaks in."""
+    bindir = os.path.dirname(python or sys.executable)
+    env = {
+        "PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "TMPDIR": home,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TZ": "UTC",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "CUDA_VISIBLE_DEVICES": "",
+        "MPLBACKEND": "Agg",
+        "NO_COLOR": "1",
+    }
+    if not plugins_autoload:
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    return env
+
+
+def count_tasks(uid: int) -> int:
+    """Tasks (processes and threads) a uid owns on this machine: what RLIMIT_NPROC counts."""
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", "rb") as fh:
+                status = fh.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        owner = threads = None
+        for line in status.splitlines():
+            if line.startswith("Uid:"):
+                owner = int(line.split()[1])
+            elif line.startswith("Threads:"):
+                threads = int(line.split()[1])
+        if owner == uid:
+            total += threads or 1
+    return total
+
+
+def vm_size_bytes() -> int:
+    with open("/proc/self/status", "rb") as fh:
+        for line in fh.read().decode().splitlines():
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def apply_rlimits(*, address_space: int, cpu_s: int, processes: int, file_bytes: int,
+                  open_files: int) -> None:
+    """Called in the run's own process, after dropping privileges and before its code."""
+    for which, value in ((resource.RLIMIT_AS, address_space),
+                         (resource.RLIMIT_CPU, cpu_s),
+                         (resource.RLIMIT_NPROC, processes),
+                         (resource.RLIMIT_FSIZE, file_bytes),
+                         (resource.RLIMIT_NOFILE, open_files),
+                         (resource.RLIMIT_CORE, 0)):
+        soft, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        hard_value = value + 1 if which == resource.RLIMIT_CPU else value
+        if hard != resource.RLIM_INFINITY:
+            hard_value = min(hard_value, hard)
+        resource.setrlimit(which, (value, hard_value))
+    # A write past RLIMIT_FSIZE fails with EFBIG instead of killing the run.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def _prctl(option: int, arg: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(option, arg, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
+
+
+def die_with_parent() -> None:
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def become_subreaper() -> None:
+    """Orphans of our runs (setsid + double fork) get reparented to us, not to init."""
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def no_new_privileges() -> None:
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+def drop_privileges(uid: int | None) -> None:
+    if uid is None:
+        return
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)

@@ -1,0 +1,158 @@
+"""Deciding a run's outcome from what the harness reported and how the process ended.
+
+A pass needs positive evidence: the harness reported the session finished, every test
+it collected passed, every expected test is among them, and the process exited 0.
+Anything else (an early exit, a skip, an xfail, a missing test) is not a pass.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import signal
+from dataclasses import dataclass, field
+
+MEMORY_MARKERS = ("MemoryError", "can't allocate memory", "Cannot allocate memory",
+                  "std::bad_alloc", "out of memory")
+TEST_FILE = "test_solution.py"
+
+
+def expected_tests(tests_text: str, filename: str = TEST_FILE) -> list[str]:
+    """The node ids pytest will collect from a test file, read from its syntax tree.
+
+    Parametrised tests collect as `id[param]`; they match their plain id.
+    """
+    try:
+        tree = ast.parse(tests_text)
+    except SyntaxError:
+        return []
+    ids = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.name.startswith("test"):
+            ids.append(f"{filename}::{node.name}")
+        elif isinstance(node, ast.ClassDef) and _is_test_class(node):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                        item.name.startswith("test"):
+                    ids.append(f"{filename}::{node.name}::{item.name}")
+    return ids
+
+
+def _is_test_class(node: ast.ClassDef) -> bool:
+    unittest_case = any(
+        (isinstance(b, ast.Name) and b.id.endswith("TestCase"))
+        or (isinstance(b, ast.Attribute) and b.attr.endswith("TestCase")) for b in node.bases)
+    if unittest_case:
+        return True
+    has_init = any(isinstance(i, ast.FunctionDef) and i.name == "__init__" for i in node.body)
+    return node.name.startswith("Test") and not has_init
+
+
+@dataclass
+class Events:
+    """What the harness said, parsed from the lines that carry this run's token."""
+
+    collected: list[str] | None = None
+    collect_errors: list[dict] = field(default_factory=list)
+    tests: list[dict] = field(default_factory=list)
+    finish: dict | None = None
+
+    @classmethod
+    def parse(cls, data: bytes, token: str) -> "Events":
+        events = cls()
+        prefix = token + " "
+        for raw in data.decode("utf-8", "replace").splitlines():
+            if not raw.startswith(prefix):
+                continue
+            try:
+                event = json.loads(raw[len(prefix):])
+            except ValueError:
+                continue
+            kind = event.get("event")
+            if kind == "collected":
+                events.collected = list(event.get("ids") or [])
+            elif kind == "collect_error":
+                events.collect_errors.append(event)
+            elif kind == "test":
+                events.tests.append(event)
+            elif kind == "finish":
+                events.finish = event
+        return events
+
+
+@dataclass
+class Verdict:
+    outcome: str
+    reason: str
+    tests: list[dict]
+
+
+def _covers(node_id: str, reported: str) -> bool:
+    return reported == node_id or reported.startswith(node_id + "[") or \
+        reported.startswith(node_id + "::")
+
+
+def _mentions_memory(*texts: str) -> bool:
+    return any(marker in (text or "") for text in texts for marker in MEMORY_MARKERS)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def decide(events: Events, expected: list[str], *, exit_code: int | None,
+           exit_signal: int | None, timed_out: bool, timeout_s: float | None,
+           stderr_tail: str = "") -> Verdict:
+    """The outcome of one run. exit_code/exit_signal describe how the run's process ended."""
+    tests = [{"id": t.get("id", ""), "outcome": t.get("outcome", "error"),
+              "duration_s": float(t.get("duration_s") or 0.0),
+              **({"message": t["message"]} if t.get("message") else {})}
+             for t in events.tests]
+    if timed_out:
+        return Verdict("timeout", f"wall-clock limit of {timeout_s:g} s exceeded", tests)
+    if exit_signal == signal.SIGXCPU:
+        return Verdict("timeout", "CPU time limit exceeded", tests)
+    failures = [t for t in events.tests if t.get("outcome") in ("failed", "error")]
+    texts = [e.get("text", "") for e in events.collect_errors] + \
+        [t.get("message", "") for t in failures]
+    if events.finish is None:
+        if _mentions_memory(*texts, stderr_tail):
+            return Verdict("oom", "ran out of memory (address-space limit)", tests)
+        if exit_signal is not None:
+            return Verdict("crashed", f"killed by {_signal_name(exit_signal)} before the "
+                                      "tests finished", tests)
+        return Verdict("crashed", f"exited with status {exit_code} before the tests "
+                                  "finished", tests)
+    if events.collect_errors:
+        error = events.collect_errors[0]
+        outcome = "oom" if _mentions_memory(error.get("text", "")) else "error"
+        where = error.get("id") or "collection"
+        return Verdict(outcome, f"{where}: {error.get('message') or 'could not be collected'}",
+                       tests)
+    if not events.tests:
+        return Verdict("error", "no tests ran", tests)
+    if failures:
+        first = failures[0]
+        outcome = "oom" if _mentions_memory(*texts) else "failed"
+        return Verdict(outcome, f"{first['id']} {first['outcome']}: {first.get('message', '')}"
+                       .strip(), tests)
+    not_passed = [t for t in events.tests if t.get("outcome") != "passed"]
+    if not_passed:
+        first = not_passed[0]
+        return Verdict("failed", f"{first['id']} {first['outcome']} (a pass needs every test "
+                                 f"to pass) {first.get('message', '')}".strip(), tests)
+    reported = [t.get("id", "") for t in events.tests]
+    missing = [n for n in expected if not any(_covers(n, r) for r in reported)]
+    if missing:
+        return Verdict("failed", f"expected test {missing[0]} did not run", tests)
+    if events.collected is not None and set(events.collected) - set(reported):
+        extra = sorted(set(events.collected) - set(reported))[0]
+        return Verdict("crashed", f"collected test {extra} never reported", tests)
+    if exit_signal is not None or exit_code != 0 or events.finish.get("exitstatus") != 0:
+        how = _signal_name(exit_signal) if exit_signal is not None else f"status {exit_code}"
+        return Verdict("crashed", f"tests passed but the run ended with {how}", tests)
+    return Verdict("passed", "", tests)

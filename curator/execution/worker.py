@@ -1,0 +1,384 @@
+"""The warm worker: a process (inside the sandbox when there is one) that has imported
+torch and pytest once and forks a fresh child for every run.
+
+Protocol with the engine, one JSON object per line: the worker writes {"ready": {...}}
+once warm, then reads {"job": {...}} and answers {"result": {...}} for each job. It exits
+when its input closes. Started as `python -m curator.execution.worker SETTINGS_JSON`.
+
+Per run: the child leaves the worker's session, drops to an unprivileged uid when the
+worker is root, gets a private run folder, a scrubbed environment, rlimits, stdout and
+stderr redirected to size-limited files, and the result pipe as fd 3; then it runs
+pytest.main (self-contained problems) or execs `python -m pytest` (repo-backed ones).
+The worker waits with a wall-clock deadline, kills every process the run left behind,
+and decides the outcome from the harness events (curator.execution.verdict).
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import json
+import math
+import os
+import secrets
+import select
+import shutil
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from curator.execution import proctree, sandbox, verdict
+from curator.execution.harness import ENV_VAR as HARNESS_ENV
+from curator.execution.job import Job, RunResult
+
+RESULT_FD = 3
+COLD_BASE_MB = 2048     # address space of a fresh interpreter importing torch
+MAX_EVENT_BYTES = 8 << 20
+SOLUTION_FILE = "solution.py"
+PYTEST_ARGS = ["-q", "-s", "--color=no", "-p", "no:cacheprovider", "-p", "no:junitxml",
+               "-p", "no:pastebin", "-p", "no:doctest", "-p", "no:stepwise",
+               "-p", "no:setuponly", "-p", "no:setupplan", "-p", "no:faulthandler",
+               "-p", "no:debugging", "-p", "no:legacypath", "-W", "ignore::DeprecationWarning"]
+
+
+@dataclass
+class Settings:
+    warm: bool = True
+    preload: tuple[str, ...] = ()
+    isolation: str = "weak"
+    host_pid_ns: str | None = None
+    uid: int | None = None
+    nproc_base: int = 0
+    tmp_root: str = "/tmp"
+    wipe_tmp: bool = False   # /dev/shm is ours too (strong isolation)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Settings":
+        data = json.loads(text)
+        data["preload"] = tuple(data.get("preload") or ())
+        return cls(**data)
+
+
+class Worker:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.own_namespace = proctree.own_pid_namespace(settings.host_pid_ns)
+        self.private = Path(settings.tmp_root) / f".curator-worker-{os.getpid()}"
+        self.private.mkdir(mode=0o700, exist_ok=True)
+        self.harness_dir = Path(settings.tmp_root) / ".curator-harness"
+        self.versions = {"python": sys.version.split()[0], "torch": None}
+
+    # -- start-up ---------------------------------------------------------------------
+
+    def warm_up(self) -> list[str]:
+        """Import what every run needs once, so forked children start warm."""
+        problems = []
+        self._install_harness()
+        if self.settings.warm:
+            try:
+                import torch
+
+                torch.set_num_threads(1)  # before any op: forking after threads can hang
+                try:
+                    torch.set_num_interop_threads(1)
+                except RuntimeError:
+                    pass
+                _exercise_torch(torch)
+                self.versions["torch"] = torch.__version__
+            except Exception as exc:  # a worker without torch still runs plain tests
+                problems.append(f"torch: {exc}")
+            import _pytest.config
+            import pytest  # noqa: F401
+
+            for name in _pytest.config.default_plugins:
+                try:
+                    importlib.import_module(f"_pytest.{name}")
+                except ImportError:
+                    pass
+            for name in self.settings.preload:
+                try:
+                    importlib.import_module(name)
+                except Exception as exc:
+                    problems.append(f"{name}: {exc}")
+        sandbox.become_subreaper()
+        gc.collect()
+        gc.freeze()  # children then do not copy pages just to touch GC headers
+        return problems
+
+    @staticmethod
+    def threads() -> int:
+        return len(os.listdir("/proc/self/task"))
+
+    def _install_harness(self) -> None:
+        self.harness_dir.mkdir(mode=0o755, exist_ok=True)
+        source = Path(__file__).with_name("harness.py").read_text(encoding="utf-8")
+        target = self.harness_dir / "_curator_harness.py"
+        target.write_text(source, encoding="utf-8")
+        target.chmod(0o644)
+
+    # -- one run ----------------------------------------------------------------------
+
+    def run(self, job: Job, marker: str | None = None) -> RunResult:
+        isolation = self.settings.isolation
+        env = {"python": self.versions["python"], "torch": self.versions["torch"],
+               "isolation": isolation}
+        if not (job.solution or "").strip():
+            return RunResult(job.job_id, job.problem_id, "no_code", reason="empty solution",
+                             env=env, timeout_s=job.limits.timeout_s)
+        if not job.repo_backed and not job.tests:
+            return RunResult.infra(job, "the problem has no tests", env=env)
+        token = secrets.token_hex(16)
+        marker = marker or secrets.token_hex(8)
+        rundir = Path(self.settings.tmp_root) / f"run-{token[:12]}"
+        out_paths = (self.private / "stdout", self.private / "stderr")
+        out_fds = [os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) for p in out_paths]
+        read_end, write_end = os.pipe()
+        started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:  # the run's own process; never returns
+            try:
+                os.close(read_end)
+                self._child(job, token, marker, write_end, out_fds, rundir)
+            finally:
+                os._exit(70)
+        os.close(write_end)
+        for fd in out_fds:
+            os.close(fd)
+        data, status, timed_out = self._wait(pid, read_end, job.limits.timeout_s)
+        duration = time.monotonic() - started
+        os.close(read_end)
+        proctree.kill_tree(os.getpid(), in_own_namespace=self.own_namespace)
+        limit = job.limits.output_kb * 1024
+        stdout, stderr = (read_capped(p, limit) for p in out_paths)
+        tests_intact = job.repo_backed or _same_text(rundir / verdict.TEST_FILE, job.tests)
+        self._clean(rundir)
+        events = verdict.Events.parse(data, token)
+        if events.finish and events.finish.get("python"):
+            env["python"] = events.finish["python"]
+            env["torch"] = events.finish.get("torch") or env["torch"]
+        expected = job.node_ids or verdict.expected_tests(job.tests or "")
+        exit_code = os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) \
+            else None
+        exit_signal = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) \
+            else None
+        decided = verdict.decide(events, expected, exit_code=exit_code, exit_signal=exit_signal,
+                                 timed_out=timed_out, timeout_s=job.limits.timeout_s,
+                                 stderr_tail=stderr[-4000:])
+        if decided.outcome == "passed" and not tests_intact:
+            decided = verdict.Verdict("failed", "the run deleted or changed its test file",
+                                      decided.tests)
+        return RunResult(job.job_id, job.problem_id, decided.outcome, tests=decided.tests,
+                         duration_s=round(duration, 6), stdout=stdout, stderr=stderr,
+                         reason=decided.reason, env=env, timeout_s=job.limits.timeout_s)
+
+    def _wait(self, pid: int, read_end: int, timeout_s: float):
+        """Collect harness events until the child exits or the deadline passes."""
+        deadline = time.monotonic() + timeout_s
+        pidfd = os.pidfd_open(pid)
+        watched = [read_end, pidfd]
+        data = bytearray()
+        status, timed_out = None, False
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    timed_out = True
+                    os.kill(pid, signal.SIGKILL)
+                    _, status = os.waitpid(pid, 0)
+                    break
+                ready, _, _ = select.select(watched, [], [], left)
+                if read_end in ready:
+                    chunk = os.read(read_end, 65536)
+                    if not chunk:
+                        watched.remove(read_end)  # EOF: now only the exit matters
+                    elif len(data) < MAX_EVENT_BYTES:
+                        data += chunk
+                if pidfd in ready:
+                    _, status = os.waitpid(pid, 0)
+                    break
+        finally:
+            os.close(pidfd)
+        data += _drain(read_end)
+        return bytes(data[:MAX_EVENT_BYTES]), status, timed_out
+
+    def _child(self, job: Job, token: str, marker: str, write_end: int, out_fds: list[int],
+               rundir: Path) -> None:
+        os.setsid()
+        sandbox.die_with_parent()
+        sandbox.no_new_privileges()
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_fds[0], 1)
+        os.dup2(out_fds[1], 2)
+        os.dup2(write_end, RESULT_FD)
+        os.closerange(RESULT_FD + 1, 1 << 16)
+        sandbox.drop_privileges(self.settings.uid)
+        os.mkdir(rundir, 0o700)
+        limits = job.limits
+        if job.repo_backed:
+            workdir = rundir / "repo"
+            _copy_repo(Path(job.repo_dir), workdir, job.overlay)
+            base = COLD_BASE_MB << 20
+        else:
+            workdir = rundir
+            (rundir / SOLUTION_FILE).write_text(job.solution, encoding="utf-8")
+            (rundir / verdict.TEST_FILE).write_text(job.tests or "", encoding="utf-8")
+            (rundir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+            base = sandbox.vm_size_bytes()
+        os.chdir(workdir)
+        env = sandbox.base_env(str(rundir), python=job.python, plugins_autoload=job.repo_backed)
+        env[proctree.MARKER_VAR] = marker
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+            signal.signal(sig, signal.SIG_DFL)
+        sandbox.apply_rlimits(
+            address_space=base + (limits.memory_mb << 20),
+            cpu_s=max(1, math.ceil(limits.timeout_s)) + 1,
+            processes=self.settings.nproc_base + limits.processes,
+            file_bytes=limits.file_mb << 20,
+            open_files=limits.open_files)
+        if job.repo_backed:
+            env["PYTHONPATH"] = str(self.harness_dir)
+            env[HARNESS_ENV] = f"{RESULT_FD}:{token}"
+            python = job.python or sys.executable
+            args = [python, "-m", "pytest", "-p", "_curator_harness", "-q", "--color=no",
+                    "-p", "no:cacheprovider", "--rootdir", str(workdir), *(job.node_ids or [])]
+            os.execve(python, args, env)
+        os.environ.clear()
+        os.environ.update(env)
+        time.tzset()
+        sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+        sys.argv = ["pytest"]
+        import pytest
+
+        from curator.execution.harness import Reporter
+
+        args = [*PYTEST_ARGS, "--rootdir", str(rundir), "-c", str(rundir / "pytest.ini"),
+                "--confcutdir", str(rundir), verdict.TEST_FILE]
+        code = pytest.main(args, plugins=[Reporter(RESULT_FD, token)])
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(int(code))
+
+    def _clean(self, rundir: Path) -> None:
+        """Empty this worker's temp folder (a private tmpfs, or a folder the engine made
+        for it) so nothing a run leaves there reaches the next run."""
+        shutil.rmtree(rundir, ignore_errors=True)
+        folders = [Path(self.settings.tmp_root)]
+        if self.settings.wipe_tmp:
+            folders.append(Path("/dev/shm"))  # private only inside the sandbox
+        for folder in folders:
+            for entry in folder.iterdir() if folder.is_dir() else ():
+                if entry.name.startswith(".curator-"):
+                    continue
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    try:
+                        entry.unlink()
+                    except OSError:
+                        pass
+
+
+def _exercise_torch(torch) -> None:
+    """Run the lazy first-use imports (autograd, optimizers -> torch._dynamo) once here."""
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+    for optimizer in (torch.optim.SGD(model.parameters(), lr=0.1),
+                      torch.optim.Adam(model.parameters(), lr=0.1)):
+        loss = torch.nn.functional.mse_loss(model(torch.ones(2, 4)), torch.zeros(2, 1))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def _same_text(path: Path, text: str | None) -> bool:
+    try:
+        return path.read_text(encoding="utf-8") == (text or "")
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _drain(fd: int) -> bytes:
+    os.set_blocking(fd, False)
+    data = bytearray()
+    while len(data) < MAX_EVENT_BYTES:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    return bytes(data)
+
+
+def _copy_repo(source: Path, target: Path, overlay: dict[str, str]) -> None:
+    shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    for relpath, text in (overlay or {}).items():
+        parts = PurePosixPath(relpath).parts
+        if not parts or PurePosixPath(relpath).is_absolute() or ".." in parts:
+            raise ValueError(f"overlay path {relpath!r} escapes the repository")
+        path = target.joinpath(*parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def read_capped(path: Path, limit: int) -> str:
+    """At most `limit` bytes of a file: its head and its tail around a marker."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            if size <= limit:
+                data = fh.read(limit)
+            else:
+                head = fh.read(limit * 3 // 4)
+                fh.seek(size - limit // 4)
+                tail = fh.read(limit // 4)
+                cut = size - len(head) - len(tail)
+                data = head + f"\n[... {cut} bytes cut ...]\n".encode() + tail
+    except OSError:
+        return ""
+    return data.decode("utf-8", "replace")
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    settings = Settings.from_json(argv[0])
+    sys.path[:] = [p for p in sys.path if p not in ("", ".", os.getcwd())]
+    # Keep the protocol on private descriptors; stray prints go to stderr.
+    proto_in = os.fdopen(os.dup(0), "rb")
+    proto_out = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    for fd in (proto_in.fileno(), proto_out.fileno()):
+        os.set_inheritable(fd, False)
+    if settings.isolation == "weak":
+        sandbox.die_with_parent()
+    worker = Worker(settings)
+    problems = worker.warm_up()
+    _send(proto_out, {"ready": {**worker.versions, "problems": problems,
+                                "threads": worker.threads(),
+                                "own_pid_namespace": worker.own_namespace}})
+    for line in proto_in:
+        message = json.loads(line)
+        job = Job.from_dict(message["job"])
+        _send(proto_out, {"started": job.job_id})
+        try:
+            result = worker.run(job, message.get("marker"))
+        except Exception as exc:  # a harness bug must not take the worker down
+            result = RunResult.infra(job, f"harness failed: {type(exc).__name__}: {exc}")
+        _send(proto_out, {"result": result.to_dict()})
+
+
+def _send(stream, message: dict) -> None:
+    stream.write(json.dumps(message).encode("utf-8") + b"\n")
+    stream.flush()
+
+
+if __name__ == "__main__":
+    main()

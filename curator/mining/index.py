@@ -1,0 +1,386 @@
+"""Parse-and-index one commit of a cached repository: candidates, their tests, licence.
+
+Pure with respect to the database: it reads git objects and returns an IndexResult; the
+caller (curator.mining.mine) writes it. This is the step the speed target applies to.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from curator.errors import CuratorError
+from curator.mining import licenses, relevance, suggest
+from curator.mining.gitcache import MODE_SYMLINK, CachedRepo, TreeEntry
+from curator.mining.modules import Binding, FunctionInfo, ModuleInfo, parse_module, resolve_relative
+from curator.mining.settings import MiningSettings
+from curator.mining.testfind import find_tests, in_test_folder, is_test_module
+
+Progress = Callable[[int, int, str], None]
+
+# Reasons a Python file was not parsed; all but "excluded" count as failures.
+EXCLUDED = "excluded"
+FAILURE_REASONS = ("symlink", "too_large", "not_utf8", "syntax_error", "not_a_file")
+NOT_CANDIDATE_FILES = {"conftest.py", "setup.py", "noxfile.py", "__main__.py"}
+_BUILTINS = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "self", "cls"}
+_SKIPPED_LIST_CAP = 500
+
+
+class MiningCancelled(CuratorError):
+    """The person cancelled mining; nothing was written."""
+
+
+@dataclass
+class Candidate:
+    path: str
+    qualname: str
+    kind: str
+    signature: str
+    docstring: str | None
+    source: str
+    start: int
+    end: int
+    decorators: list[str]
+    imports: list[str]            # the module's top-level imports
+    needed_imports: list[str]     # imports the function needs, absolute where possible
+    class_header: str
+    ast_hash: str
+    score: float
+    evidence: list[dict]
+    framework: str
+    apis: list[str]
+    tests: list[str]
+    suggestions: list[dict]
+
+    @property
+    def lines(self) -> str:
+        return f"{self.start}-{self.end}"
+
+
+@dataclass
+class IndexResult:
+    commit: str
+    files: int = 0
+    parsed: int = 0
+    skipped: Counter = field(default_factory=Counter)
+    skipped_files: list[dict] = field(default_factory=list)
+    candidates: list[Candidate] = field(default_factory=list)
+    functions: int = 0
+    test_modules: int = 0
+    tests: int = 0
+    license: str = "unknown"
+    seconds: float = 0.0
+    # Every function at this commit by AST hash (with or without tests), for updating
+    # known candidates and telling which vanished; built into a Candidate on demand.
+    present: dict[str, tuple] = field(default_factory=dict, repr=False)
+    _built: dict[str, Candidate] = field(default_factory=dict, repr=False)
+    _build: Callable | None = field(default=None, repr=False)
+
+    def candidate(self, ast_hash: str) -> Candidate | None:
+        """The candidate with this normalised-AST hash at this commit, if present."""
+        if ast_hash not in self.present:
+            return None
+        if ast_hash not in self._built:
+            self._built[ast_hash] = self._build(*self.present[ast_hash])
+        return self._built[ast_hash]
+
+    @property
+    def failed(self) -> int:
+        return sum(n for reason, n in self.skipped.items() if reason in FAILURE_REASONS)
+
+    @property
+    def files_per_second(self) -> float:
+        return self.files / self.seconds if self.seconds > 0 else 0.0
+
+    def skip(self, path: str, reason: str, detail: str = "") -> None:
+        self.skipped[reason] += 1
+        if reason != EXCLUDED and len(self.skipped_files) < _SKIPPED_LIST_CAP:
+            row = {"path": path, "reason": reason}
+            if detail:
+                row["detail"] = detail
+            self.skipped_files.append(row)
+
+
+def import_names(paths: set[str]) -> dict[str, str]:
+    """Module path -> the name Python imports it by (packages found by __init__.py)."""
+    init_dirs = {p[: -len("/__init__.py")] if "/" in p else "" for p in paths
+                 if p == "__init__.py" or p.endswith("/__init__.py")}
+    names = {}
+    for path in paths:
+        parts = path[:-3].split("/")
+        dirs, stem = parts[:-1], parts[-1]
+        start = len(dirs)
+        while start > 0 and "/".join(dirs[:start]) in init_dirs:
+            start -= 1
+        chain = dirs[start:] + ([] if stem == "__init__" else [stem])
+        names[path] = ".".join(chain)
+    return names
+
+
+class Indexer:
+    """Indexes one commit. Use `index_commit` unless you need the pieces."""
+
+    def __init__(self, repo: CachedRepo, commit: str, settings: MiningSettings,
+                 with_tests: bool = True, progress: Progress | None = None,
+                 cancelled: Callable[[], bool] | None = None):
+        self.repo = repo
+        self.commit = commit
+        self.settings = settings
+        self.with_tests = with_tests
+        self.progress = progress
+        self.cancelled = cancelled
+        self.result = IndexResult(commit=commit)
+        self.modules: dict[str, ModuleInfo] = {}
+        self.aliases: dict[str, list[ModuleInfo]] = {}
+        self.import_name: dict[str, str] = {}
+
+    # -- reading and parsing -------------------------------------------------
+
+    def run(self) -> IndexResult:
+        started = time.perf_counter()
+        entries = self.repo.ls_tree(self.commit)
+        python = [e for e in entries if e.path.endswith(".py")]
+        self.result.files = len(python)
+        self.result.license = self._license(entries)
+        self.import_name = import_names({e.path for e in python})
+        last_report = 0.0
+        with self.repo.reader() as reader:
+            for done, entry in enumerate(python, 1):
+                if self.cancelled and self.cancelled():
+                    raise MiningCancelled("mining cancelled; nothing was written")
+                self._read(entry, reader)
+                now = time.perf_counter()
+                if self.progress and (now - last_report > 0.05 or done == len(python)):
+                    last_report = now
+                    rate = done / max(now - started, 1e-9)
+                    self.progress(done, len(python), f"{rate:.0f} files/s")
+        self._index()
+        self.result.seconds = time.perf_counter() - started
+        return self.result
+
+    def _read(self, entry: TreeEntry, reader) -> None:
+        result, path = self.result, entry.path
+        if self.settings.excluded(path):
+            result.skip(path, EXCLUDED)
+            return
+        if entry.mode == MODE_SYMLINK:
+            result.skip(path, "symlink", "symbolic link, never followed")
+            return
+        if entry.type != "blob":
+            result.skip(path, "not_a_file", f"{entry.type} entry")
+            return
+        if entry.size is not None and entry.size > self.settings.max_file_bytes:
+            result.skip(path, "too_large",
+                        f"{entry.size} bytes > {self.settings.max_file_bytes}")
+            return
+        data = reader.read(entry.sha)
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            result.skip(path, "not_utf8", f"invalid UTF-8 at byte {exc.start}")
+            return
+        try:
+            module = parse_module(path, text)
+        except SyntaxError as exc:
+            result.skip(path, "syntax_error", f"line {exc.lineno}: {exc.msg}")
+            return
+        except (ValueError, RecursionError, MemoryError) as exc:
+            result.skip(path, "syntax_error", type(exc).__name__)
+            return
+        result.parsed += 1
+        self.modules[path] = module
+
+    def _license(self, entries: list[TreeEntry]) -> str:
+        wanted = [e for e in entries if "/" not in e.path and e.type == "blob"
+                  and e.mode != MODE_SYMLINK and (licenses.LICENSE_FILES.match(e.path) or e.path
+                                                  in ("pyproject.toml", "setup.cfg", "setup.py"))
+                  and (e.size or 0) < 1_000_000]
+        if not wanted:
+            return "unknown"
+        with self.repo.reader() as reader:
+            return licenses.detect({e.path: reader.read(e.sha) for e in wanted})
+
+    # -- indexing --------------------------------------------------------------
+
+    def _is_source(self, path: str) -> bool:
+        name = PurePosixPath(path).name
+        return not (is_test_module(path) or in_test_folder(path) or name in NOT_CANDIDATE_FILES)
+
+    def _index(self) -> None:
+        sources = {p: m for p, m in self.modules.items() if self._is_source(p)}
+        for module in sources.values():
+            parts = module.name.split(".")
+            for i in range(len(parts)):
+                self.aliases.setdefault(".".join(parts[i:]), []).append(module)
+            own = self.import_name.get(module.path)
+            if own and own != module.name:
+                self.aliases.setdefault(own, []).append(module)
+
+        tests_of: dict[tuple[str, str], set[str]] = {}
+        for path, module in self.modules.items():
+            if not is_test_module(path):
+                continue
+            self.result.test_modules += 1
+            found = find_tests(module)
+            self.result.tests += len(found)
+            test_dir = path.rsplit("/", 1)[0] if "/" in path else ""
+            for test in found:
+                for ref in test.refs:
+                    for target in self._resolve_ref(ref, test_dir):
+                        tests_of.setdefault(target, set()).add(test.node_id)
+
+        present = self.result.present
+        self.result._build = self._candidate
+        for path, module in sources.items():
+            for function in module.candidates():
+                self.result.functions += 1
+                tests = sorted(tests_of.get((path, function.qualname), ()))
+                kept = present.get(function.ast_hash)
+                # Duplicates (same normalised AST): keep one, preferring one with tests.
+                if kept is None or (not kept[2] and tests):
+                    present[function.ast_hash] = (module, function, tests)
+        self.result.candidates = sorted(
+            (self.result.candidate(h) for h, (_, _, tests) in present.items()
+             if tests or not self.with_tests), key=lambda c: (c.path, c.start))
+
+    # -- resolving references from tests -------------------------------------
+
+    def _resolve_ref(self, ref: str, test_dir: str, depth: int = 0) -> list[tuple[str, str]]:
+        parts = ref.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            modules = self.aliases.get(".".join(parts[:i]))
+            if not modules:
+                continue
+            found = []
+            for module in modules:
+                found.extend(self._resolve_symbol(module, parts[i:], test_dir, depth))
+            if len(found) > 1:
+                found.sort(key=lambda t: -_common_prefix(t[0], test_dir))
+                best = _common_prefix(found[0][0], test_dir)
+                found = [t for t in found if _common_prefix(t[0], test_dir) == best][:1]
+            if found:
+                return found
+        return []
+
+    def _resolve_symbol(self, module: ModuleInfo, rest: list[str], test_dir: str,
+                        depth: int) -> list[tuple[str, str]]:
+        if depth > 6 or not rest:
+            return []
+        symbol = rest[0]
+        if symbol in module.functions:
+            return [(module.path, symbol)]
+        if symbol in module.classes:
+            if len(rest) < 2:
+                return []
+            return self._method(module, symbol, rest[1], test_dir, depth)
+        binding = module.bindings.get(symbol)
+        if binding is not None:
+            return self._resolve_ref(".".join([binding.target, *rest[1:]]), test_dir, depth + 1)
+        for star in module.stars:
+            found = self._resolve_ref(".".join([star, *rest]), test_dir, depth + 1)
+            if found:
+                return found
+        return []
+
+    def _method(self, module: ModuleInfo, cls: str, method: str, test_dir: str,
+                depth: int) -> list[tuple[str, str]]:
+        info = module.classes[cls]
+        if method in info.methods:
+            return [(module.path, f"{cls}.{method}")]
+        for base in info.bases:  # inherited: Base.method defined in this repository
+            root = base.split(".")[0]
+            if base in module.classes and depth < 6:
+                found = self._method(module, base, method, test_dir, depth + 1)
+            elif root in module.bindings:
+                target = module.bindings[root].target + base[len(root):]
+                found = self._resolve_ref(f"{target}.{method}", test_dir, depth + 1)
+            else:
+                found = []
+            if found:
+                return found
+        return []
+
+    # -- one candidate ---------------------------------------------------------
+
+    def _candidate(self, module: ModuleInfo, function: FunctionInfo,
+                   tests: list[str]) -> Candidate:
+        rel = relevance.score(function, module)
+        bases = [relevance.resolve_chain(b, module) or b for b in function.class_bases]
+        suggestions = suggest.suggest(function.name, function.class_name, function.args,
+                                      rel.apis, bases,
+                                      function.name if function.class_name else None)
+        return Candidate(
+            path=module.path, qualname=function.qualname, kind=function.kind,
+            signature=function.signature, docstring=function.docstring,
+            source=function.source, start=function.start, end=function.end,
+            decorators=function.decorators, imports=module.imports,
+            needed_imports=self._needed_imports(module, function),
+            class_header=function.class_header, ast_hash=function.ast_hash,
+            score=rel.score, evidence=rel.evidence, framework=rel.framework, apis=rel.apis,
+            tests=tests, suggestions=suggestions)
+
+    def _needed_imports(self, module: ModuleInfo, function: FunctionInfo) -> list[str]:
+        names = set(function.refs.names)
+        if function.class_refs is not None:
+            names |= function.class_refs.names
+        used: list[Binding] = []
+        unresolved = False
+        for name in names:
+            binding = module.bindings.get(name)
+            if binding is not None:
+                used.append(binding)
+            elif not module.defines(name) and name not in _BUILTINS:
+                unresolved = True
+        used.sort(key=lambda b: (b.statement.lineno, b.statement.col_offset, b.name))
+        lines = list(module.future)
+        for binding in used:
+            line = self._render_import(module, binding)
+            if line not in lines:
+                lines.append(line)
+        if unresolved:
+            for star in module.stars:
+                line = f"from {star} import *"
+                if line not in lines:
+                    lines.append(line)
+        return lines
+
+    def _render_import(self, module: ModuleInfo, binding: Binding) -> str:
+        alias, stmt = binding.alias, binding.statement
+        suffix = f" as {alias.asname}" if alias.asname else ""
+        if binding.module_import:
+            return f"import {alias.name}{suffix}"
+        assert isinstance(stmt, ast.ImportFrom)
+        if stmt.level:
+            own = self.import_name.get(module.path, "")
+            is_package = module.path.endswith("__init__.py")
+            package = own if is_package else own.rpartition(".")[0]
+            if package and len(package.split(".")) >= stmt.level:
+                base = resolve_relative(package, stmt.level, stmt.module)
+                if base:
+                    return f"from {base} import {alias.name}{suffix}"
+            dots = "." * stmt.level
+            return f"from {dots}{stmt.module or ''} import {alias.name}{suffix}"
+        return f"from {stmt.module} import {alias.name}{suffix}"
+
+
+def _common_prefix(path: str, folder: str) -> int:
+    a, b = path.split("/"), folder.split("/")
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def index_commit(repo: CachedRepo, commit: str, settings: MiningSettings | None = None,
+                 with_tests: bool = True, progress: Progress | None = None,
+                 cancelled: Callable[[], bool] | None = None) -> IndexResult:
+    """Parse every Python file of `commit` and find candidates with their tests."""
+    return Indexer(repo, commit, settings or MiningSettings(), with_tests, progress,
+                   cancelled).run()

@@ -1,0 +1,415 @@
+"""One Python module parsed with `ast`: its imports, definitions and candidate functions."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+_LINE_END = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
+
+# Methods worth a problem of their own; other dunders are plumbing.
+KEPT_DUNDERS = {"__call__"}
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split exactly where Python's tokenizer counts lines."""
+    lines = _LINE_END.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def dotted_path(path: str) -> str:
+    """`src/pkg/mod.py` -> `src.pkg.mod`; `pkg/__init__.py` -> `pkg`."""
+    parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def package_of(path: str) -> str:
+    """The dotted package a module's relative imports are resolved against."""
+    parts = path.split("/")[:-1]
+    return ".".join(parts)
+
+
+def resolve_relative(package: str, level: int, module: str | None) -> str:
+    if level == 0:
+        return module or ""
+    parts = package.split(".") if package else []
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
+    if module:
+        parts.append(module)
+    return ".".join(p for p in parts if p)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What an import binds a local name to: `target` is the dotted absolute name."""
+
+    name: str
+    target: str
+    statement: ast.stmt = field(compare=False, hash=False, repr=False)
+    alias: ast.alias = field(compare=False, hash=False, repr=False)
+    module_import: bool = False  # `import a.b [as c]` rather than `from a import b`
+
+
+def import_bindings(stmt: ast.Import | ast.ImportFrom, package: str) -> tuple[list[Binding],
+                                                                               list[str]]:
+    """Bindings made by one import statement, and star-imported module names."""
+    bindings, stars = [], []
+    if isinstance(stmt, ast.Import):
+        for alias in stmt.names:
+            if alias.asname:
+                bindings.append(Binding(alias.asname, alias.name, stmt, alias, True))
+            else:
+                root = alias.name.split(".")[0]
+                bindings.append(Binding(root, root, stmt, alias, True))
+        return bindings, stars
+    base = resolve_relative(package, stmt.level, stmt.module)
+    for alias in stmt.names:
+        if alias.name == "*":
+            stars.append(base)
+            continue
+        target = f"{base}.{alias.name}" if base else alias.name
+        bindings.append(Binding(alias.asname or alias.name, target, stmt, alias))
+    return bindings, stars
+
+
+def top_level_statements(body: list[ast.stmt]):
+    """Statements run at import time: into if/try/with blocks, never into defs or classes."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.If, ast.Try, ast.With, ast.AsyncWith)) or (
+                hasattr(ast, "TryStar") and isinstance(stmt, ast.TryStar)):
+            for block in ("body", "orelse", "finalbody"):
+                yield from top_level_statements(getattr(stmt, block, []) or [])
+            for handler in getattr(stmt, "handlers", []) or []:
+                yield from top_level_statements(handler.body)
+
+
+@dataclass
+class References:
+    """Names a function uses: free names, dotted chains, calls, method names called."""
+
+    names: set[str] = field(default_factory=set)        # free names loaded
+    chains: set[str] = field(default_factory=set)       # a.b.c rooted at a free name
+    calls: set[str] = field(default_factory=set)        # dotted callee (rooted anywhere)
+    method_calls: set[str] = field(default_factory=set)  # .attr(...) on any object
+    bound: set[str] = field(default_factory=set)        # names bound inside
+
+
+class _Collector(ast.NodeVisitor):
+    def __init__(self):
+        self.refs = References()
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self.refs.names.add(node.id)
+        else:
+            self.refs.bound.add(node.id)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        chain = dotted(node)
+        if chain is not None:
+            if isinstance(node.ctx, ast.Load):
+                self.refs.names.add(chain.split(".", 1)[0])
+                self.refs.chains.add(chain)
+            return
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        chain = dotted(node.func)
+        if chain is not None:
+            self.refs.calls.add(chain)
+        if isinstance(node.func, ast.Attribute):
+            self.refs.method_calls.add(node.func.attr)
+        self.generic_visit(node)
+
+    def _bind_args(self, args: ast.arguments) -> None:
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            self.refs.bound.add(arg.arg)
+        for arg in (args.vararg, args.kwarg):
+            if arg is not None:
+                self.refs.bound.add(arg.arg)
+
+    def visit_FunctionDef(self, node) -> None:
+        self.refs.bound.add(node.name)
+        self._bind_args(node.args)
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._bind_args(node.args)
+        self.generic_visit(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.refs.bound.add(node.name)
+        self.generic_visit(node)
+
+    def visit_Import(self, node) -> None:
+        for alias in node.names:
+            self.refs.bound.add((alias.asname or alias.name).split(".")[0])
+
+    visit_ImportFrom = visit_Import
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self.refs.bound.add(node.name)
+        self.generic_visit(node)
+
+    def visit_Global(self, node) -> None:
+        return
+
+    visit_Nonlocal = visit_Global
+
+
+def dotted(node: ast.AST) -> str | None:
+    """`a.b.c` for an attribute chain rooted at a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def collect_references(node: ast.AST) -> References:
+    collector = _Collector()
+    collector.visit(node)
+    refs = collector.refs
+    refs.names -= refs.bound
+    refs.chains = {c for c in refs.chains if c.split(".", 1)[0] not in refs.bound}
+    return refs
+
+
+def ast_hash(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """Hash of the normalised AST: no positions, comments, formatting or docstring."""
+    body = node.body
+    if ast.get_docstring(node, clean=False) is not None:
+        body = body[1:]
+    digest = hashlib.sha1()
+    digest.update(type(node).__name__.encode())
+    digest.update(node.name.encode())
+    for part in (node.args, node.returns, *node.decorator_list, *body):
+        digest.update(b"\0")
+        if part is not None:
+            digest.update(ast.dump(part, annotate_fields=False).encode())
+    return digest.hexdigest()
+
+
+def signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+    text = f"{prefix} {node.name}({ast.unparse(node.args)})"
+    if node.returns is not None:
+        text += f" -> {ast.unparse(node.returns)}"
+    return text + ":"
+
+
+def is_trivial(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A stub: only a docstring, pass, ... or raise NotImplementedError."""
+    body = node.body
+    if ast.get_docstring(node, clean=False) is not None:
+        body = body[1:]
+    if not body:
+        return True
+    if len(body) > 1:
+        return False
+    stmt = body[0]
+    if isinstance(stmt, ast.Pass):
+        return True
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+        return True
+    if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+        exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+        return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+    return False
+
+
+def start_line(node: ast.stmt) -> int:
+    decorators = getattr(node, "decorator_list", None) or []
+    return min([node.lineno, *(d.lineno for d in decorators)])
+
+
+def dedent_block(lines: list[str], columns: int) -> str:
+    """Remove exactly `columns` leading spaces where present (string bodies stay intact)."""
+    if columns <= 0:
+        return "".join(lines)
+    prefix_chars = " \t"
+    out = []
+    for line in lines:
+        head = line[:columns]
+        out.append(line[columns:] if head and all(c in prefix_chars for c in head) else line)
+    return "".join(out)
+
+
+class FunctionInfo:
+    """One candidate definition. Only the hash is computed up front; the rest on demand,
+    since most functions of a repository are never kept (no test exercises them)."""
+
+    def __init__(self, module: ModuleInfo, node, cls: ast.ClassDef | None,
+                 class_refs: References | None = None):
+        self.module = module
+        self.node = node
+        self.cls = cls
+        self._class_refs = class_refs
+        self.name: str = node.name
+        self.class_name: str | None = cls.name if cls else None
+        self.qualname = f"{cls.name}.{node.name}" if cls else node.name
+        self.start = start_line(node)
+        self.end = node.end_lineno or node.lineno
+        self.ast_hash = ast_hash(node)
+
+    @property
+    def kind(self) -> str:
+        return "method" if self.class_name else "function"
+
+    @cached_property
+    def source(self) -> str:
+        text = dedent_block(self.module.lines[self.start - 1:self.end], self.node.col_offset)
+        if text and not text.endswith(("\n", "\r")):
+            text += "\n"
+        return text
+
+    @cached_property
+    def signature(self) -> str:
+        return signature(self.node)
+
+    @cached_property
+    def docstring(self) -> str | None:
+        return ast.get_docstring(self.node)
+
+    @cached_property
+    def decorators(self) -> list[str]:
+        return [ast.unparse(d) for d in self.node.decorator_list]
+
+    @cached_property
+    def refs(self) -> References:
+        return collect_references(self.node)
+
+    @cached_property
+    def args(self) -> list[str]:
+        a = self.node.args
+        return [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+
+    @cached_property
+    def class_bases(self) -> list[str]:
+        return [ast.unparse(b) for b in self.cls.bases] if self.cls else []
+
+    @cached_property
+    def class_header(self) -> str:
+        if self.cls is None:
+            return ""
+        args = self.class_bases + [ast.unparse(k) for k in self.cls.keywords]
+        return f"class {self.cls.name}" + (f"({', '.join(args)})" if args else "") + ":"
+
+    @property
+    def class_refs(self) -> References | None:
+        if self.cls is not None and self._class_refs is None:
+            self._class_refs = _class_header_refs(self.cls)
+        return self._class_refs
+
+
+@dataclass
+class ClassInfo:
+    name: str
+    bases: list[str]
+    methods: set[str]
+
+
+@dataclass
+class ModuleInfo:
+    path: str
+    tree: ast.Module
+    lines: list[str]
+    bindings: dict[str, Binding]
+    stars: list[str]
+    imports: list[str]                   # top-level import statements as text
+    future: list[str]                    # `from __future__ import ...` statements
+    functions: set[str]                  # top-level function names
+    classes: dict[str, ClassInfo]
+    assigned: set[str]
+
+    @property
+    def name(self) -> str:
+        return dotted_path(self.path)
+
+    @property
+    def package(self) -> str:
+        return self.name if self.path.endswith("__init__.py") else package_of(self.path)
+
+    def defines(self, name: str) -> bool:
+        return name in self.functions or name in self.classes or name in self.assigned
+
+    def candidates(self) -> list[FunctionInfo]:
+        """Top-level functions and methods of top-level classes, minus stubs and dunders."""
+        found = []
+        for stmt in self.tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if not is_trivial(stmt):
+                    found.append(FunctionInfo(self, stmt, None))
+            elif isinstance(stmt, ast.ClassDef):
+                for item in stmt.body:
+                    if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        continue
+                    if item.name.startswith("__") and item.name.endswith("__") and (
+                            item.name not in KEPT_DUNDERS):
+                        continue
+                    if not is_trivial(item):
+                        found.append(FunctionInfo(self, item, stmt))
+        return found
+
+
+def _class_header_refs(cls: ast.ClassDef) -> References:
+    refs = References()
+    for part in (*cls.bases, *cls.keywords, *cls.decorator_list):
+        sub = collect_references(part)
+        refs.names |= sub.names
+        refs.chains |= sub.chains
+    return refs
+
+
+def parse_module(path: str, text: str) -> ModuleInfo:
+    """Parse one module (raises SyntaxError, ValueError or RecursionError when it cannot)."""
+    tree = ast.parse(text, filename=path)
+    package = package_of(path) if not path.endswith("__init__.py") else dotted_path(path)
+    bindings: dict[str, Binding] = {}
+    stars: list[str] = []
+    imports: list[str] = []
+    future: list[str] = []
+    functions: set[str] = set()
+    classes: dict[str, ClassInfo] = {}
+    assigned: set[str] = set()
+    for stmt in top_level_statements(tree.body):
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+                future.append(ast.unparse(stmt))
+                continue
+            found, star = import_bindings(stmt, package)
+            for binding in found:
+                bindings.setdefault(binding.name, binding)
+            stars.extend(star)
+            imports.append(ast.unparse(stmt))
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.add(stmt.name)
+        elif isinstance(stmt, ast.ClassDef):
+            methods = {item.name for item in stmt.body
+                       if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            classes[stmt.name] = ClassInfo(stmt.name, [ast.unparse(b) for b in stmt.bases],
+                                           methods)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                for node in ast.walk(target):
+                    if isinstance(node, ast.Name):
+                        assigned.add(node.id)
+    return ModuleInfo(path=path, tree=tree, lines=split_lines(text), bindings=bindings,
+                      stars=stars, imports=imports, future=future, functions=functions, classes=classes,
+                      assigned=assigned)

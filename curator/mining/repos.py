@@ -1,0 +1,95 @@
+"""Mined repositories in the database: find or create, the interpreter for runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from curator.errors import CuratorError, NotFoundError
+from curator.mining.gitcache import cache_key, is_url, repo_name
+from curator.store import Store, now
+
+
+def get_or_create(store: Store, url: str) -> dict:
+    row = store.one("SELECT * FROM repos WHERE url = ?", (url,))
+    if row is not None:
+        return row
+    stamp = now()
+    with store.transaction():
+        cursor = store.execute(
+            "INSERT INTO repos (url, name, cache_key, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?)", (url, repo_name(url), cache_key(url), stamp, stamp))
+        store.audit("repo", cursor.lastrowid, "create", after={"url": url})
+    return store.one("SELECT * FROM repos WHERE id = ?", (cursor.lastrowid,))
+
+
+def find(store: Store, ident: str) -> dict:
+    """A repository by id, URL or path as mined, or unique short name."""
+    ident = str(ident).strip()
+    if ident.isdigit():
+        row = store.one("SELECT * FROM repos WHERE id = ?", (int(ident),))
+        if row:
+            return row
+    row = store.one("SELECT * FROM repos WHERE url = ?", (ident.rstrip("/"),))
+    if row:
+        return row
+    if not is_url(ident) and Path(ident).expanduser().exists():
+        row = store.one("SELECT * FROM repos WHERE url = ?",
+                        (str(Path(ident).expanduser().resolve()),))
+        if row:
+            return row
+    rows = store.query("SELECT * FROM repos WHERE name = ? OR name LIKE ?",
+                       (ident, f"%/{ident}"))
+    if len(rows) == 1:
+        return rows[0]
+    if len(rows) > 1:
+        raise CuratorError(f"repository {ident!r} is ambiguous: "
+                           f"{', '.join(r['url'] for r in rows)}; give the URL or id")
+    raise NotFoundError(f"repository {ident!r} not found; mine it first (curator mine URL)")
+
+
+def list_rows(store: Store) -> list[dict]:
+    rows = store.query(
+        "SELECT r.*, (SELECT COUNT(*) FROM candidates c WHERE c.repo_id = r.id) AS candidates, "
+        "(SELECT commit_sha FROM mined_commits m WHERE m.repo_id = r.id "
+        " ORDER BY m.mined_at DESC LIMIT 1) AS last_commit "
+        "FROM repos r ORDER BY r.name, r.id")
+    return rows
+
+
+def check_python(path: str) -> str:
+    """The interpreter's version line, or a CuratorError saying why it cannot be used."""
+    if not os.path.isfile(path) or not os.access(path, os.X_OK):
+        raise CuratorError(f"{path}: not an executable file")
+    try:
+        out = subprocess.run([path, "-c", "import sys; print(sys.version.split()[0])"],
+                             capture_output=True, text=True, timeout=30, check=False,
+                             stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CuratorError(f"{path}: cannot run it as Python: {exc}") from None
+    if out.returncode != 0 or not out.stdout.strip():
+        raise CuratorError(f"{path}: does not run as Python (exit {out.returncode})")
+    return out.stdout.strip()
+
+
+def set_python(store: Store, ident: str, python: str | None) -> dict:
+    """Set (or with None, clear) the interpreter that runs this repository's tests."""
+    row = find(store, ident)
+    value = None
+    if python:
+        value = os.path.abspath(os.path.expanduser(python))
+        check_python(value)
+    if value != row["python"]:
+        with store.transaction():
+            store.execute("UPDATE repos SET python = ?, updated_at = ? WHERE id = ?",
+                          (value, now(), row["id"]))
+            store.audit("repo", row["id"], "update", "python", row["python"], value)
+    return store.one("SELECT * FROM repos WHERE id = ?", (row["id"],))
+
+
+def python_for(store: Store, url: str) -> str:
+    """The configured interpreter for a repository, else the curator's own."""
+    row = store.one("SELECT python FROM repos WHERE url = ?", (url,))
+    return (row or {}).get("python") or sys.executable

@@ -1,0 +1,558 @@
+"""Building a release bundle: a folder and a byte-reproducible NAME-X.Y.Z.tar.gz.
+
+Contents (DESIGN §6): problems.jsonl, dlbench.csv (the DL-Bench CSV form with its label
+spellings), taxonomy.json, annotations.jsonl, results.jsonl, README.md (the datasheet),
+LICENSES/, manifest.json (sha256 and size of every other file).
+
+Nothing in a bundle depends on the clock, the machine or the order rows were read: the
+same database always gives the same bytes. Building records the release and marks the
+included problems `released` (audited), and writes their problem.toml.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from curator import __version__
+from curator.labels import AXES
+from curator.problem import Problem
+from curator.problem_files import TOML, toml_text
+from curator.release import ReleaseError, dlbench, gates
+from curator.release import datasheet
+from curator.release.reader import MANIFEST, PROBLEMS, is_archive_name
+from curator.release.rows import jsonl_line, problem_row
+from curator.release.tarball import tar_gz_bytes
+from curator.store import Store, now
+from curator.store import problems as problem_store
+from curator.workspace import Workspace
+
+SCHEMA_VERSION = 1
+DEFAULT_NAME = "dl-bench"
+CSV_NAME = "dlbench.csv"
+TAXONOMY = "taxonomy.json"
+ANNOTATIONS = "annotations.jsonl"
+RESULTS = "results.jsonl"
+README = "README.md"
+LICENSES = "LICENSES"
+VERSION_PATTERN = re.compile(r"^\d+\.\d+\.\d+$")
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+Progress = Callable[[int, int, str], None]
+
+
+def archive_name(name: str, version: str) -> str:
+    return f"{name}-{version}.tar.gz"
+
+
+def default_name(workspace: Workspace) -> str:
+    return str((workspace.config.get("release") or {}).get("name") or DEFAULT_NAME)
+
+
+@dataclass
+class Contents:
+    """Everything a bundle holds, in memory: relative path -> bytes, plus what it says."""
+    name: str
+    version: str
+    files: dict[str, bytes]
+    rows: list[dict]
+    manifest: dict
+    failing: list[gates.Failure] = field(default_factory=list)
+
+    @property
+    def archive(self) -> bytes:
+        return tar_gz_bytes(f"{self.name}-{self.version}", self.files)
+
+
+def _dump_json(value) -> bytes:
+    return (json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False) + "\n").encode()
+
+
+def _jsonl(rows: list[dict]) -> bytes:
+    return "".join(jsonl_line(r) for r in rows).encode("utf-8")
+
+
+def _table_exists(store: Store, name: str) -> bool:
+    return store.one("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?",
+                     (name,)) is not None
+
+
+def _loads(value, default=None):
+    if value is None:
+        return default
+    if isinstance(value, (dict, list)):
+        return value
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError):
+        return default
+
+
+# -- taxonomy.json ---------------------------------------------------------------------
+
+def taxonomy_document(store: Store) -> dict:
+    """The label vocabularies (with DL-Bench spellings) and the bug taxonomy in use."""
+    labels = {axis: [] for axis in AXES}
+    for row in store.labels():
+        labels[row["axis"]].append({
+            "slug": row["slug"], "name": row["name"], "definition": row["definition"],
+            "dlbench": dlbench.EXPORT_SPELLINGS[row["axis"]].get(row["slug"], row["name"])})
+    doc: dict = {"labels": labels}
+    if _table_exists(store, "taxonomy_versions"):
+        from curator import taxonomy
+
+        doc["bug_taxonomy"] = taxonomy.current(store).to_json()
+    return doc
+
+
+# -- annotations.jsonl -----------------------------------------------------------------
+
+def _label_history(store: Store, ids: set[str]) -> dict[str, list[dict]]:
+    history: dict[str, list[dict]] = {}
+    for row in store.query(
+            "SELECT entity_id, at, actor, action, field, after FROM audit "
+            "WHERE entity = 'problem' AND (action = 'create' OR field IN ('stage', 'task', "
+            "'data')) ORDER BY id"):
+        pid = row["entity_id"]
+        if pid not in ids:
+            continue
+        if row["action"] == "create":
+            after = _loads(row["after"], {}) or {}
+            for axis in AXES:
+                if after.get(axis):
+                    history.setdefault(pid, []).append(
+                        {"axis": axis, "value": after[axis], "by": row["actor"], "at": row["at"]})
+        else:
+            value = _loads(row["after"], row["after"]) if row["after"] else ""
+            history.setdefault(pid, []).append(
+                {"axis": row["field"], "value": value, "by": row["actor"], "at": row["at"]})
+    return history
+
+
+def _sample_keys(store: Store, ids: set[str]) -> dict[int, dict]:
+    if not _table_exists(store, "samples"):
+        return {}
+    out = {}
+    for row in store.query("SELECT id, problem_id, model, technique, temperature, "
+                           "sample_index, content_hash, code_sha256 FROM samples"):
+        if row["problem_id"] in ids:
+            out[row["id"]] = row
+    return out
+
+
+def annotations(store: Store, name: str, problems: list[Problem]) -> list[dict]:
+    """One `labels` row per problem (with who set each label when), then review labels."""
+    ids = {p.id for p in problems}
+    history = _label_history(store, ids)
+    rows = [{"type": "labels", "task_id": f"{name}/{p.id}", "title": p.title,
+             "stage": p.stage, "task": p.task, "data": p.data,
+             "history": history.get(p.id, [])} for p in problems]
+    samples = _sample_keys(store, ids)
+    reviews = []
+    if samples and _table_exists(store, "review_labels"):
+        for row in store.query("SELECT * FROM review_labels ORDER BY sample_id, annotator"):
+            sample = samples.get(row["sample_id"])
+            if sample is None:
+                continue
+            reviews.append({"type": "review", "task_id": f"{name}/{sample['problem_id']}",
+                            "sample": sample["content_hash"], "model": sample["model"],
+                            "annotator": row["annotator"], "verdict": row["verdict"],
+                            "pairs": _loads(row["pairs"], []), "note": row["note"],
+                            "taxonomy_version": row["taxonomy_version"]})
+    if samples and _table_exists(store, "review_final"):
+        for row in store.query("SELECT * FROM review_final ORDER BY sample_id"):
+            sample = samples.get(row["sample_id"])
+            if sample is None:
+                continue
+            reviews.append({"type": "review_final",
+                            "task_id": f"{name}/{sample['problem_id']}",
+                            "sample": sample["content_hash"], "model": sample["model"],
+                            "adjudicator": row["adjudicator"], "verdict": row["verdict"],
+                            "pairs": _loads(row["pairs"], []), "note": row["note"],
+                            "taxonomy_version": row["taxonomy_version"]})
+    reviews.sort(key=lambda r: (r["task_id"], r["sample"], r["type"],
+                                r.get("annotator") or r.get("adjudicator") or ""))
+    return rows + reviews
+
+
+# -- results.jsonl ---------------------------------------------------------------------
+
+_RUN_FIELDS = ("outcome", "tests", "duration_s", "timeout_s", "env", "reason")
+
+
+def _run_record(row: dict) -> dict:
+    out = {}
+    for key in _RUN_FIELDS:
+        if key in row:
+            value = row[key]
+            if key in ("tests", "env"):
+                value = _loads(value, [] if key == "tests" else {})
+            out[key] = value
+    return out
+
+
+def results(store: Store, name: str, problems: list[Problem]) -> list[dict]:
+    """The latest reference run of each problem's current solution and of each sample."""
+    if not _table_exists(store, "runs"):
+        return []
+    ids = {p.id for p in problems}
+    rows = []
+    for pid, runs in sorted(gates.reference_runs(store, problems).items()):
+        counted = [r for r in runs if r["outcome"] != "infra"] or runs
+        full = store.one("SELECT * FROM runs WHERE id = ?", (counted[-1]["id"],))
+        rows.append({"task_id": f"{name}/{pid}", "solution_kind": "reference",
+                     "solution_sha256": full.get("solution_hash"), "sample": None,
+                     "model": None, "technique": None, "temperature": None,
+                     "sample_index": None, **_run_record(full)})
+    samples = _sample_keys(store, ids)
+    if samples:
+        from curator.evaluation.outcomes import sample_runs
+
+        for sid, run in sample_runs(store, list(samples)).items():
+            sample = samples[sid]
+            rows.append({"task_id": f"{name}/{sample['problem_id']}", "solution_kind": "sample",
+                         "solution_sha256": sample["code_sha256"],
+                         "sample": sample["content_hash"], "model": sample["model"],
+                         "technique": sample["technique"], "temperature": sample["temperature"],
+                         "sample_index": sample["sample_index"], **_run_record(run)})
+    rows.sort(key=lambda r: (r["task_id"], r["solution_kind"], r["model"] or "",
+                             r["technique"] or "", r["sample_index"] or 0, r["sample"] or ""))
+    return rows
+
+
+# -- LICENSES/ -------------------------------------------------------------------------
+
+def _license_file_name(repo: str) -> str:
+    from curator.mining.gitcache import repo_name
+
+    try:
+        short = repo_name(repo)
+    except Exception:  # a malformed repo string still gets a notice
+        short = repo
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", short).strip("_.") or "upstream"
+
+
+def _upstream_license_text(workspace: Workspace, repo: str, commit: str | None) -> str | None:
+    """The licence file of `repo` at `commit` from the mining cache, when it is there."""
+    if not commit:
+        return None
+    try:
+        from curator.mining.gitcache import cache_for
+        from curator.mining.licenses import LICENSE_FILES
+
+        cached = cache_for(workspace.repos_dir, repo)
+        if not cached.exists or not cached.has_commit(commit):
+            return None
+        for entry in sorted(cached.ls_tree(commit), key=lambda e: (len(e.path), e.path)):
+            if entry.type == "blob" and "/" not in entry.path and LICENSE_FILES.match(entry.path):
+                return cached.read_file(commit, entry.path).decode("utf-8", "replace")
+    except Exception:  # no cache, no git: the notice below still names the licence
+        return None
+    return None
+
+
+def licenses(workspace: Workspace, name: str, license_: str | None,
+             problems: list[Problem]) -> dict[str, bytes]:
+    """LICENSES/<name>.txt for the original problems, LICENSES/<repo>.txt per upstream."""
+    out: dict[str, bytes] = {}
+    original = sorted(p.id for p in problems if not p.source)
+    if original:
+        text = [f"{name}: original problems", "",
+                f"The {len(original)} problem(s) below were written for this benchmark and are",
+                f"released under {license_ or 'an unknown licence'}.", ""]
+        text += [f"- {pid}" for pid in original]
+        own = _workspace_license_text(workspace)
+        if own:
+            text += ["", "-" * 72, "", own.rstrip()]
+        out[f"{LICENSES}/{_license_file_name(name)}.txt"] = ("\n".join(text) + "\n").encode()
+    upstream: dict[str, list[Problem]] = {}
+    for p in problems:
+        if p.source and p.source.get("repo"):
+            upstream.setdefault(str(p.source["repo"]), []).append(p)
+    for repo, members in sorted(upstream.items()):
+        spdx = sorted({str(p.source.get("license") or "unknown") for p in members})
+        commits = sorted({str(p.source.get("commit") or "unpinned") for p in members})
+        text = [f"{repo}", "", f"Licence: {', '.join(spdx)}",
+                f"Commit(s): {', '.join(commits)}", "",
+                "Problems derived from this repository (code and tests remain under its "
+                "licence):", ""]
+        text += [f"- {p.id}: {p.source.get('path', '')} {p.source.get('symbol', '')}".rstrip()
+                 for p in sorted(members, key=lambda p: p.id)]
+        notice = _upstream_license_text(workspace, repo, members[0].source.get("commit"))
+        if notice:
+            text += ["", "-" * 72, "", notice.rstrip()]
+        path = f"{LICENSES}/{_license_file_name(repo)}.txt"
+        if path in out:
+            path = f"{LICENSES}/{_license_file_name(repo)}-{hashlib.sha1(repo.encode()).hexdigest()[:8]}.txt"
+        out[path] = ("\n".join(text) + "\n").encode()
+    return out
+
+
+def _workspace_license_text(workspace: Workspace) -> str | None:
+    from curator.mining.licenses import LICENSE_FILES
+
+    try:
+        names = sorted((p for p in Path(workspace.root).iterdir()
+                        if p.is_file() and LICENSE_FILES.match(p.name)),
+                       key=lambda p: (len(p.name), p.name))
+        return names[0].read_text(encoding="utf-8", errors="replace") if names else None
+    except OSError:
+        return None
+
+
+# -- assembling ------------------------------------------------------------------------
+
+def releasable(store: Store) -> list[Problem]:
+    return [p for p in problem_store.all_problems(store) if p.status in gates.RELEASABLE]
+
+
+def _counts(problems: list[Problem], rows: dict[str, list]) -> dict:
+    counts: dict = {"problems": len(problems),
+                    "function": sum(p.kind == "function" for p in problems),
+                    "method": sum(p.kind == "method" for p in problems),
+                    "repo_backed": sum(bool(p.test_node_ids) for p in problems),
+                    "original": sum(not p.source for p in problems)}
+    for axis in AXES:
+        tally: dict[str, int] = {}
+        for p in problems:
+            key = getattr(p, axis) or "unlabelled"
+            tally[key] = tally.get(key, 0) + 1
+        counts[axis] = dict(sorted(tally.items()))
+    for name, items in rows.items():
+        counts[name] = len(items)
+    return counts
+
+
+def _filename_map(store: Store, problems: list[Problem]) -> dict[str, str]:
+    """The DL-Bench file name of each problem: the original one when it was imported."""
+    names = {p.id: f"{p.id}.txt" for p in problems}
+    if _table_exists(store, "problem_imports"):
+        for row in store.query("SELECT problem_id, origin, origin_key FROM problem_imports "
+                               "WHERE origin IN ('dlbench-txt', 'dlbench-csv')"):
+            if row["problem_id"] in names and row["origin_key"].endswith(".txt"):
+                names[row["problem_id"]] = row["origin_key"]
+    return names
+
+
+def contents(store: Store, workspace: Workspace, version: str, name: str | None = None,
+             allow_failing: bool = False, progress: Progress | None = None,
+             cancelled: Callable[[], bool] | None = None) -> Contents:
+    """Assemble a bundle in memory (nothing is written). Raises when a gate blocks it."""
+    name = name or default_name(workspace)
+    if not VERSION_PATTERN.match(version or ""):
+        raise ReleaseError(f"version {version!r} must look like X.Y.Z (e.g. 1.0.0)")
+    if not NAME_PATTERN.match(name):
+        raise ReleaseError(f"name {name!r} must match {NAME_PATTERN.pattern}")
+    problems = releasable(store)
+    if not problems:
+        raise ReleaseError("nothing to release: no problem is ready or released "
+                           "(set status = \"ready\" in problem.toml)")
+    settings = gates.settings_for(workspace)
+    report = gates.check(store, workspace, problems, settings, progress=progress,
+                         cancelled=cancelled)
+    failing = report.failures
+    if failing and not allow_failing:
+        ids = report.blocking
+        first = failing[0]
+        raise ReleaseError(
+            f"release blocked: {len(ids)} problem(s) fail a gate (e.g. {first.problem_id}: "
+            f"{first.gate}: {first.reason}); see `curator release check`, or pass "
+            "--allow-failing")
+    if cancelled and cancelled():
+        raise KeyboardInterrupt("release build cancelled")
+    rows = [problem_row(p, name) for p in problems]
+    names = _filename_map(store, problems)
+    csv_rows = [dlbench.export_row(p, names[p.id]) for p in problems]
+    ann = annotations(store, name, problems)
+    res = results(store, name, problems)
+    files: dict[str, bytes] = {
+        PROBLEMS: _jsonl(rows),
+        CSV_NAME: dlbench.render_csv(csv_rows).encode("utf-8"),
+        TAXONOMY: _dump_json(taxonomy_document(store)),
+        ANNOTATIONS: _jsonl(ann),
+        RESULTS: _jsonl(res),
+    }
+    files.update(licenses(workspace, name, settings.license, problems))
+    counts = _counts(problems, {"annotations": ann, "results": res})
+    files[README] = datasheet.render(datasheet.Facts(
+        name=name, version=version, license=settings.license, problems=problems,
+        counts=counts, results=res, annotations=ann, settings=settings,
+        failing=failing if allow_failing else [],
+        description=(workspace.config.get("release") or {}).get("description", ""),
+        csv_name=CSV_NAME)).encode("utf-8")
+    manifest = {
+        "name": name,
+        "version": version,
+        "schema_version": SCHEMA_VERSION,
+        "tool": "dl-bench-curator",
+        "tool_version": __version__,
+        "license": settings.license,
+        "gates": settings.to_json(),
+        "allow_failing": bool(allow_failing),
+        "failing": [{"problem_id": f.problem_id, "gate": f.gate, "reason": f.reason}
+                    for f in failing],
+        "counts": counts,
+        "files": {path: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+                  for path, data in sorted(files.items())},
+    }
+    files[MANIFEST] = _dump_json(manifest)
+    return Contents(name, version, files, rows, manifest, failing)
+
+
+# -- writing and recording -------------------------------------------------------------
+
+@dataclass
+class BuildReport:
+    name: str
+    version: str
+    out: Path
+    archive: Path
+    archive_sha256: str
+    problems: int
+    files: list[str]
+    allow_failing: bool
+    failing: list[dict]
+    released: list[str]           # problems newly marked released
+    recorded: bool                # False when this exact release was already recorded
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "version": self.version, "out": str(self.out),
+                "archive": str(self.archive), "archive_sha256": self.archive_sha256,
+                "problems": self.problems, "files": self.files,
+                "allow_failing": self.allow_failing, "failing": self.failing,
+                "released": self.released, "recorded": self.recorded}
+
+
+def _prepare_out(out: Path) -> None:
+    """Make `out` ready for a bundle: empty, or holding an older bundle (which is replaced)."""
+    if out.exists() and not out.is_dir():
+        raise ReleaseError(f"{out}: exists and is not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    entries = list(out.iterdir())
+    if not entries:
+        return
+    if not (out / MANIFEST).is_file():
+        raise ReleaseError(f"{out}: folder is not empty and holds no bundle; "
+                           "choose an empty or new folder")
+    try:
+        old = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+        listed = set(old.get("files", {}))
+    except (OSError, ValueError, AttributeError):
+        listed = set()
+    for entry in entries:
+        rel = entry.name
+        if entry.is_dir() and rel == LICENSES:
+            shutil.rmtree(entry)
+        elif entry.is_file() and (rel in listed or rel == MANIFEST or is_archive_name(rel)):
+            entry.unlink()
+
+
+def _write(out: Path, contents: Contents, archive: bytes) -> Path:
+    _prepare_out(out)
+    for rel, data in sorted(contents.files.items()):
+        target = out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    path = out / archive_name(contents.name, contents.version)
+    path.write_bytes(archive)
+    digest = hashlib.sha256(archive).hexdigest()
+    (out / (path.name + ".sha256")).write_text(f"{digest}  {path.name}\n", encoding="utf-8")
+    return path
+
+
+def _record(store: Store, workspace: Workspace, contents: Contents, digest: str,
+            out: Path) -> tuple[list[str], bool]:
+    """Record the release and mark its problems released; returns (newly released, recorded)."""
+    name, version = contents.name, contents.version
+    with store.transaction():
+        existing = store.one("SELECT id, archive_sha256 FROM releases WHERE name = ? AND "
+                             "version = ?", (name, version))
+        if existing and existing["archive_sha256"] != digest:
+            raise ReleaseError(
+                f"{name} {version} was already built with different content "
+                f"(sha256 {existing['archive_sha256'][:12]}); bump the version")
+        recorded = existing is None
+        if recorded:
+            cursor = store.execute(
+                "INSERT INTO releases (name, version, archive_sha256, problem_count, "
+                "allow_failing, manifest, out_dir, built_at, actor) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (name, version, digest, len(contents.rows), int(bool(
+                    contents.manifest["allow_failing"])),
+                 contents.files[MANIFEST].decode("utf-8"), str(out), now(), store.actor))
+            release_id = cursor.lastrowid
+            store.conn.executemany(
+                "INSERT INTO release_problems (release_id, problem_id, content_sha256) "
+                "VALUES (?, ?, ?)",
+                [(release_id, row["task_id"].rsplit("/", 1)[-1], row["content_sha256"])
+                 for row in contents.rows])
+            store.audit("release", f"{name}-{version}", "build",
+                        after={"archive_sha256": digest, "problems": len(contents.rows),
+                               "allow_failing": contents.manifest["allow_failing"]})
+        ids = [row["task_id"].rsplit("/", 1)[-1] for row in contents.rows]
+        newly = []
+        stamp = now()
+        for pid in ids:
+            row = store.one("SELECT status FROM problems WHERE id = ?", (pid,))
+            if row and row["status"] != "released":
+                store.execute("UPDATE problems SET status = 'released', updated_at = ? "
+                              "WHERE id = ?", (stamp, pid))
+                store.audit("problem", pid, "update", "status", row["status"], "released")
+                newly.append(pid)
+            if recorded:
+                store.audit("problem", pid, "release", "version", None, f"{name} {version}")
+    return newly, recorded
+
+
+def _write_status(store: Store, workspace: Workspace, ids: list[str]) -> None:
+    """Mirror the new status into problems/<id>/problem.toml (only that file changes)."""
+    updates = []
+    for pid in ids:
+        folder = workspace.problems_dir / pid
+        if not folder.is_dir():
+            continue
+        problem = problem_store.get(store, pid)
+        raw = problem_store.get_raw_toml(store, pid)
+        text = toml_text(problem, raw)
+        path = folder / TOML
+        tmp = path.with_name(f".{TOML}.tmp")
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        tmp.replace(path)
+        if text != raw:
+            updates.append((text, pid))
+    if updates:
+        with store.transaction():
+            store.conn.executemany("UPDATE problems SET toml_raw = ? WHERE id = ?", updates)
+
+
+def build(store: Store, workspace: Workspace, version: str, out: str | Path,
+          name: str | None = None, allow_failing: bool = False,
+          progress: Progress | None = None,
+          cancelled: Callable[[], bool] | None = None) -> BuildReport:
+    """Build the bundle into `out` (files + NAME-X.Y.Z.tar.gz), record it, mark released."""
+    out = Path(out)
+    built = contents(store, workspace, version, name, allow_failing, progress, cancelled)
+    archive = built.archive
+    digest = hashlib.sha256(archive).hexdigest()
+    existing = store.one("SELECT archive_sha256 FROM releases WHERE name = ? AND version = ?",
+                         (built.name, built.version))
+    if existing and existing["archive_sha256"] != digest:
+        raise ReleaseError(
+            f"{built.name} {built.version} was already built with different content "
+            f"(sha256 {existing['archive_sha256'][:12]}); bump the version")
+    path = _write(out, built, archive)
+    newly, recorded = _record(store, workspace, built, digest, out.resolve())
+    _write_status(store, workspace, newly)
+    return BuildReport(
+        name=built.name, version=built.version, out=out, archive=path, archive_sha256=digest,
+        problems=len(built.rows), files=sorted(built.files) + [path.name],
+        allow_failing=bool(allow_failing),
+        failing=[{"problem_id": f.problem_id, "gate": f.gate, "reason": f.reason}
+                 for f in built.failing],
+        released=newly, recorded=recorded)

@@ -1,0 +1,74 @@
+"""Facts read from a problem's code with `ast`: how many tests, which libraries."""
+
+from __future__ import annotations
+
+import ast
+
+
+def _parse(code: str) -> ast.Module | None:
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _parametrize_cases(decorator: ast.expr) -> int:
+    """How many cases `@pytest.mark.parametrize(names, [..])` adds (1 when not literal)."""
+    if not isinstance(decorator, ast.Call):
+        return 1
+    func = decorator.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "parametrize"):
+        return 1
+    values = decorator.args[1] if len(decorator.args) > 1 else None
+    for keyword in decorator.keywords:
+        if keyword.arg == "argvalues":
+            values = keyword.value
+    if isinstance(values, (ast.List, ast.Tuple, ast.Set)):
+        return max(1, len(values.elts))
+    return 1
+
+
+def _cases(func: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    cases = 1
+    for decorator in func.decorator_list:
+        cases *= _parametrize_cases(decorator)
+    return cases
+
+
+def count_tests(test_code: str | None) -> int | None:
+    """Test cases pytest would collect from a test file (None when it does not parse).
+
+    Counts module-level `test*` functions and `test*` methods of `Test*` classes,
+    multiplying by the literal case lists of `pytest.mark.parametrize`.
+    """
+    if not test_code:
+        return 0
+    tree = _parse(test_code)
+    if tree is None:
+        return None
+    total = 0
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith(
+                "test"):
+            total += _cases(node)
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                        item.name.startswith("test"):
+                    total += _cases(item)
+    return total
+
+
+def imported_libs(code: str) -> list[str]:
+    """Top-level names of the modules a piece of code imports, sorted (relative ones skipped)."""
+    tree = _parse(code or "")
+    if tree is None:
+        return []
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    names.discard("__future__")
+    return sorted(names)

@@ -1,0 +1,205 @@
+"""The bundle's README.md: a datasheet (what, how built, distributions, results, limits)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from curator.labels import AXES, DEFAULT_LABELS
+from curator.problem import Problem
+from curator.release.gates import Failure, Settings
+
+_NAMES = {(label.axis, label.slug): label.name for label in DEFAULT_LABELS}
+_AXIS_TITLES = {"stage": "Pipeline stage", "task": "ML task", "data": "Input data type"}
+KS = (1, 5, 10)
+
+
+@dataclass
+class Facts:
+    name: str
+    version: str
+    license: str | None
+    problems: list[Problem]
+    counts: dict
+    results: list[dict]
+    annotations: list[dict]
+    settings: Settings
+    failing: list[Failure] = field(default_factory=list)
+    description: str = ""
+    csv_name: str = "dlbench.csv"
+
+
+def _table(header: list[str], rows: list[list], numeric: bool = True) -> list[str]:
+    """A markdown table; with `numeric`, every column after the first is right-aligned."""
+    out = ["| " + " | ".join(header) + " |",
+           "|" + "|".join("---" if i == 0 or not numeric else "---:"
+                          for i in range(len(header))) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"
+
+
+def _distribution(facts: Facts, axis: str) -> list[str]:
+    tally = facts.counts.get(axis, {})
+    total = facts.counts["problems"]
+    order = [label.slug for label in DEFAULT_LABELS if label.axis == axis]
+    keys = [k for k in order if k in tally] + sorted(k for k in tally if k not in order)
+    rows = [[_NAMES.get((axis, k), k), f"`{k}`", tally[k], _pct(tally[k], total)] for k in keys]
+    return _table([_AXIS_TITLES[axis], "slug", "problems", "share"], rows)
+
+
+def _pass_at_k(facts: Facts) -> list[str]:
+    """pass@k per model (unbiased estimator), over problems whose reference passes."""
+    from curator.evaluation.pass_at_k import mean_pass_at_k
+
+    reference_ok = {r["task_id"] for r in facts.results
+                    if r["solution_kind"] == "reference" and r.get("outcome") == "passed"}
+    per_model: dict[str, dict[str, list[int]]] = {}
+    for r in facts.results:
+        if r["solution_kind"] != "sample" or r["task_id"] not in reference_ok:
+            continue
+        key = r["model"] + (f" [{r['technique']}]" if r.get("technique") else "")
+        counts = per_model.setdefault(key, {}).setdefault(r["task_id"], [0, 0])
+        counts[0] += 1
+        counts[1] += r.get("outcome") == "passed"
+    if not per_model:
+        return ["No model samples were evaluated for this release."]
+    labels = {f"{facts.name}/{p.id}": p for p in facts.problems}
+    lines = _table(["model", "problems", "samples"] + [f"pass@{k}" for k in KS], [
+        [model, len(problems), sum(n for n, _ in problems.values())] + [
+            _fmt(mean_pass_at_k([tuple(v) for v in problems.values()], k)) for k in KS]
+        for model, problems in sorted(per_model.items())])
+    for axis in AXES:
+        values = sorted({getattr(p, axis) or "unlabelled" for p in facts.problems})
+        rows = []
+        for model, problems in sorted(per_model.items()):
+            row = [model]
+            for value in values:
+                pairs = [tuple(v) for tid, v in problems.items()
+                         if (getattr(labels[tid], axis) or "unlabelled") == value]
+                row.append(_fmt(mean_pass_at_k(pairs, 1)))
+            rows.append(row)
+        lines += ["", f"pass@1 by {_AXIS_TITLES[axis].lower()}:", ""]
+        lines += _table(["model"] + [_NAMES.get((axis, v), v) for v in values], rows)
+    return lines
+
+
+def _fmt(value) -> str:
+    return "-" if value is None else f"{100 * value[0]:.1f}"
+
+
+def _limitations(facts: Facts) -> list[str]:
+    c = facts.counts
+    items = []
+    if c.get("repo_backed"):
+        items.append(f"{c['repo_backed']} problem(s) run against upstream repositories at "
+                     "pinned commits; their results depend on those repositories' own "
+                     "dependencies being installable.")
+    if facts.failing:
+        ids = sorted({f.problem_id for f in facts.failing})
+        items.append(f"This release was built with --allow-failing: {len(ids)} problem(s) "
+                     "fail at least one release gate (listed in manifest.json under "
+                     "`failing`): " + ", ".join(ids) + ".")
+    single = sum(1 for row in facts.annotations if row.get("type") == "labels"
+                 and len({h["by"] for h in row.get("history", [])}) <= 1)
+    if single:
+        items.append(f"{single} problem(s) were labelled by a single person (see "
+                     "annotations.jsonl for who set each label); label agreement is not "
+                     "reported for them.")
+    if not any(r["solution_kind"] == "sample" for r in facts.results):
+        items.append("No model results are included yet.")
+    items.append("Reference solutions were verified on CPU with the pinned interpreter and "
+                 "libraries recorded in results.jsonl (`env`); other versions may behave "
+                 "differently.")
+    items.append("Timeouts scale with the reference's own measured time, so very slow "
+                 "machines may still time out correct solutions.")
+    items.append(f"Problems are function-level: {c.get('function', 0)} functions and "
+                 f"{c.get('method', 0)} class methods; they do not measure repository-level "
+                 "or multi-file generation.")
+    return [f"- {item}" for item in items]
+
+
+def render(facts: Facts) -> str:
+    c = facts.counts
+    total = c["problems"]
+    references = [r for r in facts.results if r["solution_kind"] == "reference"]
+    passed = sum(r.get("outcome") == "passed" for r in references)
+    upstream = sorted({str(p.source.get("repo")) for p in facts.problems
+                       if p.source and p.source.get("repo")})
+    lines = [f"# {facts.name} {facts.version}", ""]
+    if facts.description:
+        lines += [facts.description.strip(), ""]
+    lines += [
+        "A function-level deep-learning code-generation benchmark in the style of DL-Bench: "
+        "each problem is a deep-learning function (pre/post-processing, model construction, "
+        "training, inference, evaluation) with a natural-language prompt, a reference "
+        "solution, unit tests, provenance, and three labels (pipeline stage, ML task, input "
+        "data type). Models are scored with the unbiased pass@k estimator.",
+        "",
+        "## Contents",
+        "",
+    ]
+    lines += _table(["file", "what it holds"], [
+        ["`problems.jsonl`", f"{total} problems, one JSON object per line"],
+        [f"`{facts.csv_name}`", "the same problems in the DL-Bench CSV form and label spellings"],
+        ["`taxonomy.json`", "label vocabularies and the bug taxonomy"],
+        ["`annotations.jsonl`", f"{c.get('annotations', 0)} rows: labels with who set "
+                                "them, and review labels of failing samples"],
+        ["`results.jsonl`", f"{c.get('results', 0)} runs: reference solutions and model "
+                            "samples"],
+        ["`LICENSES/`", "licence notices of the original problems and each upstream "
+                        "repository"],
+        ["`manifest.json`", "name, version, counts, sha256 and size of every file"],
+    ], numeric=False)
+    derived = total - c.get("original", 0)
+    if derived:
+        origin = (f"{derived} were derived from {len(upstream)} upstream "
+                  + ("repository" if len(upstream) == 1 else "repositories")
+                  + " at pinned commits: " + ", ".join(upstream) + ".")
+    else:
+        origin = "none was derived from an upstream repository."
+    lines += [
+        "",
+        "Load it with any JSON-lines reader, e.g. "
+        "`datasets.load_dataset(\"json\", data_files=\"problems.jsonl\")`. "
+        "Fields of `problems.jsonl`: `task_id` (`<name>/<id>`), `entry_point`, `kind` "
+        "(`function` or `method`), `instruct_prompt`, `code_prompt` (what a completion "
+        "continues), `canonical_solution`, `test` (a pytest file importing the entry point "
+        "from `solution`, or null), `test_node_ids` (pytest node ids in the upstream "
+        "repository, or null), `stage`, `task`, `data`, `framework`, `libs`, `source` "
+        "(provenance, null for original work), `content_sha256` (sha256 of the row's "
+        "canonical JSON without `task_id` and itself).",
+        "",
+        "## How it was built",
+        "",
+        f"- {c.get('original', 0)} problem(s) were written for this benchmark; {origin}",
+        "- Every problem passed these release gates before inclusion"
+        + (" (except those listed under Known limitations)" if facts.failing else "") + ": "
+        "the reference solution passes its tests on the pinned environment (flaky "
+        f"references excluded), at least {facts.settings.min_tests} tests, stage/task/data "
+        "labels set, prompt present, provenance and licence known, and no near-duplicate "
+        f"(normalised-code similarity below {facts.settings.near_duplicate_threshold}).",
+        f"- Reference runs: {passed} of {len(references)} recorded reference runs passed "
+        "(results.jsonl).",
+        "- A pass requires every expected test to report a pass; collection errors, skips, "
+        "xfails and early exits count as failures.",
+        "",
+        "## Distribution",
+        "",
+        f"{total} problems: {c.get('function', 0)} functions, {c.get('method', 0)} class "
+        f"methods; {c.get('repo_backed', 0)} run against upstream repositories.",
+        "",
+    ]
+    for axis in AXES:
+        lines += _distribution(facts, axis) + [""]
+    lines += ["## Results", ""]
+    lines += _pass_at_k(facts)
+    lines += ["", "## Known limitations", ""]
+    lines += _limitations(facts)
+    lines += ["", "## Licence", "",
+              f"Original problems: {facts.license or 'unknown'}. Problems derived from "
+              "upstream repositories keep their repositories' licences; see `LICENSES/`.",
+              ""]
+    return "\n".join(lines)

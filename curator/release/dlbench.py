@@ -1,0 +1,385 @@
+"""The original DL-Bench release formats: `.txt` files, the CSV form, and label spellings.
+
+Pure functions: text in, records out (no store, no files written). See DESIGN §2.
+
+A `.txt` file is a sequence of `key: value` blocks. A key counts only when it starts a
+line with at most two leading spaces (so indented code in a prompt that happens to
+contain `data:` stays part of the prompt); a value runs until the next key. Keys:
+stage, task, data, prompt, ground Truth, repo, function (legacy f_name), class,
+test_cases. Label values are free text with typos and case variants; an empty task
+means General and an empty data means Others; in class files the stage and data values
+are swapped (detected from the vocabulary, so a class file that is not swapped is read
+as it is). Unknown spellings are reported, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field
+
+CSV_COLUMNS = ("repo", "filename", "function", "class", "ground Truth", "test_cases",
+               "prompt", "stage", "task", "data")
+
+KEY_NAMES = {
+    "stage": "stage", "task": "task", "data": "data", "prompt": "prompt",
+    "ground truth": "ground_truth", "groundtruth": "ground_truth", "ground_truth": "ground_truth",
+    "repo": "repo", "function": "function", "f_name": "function", "class": "class",
+    "test_cases": "test_cases", "test cases": "test_cases",
+}
+_KEY_LINE = re.compile(
+    r"^ {0,2}(" + "|".join(re.escape(k) for k in sorted(KEY_NAMES, key=len, reverse=True))
+    + r")[ \t]*:(.*)$", re.IGNORECASE)
+
+# How DL-Bench spells our labels when it writes them (the published names).
+EXPORT_SPELLINGS = {
+    "stage": {"prepost": "Pre/Post Processing", "model": "Model Construction",
+              "training": "Training", "inference": "Inference",
+              "evaluation": "Evaluation & Metrics"},
+    "task": {"classification": "Classification", "regression": "Regression",
+             "detection": "Object Detection", "segmentation": "Image Segmentation",
+             "timeseries": "Time Series Prediction", "recommendation": "Recommendation",
+             "general": "General"},
+    "data": {"image": "Image", "text": "Text", "tabular": "Structured Array",
+             "other": "Others"},
+}
+
+# Every spelling seen or expected in the wild, compacted by `spelling_key`.
+_SPELLINGS = {
+    "stage": {
+        "prepost": ["pre/post processing", "pre-post processing", "pre post processing",
+                    "preprocessing", "pre-processing", "postprocessing", "post-processing",
+                    "pre/postprocessing", "pre and post processing", "prepost",
+                    "pre-post-processing", "data preprocessing", "pre/post-processing"],
+        "model": ["model construction", "model", "model constructions", "model building",
+                  "model contruction", "model construcion", "modelconstruction",
+                  "model architecture"],
+        "training": ["training", "train", "trainig", "model training"],
+        "inference": ["inference", "infer", "inferance", "prediction", "model inference"],
+        "evaluation": ["evaluation & metrics", "evaluating&metrics", "evaluation and metrics",
+                       "evaluating & metrics", "evaluation", "metrics", "evaluation metrics",
+                       "evaluating metrics", "evaluation&metric", "evaluation & metric",
+                       "evaluating", "evalutation & metrics"],
+    },
+    "task": {
+        "classification": ["classification", "classififcation", "classfication",
+                           "clasification", "classifcation", "classificaiton",
+                           "image classification", "text classification"],
+        "regression": ["regression", "regresion", "regressions"],
+        "detection": ["object detection", "detection", "objectdetection", "object detecion"],
+        "segmentation": ["image segmentation", "segmentation", "image segmantation",
+                         "semantic segmentation"],
+        "timeseries": ["time series prediction", "time series", "time-series prediction",
+                       "timeseries", "time series forecasting", "time-series",
+                       "timeseries prediction", "forecasting"],
+        "recommendation": ["recommendation", "recommendations", "recommender",
+                           "recommendation system", "recommender system", "recomendation"],
+        "general": ["general", "generic", "none", "n/a"],
+    },
+    "data": {
+        "image": ["image", "images", "img", "image data", "imgae"],
+        "text": ["text", "texts", "textual", "text data", "nlp"],
+        "tabular": ["structured array", "structured arrays", "table", "tables", "tabular",
+                    "tabular data", "structured data", "structured", "structure array",
+                    "structured-array", "array", "arrays"],
+        "other": ["others", "other", "none", "n/a", "misc"],
+    },
+}
+# An empty value means this (DESIGN §2); an empty stage has no default.
+EMPTY_MEANS = {"task": "general", "data": "other"}
+
+
+def spelling_key(text: str) -> str:
+    """Case, spacing, `&`/`and` and punctuation folded away: `Evaluating&Metrics` -> `evaluatingmetrics`."""
+    text = text.lower().replace("&", " ").replace(" and ", " ")
+    return re.sub(r"[^a-z0-9]", "", text)
+
+
+def spelling_map(extra: dict | None = None) -> dict[str, dict[str, str]]:
+    """axis -> {compacted spelling -> slug}; `extra` (axis -> {spelling: slug}) adds or wins."""
+    table: dict[str, dict[str, str]] = {axis: {} for axis in _SPELLINGS}
+    for axis, slugs in _SPELLINGS.items():
+        for slug, spellings in slugs.items():
+            for spelling in (slug, *spellings, EXPORT_SPELLINGS[axis][slug]):
+                table[axis][spelling_key(spelling)] = slug
+    for axis, spellings in (extra or {}).items():
+        if axis in table and isinstance(spellings, dict):
+            for spelling, slug in spellings.items():
+                table[axis][spelling_key(str(spelling))] = str(slug)
+    return table
+
+
+def map_label(axis: str, value: str, table: dict[str, dict[str, str]]) -> str | None:
+    """Our slug for a DL-Bench label value (None when the spelling is unknown)."""
+    value = (value or "").strip()
+    if not value:
+        return EMPTY_MEANS.get(axis)
+    return table[axis].get(spelling_key(value))
+
+
+@dataclass
+class Record:
+    """One DL-Bench problem as written in the release, before mapping."""
+    origin: str                       # the file name (the only unique key in DL-Bench)
+    fields: dict[str, str] = field(default_factory=dict)   # canonical key -> raw value
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def is_class(self) -> bool:
+        return bool(self.fields.get("class", "").strip()) or \
+            self.origin.rsplit("/", 1)[-1].startswith("classes-")
+
+
+def parse_txt(text: str, origin: str) -> Record:
+    """Read one `.txt` problem file into its key -> value blocks."""
+    record = Record(origin)
+    current: str | None = None
+    lines: list[str] = []
+    preamble = False
+
+    def close() -> None:
+        if current is None:
+            return
+        value = "\n".join(lines).strip()
+        if current in record.fields:
+            record.notes.append(f"duplicate key {current!r}: the first value is kept")
+        else:
+            record.fields[current] = value
+
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        match = _KEY_LINE.match(line)
+        if match:
+            close()
+            current = KEY_NAMES[match.group(1).lower()]
+            lines = [match.group(2)]
+        elif current is None:
+            preamble = preamble or bool(line.strip())
+        else:
+            lines.append(line)
+    close()
+    if preamble:
+        record.notes.append("text before the first key was ignored")
+    return record
+
+
+def parse_csv(text: str, origin: str) -> tuple[list[Record], list[dict]]:
+    """Read the CSV form; returns its records and the rows that could not be read."""
+    reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        return [], [{"file": origin, "reason": "empty CSV file"}]
+    columns = {}
+    for index, name in enumerate(header):
+        key = KEY_NAMES.get(name.strip().lower())
+        if key is None and name.strip().lower() == "filename":
+            key = "filename"
+        if key is not None:
+            columns[index] = key
+    if "prompt" not in columns.values():
+        return [], [{"file": origin, "reason": "CSV header has no prompt column; expected "
+                     + ", ".join(CSV_COLUMNS)}]
+    records, errors = [], []
+    for line_no, row in enumerate(reader, start=2):
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) > len(header):
+            errors.append({"file": f"{origin}:{line_no}",
+                           "reason": f"{len(row)} cells but the header has {len(header)}"})
+            continue
+        values = {columns[i]: cell for i, cell in enumerate(row) if i in columns}
+        name = values.pop("filename", "").strip()
+        record = Record(name or f"{origin}:{line_no}")
+        record.fields = {k: v.strip() for k, v in values.items()}
+        records.append(record)
+    return records, errors
+
+
+@dataclass
+class Labels:
+    stage: str | None
+    task: str | None
+    data: str | None
+    swapped: bool
+    unknown: list[dict]               # {"axis", "value", "key"}: key = where it was written
+
+
+def resolve_labels(record: Record, table: dict[str, dict[str, str]]) -> Labels:
+    """Map the raw labels to slugs, undoing the stage/data swap of class files.
+
+    Both readings (as written, and stage/data swapped) are scored by how many axes they
+    resolve; a class file takes the swapped reading unless the plain one resolves more,
+    a function file the plain reading unless the swapped one resolves more.
+    """
+    raw = {axis: record.fields.get(axis, "") for axis in ("stage", "task", "data")}
+    plain = {axis: map_label(axis, raw[axis], table) for axis in raw}
+    swapped_raw = dict(raw, stage=raw["data"], data=raw["stage"])
+    swapped = {axis: map_label(axis, swapped_raw[axis], table) for axis in raw}
+
+    def score(mapped: dict) -> int:
+        return sum(1 for axis in ("stage", "data") if mapped[axis] is not None)
+
+    if record.is_class:
+        use_swap = score(swapped) >= score(plain)
+    else:
+        use_swap = score(swapped) > score(plain)
+    chosen, chosen_raw = (swapped, swapped_raw) if use_swap else (plain, raw)
+    written_under = {"stage": "data", "data": "stage"} if use_swap else {}
+    unknown = [{"axis": axis, "value": chosen_raw[axis], "key": written_under.get(axis, axis)}
+               for axis in ("stage", "task", "data") if chosen[axis] is None]
+    return Labels(chosen["stage"], chosen["task"], chosen["data"], use_swap, unknown)
+
+
+_ANCHOR = re.compile(r"#L(\d+)(?:-L?(\d+))?$")
+_GITHUB = re.compile(r"^https?://github\.com/([^/]+)/([^/]+)/(?:blob|tree)/([^/]+)/(.+)$")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+@dataclass
+class GroundTruth:
+    path: str
+    lines: str | None = None
+    repo_url: str | None = None
+    ref: str | None = None
+
+
+def parse_ground_truth(value: str) -> GroundTruth:
+    """`kornia/color/gray.py#L12-L40` -> path and lines; a GitHub blob URL also gives the repo."""
+    value = value.strip().split()[0] if value.strip() else ""
+    lines = None
+    match = _ANCHOR.search(value)
+    if match:
+        lines = match.group(1) + (f"-{match.group(2)}" if match.group(2) else "")
+        value = value[:match.start()]
+    value = value.split("#", 1)[0]
+    url = _GITHUB.match(value)
+    if url:
+        owner, name, ref, path = url.groups()
+        return GroundTruth(path, lines, f"https://github.com/{owner}/{name}", ref)
+    while value.startswith("./"):
+        value = value[2:]
+    return GroundTruth(value.lstrip("/"), lines)
+
+
+def is_commit(ref: str | None) -> bool:
+    return bool(ref and _SHA.match(ref))
+
+
+def node_ids(value: str) -> list[str]:
+    """test_cases: whitespace-separated pytest targets, kept in order without duplicates."""
+    seen: dict[str, None] = {}
+    for item in value.replace(",", " ").split():
+        item = item.strip().strip("'\"")
+        if item:
+            seen.setdefault(item, None)
+    return list(seen)
+
+
+def identifier(value: str) -> str | None:
+    """The Python name in a function/class value (`foo()`, ` Foo ` -> name); None if none."""
+    value = value.strip()
+    match = re.match(r"^(?:def\s+|class\s+)?([A-Za-z_]\w*)\s*(?:\(.*\))?\s*:?$", value)
+    if match:
+        return match.group(1)
+    return None
+
+
+# Upstream projects of the original benchmark, by the name its `repo` field uses.
+# Values: (repository URL, framework). Extend or override with [dlbench.repos] in
+# curator.toml (name = "url").
+KNOWN_REPOS = {
+    "kornia": ("https://github.com/kornia/kornia", "pytorch"),
+    "vision": ("https://github.com/pytorch/vision", "pytorch"),
+    "torchvision": ("https://github.com/pytorch/vision", "pytorch"),
+    "scikit-learn": ("https://github.com/scikit-learn/scikit-learn", "scikit-learn"),
+    "pytorch3d": ("https://github.com/facebookresearch/pytorch3d", "pytorch"),
+    "cleanlab": ("https://github.com/cleanlab/cleanlab", "scikit-learn"),
+    "ignite": ("https://github.com/pytorch/ignite", "pytorch"),
+    "imagededup": ("https://github.com/idealo/imagededup", "pytorch"),
+    "lightly": ("https://github.com/lightly-ai/lightly", "pytorch"),
+    "pennylane": ("https://github.com/PennyLaneAI/pennylane", "pennylane"),
+    "pfrl": ("https://github.com/pfnet/pfrl", "pytorch"),
+    "stanza": ("https://github.com/stanfordnlp/stanza", "pytorch"),
+    "umap": ("https://github.com/lmcinnes/umap", "numpy"),
+    "gpflow": ("https://github.com/GPflow/GPflow", "tensorflow"),
+    "deepreg": ("https://github.com/DeepRegNet/DeepReg", "tensorflow"),
+    "avalanche": ("https://github.com/ContinualAI/avalanche", "pytorch"),
+    "deepchem": ("https://github.com/deepchem/deepchem", "pytorch"),
+    "pyro": ("https://github.com/pyro-ppl/pyro", "pytorch"),
+    "pyod": ("https://github.com/yzhao062/pyod", "scikit-learn"),
+    "nncf": ("https://github.com/openvinotoolkit/nncf", "pytorch"),
+    "small-text": ("https://github.com/webis-de/small-text", "pytorch"),
+    "neurodiffeq": ("https://github.com/NeuroDiffGym/neurodiffeq", "pytorch"),
+    "laplace": ("https://github.com/aleximmer/Laplace", "pytorch"),
+}
+
+
+def repo_short_name(repo: str) -> str:
+    """The name DL-Bench uses for a repository (`https://github.com/pytorch/vision` -> `vision`)."""
+    repo = repo.rstrip("/")
+    if repo.endswith(".git"):
+        repo = repo[:-4]
+    for name, (url, _framework) in KNOWN_REPOS.items():
+        if url.lower() == repo.lower() and name != "torchvision":
+            return name
+    return repo.rsplit("/", 1)[-1]
+
+
+def export_row(problem, filename: str) -> dict[str, str]:
+    """One CSV row (CSV_COLUMNS) for a problem, with DL-Bench's label spellings.
+
+    Self-contained problems have no upstream repository: `repo` is empty, `ground Truth`
+    and `test_cases` point at the problem's own files in the workspace.
+    """
+    source = problem.source or {}
+    if source.get("path"):
+        ground = source["path"] + (f"#L{_anchor(source['lines'])}" if source.get("lines") else "")
+    else:
+        ground = f"problems/{problem.id}/solution.py"
+    if problem.test_node_ids:
+        tests = " ".join(problem.test_node_ids)
+    else:
+        tests = f"problems/{problem.id}/test_solution.py"
+    return {
+        "repo": repo_short_name(source["repo"]) if source.get("repo") else "",
+        "filename": filename,
+        "function": problem.function_name,
+        "class": problem.class_name or "",
+        "ground Truth": ground,
+        "test_cases": tests,
+        "prompt": problem.prompt,
+        "stage": EXPORT_SPELLINGS["stage"].get(problem.stage, problem.stage),
+        "task": EXPORT_SPELLINGS["task"].get(problem.task, problem.task),
+        "data": EXPORT_SPELLINGS["data"].get(problem.data, problem.data),
+    }
+
+
+def _anchor(lines) -> str:
+    text = str(lines).strip()
+    if "-" in text:
+        first, last = text.split("-", 1)
+        return f"{first.strip()}-L{last.strip()}"
+    return text
+
+
+def render_csv(rows: list[dict[str, str]]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def render_txt(row: dict[str, str], swap_class_labels: bool = True) -> str:
+    """A DL-Bench `.txt` file for a CSV row (class files swap stage and data, as upstream)."""
+    stage, data = row["stage"], row["data"]
+    if row["class"] and swap_class_labels:
+        stage, data = data, stage
+    parts = [f"stage: {stage}", f"task: {row['task']}", f"data: {data}", "",
+             f"prompt:\n{row['prompt'].strip()}", "", f"ground Truth:{row['ground Truth']}", "",
+             f"repo:{row['repo']}", "", f"function:{row['function']}", ""]
+    if row["class"]:
+        parts += [f"class:{row['class']}", ""]
+    parts += [f"test_cases:{row['test_cases']}", ""]
+    return "\n".join(parts)

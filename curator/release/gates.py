@@ -1,0 +1,356 @@
+"""Release gates (DESIGN §6): what every problem must satisfy before it is released.
+
+Gates, in order:
+  reference_passes   the reference solution passes its tests on this (pinned) environment:
+                     the latest reference run of the current solution passed, and no run of
+                     it since the solution or tests last changed failed (a flaky reference
+                     blocks release). `infra` runs are the harness's fault and are ignored.
+  min_tests          at least `min_tests` tests (default 3): test functions in
+                     test_solution.py (parametrize cases counted), or node ids; a reference
+                     run that reported more tests counts those.
+  labels_set         stage, task and data all set to known slugs.
+  prompt_present     the prompt is not empty.
+  provenance_known   a problem with [source] needs repo, a pinned commit, path and licence.
+                     A problem without [source] is original work written in this workspace
+                     and is released under the workspace's licence: `[release] license` in
+                     curator.toml, else the licence file / pyproject.toml at the workspace
+                     root. When neither says, the gate fails for original problems.
+  no_near_duplicate  no other problem has the same upstream symbol, the same prompt, or
+                     code whose normalised-AST shingle similarity is >= the threshold
+                     (default 0.9). Of a pair, the problem that was released, then ready,
+                     then created earlier is kept; the other one fails.
+
+Settings live under [release] in curator.toml: min_tests, near_duplicate_threshold, license.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+
+from curator.labels import VOCAB
+from curator.problem import SHA_PATTERN, Problem
+from curator.release import similarity
+from curator.release.codeinfo import count_tests
+from curator.store import Store
+from curator.store import problems as problem_store
+from curator.workspace import Workspace
+
+Progress = Callable[[int, int, str], None]
+
+GATES: dict[str, str] = {
+    "reference_passes": "reference solution passes its tests on the pinned environment",
+    "min_tests": "has at least {min_tests} tests",
+    "labels_set": "stage, task and data labels are set",
+    "prompt_present": "prompt is present",
+    "provenance_known": "provenance and licence are known",
+    "no_near_duplicate": "no near-duplicate (code similarity < {near_duplicate_threshold})",
+}
+RELEASABLE = ("ready", "released")
+_STATUS_RANK = {"released": 0, "ready": 1, "draft": 2, "retired": 3}
+
+
+@dataclass
+class Settings:
+    min_tests: int = 3
+    near_duplicate_threshold: float = 0.9
+    license: str | None = None          # the workspace's licence (SPDX id) for original work
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def workspace_license(workspace: Workspace) -> str | None:
+    """SPDX id of the workspace's own licence: [release] license, else its root files."""
+    configured = (workspace.config.get("release") or {}).get("license")
+    if configured:
+        return str(configured)
+    from curator.mining.licenses import LICENSE_FILES, detect
+
+    root = Path(workspace.root)
+    files = {}
+    try:
+        for path in root.iterdir():
+            if path.is_file() and (LICENSE_FILES.match(path.name) or path.name in (
+                    "pyproject.toml", "setup.cfg", "setup.py")):
+                files[path.name] = path.read_bytes()[:200_000]
+    except OSError:
+        return None
+    spdx = detect(files)
+    return None if spdx == "unknown" else spdx
+
+
+def settings_for(workspace: Workspace) -> Settings:
+    config = workspace.config.get("release") or {}
+    out = Settings(license=workspace_license(workspace))
+    if "min_tests" in config:
+        out.min_tests = int(config["min_tests"])
+    if "near_duplicate_threshold" in config:
+        out.near_duplicate_threshold = float(config["near_duplicate_threshold"])
+    return out
+
+
+@dataclass
+class Failure:
+    gate: str
+    problem_id: str
+    status: str
+    reason: str
+
+
+@dataclass
+class CheckReport:
+    settings: Settings
+    statuses: dict[str, str] = field(default_factory=dict)     # checked problem -> status
+    failures: list[Failure] = field(default_factory=list)
+
+    @property
+    def blocking(self) -> list[str]:
+        """Releasable (ready or released) problems that fail at least one gate."""
+        return sorted({f.problem_id for f in self.failures if f.status in RELEASABLE})
+
+    @property
+    def ok(self) -> bool:
+        return not self.blocking
+
+    def failing(self, ids=None) -> list[Failure]:
+        wanted = None if ids is None else set(ids)
+        return [f for f in self.failures if wanted is None or f.problem_id in wanted]
+
+    def to_json(self) -> dict:
+        fmt = self.settings.to_json()
+        gates = []
+        for gate, description in GATES.items():
+            gates.append({
+                "gate": gate, "description": description.format(**fmt),
+                "failing": [{"problem_id": f.problem_id, "status": f.status,
+                             "reason": f.reason} for f in self.failures if f.gate == gate]})
+        return {"ok": self.ok, "checked": len(self.statuses), "blocking": self.blocking,
+                "settings": fmt, "gates": gates}
+
+
+def solution_hash(solution: str) -> str:
+    """The hash runs record for a solution text (curator.execution.runs uses the same)."""
+    try:
+        from curator.execution.runs import solution_hash as engine_hash
+    except ImportError:
+        return hashlib.sha256(solution.encode("utf-8")).hexdigest()
+    return engine_hash(solution)
+
+
+def _table_exists(store: Store, name: str) -> bool:
+    return store.one("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?",
+                     (name,)) is not None
+
+
+def _when(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return stamp if stamp.tzinfo else stamp.astimezone()
+
+
+def _last_code_change(store: Store, ids: set[str]) -> dict[str, datetime | None]:
+    """problem id -> when its solution or tests last changed (per the audit log)."""
+    rows = store.query(
+        "SELECT entity_id, MAX(at) AS at FROM audit WHERE entity = 'problem' AND ("
+        "action = 'create' OR field IN ('solution', 'tests', 'test_node_ids')) "
+        "GROUP BY entity_id")
+    return {r["entity_id"]: _when(r["at"]) for r in rows if r["entity_id"] in ids}
+
+
+def reference_runs(store: Store, problems: list[Problem]) -> dict[str, list[dict]]:
+    """problem id -> reference runs of its current solution, oldest first."""
+    if not _table_exists(store, "runs") or not problems:
+        return {}
+    wanted = {p.id: solution_hash(p.solution) for p in problems}
+    out: dict[str, list[dict]] = {}
+    columns = {c["name"] for c in store.query("PRAGMA table_info(runs)")}
+    tests = "tests" if "tests" in columns else "NULL AS tests"
+    reason = "reason" if "reason" in columns else "'' AS reason"
+    for row in store.query(
+            f"SELECT id, problem_id, solution_hash, outcome, started_at, {tests}, {reason} "
+            "FROM runs WHERE solution_kind = 'reference' ORDER BY id"):
+        if wanted.get(row["problem_id"]) == row["solution_hash"]:
+            out.setdefault(row["problem_id"], []).append(row)
+    return out
+
+
+def _run_tests(row: dict) -> list:
+    value = row.get("tests")
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return []
+    return value if isinstance(value, list) else []
+
+
+def _reference_failure(runs: list[dict], changed: datetime | None) -> str | None:
+    if not runs:
+        return "reference never run on its current solution (run `curator run ID`)"
+    if changed is not None:
+        recent = [r for r in runs if (_when(r["started_at"]) or changed) >= changed]
+        if not recent:
+            return "reference not run since its solution or tests last changed"
+        runs = recent
+    counted = [r for r in runs if r["outcome"] != "infra"]
+    if not counted:
+        return "reference runs only hit harness failures (infra); run it again"
+    latest = counted[-1]
+    if latest["outcome"] != "passed":
+        why = f": {latest['reason']}" if latest.get("reason") else ""
+        return f"latest reference run {latest['outcome']}{why}"
+    bad = [r["outcome"] for r in counted if r["outcome"] != "passed"]
+    if bad:
+        return (f"flaky: {len(bad)} of {len(counted)} reference runs since the last change "
+                f"did not pass ({', '.join(sorted(set(bad)))})")
+    return None
+
+
+def _test_count(problem: Problem, runs: list[dict]) -> int | None:
+    static = len(problem.test_node_ids) if problem.test_node_ids else count_tests(problem.tests)
+    passed = [r for r in runs if r["outcome"] == "passed"]
+    observed = len(_run_tests(passed[-1])) if passed else 0
+    if static is None:
+        return observed or None
+    return max(static, observed)
+
+
+def _provenance_failure(problem: Problem, license_: str | None) -> str | None:
+    source = problem.source
+    if not source:
+        if not license_:
+            return ("original work, but the workspace declares no licence: set "
+                    "[release] license in curator.toml or add a LICENSE file")
+        return None
+    missing = [key for key in ("repo", "path") if not str(source.get(key) or "").strip()]
+    if not source.get("commit"):
+        missing.append("commit (unpinned)")
+    elif not SHA_PATTERN.match(str(source["commit"])):
+        missing.append("commit (not a full SHA)")
+    if str(source.get("license") or "unknown").strip().lower() in ("", "unknown", "none"):
+        missing.append("license")
+    if missing:
+        return f"[source] lacks {', '.join(missing)}"
+    return None
+
+
+def _prompt_key(prompt: str) -> str:
+    return " ".join(prompt.split()).lower()
+
+
+def _symbol_key(problem: Problem) -> tuple | None:
+    source = problem.source or {}
+    if source.get("repo") and source.get("symbol"):
+        return (source["repo"], source.get("path"), source["symbol"])
+    return None
+
+
+def _duplicate_failures(problems: list[Problem], created: dict[str, str],
+                        threshold: float) -> list[tuple[str, str]]:
+    """(problem id, reason) for the lesser problem of every near-duplicate pair."""
+    def rank(p: Problem) -> tuple:
+        return (_STATUS_RANK.get(p.status, 9), created.get(p.id, ""), p.id)
+
+    by_id = {p.id: p for p in problems}
+    pairs: dict[tuple[str, str], str] = {}
+
+    def add(a: str, b: str, reason: str) -> None:
+        key = tuple(sorted((a, b)))
+        pairs.setdefault(key, reason)
+
+    for key_of, what in ((_symbol_key, "the same upstream symbol"),
+                         (lambda p: _prompt_key(p.prompt), "the same prompt")):
+        groups: dict = {}
+        for p in problems:
+            key = key_of(p)
+            if key:
+                groups.setdefault(key, []).append(p.id)
+        for members in groups.values():
+            for other in members[1:]:
+                add(members[0], other, what)
+    # Identical fingerprints first (linear), so a big cluster of copies costs no pairs;
+    # then near-duplicates among one representative of each.
+    identical: dict[frozenset, list[Problem]] = {}
+    for p in problems:
+        fp = similarity.fingerprint(p.solution)
+        if fp:
+            identical.setdefault(fp, []).append(p)
+    representatives = {}
+    for fp, members in identical.items():
+        members.sort(key=rank)
+        representatives[members[0].id] = fp
+        if threshold <= 1.0:
+            for other in members[1:]:
+                add(members[0].id, other.id, "code similarity 1.00")
+    for pair in similarity.near_duplicates(representatives, threshold):
+        add(pair.a, pair.b, f"code similarity {pair.similarity:.2f}")
+    out = {}
+    for (a, b), reason in sorted(pairs.items()):
+        keep, lose = sorted((by_id[a], by_id[b]), key=rank)
+        # One failure per problem: the best-ranked problem it duplicates.
+        best = out.get(lose.id)
+        if best is None or rank(keep) < rank(by_id[best[0]]):
+            out[lose.id] = (keep.id, reason)
+    return [(pid, f"near-duplicate of {keep} ({reason})")
+            for pid, (keep, reason) in sorted(out.items())]
+
+
+def check(store: Store, workspace: Workspace, problems: list[Problem] | None = None,
+          settings: Settings | None = None, progress: Progress | None = None,
+          cancelled: Callable[[], bool] | None = None) -> CheckReport:
+    """Run every gate over `problems` (default: every problem that is not retired)."""
+    settings = settings or settings_for(workspace)
+    if problems is None:
+        problems = [p for p in problem_store.all_problems(store) if p.status != "retired"]
+    report = CheckReport(settings, {p.id: p.status for p in problems})
+    ids = set(report.statuses)
+    runs = reference_runs(store, problems)
+    changes = _last_code_change(store, ids)
+    created = {r["id"]: r["created_at"] for r in store.query("SELECT id, created_at FROM problems")}
+
+    def fail(gate: str, problem: Problem, reason: str) -> None:
+        report.failures.append(Failure(gate, problem.id, problem.status, reason))
+
+    total = len(problems)
+    for index, problem in enumerate(problems, 1):
+        if cancelled and cancelled():
+            raise KeyboardInterrupt("release check cancelled")
+        problem_runs = runs.get(problem.id, [])
+        reason = _reference_failure(problem_runs, changes.get(problem.id))
+        if reason:
+            fail("reference_passes", problem, reason)
+        count = _test_count(problem, problem_runs)
+        if count is None:
+            fail("min_tests", problem, "test_solution.py does not parse")
+        elif count < settings.min_tests:
+            fail("min_tests", problem, f"{count} test(s), need at least {settings.min_tests}")
+        unset = [axis for axis in VOCAB if not getattr(problem, axis)]
+        bad = [f"{axis}={getattr(problem, axis)!r}" for axis, allowed in VOCAB.items()
+               if getattr(problem, axis) and getattr(problem, axis) not in allowed]
+        if unset or bad:
+            fail("labels_set", problem, "; ".join(
+                ([f"unset: {', '.join(unset)}"] if unset else [])
+                + ([f"unknown: {', '.join(bad)}"] if bad else [])))
+        if not problem.prompt.strip():
+            fail("prompt_present", problem, "prompt is empty")
+        reason = _provenance_failure(problem, settings.license)
+        if reason:
+            fail("provenance_known", problem, reason)
+        if progress:
+            progress(index, total, problem.id)
+    by_id = {p.id: p for p in problems}
+    for problem_id, reason in _duplicate_failures(problems, created,
+                                                  settings.near_duplicate_threshold):
+        fail("no_near_duplicate", by_id[problem_id], reason)
+    order = list(GATES)
+    report.failures.sort(key=lambda f: (order.index(f.gate), f.problem_id))
+    return report

@@ -1,0 +1,347 @@
+"""Importing problems: the original DL-Bench release, and our own bundles.
+
+DL-Bench (a folder or tarball of `.txt` files, or the CSV form, or one such file): each
+record becomes a draft repo-backed problem with its source repo, path and symbol and its
+test node ids. The original never pinned a commit, so none is set and the problem is
+flagged `commit_unpinned` (the provenance gate keeps it out of releases until someone
+pins one); the reference code is not part of that release either (`solution_missing`).
+Problem ids come from the file names, sanitised and made unique. Labels are mapped from
+DL-Bench spellings; unknown spellings are reported and the raw values kept with the
+import record (table problem_imports), never dropped silently.
+
+Our own bundles: every problems.jsonl row back into a problem (ready), so that building
+again from the imported workspace gives the same problems.jsonl.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tarfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Callable, Iterator
+
+from curator import sync
+from curator.problem import ID_PATTERN, Problem, validate
+from curator.release import ReleaseError, dlbench
+from curator.release.reader import read_bundle
+from curator.release.rows import row_errors, row_problem
+from curator.release.verify import verify
+from curator.store import Store, now
+from curator.store import problems as problem_store
+from curator.workspace import Workspace
+
+Progress = Callable[[int, int, str], None]
+TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+
+
+@dataclass
+class ImportReport:
+    problems: list[dict] = field(default_factory=list)       # {"id", "file", "flags", ...}
+    skipped: list[dict] = field(default_factory=list)        # {"file", "reason"}
+    unknown_labels: list[dict] = field(default_factory=list)  # {"file", "problem_id", ...}
+    notes: list[dict] = field(default_factory=list)          # {"file", "note"}
+    dry_run: bool = False
+
+    def to_json(self) -> dict:
+        return {"imported": len(self.problems), "problems": self.problems,
+                "skipped": self.skipped, "unknown_labels": self.unknown_labels,
+                "notes": self.notes, "dry_run": self.dry_run}
+
+
+# -- reading DL-Bench files ------------------------------------------------------------
+
+def _is_tar(path: Path) -> bool:
+    return path.name.lower().endswith(TAR_SUFFIXES)
+
+
+def _wanted(name: str) -> bool:
+    base = PurePosixPath(name).name
+    return (base.lower().endswith((".txt", ".csv")) and not base.startswith(("._", "."))
+            and "__MACOSX" not in PurePosixPath(name).parts)
+
+
+def read_sources(path: Path) -> Iterator[tuple[str, bytes]]:
+    """(name relative to PATH, bytes) of every .txt/.csv file in a folder, tarball or file."""
+    if path.is_dir():
+        for item in sorted(path.rglob("*")):
+            if item.is_file() and _wanted(item.name):
+                yield item.relative_to(path).as_posix(), item.read_bytes()
+    elif path.is_file() and _is_tar(path):
+        try:
+            with tarfile.open(path, mode="r:*") as tar:
+                members = sorted((m for m in tar if m.isfile() and _wanted(m.name)),
+                                 key=lambda m: m.name)
+                for member in members:
+                    handle = tar.extractfile(member)
+                    if handle is not None:
+                        yield member.name, handle.read()
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            raise ReleaseError(f"{path}: not a readable tarball: {exc}") from None
+    elif path.is_file():
+        yield path.name, path.read_bytes()
+    else:
+        raise ReleaseError(f"{path}: no such file or folder")
+
+
+def records(path: Path, report: ImportReport) -> list[tuple[dlbench.Record, str]]:
+    """Every DL-Bench record under PATH with its origin kind (dlbench-txt | dlbench-csv)."""
+    out = []
+    seen: dict[str, str] = {}
+    for name, data in read_sources(path):
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            report.skipped.append({"file": name, "reason": f"not UTF-8 (byte {exc.start})"})
+            continue
+        if name.lower().endswith(".csv"):
+            parsed, errors = dlbench.parse_csv(text, name)
+            report.skipped.extend(errors)
+            found = [(r, "dlbench-csv") for r in parsed]
+        else:
+            found = [(dlbench.parse_txt(text, PurePosixPath(name).name), "dlbench-txt")]
+        for record, origin in found:
+            key = record.origin
+            if key in seen:
+                report.skipped.append({"file": name, "reason": f"duplicate file name {key!r} "
+                                       f"(also in {seen[key]})"})
+                continue
+            seen[key] = name
+            for note in record.notes:
+                report.notes.append({"file": name, "note": note})
+            out.append((record, origin))
+    return out
+
+
+# -- ids -------------------------------------------------------------------------------
+
+def sanitise_id(name: str) -> str:
+    """A problem id from a file name: `classes-Kornia RGB2Gray1.txt` -> `classes-kornia_rgb2gray1`."""
+    stem = PurePosixPath(name).name
+    if stem.lower().endswith((".txt", ".csv", ".json")):
+        stem = stem.rsplit(".", 1)[0]
+    text = re.sub(r"[^a-z0-9_-]+", "_", stem.lower())
+    text = re.sub(r"_{2,}", "_", text)
+    text = re.sub(r"^[^a-z0-9]+", "", text).rstrip("_-")
+    return text[:64].rstrip("_-") or "dlbench"
+
+
+def unique_id(base: str, taken: set[str]) -> str:
+    if base not in taken:
+        return base
+    number = 2
+    while True:
+        suffix = f"-{number}"
+        candidate = base[:64 - len(suffix)].rstrip("_-") + suffix
+        if candidate not in taken:
+            return candidate
+        number += 1
+
+
+# -- DL-Bench records -> problems ------------------------------------------------------
+
+@dataclass
+class Converted:
+    problem: Problem
+    flags: list[str]
+    unknown: list[dict]
+
+
+def convert(record: dlbench.Record, problem_id: str, table: dict,
+            repos: dict[str, str]) -> Converted | str:
+    """A draft problem for one record, or the reason it cannot be one."""
+    f = record.fields
+    prompt = f.get("prompt", "").strip()
+    if not prompt:
+        return "no prompt"
+    function = dlbench.identifier(f.get("function", ""))
+    if not function:
+        value = f.get("function", "").strip()
+        return f"function {value!r} is not a Python name" if value else "no function name"
+    class_value = f.get("class", "").strip()
+    class_name = dlbench.identifier(class_value) if class_value else None
+    if class_value and not class_name:
+        return f"class {class_value!r} is not a Python name"
+    nodes = dlbench.node_ids(f.get("test_cases", ""))
+    if not nodes:
+        return "no test_cases"
+    repo_value = f.get("repo", "").strip()
+    ground = dlbench.parse_ground_truth(f.get("ground_truth", ""))
+    flags = []
+    repo = ground.repo_url
+    framework = "pytorch"
+    if not repo:
+        if not repo_value:
+            return "no repo"
+        known = repos.get(repo_value.lower()) or repos.get(repo_value)
+        builtin = dlbench.KNOWN_REPOS.get(repo_value.lower())
+        if known:
+            repo = known
+        elif builtin:
+            repo = builtin[0]
+        else:
+            repo = repo_value
+            flags.append("repo_unresolved")
+    for name, (url, fw) in dlbench.KNOWN_REPOS.items():
+        if url == repo:
+            framework = fw
+            break
+    labels = dlbench.resolve_labels(record, table)
+    if labels.swapped:
+        flags.append("labels_swapped")
+    entry_point = f"{class_name}.{function}" if class_name else function
+    source: dict = {"repo": repo}
+    if dlbench.is_commit(ground.ref):
+        source["commit"] = ground.ref
+    else:
+        flags.append("commit_unpinned")
+    if ground.path:
+        source["path"] = ground.path
+    else:
+        flags.append("path_missing")
+    source["symbol"] = entry_point
+    if ground.lines:
+        source["lines"] = ground.lines
+    flags += ["license_unknown", "solution_missing"]
+    if labels.unknown:
+        flags.append("labels_unknown")
+    problem = Problem(
+        id=problem_id, entry_point=entry_point, kind="method" if class_name else "function",
+        title=f"{entry_point} ({dlbench.repo_short_name(repo)})",
+        stage=labels.stage or "", task=labels.task or "", data=labels.data or "",
+        framework=framework, status="draft", source=source, test_node_ids=nodes,
+        prompt=prompt + "\n", solution="", tests=None)
+    errors = validate(problem)
+    if errors:
+        return "; ".join(errors)
+    return Converted(problem, flags, labels.unknown)
+
+
+def _imported_keys(store: Store, origins: tuple[str, ...]) -> dict[str, str]:
+    marks = ",".join("?" * len(origins))
+    return {r["origin_key"]: r["problem_id"] for r in store.query(
+        f"SELECT origin_key, problem_id FROM problem_imports WHERE origin IN ({marks})",
+        origins)}
+
+
+def _record_import(store: Store, problem_id: str, origin: str, key: str, flags: list[str],
+                   raw: dict) -> None:
+    store.execute(
+        "INSERT OR REPLACE INTO problem_imports (problem_id, origin, origin_key, flags, raw, "
+        "imported_at, actor) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (problem_id, origin, key, json.dumps(flags), json.dumps(raw, ensure_ascii=False),
+         now(), store.actor))
+    store.audit("problem", problem_id, "import", "origin", None,
+                {"origin": origin, "key": key, "flags": flags})
+
+
+def import_dlbench(store: Store, workspace: Workspace, path: str | Path,
+                   dry_run: bool = False, progress: Progress | None = None,
+                   cancelled: Callable[[], bool] | None = None) -> ImportReport:
+    """Import the DL-Bench release at PATH as draft problems (files written too)."""
+    path = Path(path)
+    report = ImportReport(dry_run=dry_run)
+    config = workspace.config.get("dlbench") or {}
+    table = dlbench.spelling_map(config.get("spellings"))
+    repos = {str(k): str(v) for k, v in (config.get("repos") or {}).items()}
+    found = records(path, report)
+    already = _imported_keys(store, ("dlbench-txt", "dlbench-csv"))
+    taken = {r["id"] for r in store.query("SELECT id FROM problems")}
+    made: list[tuple[Converted, dlbench.Record, str]] = []
+    for record, origin in found:
+        if record.origin in already:
+            report.skipped.append({"file": record.origin,
+                                   "reason": f"already imported as {already[record.origin]}"})
+            continue
+        pid = unique_id(sanitise_id(record.origin), taken)
+        result = convert(record, pid, table, repos)
+        if isinstance(result, str):
+            report.skipped.append({"file": record.origin, "reason": result})
+            continue
+        taken.add(pid)
+        made.append((result, record, origin))
+        for item in result.unknown:
+            report.unknown_labels.append({"file": record.origin, "problem_id": pid, **item})
+        report.problems.append({"id": pid, "file": record.origin,
+                                "entry_point": result.problem.entry_point,
+                                "kind": result.problem.kind, "flags": result.flags})
+    if dry_run or not made:
+        return report
+    with store.transaction():
+        for index, (converted, record, origin) in enumerate(made, 1):
+            if cancelled and cancelled():
+                raise KeyboardInterrupt("import cancelled")
+            problem_store.save(store, converted.problem)
+            raw = {"fields": record.fields, "unknown_labels": converted.unknown}
+            _record_import(store, converted.problem.id, origin, record.origin,
+                           converted.flags, raw)
+            if progress:
+                progress(index, len(made), converted.problem.id)
+    sync.dump(store, workspace.problems_dir, [c.problem.id for c, _r, _o in made])
+    return report
+
+
+# -- our own bundles -------------------------------------------------------------------
+
+def _titles(bundle) -> dict[str, str]:
+    titles = {}
+    for _number, row in bundle.jsonl("annotations.jsonl"):
+        if isinstance(row, dict) and row.get("type") == "labels" and row.get("task_id"):
+            titles[row["task_id"]] = str(row.get("title") or "")
+    return titles
+
+
+def _same(a: Problem, b: Problem) -> bool:
+    keys = ("entry_point", "kind", "stage", "task", "data", "framework", "source",
+            "test_node_ids", "prompt", "solution", "tests")
+    return all(getattr(a, k) == getattr(b, k) for k in keys)
+
+
+def import_release(store: Store, workspace: Workspace, path: str | Path,
+                   status: str = "ready", dry_run: bool = False,
+                   progress: Progress | None = None,
+                   cancelled: Callable[[], bool] | None = None) -> ImportReport:
+    """Read one of our bundles (folder or .tar.gz) back into the workspace."""
+    checked = verify(path)
+    if not checked.ok:
+        first = checked.issues[0]
+        raise ReleaseError(f"{path}: bundle does not verify ({len(checked.issues)} issue(s), "
+                           f"first: {first}); run `curator release verify`")
+    bundle = read_bundle(path)
+    key = f"{bundle.name}-{bundle.version}"
+    titles = _titles(bundle)
+    report = ImportReport(dry_run=dry_run)
+    todo: list[Problem] = []
+    for number, row in bundle.jsonl("problems.jsonl"):
+        where = f"problems.jsonl:{number}"
+        if isinstance(row, Exception) or row_errors(row, bundle.name):
+            report.skipped.append({"file": where, "reason": "row does not match the schema"})
+            continue
+        problem = row_problem(row, titles.get(row["task_id"], ""), status)
+        if not ID_PATTERN.match(problem.id) or validate(problem):
+            report.skipped.append({"file": where, "reason": "; ".join(validate(problem))})
+            continue
+        if problem_store.exists(store, problem.id):
+            existing = problem_store.get(store, problem.id)
+            reason = ("already present, unchanged" if _same(existing, problem)
+                      else "a different problem with this id exists")
+            report.skipped.append({"file": where, "reason": f"{problem.id}: {reason}"})
+            continue
+        todo.append(problem)
+        report.problems.append({"id": problem.id, "file": where,
+                                "entry_point": problem.entry_point, "kind": problem.kind,
+                                "flags": []})
+    if dry_run or not todo:
+        return report
+    with store.transaction():
+        for index, problem in enumerate(todo, 1):
+            if cancelled and cancelled():
+                raise KeyboardInterrupt("import cancelled")
+            problem_store.save(store, problem)
+            _record_import(store, problem.id, "release", key, [],
+                           {"task_id": f"{bundle.name}/{problem.id}"})
+            if progress:
+                progress(index, len(todo), problem.id)
+    sync.dump(store, workspace.problems_dir, [p.id for p in todo])
+    return report

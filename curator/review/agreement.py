@@ -1,0 +1,66 @@
+"""Inter-annotator agreement on nominal labels: Krippendorff's alpha and Cohen's kappa."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Sequence
+from itertools import combinations
+
+
+def krippendorff_alpha_nominal(units: Sequence[Sequence[Hashable]]) -> float | None:
+    """Alpha for nominal data; `units` holds, per item, the values the annotators gave.
+
+    Missing values are simply absent; units with fewer than two values are not pairable
+    and are ignored. Returns None when alpha is undefined (no pairable unit, or every
+    value is the same so no disagreement could be expected).
+    """
+    coincidence: Counter = Counter()
+    for values in units:
+        m = len(values)
+        if m < 2:
+            continue
+        for i, j in ((i, j) for i in range(m) for j in range(m) if i != j):
+            coincidence[(values[i], values[j])] += 1.0 / (m - 1)
+    totals: Counter = Counter()
+    for (c, _k), weight in coincidence.items():
+        totals[c] += weight
+    n = sum(totals.values())
+    if n <= 1:
+        return None
+    observed = sum(w for (c, k), w in coincidence.items() if c != k)
+    expected = sum(totals[c] * totals[k] for c in totals for k in totals if c != k)
+    if expected == 0:
+        return None
+    return 1.0 - (n - 1) * observed / expected
+
+
+def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
+    """Kappa of two annotators over the same items (a[i] and b[i] label item i)."""
+    if len(a) != len(b):
+        raise ValueError("both annotators must label the same items")
+    n = len(a)
+    if n == 0:
+        return None
+    observed = sum(x == y for x, y in zip(a, b)) / n
+    ca, cb = Counter(a), Counter(b)
+    expected = sum(ca[v] * cb[v] for v in ca) / (n * n)
+    if expected == 1:
+        return None
+    return (observed - expected) / (1 - expected)
+
+
+def pairwise_kappa(labels: dict[str, dict[Hashable, Hashable]]) -> list[dict]:
+    """Per pair of annotators, kappa over the items both labelled.
+
+    `labels` maps annotator -> {item: value}. Pairs with no shared item are left out.
+    """
+    out = []
+    for first, second in combinations(sorted(labels), 2):
+        shared = sorted(set(labels[first]) & set(labels[second]), key=str)
+        if not shared:
+            continue
+        kappa = cohen_kappa([labels[first][i] for i in shared],
+                            [labels[second][i] for i in shared])
+        out.append({"annotators": [first, second], "items": len(shared),
+                    "kappa": None if kappa is None else round(kappa, 4)})
+    return out

@@ -1,0 +1,161 @@
+"""Exchanging review labels between machines as JSONL.
+
+Samples are named by their content hash (the same on every machine that imported the
+same sample file), never by the local row id. Importing merges: a label this database
+lacks is added; an identical one is left alone (so re-importing is a no-op); a different
+label from the same annotator on the same item keeps the newer (by `labelled_at`) and is
+reported as a conflict. Adjudicated (final) labels travel the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from curator.errors import CuratorError
+from curator.review import labels as label_store
+from curator.store import Store
+
+FORMAT = "curator-review-labels/1"
+
+
+def export_rows(store: Store, annotator: str | None = None) -> list[dict]:
+    sql = ("SELECT l.*, s.content_hash, s.problem_id, s.model, s.technique, s.sample_index "
+           "FROM review_labels l JOIN samples s ON s.id = l.sample_id")
+    params: tuple = ()
+    if annotator:
+        sql += " WHERE l.annotator = ?"
+        params = (annotator,)
+    rows = []
+    for r in store.query(sql + " ORDER BY l.sample_id, l.annotator", params):
+        rows.append({"kind": "label", "sample": r["content_hash"], "problem_id": r["problem_id"],
+                     "model": r["model"], "technique": r["technique"],
+                     "sample_index": r["sample_index"], "annotator": r["annotator"],
+                     "verdict": r["verdict"], "pairs": json.loads(r["pairs"]),
+                     "note": r["note"], "taxonomy_version": r["taxonomy_version"],
+                     "labelled_at": r["labelled_at"]})
+    if not annotator:
+        for r in store.query(
+                "SELECT f.*, s.content_hash, s.problem_id, s.model, s.technique, "
+                "s.sample_index FROM review_final f JOIN samples s ON s.id = f.sample_id "
+                "ORDER BY f.sample_id"):
+            rows.append({"kind": "final", "sample": r["content_hash"],
+                         "problem_id": r["problem_id"], "model": r["model"],
+                         "technique": r["technique"], "sample_index": r["sample_index"],
+                         "adjudicator": r["adjudicator"], "verdict": r["verdict"],
+                         "pairs": json.loads(r["pairs"]), "note": r["note"],
+                         "taxonomy_version": r["taxonomy_version"],
+                         "labelled_at": r["labelled_at"]})
+    return rows
+
+
+def export_jsonl(store: Store, path: str | Path | None = None,
+                 annotator: str | None = None) -> tuple[str, int]:
+    rows = export_rows(store, annotator)
+    text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
+    if path is not None:
+        Path(path).write_text(text, encoding="utf-8")
+    return text, len(rows)
+
+
+@dataclass
+class MergeReport:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    conflicts: list[dict] = field(default_factory=list)
+    errors: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"added": self.added, "updated": self.updated, "unchanged": self.unchanged,
+                "conflicts": self.conflicts, "errors": self.errors}
+
+
+def _instant(stamp: str):
+    """A comparable moment for an ISO timestamp (naive ones are taken as UTC)."""
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        raise ValueError(f"bad timestamp {stamp!r}") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _same(local: dict, value: label_store.LabelValue) -> bool:
+    return label_store.from_json(local) == value
+
+
+def import_jsonl(store: Store, path: str | Path) -> MergeReport:
+    """Merge an exported label file into this database, in one transaction."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CuratorError(f"{path}: cannot read: {exc}") from None
+    report = MergeReport()
+    with store.transaction():
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                if not isinstance(row, dict):
+                    raise ValueError("expected a JSON object")
+                _merge_row(store, row, number, report)
+            except json.JSONDecodeError as exc:
+                report.errors.append({"file": str(path), "line": number,
+                                      "message": f"invalid JSON: {exc.msg}"})
+            except (ValueError, KeyError, TypeError) as exc:
+                report.errors.append({"file": str(path), "line": number, "message": str(exc)})
+    return report
+
+
+def _merge_row(store: Store, row: dict, line: int, report: MergeReport) -> None:
+    kind = row.get("kind", "label")
+    if kind not in ("label", "final"):
+        raise ValueError(f"unknown kind {kind!r}")
+    content_hash = row.get("sample")
+    if not content_hash:
+        raise ValueError("no 'sample' (the sample's content hash)")
+    sample = store.one("SELECT id FROM samples WHERE content_hash = ?", (content_hash,))
+    if sample is None:
+        raise ValueError(f"unknown sample {str(content_hash)[:12]} "
+                         f"({row.get('problem_id')}, {row.get('model')}): import its samples first")
+    labelled_at = row.get("labelled_at")
+    if not isinstance(labelled_at, str) or not labelled_at:
+        raise ValueError("no 'labelled_at' timestamp")
+    _instant(labelled_at)
+    value = label_store.from_json(row)
+    version = row.get("taxonomy_version")
+    sample_id = sample["id"]
+    if kind == "label":
+        who = row.get("annotator")
+        if not who:
+            raise ValueError("no 'annotator'")
+        local = label_store.get(store, sample_id, who)
+        entity, entity_id = label_store.LABEL_ENTITY, f"{sample_id}/{who}"
+    else:
+        who = row.get("adjudicator") or "unknown"
+        local = label_store.get_final(store, sample_id)
+        entity, entity_id = label_store.FINAL_ENTITY, str(sample_id)
+    if local is not None and _same(local, value):
+        report.unchanged += 1
+        return
+    if local is not None:
+        newer = _instant(labelled_at) > _instant(local["labelled_at"])
+        report.conflicts.append({
+            "line": line, "kind": kind, "sample_id": sample_id, "problem_id": row.get("problem_id"),
+            "annotator": who, "kept": "imported" if newer else "local",
+            "local_labelled_at": local["labelled_at"], "imported_labelled_at": labelled_at})
+        if not newer:
+            return
+    if kind == "label":
+        after = label_store.write_label(store, sample_id, who, value, version, labelled_at)
+    else:
+        after = label_store.write_final(store, sample_id, value, who, version, labelled_at)
+    store.audit(entity, entity_id, "import", before=local, after=after)
+    if local is None:
+        report.added += 1
+    else:
+        report.updated += 1

@@ -1,0 +1,183 @@
+"""The bug taxonomy: top-level categories, DL-specific sub-categories, review verdicts.
+
+The default ships as curator/data/taxonomy.json (editable). The database keeps every
+version that was ever used (table taxonomy_versions); the highest version is current and
+every review label records the version it was made against.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from curator.errors import CuratorError, NotFoundError
+from curator.store import Store, now
+
+NOT_DL = "not-dl"
+BUG = "bug"
+
+
+@dataclass(frozen=True)
+class Category:
+    id: str
+    name: str
+    definition: str
+    slug: str = ""
+
+
+@dataclass(frozen=True)
+class Taxonomy:
+    version: int
+    name: str
+    categories: tuple[Category, ...]
+    dl_categories: tuple[Category, ...]
+    verdicts: tuple[Category, ...]
+    document: dict
+
+    def category(self, key: str) -> Category:
+        key = str(key).strip()
+        for cat in self.categories:
+            if key in (cat.id, cat.slug):
+                return cat
+        raise NotFoundError(f"unknown bug category {key!r} (see `curator taxonomy`)")
+
+    def dl_category(self, key: str) -> Category:
+        key = str(key).strip()
+        for cat in self.dl_categories:
+            if key == cat.id:
+                return cat
+        raise NotFoundError(f"unknown DL-specific category {key!r} (see `curator taxonomy`)")
+
+    def resolve(self, spec: str) -> tuple[str, str | None]:
+        """'8', 'wrong-attribute-api' or '8/dl-api-usage' -> (top-level id, DL id or None)."""
+        top, _, sub = str(spec).partition("/")
+        return self.category(top).id, (self.dl_category(sub).id if sub.strip() else None)
+
+    def verdict_ids(self) -> tuple[str, ...]:
+        return tuple(v.id for v in self.verdicts)
+
+    def to_json(self) -> dict:
+        return {"version": self.version, "name": self.name,
+                "categories": [_cat_json(c, slug=True) for c in self.categories],
+                "dl_categories": [_cat_json(c) for c in self.dl_categories],
+                "verdicts": [_cat_json(c) for c in self.verdicts]}
+
+
+def _cat_json(cat: Category, slug: bool = False) -> dict:
+    out = {"id": cat.id}
+    if slug:
+        out["slug"] = cat.slug
+    out.update(name=cat.name, definition=cat.definition)
+    return out
+
+
+def default_document() -> dict:
+    text = resources.files("curator").joinpath("data/taxonomy.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def validate(doc: dict) -> list[str]:
+    """Every reason this taxonomy document is malformed (empty when fine)."""
+    errors = []
+    if not isinstance(doc, dict):
+        return ["a taxonomy must be a JSON object"]
+    for key in ("categories", "dl_categories", "verdicts"):
+        items = doc.get(key)
+        if not isinstance(items, list) or not items:
+            errors.append(f"{key!r} must be a non-empty list")
+            continue
+        seen = set()
+        for position, item in enumerate(items):
+            if not isinstance(item, dict) or not str(item.get("id", "")).strip() \
+                    or not str(item.get("name", "")).strip():
+                errors.append(f"{key}[{position}] needs a non-empty 'id' and 'name'")
+                continue
+            ident = str(item["id"])
+            if "/" in ident:
+                errors.append(f"{key}[{position}]: id {ident!r} must not contain '/'")
+            if ident in seen:
+                errors.append(f"{key}: duplicate id {ident!r}")
+            seen.add(ident)
+    if isinstance(doc.get("dl_categories"), list) and not any(
+            isinstance(c, dict) and c.get("id") == NOT_DL for c in doc["dl_categories"]):
+        errors.append(f"dl_categories must include {NOT_DL!r}")
+    if isinstance(doc.get("verdicts"), list):
+        ids = {c.get("id") for c in doc["verdicts"] if isinstance(c, dict)}
+        if ids != {"sample-correct", "benchmark-defect"}:
+            errors.append("verdicts must be exactly 'sample-correct' and 'benchmark-defect'")
+    return errors
+
+
+def from_document(doc: dict, version: int) -> Taxonomy:
+    def cats(key: str) -> tuple[Category, ...]:
+        return tuple(Category(str(c["id"]), c["name"], c.get("definition", ""),
+                              c.get("slug", "")) for c in doc[key])
+
+    return Taxonomy(version, doc.get("name", "bug taxonomy"), cats("categories"),
+                    cats("dl_categories"), cats("verdicts"), doc)
+
+
+def _canonical(doc: dict) -> str:
+    return json.dumps(doc, sort_keys=True, ensure_ascii=False, indent=2)
+
+
+def add_version(store: Store, doc: dict, source: str = "") -> tuple[int, bool]:
+    """Store `doc` as the new current version: (version, created). Unchanged -> not created."""
+    errors = validate(doc)
+    if errors:
+        raise CuratorError(f"{source or 'taxonomy'}: {'; '.join(errors)}")
+    if source != "default":
+        current(store)  # version 1 is always the packaged default
+    body = _canonical(doc)
+    digest = hashlib.sha256(body.encode()).hexdigest()
+    with store.transaction():
+        latest = store.one("SELECT version, sha256 FROM taxonomy_versions "
+                           "ORDER BY version DESC LIMIT 1")
+        if latest and latest["sha256"] == digest:
+            return latest["version"], False
+        version = (latest["version"] if latest else 0) + 1
+        store.execute(
+            "INSERT INTO taxonomy_versions (version, sha256, body, source, created_at, "
+            "created_by) VALUES (?, ?, ?, ?, ?, ?)",
+            (version, digest, body, source, now(), store.actor))
+        store.audit("taxonomy", str(version), "create", after={"source": source,
+                                                               "sha256": digest})
+    return version, True
+
+
+def current(store: Store) -> Taxonomy:
+    """The current taxonomy; the packaged default is stored as version 1 on first use."""
+    row = store.one("SELECT version, body FROM taxonomy_versions ORDER BY version DESC LIMIT 1")
+    if row is None:
+        add_version(store, default_document(), source="default")
+        row = store.one("SELECT version, body FROM taxonomy_versions "
+                        "ORDER BY version DESC LIMIT 1")
+    return from_document(json.loads(row["body"]), row["version"])
+
+
+def get_version(store: Store, version: int) -> Taxonomy:
+    current(store)
+    row = store.one("SELECT version, body FROM taxonomy_versions WHERE version = ?", (version,))
+    if row is None:
+        raise NotFoundError(f"taxonomy version {version} not found")
+    return from_document(json.loads(row["body"]), row["version"])
+
+
+def versions(store: Store) -> list[dict]:
+    current(store)
+    return store.query("SELECT version, source, created_at, created_by FROM taxonomy_versions "
+                       "ORDER BY version")
+
+
+def load_file(store: Store, path: str | Path) -> tuple[int, bool]:
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CuratorError(f"{path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise CuratorError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+    return add_version(store, doc, source=str(path))

@@ -1,0 +1,28 @@
+"""Key remapping from the workspace config: a [keymap] table in curator.toml.
+
+    [keymap]
+    "problems.filter" = "slash,f"
+    "problem.save" = "ctrl+s"
+
+Keys are binding ids (shown by F1 and in the command palette's Keys help), values are
+comma-separated Textual key names. No textual here.
+"""
+
+from __future__ import annotations
+
+from curator.errors import CuratorError
+
+
+def keymap_from_config(config: dict) -> dict[str, str]:
+    table = config.get("keymap", {})
+    if not isinstance(table, dict):
+        raise CuratorError("curator.toml: [keymap] must be a table of binding id = \"keys\"")
+    keymap = {}
+    for binding_id, keys in table.items():
+        if isinstance(keys, list):
+            keys = ",".join(str(k) for k in keys)
+        if not isinstance(keys, str) or not keys.strip():
+            raise CuratorError(
+                f"curator.toml: [keymap] {binding_id!r} must be a key string like \"ctrl+s\"")
+        keymap[str(binding_id)] = keys.strip()
+    return keymap

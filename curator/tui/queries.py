@@ -1,0 +1,94 @@
+"""Read-only queries the app needs beyond curator.store: defensive about optional tables.
+
+Other areas add tables in their own migrations (runs in 0002, label suggestions in 0003);
+the app must still open on a database that lacks them, so every reader here checks first.
+No textual here.
+"""
+
+from __future__ import annotations
+
+from curator.store import Store
+
+
+def columns(store: Store, table: str) -> set[str]:
+    """Column names of `table` ({} when it does not exist)."""
+    return {row["name"] for row in store.query(f"PRAGMA table_info({table})")}
+
+
+def _runs_core():
+    """curator.execution.runs when it is installed (None in a checkout without it)."""
+    try:
+        from curator.execution import runs
+    except ImportError:
+        return None
+    return runs
+
+
+def last_outcomes(store: Store) -> dict[str, str]:
+    """problem id -> outcome of its latest reference run."""
+    runs = _runs_core()
+    if runs is None or not columns(store, "runs"):
+        return {}
+    return {pid: row["outcome"] for pid, row in runs.latest(store, "reference").items()}
+
+
+def run_history(store: Store, problem_id: str, limit: int = 100) -> list[dict]:
+    """Runs of this problem, newest first (tests and env decoded)."""
+    runs = _runs_core()
+    if runs is None or not columns(store, "runs"):
+        return []
+    return runs.history(store, problem_id, limit)
+
+
+def label_suggestions(store: Store, problem_id: str) -> list[dict]:
+    """Mined label suggestions for a problem, one per (axis, slug), strongest first:
+    [{axis, slug, score, reason}] where score sums the weights of the rules that fired.
+
+    Reads the mining table (label_suggestions, migration 0003); [] when it is absent.
+    """
+    cols = columns(store, "label_suggestions")
+    if not {"problem_id", "axis", "slug"} <= cols:
+        return []
+    weight = "weight" if "weight" in cols else "1.0"
+    parts = [c for c in ("rule", "evidence") if c in cols]
+    reason = " || ': ' || ".join(parts) if parts else "''"
+    rows = store.query(
+        f"SELECT axis, slug, {weight} AS weight, {reason} AS reason FROM label_suggestions "
+        f"WHERE problem_id = ? ORDER BY id", (problem_id,))
+    merged: dict[tuple[str, str], dict] = {}
+    for row in rows:
+        entry = merged.setdefault((row["axis"], row["slug"]), {
+            "axis": row["axis"], "slug": row["slug"], "score": 0.0, "reasons": []})
+        entry["score"] += float(row["weight"] or 0)
+        if row["reason"]:
+            entry["reasons"].append(row["reason"])
+    result = []
+    for entry in sorted(merged.values(), key=lambda e: -e["score"]):
+        result.append({"axis": entry["axis"], "slug": entry["slug"],
+                       "score": round(entry["score"], 3),
+                       "reason": "; ".join(entry.pop("reasons"))})
+    return result
+
+
+def label_counts(store: Store) -> dict[str, dict[str, int]]:
+    """axis -> slug ('' for unset) -> number of problems, retired problems left out."""
+    counts: dict[str, dict[str, int]] = {}
+    for axis in ("stage", "task", "data"):
+        rows = store.query(
+            f"SELECT {axis} AS slug, COUNT(*) AS n FROM problems "
+            f"WHERE status != 'retired' GROUP BY {axis}")
+        counts[axis] = {row["slug"]: row["n"] for row in rows}
+    return counts
+
+
+def status_counts(store: Store) -> dict[str, int]:
+    rows = store.query("SELECT status, COUNT(*) AS n FROM problems GROUP BY status")
+    return {row["status"]: row["n"] for row in rows}
+
+
+def find_problems(store: Store, text: str, limit: int = 20) -> list[dict]:
+    """Problems whose id or title contains `text` (for "go to problem ...")."""
+    like = f"%{text.strip()}%"
+    return store.query(
+        "SELECT id, title FROM problems WHERE id LIKE ? OR title LIKE ? ORDER BY id LIMIT ?",
+        (like, like, limit))

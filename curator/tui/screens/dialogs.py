@@ -1,0 +1,115 @@
+"""Modal dialogs: an error with details, a question with a few answers."""
+
+from __future__ import annotations
+
+import traceback
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static, TextArea
+
+from curator.errors import CuratorError
+
+
+def describe(exc: BaseException) -> tuple[str, str]:
+    """A one-line message and the details (traceback for bugs, nothing more for people)."""
+    if isinstance(exc, CuratorError):
+        return str(exc), str(exc)
+    message = f"{type(exc).__name__}: {exc}"
+    details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return message, details
+
+
+class ErrorModal(ModalScreen[None]):
+    """A failure: what went wrong in one line, the details below (copyable)."""
+
+    HELP = """\
+## Error
+
+The first line says what failed. The box below holds the details (for a bug, the
+traceback): select text with the mouse or press **c** to copy everything.
+**Escape** or **Enter** closes.
+"""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,enter", "dismiss", "Close", id="error.close"),
+        Binding("c", "copy", "Copy details", id="error.copy"),
+    ]
+
+    def __init__(self, title: str, message: str, details: str = "") -> None:
+        super().__init__(classes="dialog-screen")
+        self.title_text = title
+        self.message = message
+        self.details = details
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="error-dialog", classes="dialog error-dialog") as box:
+            box.border_title = self.title_text
+            yield Static(self.message, id="error-message", markup=False)
+            if self.details and self.details != self.message:
+                yield TextArea(self.details, read_only=True, id="error-details",
+                               soft_wrap=False, show_line_numbers=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Close", id="close", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#close", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(None)
+
+    def action_dismiss(self, result=None) -> None:
+        self.dismiss(None)
+
+    def action_copy(self) -> None:
+        self.app.copy_to_clipboard(f"{self.message}\n\n{self.details}")
+        self.notify("Error details copied to the clipboard")
+
+
+class ChoiceModal(ModalScreen[str]):
+    """A question with a few answers (buttons); dismisses with the chosen answer's id."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="dialog.cancel"),
+        Binding("left", "app.focus_previous", "Previous", show=False),
+        Binding("right", "app.focus_next", "Next", show=False),
+    ]
+
+    def __init__(self, title: str, question: str, choices: list[tuple[str, str, str]],
+                 cancel: str = "cancel") -> None:
+        """`choices` are (id, label, variant) with variant one of Button's variants."""
+        super().__init__(classes="dialog-screen")
+        self.title_text = title
+        self.question = question
+        self.choices = choices
+        self.cancel_id = cancel
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog") as box:
+            box.border_title = self.title_text
+            yield Label(self.question, id="question", markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                for choice_id, label, variant in self.choices:
+                    yield Button(label, id=choice_id, variant=variant)
+
+    def on_mount(self) -> None:
+        self.query(Button).first().focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(self.cancel_id)
+
+
+def unsaved_modal(problem_id: str, fields: list[str], leaving: str = "leaving") -> ChoiceModal:
+    return ChoiceModal(
+        "Unsaved changes",
+        f"{problem_id}: unsaved changes to {', '.join(fields)}. Save them before {leaving}?",
+        [("save", "Save", "primary"), ("discard", "Discard", "error"),
+         ("cancel", "Cancel", "default")])

@@ -1,0 +1,205 @@
+"""Stats: how problems spread over stage / task / data, and pass@k per model by category."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import (DataTable, Footer, Header, Label, Select, Static, TabbedContent,
+                             TabPane)
+from textual.worker import Worker, WorkerState
+from textual_plotext import PlotextPlot
+
+from curator.labels import AXES
+from curator.tui import queries
+
+if TYPE_CHECKING:
+    from curator.tui.app import CuratorApp
+
+KS = (1, 5, 10)
+
+
+def report_available() -> bool:
+    try:
+        return importlib.util.find_spec("curator.evaluation.report") is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def distribution(store) -> dict[str, list[tuple[str, str, int]]]:
+    """axis -> [(slug, display name, count)] in vocabulary order, unset last."""
+    counts = queries.label_counts(store)
+    result = {}
+    for axis in AXES:
+        names = {r["slug"]: r["name"] for r in store.labels(axis)}
+        axis_counts = counts.get(axis, {})
+        rows = [(slug, name, axis_counts.get(slug, 0)) for slug, name in names.items()]
+        if axis_counts.get(""):
+            rows.append(("", "(unset)", axis_counts[""]))
+        result[axis] = rows
+    return result
+
+
+class StatsScreen(Screen):
+    HELP = """\
+## Stats
+
+**Labels**: problems per stage, task and data type (retired problems left out), as bars
+with the counts and shares beside them. **pass@k**: per model, pass@1/5/10 by the chosen
+label axis (unbiased estimator; only problems whose reference passes are scored, and a
+figure appears only where some problem has n ≥ k). **b** switches the axis, **r** reloads.
+"""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "reload", "Reload", id="stats.reload"),
+        Binding("b", "next_axis", "Axis", id="stats.axis",
+                tooltip="pass@k by stage, task or data"),
+    ]
+
+    app: "CuratorApp"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.axis = "stage"
+        self.report: dict | None = None
+        self._seen_version = -1
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with TabbedContent(id="stats-tabs"):
+            with TabPane("Labels", id="stats-labels"):
+                with VerticalScroll(id="dist-scroll"):
+                    for axis in AXES:
+                        with Horizontal(classes="dist-row", id=f"dist-{axis}") as row:
+                            row.border_title = axis.capitalize()
+                            yield PlotextPlot(id=f"plot-{axis}", classes="dist-plot")
+                            table = DataTable(id=f"numbers-{axis}", classes="dist-numbers",
+                                              cursor_type="none", show_cursor=False)
+                            yield table
+            if report_available():
+                with TabPane("pass@k", id="stats-passk"):
+                    with Horizontal(id="passk-bar"):
+                        yield Label("model ", id="passk-model-label")
+                        yield Select([], id="passk-model", prompt="(no samples yet)",
+                                     compact=True)
+                        yield Static("", id="passk-axis")
+                    with Horizontal(id="passk-body"):
+                        yield PlotextPlot(id="passk-plot")
+                        yield DataTable(id="passk-table", cursor_type="row")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        for axis in AXES:
+            self.query_one(f"#numbers-{axis}", DataTable).add_columns("label", "n", "%")
+        if self.query("#passk-table"):
+            self.query_one("#passk-table", DataTable).add_columns(
+                "label", "problems", "samples", *(f"pass@{k}" for k in KS))
+        self.reload()
+
+    def on_screen_resume(self) -> None:
+        if self._seen_version != self.app.data_version:
+            self.reload()
+
+    def reload(self) -> None:
+        self._seen_version = self.app.data_version
+        self.show_distribution(distribution(self.app.store))
+        if report_available():
+            self._load_report()
+
+    # -- label distribution ------------------------------------------------------------
+
+    def show_distribution(self, dist: dict[str, list[tuple[str, str, int]]]) -> None:
+        for axis, rows in dist.items():
+            total = sum(n for _, _, n in rows) or 1
+            plot = self.query_one(f"#plot-{axis}", PlotextPlot)
+            plt = plot.plt
+            plt.clear_data()
+            plt.clear_figure()
+            names = [name for _, name, _ in rows]
+            plt.bar(names, [n for _, _, n in rows], orientation="horizontal", width=0.3)
+            plt.xticks([])
+            plot.refresh()
+            table = self.query_one(f"#numbers-{axis}", DataTable)
+            table.clear()
+            for slug, name, n in rows:
+                table.add_row(name, str(n), f"{100 * n / total:.0f}")
+
+    # -- pass@k --------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="stats-report", exit_on_error=False)
+    def _load_report(self) -> dict:
+        from curator.evaluation import report
+
+        return report.build(self.app.store)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "stats-report":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self.report = event.worker.result
+            self._fill_models()
+        elif event.state == WorkerState.ERROR:
+            self.app.show_error("Could not build the pass@k report", event.worker.error)
+
+    def _fill_models(self) -> None:
+        models = sorted((self.report or {}).get("models", {}))
+        select = self.query_one("#passk-model", Select)
+        current = select.value
+        select.set_options([(m, m) for m in models])
+        if models:
+            select.value = current if current in models else models[0]
+        self.show_passk()
+
+    @on(Select.Changed, "#passk-model")
+    def _model_changed(self) -> None:
+        self.show_passk()
+
+    def show_passk(self) -> None:
+        if not self.query("#passk-table"):
+            return
+        table = self.query_one("#passk-table", DataTable)
+        plot = self.query_one("#passk-plot", PlotextPlot)
+        self.query_one("#passk-axis", Static).update(f"  by {self.axis} (b switches)")
+        table.clear()
+        plt = plot.plt
+        plt.clear_data()
+        plt.clear_figure()
+        select = self.query_one("#passk-model", Select)
+        entry = (self.report or {}).get("models", {}).get(select.value) \
+            if isinstance(select.value, str) else None
+        if not entry:
+            plot.refresh()
+            return
+
+        def cells(label: str, m: dict) -> list[str]:
+            return [label, str(m.get("problems", "")), str(m.get("samples", ""))] + [
+                f"{m[f'pass@{k}']:.3f}" if f"pass@{k}" in m else "–" for k in KS]
+
+        table.add_row(*cells("overall", entry["overall"]))
+        breakdown = entry.get(self.axis, {})
+        for label, m in breakdown.items():
+            table.add_row(*cells(label, m))
+        labels = list(breakdown)
+        series = [(k, [breakdown[lbl].get(f"pass@{k}", 0) for lbl in labels]) for k in KS
+                  if any(f"pass@{k}" in breakdown[lbl] for lbl in labels)]
+        if labels and series:
+            plt.multiple_bar(labels, [values for _, values in series],
+                             labels=[f"pass@{k}" for k, _ in series],
+                             orientation="horizontal")
+            plt.xlim(0, 1)
+        plot.refresh()
+
+    # -- actions -------------------------------------------------------------------------
+
+    def action_reload(self) -> None:
+        self.reload()
+        self.notify("Stats reloaded", timeout=2)
+
+    def action_next_axis(self) -> None:
+        self.axis = AXES[(AXES.index(self.axis) + 1) % len(AXES)]
+        self.show_passk()

@@ -1,0 +1,238 @@
+"""Runs tab: run the reference solution now (thread worker, progress, cancel), see results.
+
+The run goes through the execution core (`curator.execution.runs.run_problems`), the same
+function `curator run` uses; what is shown afterwards is read back from the runs table.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Button, DataTable, Label, Log, ProgressBar
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from curator.store import Store
+from curator.tui import queries
+
+if TYPE_CHECKING:
+    from curator.tui.app import CuratorApp
+
+
+def engine_available() -> bool:
+    try:
+        return importlib.util.find_spec("curator.execution.runs") is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def _when(row: dict) -> str:
+    for key in ("finished_at", "created_at", "started_at", "at"):
+        if row.get(key):
+            return str(row[key])[:19].replace("T", " ")
+    return ""
+
+
+def _duration(row: dict) -> str:
+    value = row.get("duration_s")
+    return f"{value:.2f}s" if isinstance(value, (int, float)) else ""
+
+
+def _tests_summary(row: dict) -> str:
+    tests = row.get("tests")
+    if not isinstance(tests, list) or not tests:
+        return ""
+    passed = sum(1 for t in tests if isinstance(t, dict) and t.get("outcome") == "passed")
+    return f"{passed}/{len(tests)}"
+
+
+class RunsPane(Vertical):
+    HELP = """\
+## Runs
+
+**ctrl+r** runs the saved reference solution against its tests now, in the sandboxed
+engine (the same as `curator run`); **ctrl+g** cancels a run in progress. Unsaved edits
+are not part of the run — save first. The left table lists the tests of the selected
+run, the right box its output; the table below is every run of this problem, newest
+first (select one to see its tests and output).
+"""
+
+    app: "CuratorApp"
+
+    @dataclass
+    class Progress(Message):
+        done: int
+        total: int
+        label: str
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, RunsPane.Progress)
+
+    @dataclass
+    class Finished(Message):
+        problem_id: str
+        cancelled: bool
+
+    def __init__(self, problem_id: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.problem_id = problem_id
+        self.history: list[dict] = []
+        self._worker: Worker | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="run-bar"):
+            yield Button("Run reference", id="run-start", variant="primary", compact=True)
+            yield Button("Cancel", id="run-cancel", compact=True, disabled=True)
+            yield ProgressBar(id="run-progress", show_eta=False)
+            yield Label("", id="run-status")
+        with Horizontal(id="run-detail"):
+            tests = DataTable(id="run-tests", cursor_type="row", zebra_stripes=True)
+            tests.border_title = "Tests"
+            yield tests
+            log = Log(id="run-output", highlight=False)
+            log.border_title = "Output"
+            yield log
+        history = DataTable(id="run-history", cursor_type="row")
+        history.border_title = "History"
+        yield history
+
+    def on_mount(self) -> None:
+        self.query_one("#run-tests", DataTable).add_columns("test", "outcome")
+        self.query_one("#run-history", DataTable).add_columns(
+            "when", "outcome", "tests", "time", "kind", "reason")
+        if not engine_available():
+            self.query_one("#run-start", Button).disabled = True
+            self.query_one("#run-status", Label).update("execution engine not installed")
+        self.refresh_history()
+
+    @property
+    def running(self) -> bool:
+        return self._worker is not None and self._worker.state in (
+            WorkerState.PENDING, WorkerState.RUNNING)
+
+    # -- history ------------------------------------------------------------------------
+
+    def refresh_history(self) -> None:
+        self.history = queries.run_history(self.app.store, self.problem_id)
+        table = self.query_one("#run-history", DataTable)
+        table.clear()
+        for row in self.history:
+            table.add_row(_when(row), row.get("outcome", ""), _tests_summary(row),
+                          _duration(row), row.get("solution_kind") or "",
+                          (row.get("reason") or "")[:60], key=str(row["id"]))
+        if self.history:
+            self.show_run(self.history[0])
+            table.move_cursor(row=0)
+
+    def show_run(self, row: dict) -> None:
+        tests = self.query_one("#run-tests", DataTable)
+        tests.clear()
+        for test in row.get("tests") or []:
+            if isinstance(test, dict):
+                tests.add_row(test.get("id", ""), test.get("outcome", ""))
+        log = self.query_one("#run-output", Log)
+        log.clear()
+        header = f"{row.get('outcome', '')}  {_duration(row)}  {row.get('reason') or ''}"
+        log.write_line(header.strip())
+        env = row.get("env")
+        if isinstance(env, dict) and env:
+            log.write_line("env: " + ", ".join(f"{k}={v}" for k, v in sorted(env.items())))
+        for name in ("stdout", "stderr"):
+            text = row.get(name) or ""
+            if text:
+                log.write_line(f"--- {name} ---")
+                log.write(text if text.endswith("\n") else text + "\n")
+
+    @on(DataTable.RowHighlighted, "#run-history")
+    def _history_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value
+        row = next((r for r in self.history if str(r["id"]) == key), None)
+        if row is not None:
+            self.show_run(row)
+
+    # -- running --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self.running:
+            self.notify("A run is already in progress", severity="warning")
+            return
+        if not engine_available():
+            self.app.show_error("Cannot run", "the execution engine (curator.execution.runs) "
+                                "is not installed in this checkout")
+            return
+        self.query_one("#run-start", Button).disabled = True
+        self.query_one("#run-cancel", Button).disabled = False
+        self.query_one("#run-progress", ProgressBar).update(total=None, progress=0)
+        self.query_one("#run-status", Label).update("running…")
+        self._worker = self._run(self.problem_id)
+
+    def cancel(self) -> None:
+        if self.running and self._worker is not None:
+            self._worker.cancel()
+            self.query_one("#run-status", Label).update("cancelling…")
+
+    @on(Button.Pressed, "#run-start")
+    def _start_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.start()
+
+    @on(Button.Pressed, "#run-cancel")
+    def _cancel_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.cancel()
+
+    @work(thread=True, exclusive=True, group="run-reference", exit_on_error=False)
+    def _run(self, problem_id: str) -> None:
+        from curator.execution import runs
+
+        worker = get_current_worker()
+        # A connection of its own: this thread writes runs while the UI keeps reading.
+        store = Store(self.app.workspace.db_path, self.app.actor)
+        try:
+            report = runs.run_problems(
+                store, self.app.workspace, [problem_id], workers=1, timeout=None, repeat=1,
+                progress=lambda done, total, label: self.post_message(
+                    self.Progress(done, total, label)),
+                cancelled=lambda: worker.is_cancelled)
+        finally:
+            store.close()
+        self.post_message(self.Finished(problem_id, report.cancelled or worker.is_cancelled))
+
+    def on_runs_pane_progress(self, event: "RunsPane.Progress") -> None:
+        self.query_one("#run-progress", ProgressBar).update(total=event.total,
+                                                             progress=event.done)
+        self.query_one("#run-status", Label).update(f"{event.done}/{event.total} {event.label}")
+
+    def on_runs_pane_finished(self, event: "RunsPane.Finished") -> None:
+        self._idle()
+        self.app.changed()
+        self.refresh_history()
+        outcome = self.history[0].get("outcome") if self.history else None
+        if event.cancelled:
+            self.notify("Run cancelled", severity="warning")
+        elif outcome == "passed":
+            self.notify(f"{event.problem_id}: reference passed")
+        else:
+            self.notify(f"{event.problem_id}: reference {outcome or 'did not run'}",
+                        severity="warning")
+        self.query_one("#run-status", Label).update(outcome or "")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is not self._worker:
+            return
+        if event.state == WorkerState.ERROR:
+            self._idle()
+            self.query_one("#run-status", Label).update("failed")
+            self.app.show_error("Run failed", event.worker.error)
+        elif event.state == WorkerState.CANCELLED:
+            self._idle()
+            self.query_one("#run-status", Label).update("cancelled")
+
+    def _idle(self) -> None:
+        self.query_one("#run-start", Button).disabled = not engine_available()
+        self.query_one("#run-cancel", Button).disabled = True

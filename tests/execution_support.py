@@ -1,0 +1,88 @@
+"""Shared helpers for the execution tests: engines started once per module, tiny jobs."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+import pytest
+
+from curator.execution import sandbox
+from curator.execution.engine import Engine
+from curator.execution.job import Job, Limits
+
+STRONG_OK, STRONG_WHY = sandbox.probe()
+needs_bwrap = pytest.mark.skipif(not STRONG_OK, reason=STRONG_WHY)
+SECRET_VAR = "CURATOR_TEST_SECRET_TOKEN"
+SECRET_VALUE = "hunter2-must-not-leak"
+
+GOOD_SOLUTION = "def add(a, b):\n    return a + b\n"
+ADD_TESTS = textwrap.dedent("""\
+    from solution import add
+
+
+    def test_small():
+        assert add(1, 2) == 3
+
+
+    def test_negative():
+        assert add(-1, -2) == -3
+    """)
+
+
+def job(solution: str, tests: str = ADD_TESTS, timeout: float = 20.0, **limits) -> Job:
+    return Job(problem_id="p", solution=textwrap.dedent(solution), tests=textwrap.dedent(tests),
+               limits=Limits(timeout_s=timeout, **limits))
+
+
+def run_one(engine: Engine, solution: str, tests: str = ADD_TESTS, timeout: float = 20.0,
+            **limits):
+    results = list(engine.run([job(solution, tests, timeout, **limits)]))
+    assert len(results) == 1
+    return results[0]
+
+
+def start_engine(isolation: str, workers: int = 2) -> Engine:
+    """An engine whose workers started with a secret in the parent's environment."""
+    os.environ[SECRET_VAR] = SECRET_VALUE
+    try:
+        engine = Engine(workers=workers, isolation=isolation)
+        engine.start()
+        engine.pool.wait_ready()
+    finally:
+        os.environ.pop(SECRET_VAR, None)
+    return engine
+
+
+def engine_fixture(params=("strong", "weak")):
+    """A module-scoped fixture yielding a started engine per isolation level."""
+    marks = {"strong": [needs_bwrap], "weak": []}
+
+    @pytest.fixture(scope="module", params=[pytest.param(p, marks=marks[p]) for p in params])
+    def _engine(request):
+        engine = start_engine(request.param)
+        assert engine.isolation == request.param
+        yield engine
+        engine.close()
+
+    return _engine
+
+
+def processes_matching(needle: bytes) -> list[int]:
+    """Host pids whose command line or name contains `needle` (a /proc scan, no psutil)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
+                cmdline = fh.read()
+            with open(f"/proc/{entry.name}/comm", "rb") as fh:
+                comm = fh.read()
+            with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                state = fh.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != b"Z" and (needle in cmdline or needle in comm):
+            found.append(int(entry.name))
+    return found

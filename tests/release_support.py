@@ -1,0 +1,41 @@
+"""Helpers for the release tests: a workspace whose problems pass every gate."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from curator.execution.job import RunResult
+from curator.execution.runs import record, solution_hash
+from curator.problem import Problem
+from curator.store import Store
+from curator.store import problems as problem_store
+from curator.workspace import Workspace, discover
+
+ENV = {"python": "3.11.0", "torch": "2.13.0", "isolation": "strong"}
+
+
+def write_config(ws: Workspace, text: str = '[release]\nlicense = "MIT"\n') -> Workspace:
+    (Path(ws.root) / "curator.toml").write_text(text, encoding="utf-8")
+    return discover(ws.root)
+
+
+def record_reference(store: Store, problem: Problem, outcome: str = "passed", tests: int = 5,
+                     solution: str | None = None, started_at: str | None = None) -> int:
+    """Record a reference run as the engine would (real runs table, no sandbox)."""
+    result = RunResult(
+        job_id=uuid.uuid4().hex, problem_id=problem.id, outcome=outcome,
+        tests=[{"id": f"test_solution.py::test_{i}", "outcome": outcome, "duration_s": 0.01}
+               for i in range(tests)],
+        duration_s=0.25, env=dict(ENV), timeout_s=10.0,
+        reason="" if outcome == "passed" else "assertion failed")
+    text = problem.solution if solution is None else solution
+    return record(store, result, "reference", solution_hash(text), started_at=started_at)
+
+
+def make_releasable(ws: Workspace, store: Store) -> Workspace:
+    """Licence the workspace and record a passing reference run for every problem."""
+    ws = write_config(ws)
+    for problem in problem_store.all_problems(store):
+        record_reference(store, problem)
+    return ws

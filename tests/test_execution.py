@@ -1,0 +1,323 @@
+"""The execution engine: verdicts, warm runs, repo-backed runs, the runs table, the CLI."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from curator.cli import main
+from curator.errors import CuratorError
+from curator.execution import runs, verdict
+from curator.execution.engine import Engine
+from curator.execution.job import Job, Limits, RunResult
+from curator.execution.pool import Pool
+from curator.store import problems as problem_store
+from execution_support import ADD_TESTS, GOOD_SOLUTION, needs_bwrap, run_one, start_engine
+
+
+@pytest.fixture(scope="module", params=[pytest.param("strong", marks=needs_bwrap), "weak"])
+def engine(request):
+    engine = start_engine(request.param, workers=1)
+    yield engine
+    engine.close()
+
+
+# -- verdicts (pure) ------------------------------------------------------------------------
+
+
+def test_expected_tests_from_the_syntax_tree():
+    text = textwrap.dedent("""\
+        import unittest
+        def test_a(): pass
+        async def test_b(): pass
+        def helper(): pass
+        class TestGroup:
+            def test_c(self): pass
+            def helper(self): pass
+        class TestWithInit:
+            def __init__(self): pass
+            def test_never(self): pass
+        class Legacy(unittest.TestCase):
+            def test_d(self): pass
+        """)
+    assert verdict.expected_tests(text) == [
+        "test_solution.py::test_a", "test_solution.py::test_b",
+        "test_solution.py::TestGroup::test_c", "test_solution.py::Legacy::test_d"]
+    assert verdict.expected_tests("def broken(:") == []
+
+
+def _events(tests, finish=True, collected=None, errors=()):
+    events = verdict.Events(tests=[{"id": i, "outcome": o} for i, o in tests],
+                            collect_errors=list(errors))
+    events.collected = collected if collected is not None else [i for i, _ in tests]
+    events.finish = {"exitstatus": 0} if finish else None
+    return events
+
+
+def _decide(events, expected=("t.py::a",), code=0, sig=None, timed_out=False):
+    return verdict.decide(events, list(expected), exit_code=code, exit_signal=sig,
+                          timed_out=timed_out, timeout_s=5)
+
+
+def test_verdict_needs_positive_evidence():
+    assert _decide(_events([("t.py::a", "passed")])).outcome == "passed"
+    assert _decide(_events([("t.py::a[1]", "passed"), ("t.py::a[2]", "passed")])) \
+        .outcome == "passed"
+    # No finish record: the process ended early, whatever it printed.
+    assert _decide(_events([("t.py::a", "passed")], finish=False)).outcome == "crashed"
+    assert _decide(_events([("t.py::a", "passed")], finish=False), sig=9).reason \
+        .startswith("killed by SIGKILL")
+    # An expected test that never ran, a skip, an xfail, no tests at all.
+    assert _decide(_events([("t.py::b", "passed")])).outcome == "failed"
+    assert _decide(_events([("t.py::a", "skipped")])).outcome == "failed"
+    assert _decide(_events([("t.py::a", "xfailed")])).outcome == "failed"
+    assert _decide(_events([])).outcome == "error"
+    # Collected but never reported, or a non-zero exit after passing.
+    assert _decide(_events([("t.py::a", "passed")], collected=["t.py::a", "t.py::z"])) \
+        .outcome == "crashed"
+    assert _decide(_events([("t.py::a", "passed")]), code=3).outcome == "crashed"
+
+
+def test_verdict_classifies_failures():
+    assert _decide(_events([]), timed_out=True).outcome == "timeout"
+    assert _decide(_events([], finish=False), sig=24).outcome == "timeout"  # SIGXCPU
+    failed = _events([("t.py::a", "failed")])
+    failed.tests[0]["message"] = "AssertionError: assert 1 == 2"
+    result = _decide(failed)
+    assert result.outcome == "failed" and "t.py::a failed: AssertionError" in result.reason
+    oom = _events([("t.py::a", "failed")])
+    oom.tests[0]["message"] = "MemoryError"
+    assert _decide(oom).outcome == "oom"
+    error = _events([], errors=[{"id": "t.py", "message": "SyntaxError: bad", "text": ""}])
+    assert _decide(error).outcome == "error" and "SyntaxError" in _decide(error).reason
+
+
+def test_events_ignore_lines_without_the_token():
+    token = "abc123"
+    data = (b'abc123 {"event": "test", "id": "x", "outcome": "passed"}\n'
+            b'forged {"event": "test", "id": "y", "outcome": "passed"}\n'
+            b'{"event": "finish", "exitstatus": 0}\nabc123 not json\n')
+    events = verdict.Events.parse(data, token)
+    assert [t["id"] for t in events.tests] == ["x"] and events.finish is None
+
+
+def test_job_round_trips_through_json():
+    job = Job(problem_id="p", solution="x = 1", tests="def test(): pass",
+              overlay={"a.py": "b"}, node_ids=["t.py::a"], limits=Limits(timeout_s=3))
+    again = Job.from_dict(json.loads(json.dumps(job.to_dict())))
+    assert again == job and again.limits.timeout_s == 3
+
+
+# -- warm runs ----------------------------------------------------------------------------
+
+
+def test_good_and_wrong_solutions(engine):
+    good = run_one(engine, GOOD_SOLUTION)
+    assert good.outcome == "passed", (good.reason, good.stdout, good.stderr)
+    assert [t["id"] for t in good.tests] == ["test_solution.py::test_small",
+                                             "test_solution.py::test_negative"]
+    assert good.env["isolation"] == engine.isolation and good.env["python"]
+    assert good.env["torch"]
+    wrong = run_one(engine, "def add(a, b):\n    return a - b\n")
+    assert wrong.outcome == "failed"
+    assert wrong.reason.startswith("test_solution.py::test_small failed")
+
+
+def test_empty_solution_is_no_code(engine):
+    result = run_one(engine, "  \n")
+    assert result.outcome == "no_code"
+
+
+def test_runs_are_deterministic_and_isolated_from_each_other(engine):
+    probe = textwrap.dedent("""\
+        import os, time
+        LEFT = os.path.join(os.environ["TMPDIR"], "..", "left-by-an-earlier-run.txt")
+        SEEN = os.path.exists(LEFT)
+        open(LEFT, "w").close()
+
+        def add(a, b):
+            assert os.environ["PYTHONHASHSEED"] == "0"
+            assert os.environ["TZ"] == "UTC" and time.strftime("%Z") == "UTC"
+            assert os.environ["OMP_NUM_THREADS"] == "1"
+            assert not SEEN
+            return a + b
+        """)
+    for _ in range(2):  # the worker wipes its temp folder between runs
+        result = run_one(engine, probe)
+        assert result.outcome == "passed", (result.reason, result.stdout)
+
+
+def _make_repo(root):
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "ops.py").write_text("def double(x):\n    raise NotImplementedError\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_ops.py").write_text(textwrap.dedent("""\
+        import pytest
+        from pkg.ops import double
+
+        @pytest.mark.parametrize("x", [1, 2, 3])
+        def test_double(x):
+            assert double(x) == 2 * x
+
+        def test_zero():
+            assert double(0) == 0
+
+        def test_unselected():
+            assert False, "not one of the problem's node ids"
+        """))
+    return root
+
+
+def _repo_job(repo, body, node_ids=("tests/test_ops.py::test_double",
+                                    "tests/test_ops.py::test_zero")):
+    return Job(problem_id="repo", solution=body, repo_dir=str(repo),
+               overlay={"pkg/ops.py": body}, node_ids=list(node_ids),
+               python=sys.executable, limits=Limits(timeout_s=60))
+
+
+def test_repo_backed_runs_use_a_copy_with_the_overlay(engine, tmp_path):
+    repo = _make_repo(tmp_path / "repo")
+    good = "def double(x):\n    return 2 * x\n"
+    jobs = [_repo_job(repo, good),
+            _repo_job(repo, "def double(x):\n    return x + x + 1\n"),
+            _repo_job(repo, good, node_ids=["tests/test_ops.py::test_missing"])]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    passed, failed, missing = (results[j.job_id] for j in jobs)
+    assert passed.outcome == "passed", (passed.reason, passed.stdout, passed.stderr)
+    assert {t["id"] for t in passed.tests} == {
+        "tests/test_ops.py::test_double[1]", "tests/test_ops.py::test_double[2]",
+        "tests/test_ops.py::test_double[3]", "tests/test_ops.py::test_zero"}
+    assert passed.env["python"] and passed.env["isolation"] == engine.isolation
+    assert failed.outcome == "failed"
+    assert missing.outcome != "passed"
+    # The checkout itself is never modified.
+    assert "NotImplementedError" in (repo / "pkg" / "ops.py").read_text()
+
+
+# -- the runs table and job_for -----------------------------------------------------------
+
+
+def _result(problem_id, outcome="passed", duration=0.5):
+    return RunResult(job_id="j-" + outcome, problem_id=problem_id, outcome=outcome,
+                     tests=[{"id": "t::a", "outcome": outcome, "duration_s": 0.1}],
+                     duration_s=duration, stdout="out", stderr="", reason="",
+                     env={"python": "3.11", "torch": None, "isolation": "weak"}, timeout_s=9)
+
+
+def test_record_latest_and_history(store):
+    pid = problem_store.all_problems(store)[0].id
+    first = runs.record(store, _result(pid, "failed"), "reference", "h1")
+    second = runs.record(store, _result(pid, "passed"), "reference", "h2")
+    runs.record(store, _result(pid, "error"), "sample", "h3", sample_id=7)
+    latest = runs.latest(store)
+    assert latest[pid]["id"] == second and latest[pid]["outcome"] == "passed"
+    assert latest[pid]["tests"][0]["id"] == "t::a" and latest[pid]["env"]["isolation"] == "weak"
+    assert runs.latest(store, "sample")[pid]["sample_id"] == 7
+    assert [r["id"] for r in runs.history(store, pid)][1:] == [second, first]
+    audit = store.history("run", str(first))
+    assert audit[0]["action"] == "create" and audit[0]["actor"] == "tester"
+    with pytest.raises(CuratorError):
+        runs.record(store, _result(pid), "oracle", "h")
+
+
+def test_timeout_scales_with_the_reference_time(store, workspace):
+    problem = problem_store.all_problems(store)[0]
+    assert runs.default_limits(store, workspace, problem).timeout_s == runs.DEFAULT_TIMEOUT_S
+    runs.record(store, _result(problem.id, duration=0.2), "reference", "h")
+    assert runs.default_limits(store, workspace, problem).timeout_s == runs.TIMEOUT_FLOOR_S
+    runs.record(store, _result(problem.id, duration=3.0), "reference", "h")
+    assert runs.default_limits(store, workspace, problem).timeout_s == 30.0
+    assert runs.default_limits(store, workspace, problem, timeout=4).timeout_s == 4
+
+
+def test_job_for_self_contained_and_repo_backed(store, workspace, monkeypatch):
+    problem = problem_store.all_problems(store)[0]
+    job = runs.job_for(store, workspace, problem, problem.solution)
+    assert job.tests == problem.tests and job.repo_dir is None and job.problem_id == problem.id
+    problem.test_node_ids = ["tests/test_x.py::test_y"]
+    monkeypatch.setitem(sys.modules, "curator.mining.checkout", None)
+    with pytest.raises(CuratorError, match="mining"):
+        runs.job_for(store, workspace, problem, problem.solution)
+
+
+class ScriptedPool(Pool):
+    """A backend that answers from a script: shows the Pool interface is all it takes."""
+
+    def __init__(self, outcomes):
+        self.outcomes = list(outcomes)
+
+    def start(self):
+        pass
+
+    def run(self, jobs, cancelled=None):
+        for job in jobs:
+            yield RunResult(job.job_id, job.problem_id, self.outcomes.pop(0), duration_s=0.1,
+                            env={"isolation": "weak"}, timeout_s=job.limits.timeout_s)
+
+    def close(self):
+        pass
+
+    def info(self):
+        return {"backend": "scripted", "workers": 1, "isolation": "weak", "reason": ""}
+
+
+def test_repeat_flags_flaky_problems(store, workspace):
+    ids = [p.id for p in problem_store.all_problems(store)[:2]]
+    engine = Engine(pool=ScriptedPool(["passed", "passed", "passed", "failed"]))
+    report = runs.run_problems(store, workspace, ids, repeat=2, engine=engine)
+    assert report.flaky == [ids[1]]
+    assert not report.all_passed and len(report.runs) == 4
+    assert report.summary()["outcomes"] == {"failed": 1, "passed": 3}
+    assert len(runs.history(store, ids[1])) == 2
+
+
+# -- the CLI --------------------------------------------------------------------------------
+
+
+def _cli(ws, *args):
+    return CliRunner().invoke(main, ["--workspace", str(ws.root), *args])
+
+
+def test_cli_usage_errors(workspace):
+    assert _cli(workspace, "run").exit_code == 2
+    assert _cli(workspace, "run", "--all", "normalize_image_batch").exit_code == 2
+    assert _cli(workspace, "run", "no_such_problem").exit_code == 2
+    assert _cli(workspace, "run", "--all", "--workers", "0").exit_code == 2
+
+
+def test_cli_run_all_seed_problems_pass(workspace, store):
+    result = _cli(workspace, "run", "--all", "--json", "--workers", "2")
+    data = json.loads(result.output)
+    assert result.exit_code == 0, [(r["problem_id"], r["outcome"], r["reason"])
+                                   for r in data["runs"] if r["outcome"] != "passed"]
+    ids = {p.id for p in problem_store.all_problems(store)}
+    assert {r["problem_id"] for r in data["runs"]} == ids
+    for run in data["runs"]:
+        assert {"problem_id", "outcome", "duration_s", "tests"} <= set(run)
+        assert run["tests"] and set(run["tests"][0]) == {"id", "outcome"}
+    assert data["summary"]["passed"] == len(ids) and data["summary"]["flaky"] == []
+    assert set(runs.latest(store)) == ids
+
+
+def test_cli_run_exit_status_1_when_a_run_fails(workspace, store):
+    problem = problem_store.all_problems(store)[0]
+    problem_store.update_fields(store, problem.id, solution="def nothing_useful():\n    pass\n")
+    result = _cli(workspace, "run", problem.id, "--timeout", "30")
+    assert result.exit_code == 1
+    assert "error" in result.output or "failed" in result.output
+    assert runs.latest(store)[problem.id]["timeout_s"] == 30
+
+
+def test_cli_doctor(workspace):
+    result = _cli(workspace, "doctor", "--json")
+    assert result.exit_code == 0
+    report = json.loads(result.output)
+    assert report["isolation"] in ("strong", "weak")
+    assert {c["check"] for c in report["checks"]} >= {"bubblewrap", "rlimits"}
+    if report["isolation"] == "weak":
+        assert any("bubblewrap" in m for m in report["missing"])

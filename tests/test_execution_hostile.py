@@ -1,0 +1,318 @@
+"""Hostile solutions: each ends as a recorded non-passing outcome with a visible reason,
+leaves no process or file behind, and does not disturb the other runs.
+
+Every case runs with bubblewrap (strong) and, where the protection does not depend on the
+sandbox, again with isolation forced to weak.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+
+import pytest
+
+from curator.execution import sandbox
+from execution_support import (ADD_TESTS, GOOD_SOLUTION, SECRET_VALUE, SECRET_VAR,
+                               engine_fixture, job, processes_matching, run_one)
+
+engine = engine_fixture()
+strong_engine = engine_fixture(params=("strong",))
+
+
+def _nproc_enforced(engine) -> bool:
+    # RLIMIT_NPROC never applies to root; runs drop to nobody unless weak mode cannot.
+    return os.geteuid() != 0 or sandbox.run_uid(engine.isolation) is not None
+
+
+def test_syntax_error(engine):
+    result = run_one(engine, "def add(a, b)\n    return a + b\n")
+    assert result.outcome == "error"
+    assert "SyntaxError" in result.reason or "invalid syntax" in result.reason
+
+
+def test_import_error(engine):
+    result = run_one(engine, "import no_such_module_xyz\n" + GOOD_SOLUTION)
+    assert result.outcome == "error"
+    assert "no_such_module_xyz" in result.reason
+
+
+def test_infinite_loop_times_out(engine):
+    result = run_one(engine, "def add(a, b):\n    while True:\n        pass\n", timeout=1.5)
+    assert result.outcome == "timeout"
+    assert "1.5" in result.reason and result.timeout_s == 1.5
+    assert result.duration_s < 10
+
+
+def test_huge_allocation_is_oom_not_machine_death(engine):
+    result = run_one(engine, """\
+        import torch
+
+        def add(a, b):
+            block = torch.empty(50 * 1024 ** 3, dtype=torch.uint8)
+            block.fill_(1)
+            return a + b
+        """)
+    assert result.outcome == "oom", result.reason
+    assert "memory" in result.reason
+
+
+def test_python_allocation_is_oom(engine):
+    result = run_one(engine, """\
+        def add(a, b):
+            data = bytearray(50 * 1024 ** 3)
+            return a + b
+        """)
+    assert result.outcome == "oom", result.reason
+
+
+def test_fork_bomb_is_bounded(engine):
+    if not _nproc_enforced(engine):
+        pytest.skip("runs keep root here, so RLIMIT_NPROC cannot bound a fork bomb")
+    tag = f"bomb{uuid.uuid4().hex[:8]}"
+    result = run_one(engine, f"""\
+        import ctypes, os
+        ctypes.CDLL(None).prctl(15, b"{tag}", 0, 0, 0)
+        while True:
+            try:
+                os.fork()
+            except OSError:
+                pass
+
+        def add(a, b):
+            return a + b
+        """, timeout=3)
+    assert result.outcome == "timeout"
+    assert processes_matching(tag.encode()) == []
+    assert run_one(engine, GOOD_SOLUTION).outcome == "passed"
+
+
+def test_detached_children_do_not_survive(engine):
+    tag = f"stray{uuid.uuid4().hex[:8]}"
+    seconds = f"{1000 + int(uuid.uuid4().int % 1000)}.{os.getpid()}"
+    result = run_one(engine, f"""\
+        import ctypes, os
+
+        def _detach(exec_sleep):
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    if exec_sleep:
+                        os.execv("/bin/sleep", ["sleep", "{seconds}"])
+                    ctypes.CDLL(None).prctl(15, b"{tag}", 0, 0, 0)
+                    import time
+                    while True:
+                        time.sleep(1)
+                os._exit(0)
+
+        _detach(True)
+        _detach(False)
+
+        def add(a, b):
+            return a + b
+        """)
+    assert result.outcome == "passed"  # the solution itself is right
+    time.sleep(0.2)
+    assert processes_matching(tag.encode()) == []
+    assert processes_matching(f"sleep\0{seconds}".encode()) == []
+
+
+@pytest.mark.parametrize("how", ["sys.exit(0)", "os._exit(0)"])
+def test_exit_at_import_is_not_a_pass(engine, how):
+    result = run_one(engine, f"import os, sys\n{how}\n" + GOOD_SOLUTION)
+    assert result.outcome in ("error", "crashed"), result
+    assert result.reason
+
+
+def test_skip_at_import_is_not_a_pass(engine):
+    result = run_one(engine, "import pytest\npytest.skip('nope', allow_module_level=True)\n"
+                     + GOOD_SOLUTION)
+    assert result.outcome != "passed"
+    assert result.reason
+
+
+def test_skip_and_xfail_inside_tests_are_not_a_pass(engine):
+    skip = run_one(engine, "import pytest\ndef add(a, b):\n    pytest.skip('later')\n")
+    xfail = run_one(engine, "import pytest\ndef add(a, b):\n    pytest.xfail('known')\n")
+    assert skip.outcome == "failed" and "skipped" in skip.reason
+    assert xfail.outcome == "failed" and "xfailed" in xfail.reason
+
+
+def test_printing_passed_is_not_a_pass(engine):
+    result = run_one(engine, """\
+        import os
+        print("===================== 5 passed in 0.01s =====================", flush=True)
+        os._exit(0)
+        """)
+    assert result.outcome == "crashed"
+    assert "5 passed" in result.stdout
+
+
+def test_wrong_answer_with_fake_summary_fails(engine):
+    result = run_one(engine, "def add(a, b):\n    print('2 passed')\n    return 0\n")
+    assert result.outcome == "failed"
+    assert "test_small" in result.reason
+
+
+def test_deleting_the_test_file_is_not_a_pass(engine):
+    at_import = run_one(engine, """\
+        import os
+        os.remove("test_solution.py")
+
+        def add(a, b):
+            return a + b
+        """)
+    during_test = run_one(engine, """\
+        import os
+
+        def add(a, b):
+            if os.path.exists("test_solution.py"):
+                os.remove("test_solution.py")
+            return a + b
+        """)
+    assert at_import.outcome != "passed" and at_import.reason
+    assert during_test.outcome == "failed"
+    assert "test file" in during_test.reason
+
+
+def test_parent_environment_is_not_visible(engine):
+    result = run_one(engine, f"""\
+        import os
+
+        def add(a, b):
+            leaked = os.environ.get("{SECRET_VAR}")
+            assert leaked is None, leaked
+            return a + b
+        """)
+    assert result.outcome == "passed", result.reason
+
+
+@pytest.mark.usefixtures("strong_engine")
+def test_no_other_process_environment_is_readable(strong_engine):
+    result = run_one(strong_engine, f"""\
+        import os
+
+        def add(a, b):
+            for pid in os.listdir("/proc"):
+                try:
+                    with open(f"/proc/{{pid}}/environ", "rb") as fh:
+                        assert b"{SECRET_VALUE}" not in fh.read()
+                except OSError:
+                    pass
+            return a + b
+        """)
+    assert result.outcome == "passed", result.reason
+
+
+def test_stdout_flood_is_capped(engine):
+    result = run_one(engine, """\
+        import sys
+
+        def add(a, b):
+            chunk = "x" * (1 << 20)
+            for _ in range(200):
+                sys.stdout.write(chunk)
+            return a + b
+        """, file_mb=16, output_kb=32)
+    assert result.outcome != "passed"
+    assert len(result.stdout) < 40 * 1024
+    assert "bytes cut" in result.stdout
+
+
+def test_socket_to_localhost_fails_in_sandbox(strong_engine):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    port = server.getsockname()[1]
+    try:
+        result = run_one(strong_engine, f"""\
+            import socket
+
+            def add(a, b):
+                socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
+                return a + b
+            """)
+        server.settimeout(0.2)
+        with pytest.raises(socket.timeout):
+            server.accept()
+    finally:
+        server.close()
+    assert result.outcome == "failed"
+    assert "Connection" in result.reason or "Errno" in result.reason
+
+
+def test_writes_outside_the_run_folder_do_not_land(strong_engine, tmp_path):
+    inside_tmp = tmp_path / "escaped.txt"
+    var_tmp = f"/var/tmp/curator-escape-{uuid.uuid4().hex}"
+    result = run_one(strong_engine, f"""\
+        import os
+
+        def _try(path):
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w") as fh:
+                    fh.write("escaped")
+            except OSError:
+                pass
+
+        _try("{inside_tmp}")
+        _try("{var_tmp}")
+
+        def add(a, b):
+            return a + b
+        """)
+    assert result.outcome == "passed"
+    assert not inside_tmp.exists()
+    assert not os.path.exists(var_tmp)
+
+
+def test_killing_its_worker_costs_only_that_run(engine):
+    killer = job("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n" + GOOD_SOLUTION)
+    good = [job(GOOD_SOLUTION) for _ in range(3)]
+    results = {r.job_id: r for r in engine.run([killer, *good])}
+    outcome = results[killer.job_id].outcome
+    if sandbox.run_uid(engine.isolation) is None:
+        assert outcome == "crashed", results[killer.job_id]
+    else:  # runs are nobody and cannot signal the worker at all
+        assert outcome == "error" and "PermissionError" in results[killer.job_id].reason
+    assert [results[j.job_id].outcome for j in good] == ["passed"] * 3
+
+
+def test_worker_killed_from_outside_is_replaced(engine):
+    slow = job("import time\ndef add(a, b):\n    time.sleep(30)\n    return a + b\n",
+               timeout=60)
+
+    def kill_workers():
+        time.sleep(1.0)
+        for pid in engine.pool.worker_pids():
+            os.kill(pid, 9)
+
+    killer = threading.Thread(target=kill_workers)
+    killer.start()
+    results = list(engine.run([slow]))
+    killer.join()
+    assert results[0].outcome == "crashed"
+    assert "worker" in results[0].reason
+    assert run_one(engine, GOOD_SOLUTION).outcome == "passed"
+
+
+def test_batch_with_hostile_runs_keeps_good_runs_passing(engine):
+    jobs = [job(GOOD_SOLUTION), job("def add(a, b):\n    while True: pass\n", timeout=1),
+            job(GOOD_SOLUTION), job("import os\nos._exit(3)\n"), job(GOOD_SOLUTION)]
+    outcomes = {r.job_id: r.outcome for r in engine.run(jobs)}
+    assert [outcomes[j.job_id] for j in jobs] == \
+        ["passed", "timeout", "passed", "crashed", "passed"]
+
+
+def test_limits_do_not_break_ordinary_tests(engine):
+    result = run_one(engine, GOOD_SOLUTION, ADD_TESTS + """
+def test_subprocess_and_tmp(tmp_path):
+    import subprocess, sys
+    (tmp_path / "f.txt").write_text("ok")
+    out = subprocess.run([sys.executable, "-c", "print(40 + 2)"], capture_output=True, text=True)
+    assert out.stdout.strip() == "42"
+""")
+    assert result.outcome == "passed", (result.reason, result.stdout[-2000:])

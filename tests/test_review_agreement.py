@@ -1,0 +1,53 @@
+"""Agreement statistics against published and hand-computed values."""
+
+from __future__ import annotations
+
+import pytest
+
+from curator.review.agreement import cohen_kappa, krippendorff_alpha_nominal, pairwise_kappa
+
+
+def test_krippendorff_published_example_with_missing_values():
+    # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C:
+    # 4 observers, 12 units, nominal data with missing values -> alpha = 0.743.
+    a = [1, 2, 3, 3, 2, 1, 4, 1, 2, None, None, None]
+    b = [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, None, 3]
+    c = [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None]
+    d = [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None]
+    units = [[v for v in column if v is not None] for column in zip(a, b, c, d)]
+    assert krippendorff_alpha_nominal(units) == pytest.approx(0.743, abs=5e-4)
+
+
+def test_two_annotators_hand_computed():
+    # a: 8 8 10 10 2 sc    b: 8 10 10 10 2 bd     (sc/bd: the two verdicts)
+    # Values: 8 x3, 10 x5, 2 x2, sc x1, bd x1; n = 12.
+    # Observed disagreeing pairs (ordered): units 2 and 6, two each -> 4.
+    # Expected: n^2 - sum(n_c^2) = 144 - (9 + 25 + 4 + 1 + 1) = 104.
+    # alpha = 1 - (n - 1) * 4 / 104 = 1 - 44/104 = 60/104.
+    a = ["8", "8", "10", "10", "2", "sc"]
+    b = ["8", "10", "10", "10", "2", "bd"]
+    assert krippendorff_alpha_nominal(list(zip(a, b))) == pytest.approx(60 / 104)
+    # Kappa: p_o = 4/6; p_e = (2*1 + 2*3 + 1*1) / 36 = 9/36; (2/3 - 1/4) / (3/4) = 5/9.
+    assert cohen_kappa(a, b) == pytest.approx(5 / 9)
+
+
+def test_perfect_and_undefined_cases():
+    # n = 8 (x4, y4); 4 disagreeing ordered pairs; expected 64 - 32 = 32.
+    assert krippendorff_alpha_nominal([["x", "y"], ["y", "y"], ["x", "x"], ["y", "x"]]) \
+        == pytest.approx(1 - 7 * 4 / 32)
+    assert krippendorff_alpha_nominal([["a", "a"], ["b", "b"]]) == 1.0
+    assert krippendorff_alpha_nominal([["a", "a"], ["a", "a"]]) is None  # nothing to expect
+    assert krippendorff_alpha_nominal([["a"], ["b"]]) is None  # nothing pairable
+    assert cohen_kappa(["a", "b"], ["a", "b"]) == 1.0
+    assert cohen_kappa(["a", "a"], ["a", "a"]) is None
+    assert cohen_kappa([], []) is None
+    with pytest.raises(ValueError):
+        cohen_kappa(["a"], ["a", "b"])
+
+
+def test_pairwise_kappa_uses_shared_items_only():
+    labels = {"ann": {1: "8", 2: "10", 3: "2"}, "bob": {1: "8", 2: "8"}, "cy": {9: "1"}}
+    pairs = pairwise_kappa(labels)
+    assert pairs == [{"annotators": ["ann", "bob"], "items": 2,
+                      # p_o = 1/2; p_e = (1*2 + 1*0)/4 = 1/2 -> 0
+                      "kappa": 0.0}]

@@ -1,0 +1,118 @@
+"""The app shell: keymap from the workspace config, command palette, F1 help, errors, themes."""
+
+from __future__ import annotations
+
+from textual.command import CommandPalette
+from textual.widgets import Input, Markdown
+
+from curator import workspace as workspace_mod
+from curator.tui.screens.dialogs import ErrorModal
+from curator.tui.screens.help import HelpScreen
+from curator.tui.screens.problem import ProblemScreen
+from curator.tui.screens.stats import StatsScreen
+from tui_support import app_for, no_blink, settle  # noqa: F401
+
+
+async def test_keymap_in_curator_toml_remaps_bindings(workspace, app_for):
+    (workspace.root / "curator.toml").write_text(
+        '[keymap]\n"problems.filter" = "f"\n"app.stats" = "f9"\n', encoding="utf-8")
+    ws = workspace_mod.discover(workspace.root)
+    app = app_for(ws)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")   # no longer the filter key
+        assert not app.screen.query_one("#filter", Input).has_focus
+        await pilot.press("f")
+        assert app.screen.query_one("#filter", Input).has_focus
+        await pilot.press("f9")
+        await settle(pilot)
+        assert isinstance(app.screen, StatsScreen)
+
+
+async def test_palette_offers_screen_actions_and_goes_to_a_problem(workspace, app_for):
+    app = app_for(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {"Filter", "Sort", "Open", "Stats", "Help", "Theme"} <= titles
+        assert "Problems" not in titles   # the screen we are on
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"go to problem soft_dice")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ProblemScreen)
+        assert app.screen.problem_id == "soft_dice_loss"
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {"Save", "Run", "Back", "Show labels tab", "Restore rescued edits"} <= titles
+        assert "Copy" not in titles   # the editor's own cursor keys stay out of the list
+
+
+async def test_f1_help_explains_the_focused_widget_and_the_label_definitions(
+        workspace, store, app_for):
+    store.set_label_text("stage", "training", definition="Changes weights. Our own words.")
+    app = app_for(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", "f1")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        text = app.screen.text
+        assert "## Filter" in text                        # the focused widget's help
+        assert "Labelling guidelines" in text
+        assert "Changes weights. Our own words." in text  # definitions from the store
+        assert "problems.filter" in text                  # binding ids, for the keymap
+        assert app.screen.query_one(Markdown)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_errors_open_a_modal_with_details(workspace, app_for):
+    app = app_for(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        try:
+            {}["missing"]
+        except KeyError as exc:
+            app.show_error("Something broke", exc)
+        await settle(pilot)
+        assert isinstance(app.screen, ErrorModal)
+        assert app.screen.message == "KeyError: 'missing'"
+        assert "Traceback" in app.screen.details
+        await pilot.press("enter")
+        assert not isinstance(app.screen, ErrorModal)
+
+
+async def test_theme_can_be_changed_and_is_read_from_the_config(workspace, app_for):
+    (workspace.root / "curator.toml").write_text('[app]\ntheme = "nord"\n', encoding="utf-8")
+    app = app_for(workspace_mod.discover(workspace.root))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.theme == "nord"
+        assert app.get_css_variables()["primary"].lower() == \
+            app.get_theme("nord").primary.lower()
+        app.theme = "textual-light"   # what the palette's theme picker does
+        app.open_problem("soft_dice_loss")
+        await settle(pilot)
+        assert isinstance(app.screen, ProblemScreen)
+        assert app.get_css_variables()["primary"].lower() == \
+            app.get_theme("textual-light").primary.lower()
+
+
+async def test_f_keys_switch_screens_and_keep_an_open_problem(workspace, app_for):
+    app = app_for(workspace)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.open_problem("soft_dice_loss")
+        await settle(pilot)
+        problem_screen = app.screen
+        await pilot.press(*"unsaved ")
+        await pilot.press("f3")
+        await settle(pilot)
+        assert isinstance(app.screen, StatsScreen)
+        await pilot.press("f2")
+        await settle(pilot)
+        assert app.screen is problem_screen
+        assert problem_screen.dirty_fields() == ["prompt"]
