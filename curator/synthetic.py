@@ -9,8 +9,8 @@ small and real: each reference solution passes its own tests.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from curator import sync
 from curator import workspace as workspace_mod

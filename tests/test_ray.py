@@ -226,9 +226,8 @@ def test_retries_are_bounded_then_infra(ray_engine):
 def test_cancel_stops_cleanly_and_the_pool_stays_usable(ray_engine):
     jobs = [add_job(0.3) for _ in range(16)]
     seen = []
-    results = ray_engine.run(jobs, cancelled=lambda: len(seen) >= 2)
-    for result in results:
-        seen.append(result)
+    for result in ray_engine.run(jobs, cancelled=lambda: len(seen) >= 2):
+        seen.append(result)  # noqa: PERF402 - the cancel check reads `seen` as it grows
     assert 2 <= len(seen) < len(jobs)
     assert len({r.job_id for r in seen}) == len(seen)
     again = list(ray_engine.run([add_job(), add_job()]))
@@ -243,7 +242,7 @@ def _samples(store, tmp_path, n: int) -> list[int]:
 
     problems = problem_store.all_problems(store)
     rows = [{"task_id": p.id, "sample_index": i,
-             "solution": "import time\ntime.sleep(0.4)\n\n\n" + p.solution}
+             "solution": "import time\ntime.sleep(0.3)\n\n\n" + p.solution}
             for i in range(2) for p in problems][:n]
     return add_samples(store, tmp_path, rows)
 
@@ -256,7 +255,7 @@ def _eval_command(workspace, address: str) -> list[str]:
 def test_resume_after_an_interrupted_driver(ray_cluster, ray_engine, workspace, store,
                                             tmp_path):
     ray_engine.close()   # its runner holds the cluster's CPUs; the drivers below need them
-    ids = _samples(store, tmp_path, 24)
+    ids = _samples(store, tmp_path, 16)
     env = {**os.environ, "CURATOR_USER": "tester"}
     driver = subprocess.Popen(_eval_command(workspace, ray_cluster), stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, env=env)
@@ -273,7 +272,7 @@ def test_resume_after_an_interrupted_driver(ray_cluster, ray_engine, workspace, 
     assert 4 <= interrupted < len(ids)
 
     done = subprocess.run(_eval_command(workspace, ray_cluster), capture_output=True, text=True,
-                          env=env, timeout=180)
+                          env=env, timeout=180, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     import json
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from release_support import make_releasable, record_reference
 
 from curator.cli import main
 from curator.evaluation.samples import import_files
@@ -23,10 +24,10 @@ from curator.release.diff import diff
 from curator.release.rows import FIELDS, content_sha256, jsonl_line
 from curator.release.tarball import tar_gz_bytes
 from curator.release.verify import verify
+from curator.review import labels as review_labels
 from curator.store import Store
 from curator.store import problems as problem_store
 from curator.workspace import init
-from release_support import make_releasable, record_reference
 
 
 def cli(ws, *args):
@@ -231,7 +232,17 @@ def test_samples_appear_in_results_and_pass_at_k(ready, store, tmp_path):
         record(store, RunResult(job_id=f"j{sample['id']}", problem_id=sample["problem_id"],
                                 outcome=outcome), "sample", sample["code_sha256"],
                sample_id=sample["id"])
+    failing = store.one("SELECT id FROM samples WHERE sample_index = 4 ORDER BY id")["id"]
+    review_labels.label(store, failing, "ann1", pairs=[("5", "misses the empty input")])
+    review_labels.label(store, failing, "ann2", verdict="benchmark-defect")
+    review_labels.adjudicate(store, failing, accept="ann1")
     built = bundle.build(store, ready, "1.0.0", tmp_path / "out")
+    reviews = [r for r in read_jsonl(built.out / "annotations.jsonl") if r["type"] != "labels"]
+    assert [(r["type"], r.get("annotator") or r.get("adjudicator"), r["verdict"])
+            for r in reviews] == [("review", "ann1", "bug"),
+                                  ("review", "ann2", "benchmark-defect"),
+                                  ("review_final", "tester", "bug")]
+    assert reviews[0]["pairs"][0]["category"] == "5" and reviews[0]["model"] == "tiny-lm"
     results = read_jsonl(built.out / "results.jsonl")
     samples = [r for r in results if r["solution_kind"] == "sample"]
     assert len(samples) == 10 and {r["model"] for r in samples} == {"tiny-lm"}
@@ -383,3 +394,49 @@ def test_import_release_refuses_a_tampered_bundle(built, tmp_path):
     result = CliRunner().invoke(main, ["--workspace", str(target.root), "import-release",
                                        str(copy)])
     assert result.exit_code == 1 and "does not verify" in result.stderr
+
+
+def test_build_keeps_unloaded_edits_in_problem_toml(ready, store, tmp_path):
+    path = ready.problems_dir / "soft_dice_loss" / "problem.toml"
+    edited = path.read_text().replace('title = "', 'title = "Edited: ', 1)
+    path.write_text(edited)
+    bundle.build(store, ready, "1.0.0", tmp_path / "out")
+    text = path.read_text()
+    assert text == edited.replace('status = "ready"', 'status = "released"')
+    # The database still has the old title until the edit is loaded; load then sees it.
+    assert not problem_store.get(store, "soft_dice_loss").title.startswith("Edited")
+    assert cli_load(store)["loaded_ids"] == ["soft_dice_loss"]
+    problem = problem_store.get(store, "soft_dice_loss")
+    assert problem.title.startswith("Edited: ") and problem.status == "released"
+
+
+def test_repo_backed_problem_round_trips(ready, store, tmp_path):
+    source = {"repo": "https://github.com/kornia/kornia",
+              "commit": "0123456789abcdef0123456789abcdef01234567",
+              "path": "kornia/losses/dice.py", "symbol": "soft_dice_loss", "lines": "10-40",
+              "license": "Apache-2.0"}
+    problem_store.update_fields(store, "soft_dice_loss", source=source, tests=None,
+                                test_node_ids=["tests/test_dice.py::TestDice"])
+    record_reference(store, problem_store.get(store, "soft_dice_loss"))
+    built = bundle.build(store, ready, "2.0.0", tmp_path / "out")
+    row = next(r for r in read_jsonl(built.out / "problems.jsonl")
+               if r["task_id"] == "dl-bench/soft_dice_loss")
+    assert row["source"] == source and row["test"] is None
+    assert row["test_node_ids"] == ["tests/test_dice.py::TestDice"]
+    notice = (built.out / "LICENSES" / "kornia_kornia.txt").read_text()
+    assert "Apache-2.0" in notice and source["commit"] in notice and "soft_dice_loss" in notice
+    csv_row = next(r for r in csv.DictReader(io.StringIO((built.out / "dlbench.csv").read_text()))
+                   if r["function"] == "soft_dice_loss")
+    assert (csv_row["repo"], csv_row["ground Truth"], csv_row["test_cases"]) == (
+        "kornia", "kornia/losses/dice.py#L10-L40", "tests/test_dice.py::TestDice")
+    target = init(tmp_path / "fresh")
+    result = CliRunner().invoke(main, ["--workspace", str(target.root), "import-release",
+                                       str(built.archive)])
+    assert result.exit_code == 0, result.output
+    (target.root / "curator.toml").write_text('[release]\nlicense = "MIT"\n')
+    result = CliRunner().invoke(main, ["--workspace", str(target.root), "release", "build",
+                                       "--version", "2.0.0", "--out", str(tmp_path / "again"),
+                                       "--allow-failing"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "again" / "problems.jsonl").read_bytes() == \
+        (built.out / "problems.jsonl").read_bytes()

@@ -6,13 +6,13 @@ import json
 import random
 
 from click.testing import CliRunner
+from release_support import make_releasable, record_reference, write_config
 
 from curator.cli import main
 from curator.problem import Problem
 from curator.release import gates, similarity
 from curator.release.codeinfo import count_tests, imported_libs
 from curator.store import problems as problem_store
-from release_support import make_releasable, record_reference, write_config
 
 PIN = "0123456789abcdef0123456789abcdef01234567"
 
@@ -169,7 +169,7 @@ async def test_async():
     pass
 '''
     assert count_tests(code) == 3 + 4 + 1 + 1
-    assert count_tests("def test(:\n") is None
+    assert count_tests("class TestX:\n    def test(:\n") is None
     assert count_tests(None) == 0
     assert imported_libs("import torch.nn as nn\nfrom numpy import x\nfrom . import y\n"
                          "from __future__ import annotations\n") == ["numpy", "torch"]
@@ -264,7 +264,10 @@ def test_similarity_normalises_names_and_lsh_matches_exact(monkeypatch):
     fa, fb, fc = (similarity.fingerprint(t) for t in (a, b, c))
     assert similarity.jaccard(fa, fb) == 1.0
     assert similarity.jaccard(fa, fc) < 0.2
-    assert similarity.fingerprint("def broken(:") == frozenset()
+    assert similarity.fingerprint('"""Only a docstring."""\n# and a comment\n') == frozenset()
+    # Formatting and comments do not matter.
+    reformatted = a.replace("x * y)", "x*y)  # product").replace("    return", "\n    return")
+    assert similarity.jaccard(fa, similarity.fingerprint(reformatted)) == 1.0
 
     rng = random.Random(7)
 

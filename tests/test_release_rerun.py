@@ -7,12 +7,12 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from release_support import make_releasable
 
 from curator.cli import main
 from curator.release import bundle
 from curator.release.rows import content_sha256, jsonl_line
 from curator.store import problems as problem_store
-from release_support import make_releasable
 
 KEEP = ("xywh_to_xyxy_clipped", "sliding_window_series")
 

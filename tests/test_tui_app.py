@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from textual.command import CommandPalette
 from textual.widgets import Input, Markdown
+from tui_support import *
+from tui_support import settle
 
 from curator import workspace as workspace_mod
 from curator.tui.screens.dialogs import ErrorModal
 from curator.tui.screens.help import HelpScreen
 from curator.tui.screens.problem import ProblemScreen
 from curator.tui.screens.stats import StatsScreen
-from tui_support import app_for, no_blink, settle  # noqa: F401
 
 
 async def test_keymap_in_curator_toml_remaps_bindings(workspace, app_for):

@@ -6,13 +6,13 @@ import json
 
 import pytest
 from textual.widgets import TabbedContent, TextArea
+from tui_support import *
+from tui_support import open_problem, settle
 
 from curator.store import problems as problem_store
 from curator.tui.screens.dialogs import ChoiceModal, ErrorModal
-from curator.tui.screens.problem import ProblemScreen
 from curator.tui.screens.problems import ProblemsScreen
 from curator.tui.widgets.label_picker import LabelPicker
-from tui_support import app_for, no_blink, open_problem, settle  # noqa: F401
 
 PID = "focal_loss_multiclass"
 
@@ -247,3 +247,15 @@ async def test_run_reference_now_records_a_run_and_shows_its_tests(workspace, st
         await settle(pilot)
         rows = {r["id"]: r for r in app.screen.query_one("ProblemTable").rows}
         assert rows[PID]["outcome"] == "passed"
+
+
+async def test_alt_arrows_walk_the_tabs(workspace, app_for):
+    app = app_for(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_problem(pilot, PID)
+        tabs = screen.query_one(TabbedContent)
+        await pilot.press("alt+right", "alt+right", "alt+right")
+        assert tabs.active == "labels"
+        assert screen.query_one("#pick-stage").has_focus
+        await pilot.press("alt+left", "alt+left", "alt+left", "alt+left")
+        assert tabs.active == "history"

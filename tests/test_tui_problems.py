@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from textual.widgets import Input, Static
+from tui_support import *
+from tui_support import settle
 
 from curator.store import problems as problem_store
 from curator.tui.screens.problem import ProblemScreen
 from curator.tui.screens.problems import ProblemsScreen
 from curator.tui.widgets.problem_table import ProblemTable
-from tui_support import app_for, no_blink, settle  # noqa: F401
 
 
 async def test_table_lists_every_problem_with_its_labels(workspace, store, app_for):
@@ -45,7 +46,7 @@ async def test_filter_by_label_and_text_shows_counts(workspace, store, app_for):
             screen.query_one("#problems-count", Static).render())
 
         # a text term narrows through the full-text index (prompt and code included)
-        target = problem_store.get(store, sorted(models)[0])
+        target = problem_store.get(store, min(models))
         word = target.entry_point.split("_")[0]
         fts = {r["id"] for r in problem_store.list_rows(store, stage="model", text=word)}
         await pilot.press("space", *word)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from textual.widgets import DataTable
 from textual_plotext import PlotextPlot
+from tui_support import *
+from tui_support import settle
 
 from curator.tui.screens.stats import StatsScreen
-from tui_support import app_for, no_blink, settle  # noqa: F401
 
 
 async def test_label_distribution_matches_the_database(workspace, store, app_for):

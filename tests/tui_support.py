@@ -1,6 +1,8 @@
-"""Helpers for the app's Pilot tests: import the fixtures into a test module to use them.
+"""Helpers for the app's Pilot tests. A test module takes the fixtures with a star import
+(so parameters named like them are not flagged as redefinitions) and the helpers by name:
 
-    from tui_support import app_for, no_blink, settle  # noqa: F401
+    from tui_support import *  # noqa: F403  (fixtures: app_for, no_blink, synth_workspace)
+    from tui_support import open_problem, settle
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from curator import synthetic
 from curator import workspace as workspace_mod
 from curator.store import Store
 from curator.tui.app import CuratorApp
+
+__all__ = ["app_for", "no_blink", "synth_workspace"]   # the fixtures
 
 
 @pytest.fixture(autouse=True)

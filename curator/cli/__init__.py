@@ -48,7 +48,7 @@ def main(ctx: click.Context, workspace: str | None, db: str | None, user: str | 
 def _register() -> None:
     import importlib
 
-    for name in ("problems", "engine", "mining", "samples", "review", "release"):
+    for name in ("problems", "engine", "mining", "samples", "review", "release", "dev"):
         try:
             module = importlib.import_module(f"curator.cli.{name}")
         except ModuleNotFoundError as exc:

@@ -6,8 +6,14 @@ import sys
 
 import click
 
-from curator.cli.context import CliContext, json_option, pass_ctx, print_json, progress_bar, \
-    rich_table
+from curator.cli.context import (
+    CliContext,
+    json_option,
+    pass_ctx,
+    print_json,
+    progress_bar,
+    rich_table,
+)
 from curator.store import problems as problem_store
 
 

@@ -87,7 +87,7 @@ def assign_cmd(ctx: CliContext, annotators: str, overlap: float, seed: int,
 
 
 @review_group.command("label")
-@click.argument("sample_id", type=int)
+@click.argument("sample_id", type=int, metavar="SAMPLE")
 @_label_options
 @click.option("--annotator", help="Label as this annotator (default: --user).")
 @json_option
@@ -157,7 +157,7 @@ def stats_cmd(ctx: CliContext, model: str | None, as_json: bool) -> None:
 
 
 @review_group.command("adjudicate")
-@click.argument("sample_id", type=int, required=False)
+@click.argument("sample_id", type=int, required=False, metavar="[SAMPLE]")
 @_label_options
 @click.option("--accept", help="Take this annotator's label as final.")
 @json_option

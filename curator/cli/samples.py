@@ -166,7 +166,7 @@ def list_cmd(ctx: CliContext, model: str | None, problem_id: str | None, as_json
 
 
 @samples_group.command("show")
-@click.argument("sample_id", type=int)
+@click.argument("sample_id", type=int, metavar="SAMPLE")
 @json_option
 @pass_ctx
 def show_cmd(ctx: CliContext, sample_id: int, as_json: bool) -> None:

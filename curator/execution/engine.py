@@ -10,7 +10,7 @@ Results come back as they finish, not in submission order.
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from curator.execution.job import Job, RunResult
 from curator.execution.pool import LocalPool, Pool, PoolSettings
@@ -69,7 +69,7 @@ class Engine:
     def info(self) -> dict:
         return self.pool.info()
 
-    def __enter__(self) -> "Engine":
+    def __enter__(self) -> Engine:
         self.start()
         return self
 

@@ -32,7 +32,7 @@ class Limits:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict | None) -> "Limits":
+    def from_dict(cls, data: dict | None) -> Limits:
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in (data or {}).items() if k in names})
 
@@ -61,7 +61,7 @@ class Job:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Job":
+    def from_dict(cls, data: dict) -> Job:
         names = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in names}
         kwargs["limits"] = Limits.from_dict(data.get("limits"))
@@ -93,11 +93,11 @@ class RunResult:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "RunResult":
+    def from_dict(cls, data: dict) -> RunResult:
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
 
     @classmethod
-    def infra(cls, job: Job, reason: str, **extra) -> "RunResult":
+    def infra(cls, job: Job, reason: str, **extra) -> RunResult:
         return cls(job_id=job.job_id, problem_id=job.problem_id, outcome="infra",
                    reason=reason, timeout_s=job.limits.timeout_s, **extra)

@@ -28,8 +28,8 @@ import tempfile
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Iterator
 
 from curator.execution import proctree, sandbox
 from curator.execution.job import Job, RunResult
@@ -88,6 +88,7 @@ class WorkerProcess:
         self.nproc_base = nproc_base
         self.proc: subprocess.Popen | None = None
         self.versions: dict = {}
+        self.busy = False
         self._buffer = b""
         self._tmp_root: str | None = None
         self._log = None
@@ -127,6 +128,13 @@ class WorkerProcess:
         return self.versions
 
     def execute(self, job: Job, marker: str) -> RunResult:
+        self.busy = True
+        try:
+            return self._execute(job, marker)
+        finally:
+            self.busy = False
+
+    def _execute(self, job: Job, marker: str) -> RunResult:
         try:
             self.proc.stdin.write(json.dumps({"job": job.to_dict(), "marker": marker})
                                   .encode() + b"\n")
@@ -248,8 +256,17 @@ class LocalPool(Pool):
                 yield result
 
     def close(self) -> None:
+        """Drop jobs not started, stop idle workers, kill busy ones (an interrupted run)."""
+        while True:
+            try:
+                self._jobs.get_nowait()
+            except queue.Empty:
+                break
         for _ in self._threads:
             self._jobs.put(None)
+        for worker in list(self._workers.values()):
+            if worker is not None and worker.busy and worker.proc is not None:
+                worker.proc.kill()
         for thread in self._threads:
             thread.join(timeout=60)
         self._threads.clear()
@@ -258,9 +275,10 @@ class LocalPool(Pool):
         return {"backend": "local", "workers": self.settings.workers,
                 "isolation": self.isolation, "reason": self.reason}
 
-    def worker_pids(self) -> list[int]:
+    def worker_pids(self, busy_only: bool = False) -> list[int]:
         """Host pids of the running worker processes (bwrap's, under strong isolation)."""
-        return [w.proc.pid for w in self._workers.values() if w is not None and w.alive]
+        return [w.proc.pid for w in self._workers.values()
+                if w is not None and w.alive and (w.busy or not busy_only)]
 
     # -- one thread per worker ------------------------------------------------------------
 

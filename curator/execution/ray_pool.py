@@ -29,9 +29,10 @@ import threading
 import time
 import uuid
 from collections import Counter, deque
+from collections.abc import Iterable, Iterator
+from contextlib import suppress
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from curator.errors import CuratorError
 from curator.execution.job import Job, RunResult
@@ -60,6 +61,19 @@ def _one_line(exc: BaseException | str, limit: int = 300) -> str:
     line = next((t.strip() for t in text if t.strip()), type(exc).__name__
                 if isinstance(exc, BaseException) else "")
     return line[:limit]
+
+
+def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """Fail fast on a host:port nobody listens on (ray.init would retry for minutes)."""
+    target = address.removeprefix("ray://")
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return   # auto, local, or a form Ray resolves itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise CuratorError(f"cannot connect to Ray at {address}: {exc.strerror or exc} "
+                           "(is `ray start --head` running there?)") from None
 
 
 # -- the actor on each node ----------------------------------------------------------------
@@ -159,7 +173,6 @@ class RayPool(Pool):
         self._started = False
         self._owns_ray = False
         self._driver_node = ""
-        self._driver_ip = ""
         self._replacements: Counter = Counter()
         self._dead_nodes: set[str] = set()
         self._last_refresh = 0.0
@@ -177,10 +190,6 @@ class RayPool(Pool):
             self._connect()
         context = ray.get_runtime_context()
         self._driver_node = context.get_node_id() or ""
-        try:
-            self._driver_ip = ray.util.get_node_ip_address()
-        except Exception:  # noqa: BLE001 - only used to ship code to other hosts
-            self._driver_ip = ""
         self._started = True
         try:
             self._refresh(force=True)
@@ -257,10 +266,8 @@ class RayPool(Pool):
             self._finished_at = self._finished_at or time.monotonic()
             if inflight:   # interrupted: drop what the runners still hold for this batch
                 for runner in self._live():
-                    try:
+                    with suppress(Exception):   # best effort while unwinding
                         runner.handle.stop.remote(batch)
-                    except Exception:  # noqa: BLE001 - best effort while unwinding
-                        pass
                     runner.inflight = 0
 
     def close(self) -> None:
@@ -270,20 +277,14 @@ class RayPool(Pool):
             refs = []
             for runner in runners:
                 if not runner.dead:
-                    try:
+                    with suppress(Exception):   # it is going away anyway
                         refs.append(runner.handle.close.remote())
-                    except Exception:  # noqa: BLE001 - it is going away anyway
-                        pass
             if refs:
-                try:
+                with suppress(Exception):
                     ray.wait(refs, num_returns=len(refs), timeout=CLOSE_TIMEOUT_S)
-                except Exception:  # noqa: BLE001
-                    pass
             for runner in runners:
-                try:
+                with suppress(Exception):
                     ray.kill(runner.handle)
-                except Exception:  # noqa: BLE001
-                    pass
             if self._owns_ray:
                 ray.shutdown()
         self._owns_ray = False
@@ -366,6 +367,7 @@ class RayPool(Pool):
             except ImportError:
                 raise CuratorError('ray:// addresses need the Ray client: pip install '
                                    '"ray[client]"') from None
+        _check_reachable(address)
         try:
             ray.init(**kwargs)
         except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; say which one
@@ -428,10 +430,6 @@ class RayPool(Pool):
         options: dict = {
             "num_cpus": workers, "max_concurrency": 2 * workers + 4, "max_restarts": 0,
             "scheduling_strategy": NodeAffinitySchedulingStrategy(node_id, soft=False)}
-        ip = node.get("NodeManagerAddress") or ""
-        if self._driver_ip and ip and ip != self._driver_ip:
-            # another host: ship this checkout of curator so every node runs the same code
-            options["runtime_env"] = {"py_modules": [str(Path(__file__).resolve().parents[1])]}
         self._replacements[node_id] += 1
         try:
             handle = _runner_class().options(**options).remote(settings)
@@ -486,10 +484,8 @@ class RayPool(Pool):
         runner.error = why
         self._last_error = why
         self.stats_counts["lost_runners"] += 1
-        try:
-            self._ray.kill(runner.handle)   # a half-alive actor must not answer later
-        except Exception:  # noqa: BLE001
-            pass
+        with suppress(Exception):   # a half-alive actor must not answer later
+            self._ray.kill(runner.handle)
         if replace:
             self._last_refresh = 0.0    # look at the cluster now: start a replacement
 

@@ -10,14 +10,15 @@ import hashlib
 import json
 import statistics
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from datetime import datetime, timedelta, timezone
 
 from curator.errors import CuratorError
 from curator.execution.engine import Engine
 from curator.execution.job import Job, Limits, RunResult
 from curator.problem import Problem
-from curator.store import Store, now
+from curator.store import Store
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
 
@@ -123,7 +124,8 @@ def record(store: Store, result: RunResult, solution_kind: str, solution_hash: s
         "tests": json.dumps(result.tests), "duration_s": result.duration_s,
         "stdout": result.stdout, "stderr": result.stderr, "reason": result.reason,
         "env": json.dumps(result.env, sort_keys=True), "timeout_s": result.timeout_s,
-        "started_at": started_at or now(), "actor": store.actor, "job_id": result.job_id,
+        "started_at": started_at or _started_at(result), "actor": store.actor,
+        "job_id": result.job_id,
     }
     with store.transaction():
         cursor = store.execute(
@@ -135,6 +137,12 @@ def record(store: Store, result: RunResult, solution_kind: str, solution_hash: s
             "solution_hash": solution_hash, "sample_id": sample_id,
             "outcome": result.outcome, "job_id": result.job_id})
     return run_id
+
+
+def _started_at(result: RunResult) -> str:
+    """When the run began: it just finished, after duration_s."""
+    began = datetime.now(timezone.utc) - timedelta(seconds=result.duration_s or 0.0)
+    return began.isoformat(timespec="microseconds")
 
 
 def _decode(row: dict) -> dict:
@@ -220,7 +228,7 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
     finished by running the same command with resume."""
     problems = ([problem_store.get(store, pid) for pid in ids] if ids is not None
                 else problem_store.all_problems(store))
-    jobs, hashes, started = [], {}, {}
+    jobs, hashes = [], {}
     skipped = 0
     for problem in problems:
         have = _recorded(store, problem) if resume else 0
@@ -245,11 +253,8 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
                         hide=[str(workspace.root)], backend=backend, address=address)
     try:
         report = RunReport(isolation=engine.isolation, skipped=skipped)
-        for job in jobs:
-            started[job.job_id] = now()
         for result in engine.run(jobs, progress=progress, cancelled=cancelled):
-            run_id = record(store, result, "reference", hashes[result.job_id],
-                            started_at=started[result.job_id])
+            run_id = record(store, result, "reference", hashes[result.job_id])
             report.runs.append(_run_json(run_id, result))
         report.cluster = engine.info().get("cluster") or {}
     finally:

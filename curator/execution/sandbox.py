@@ -33,7 +33,7 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap") or (os.path.exists("/usr/bin/bwrap") and "/usr/bin/bwrap")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def probe() -> tuple[bool, str]:
     """Whether bwrap can build the namespaces we need here; the reason when it cannot."""
     path = bwrap_path()
@@ -43,7 +43,7 @@ def probe() -> tuple[bool, str]:
             "--tmpfs", "/tmp", "--unshare-pid", "--unshare-net", "--die-with-parent",
             *_privilege_args(), "true"]
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return False, f"bwrap cannot start: {exc}"
     if done.returncode != 0:
@@ -52,13 +52,14 @@ def probe() -> tuple[bool, str]:
     return True, f"bwrap at {path}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bwrap_version() -> str | None:
     path = bwrap_path()
     if not path:
         return None
     try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10,
+                             check=False)
         return out.stdout.strip().split()[-1]
     except (OSError, subprocess.TimeoutExpired, IndexError):
         return None
@@ -181,7 +182,11 @@ class SandboxSpec:
             binds += [(p, p) for p in python_paths(None)]
         binds += list(self.ro_binds)
         made: set[str] = set()
+        bound: list[str] = []
         for host, inside in sorted(set(binds), key=lambda b: (len(b[1]), b[1])):
+            if any(inside.startswith(b.rstrip("/") + "/") for b in bound):
+                continue  # already visible through a bound parent
+            bound.append(inside)
             if _needs_bind(inside, self.hide):
                 # bwrap would create the missing parents 0700: runs dropped to nobody
                 # could not walk through them.
@@ -270,7 +275,7 @@ def apply_rlimits(*, address_space: int, cpu_s: int, processes: int, file_bytes:
                          (resource.RLIMIT_FSIZE, file_bytes),
                          (resource.RLIMIT_NOFILE, open_files),
                          (resource.RLIMIT_CORE, 0)):
-        soft, hard = resource.getrlimit(which)
+        _, hard = resource.getrlimit(which)
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)
         hard_value = value + 1 if which == resource.RLIMIT_CPU else value

@@ -59,7 +59,7 @@ class Events:
     finish: dict | None = None
 
     @classmethod
-    def parse(cls, data: bytes, token: str) -> "Events":
+    def parse(cls, data: bytes, token: str) -> Events:
         events = cls()
         prefix = token + " "
         for raw in data.decode("utf-8", "replace").splitlines():
@@ -89,8 +89,7 @@ class Verdict:
 
 
 def _covers(node_id: str, reported: str) -> bool:
-    return reported == node_id or reported.startswith(node_id + "[") or \
-        reported.startswith(node_id + "::")
+    return reported == node_id or reported.startswith((node_id + "[", node_id + "::"))
 
 
 def _mentions_memory(*texts: str) -> bool:
@@ -150,7 +149,7 @@ def decide(events: Events, expected: list[str], *, exit_code: int | None,
     if missing:
         return Verdict("failed", f"expected test {missing[0]} did not run", tests)
     if events.collected is not None and set(events.collected) - set(reported):
-        extra = sorted(set(events.collected) - set(reported))[0]
+        extra = min(set(events.collected) - set(reported))
         return Verdict("crashed", f"collected test {extra} never reported", tests)
     if exit_signal is not None or exit_code != 0 or events.finish.get("exitstatus") != 0:
         how = _signal_name(exit_signal) if exit_signal is not None else f"status {exit_code}"

@@ -55,7 +55,7 @@ class Settings:
     wipe_tmp: bool = False   # /dev/shm is ours too (strong isolation)
 
     @classmethod
-    def from_json(cls, text: str) -> "Settings":
+    def from_json(cls, text: str) -> Settings:
         data = json.loads(text)
         data["preload"] = tuple(data.get("preload") or ())
         return cls(**data)

@@ -148,37 +148,47 @@ class Indexer:
         self.result.files = len(python)
         self.result.license = self._license(entries)
         self.import_name = import_names({e.path for e in python})
+        readable = [e for e in python if self._readable(e)]
+        blobs = self.repo.read_blobs([e.sha for e in readable])
+        done = len(python) - len(readable)
         last_report = 0.0
-        with self.repo.reader() as reader:
-            for done, entry in enumerate(python, 1):
+        try:
+            for entry, data in zip(readable, blobs):
                 if self.cancelled and self.cancelled():
                     raise MiningCancelled("mining cancelled; nothing was written")
-                self._read(entry, reader)
+                self._parse(entry.path, data)
+                done += 1
                 now = time.perf_counter()
                 if self.progress and (now - last_report > 0.05 or done == len(python)):
                     last_report = now
                     rate = done / max(now - started, 1e-9)
                     self.progress(done, len(python), f"{rate:.0f} files/s")
+        finally:
+            blobs.close()  # stops the cat-file process when cancelled or on error
+        if self.progress and not readable:
+            self.progress(done, len(python), "0 files/s")
         self._index()
         self.result.seconds = time.perf_counter() - started
         return self.result
 
-    def _read(self, entry: TreeEntry, reader) -> None:
+    def _readable(self, entry: TreeEntry) -> bool:
+        """False (and the reason counted) for files that are never read."""
         result, path = self.result, entry.path
         if self.settings.excluded(path):
             result.skip(path, EXCLUDED)
-            return
-        if entry.mode == MODE_SYMLINK:
+        elif entry.mode == MODE_SYMLINK:
             result.skip(path, "symlink", "symbolic link, never followed")
-            return
-        if entry.type != "blob":
+        elif entry.type != "blob":
             result.skip(path, "not_a_file", f"{entry.type} entry")
-            return
-        if entry.size is not None and entry.size > self.settings.max_file_bytes:
+        elif entry.size is not None and entry.size > self.settings.max_file_bytes:
             result.skip(path, "too_large",
                         f"{entry.size} bytes > {self.settings.max_file_bytes}")
-            return
-        data = reader.read(entry.sha)
+        else:
+            return True
+        return False
+
+    def _parse(self, path: str, data: bytes) -> None:
+        result = self.result
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:

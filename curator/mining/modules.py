@@ -328,14 +328,23 @@ class ClassInfo:
 class ModuleInfo:
     path: str
     tree: ast.Module
-    lines: list[str]
+    text: str
     bindings: dict[str, Binding]
     stars: list[str]
-    imports: list[str]                   # top-level import statements as text
+    import_nodes: list[ast.stmt]         # top-level import statements
     future: list[str]                    # `from __future__ import ...` statements
     functions: set[str]                  # top-level function names
     classes: dict[str, ClassInfo]
     assigned: set[str]
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return split_lines(self.text)
+
+    @cached_property
+    def imports(self) -> list[str]:
+        """The module's top-level import statements as text."""
+        return [ast.unparse(stmt) for stmt in self.import_nodes]
 
     @property
     def name(self) -> str:
@@ -382,7 +391,7 @@ def parse_module(path: str, text: str) -> ModuleInfo:
     package = package_of(path) if not path.endswith("__init__.py") else dotted_path(path)
     bindings: dict[str, Binding] = {}
     stars: list[str] = []
-    imports: list[str] = []
+    imports: list[ast.stmt] = []
     future: list[str] = []
     functions: set[str] = set()
     classes: dict[str, ClassInfo] = {}
@@ -396,13 +405,13 @@ def parse_module(path: str, text: str) -> ModuleInfo:
             for binding in found:
                 bindings.setdefault(binding.name, binding)
             stars.extend(star)
-            imports.append(ast.unparse(stmt))
+            imports.append(stmt)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.add(stmt.name)
         elif isinstance(stmt, ast.ClassDef):
             methods = {item.name for item in stmt.body
                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
-            classes[stmt.name] = ClassInfo(stmt.name, [ast.unparse(b) for b in stmt.bases],
+            classes[stmt.name] = ClassInfo(stmt.name, [dotted(b) or "" for b in stmt.bases],
                                            methods)
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -410,6 +419,6 @@ def parse_module(path: str, text: str) -> ModuleInfo:
                 for node in ast.walk(target):
                     if isinstance(node, ast.Name):
                         assigned.add(node.id)
-    return ModuleInfo(path=path, tree=tree, lines=split_lines(text), bindings=bindings,
-                      stars=stars, imports=imports, future=future, functions=functions, classes=classes,
-                      assigned=assigned)
+    return ModuleInfo(path=path, tree=tree, text=text, bindings=bindings, stars=stars,
+                      import_nodes=imports, future=future, functions=functions,
+                      classes=classes, assigned=assigned)

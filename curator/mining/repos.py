@@ -18,11 +18,13 @@ def get_or_create(store: Store, url: str) -> dict:
         return row
     stamp = now()
     with store.transaction():
+        # Another process may have added it since the read above (same URL, same row).
         cursor = store.execute(
-            "INSERT INTO repos (url, name, cache_key, created_at, updated_at) "
+            "INSERT OR IGNORE INTO repos (url, name, cache_key, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?)", (url, repo_name(url), cache_key(url), stamp, stamp))
-        store.audit("repo", cursor.lastrowid, "create", after={"url": url})
-    return store.one("SELECT * FROM repos WHERE id = ?", (cursor.lastrowid,))
+        if cursor.rowcount:
+            store.audit("repo", cursor.lastrowid, "create", after={"url": url})
+    return store.one("SELECT * FROM repos WHERE url = ?", (url,))
 
 
 def find(store: Store, ident: str) -> dict:

@@ -15,16 +15,16 @@ import hashlib
 import json
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from curator import __version__
+from curator.errors import CuratorError
 from curator.labels import AXES
 from curator.problem import Problem
 from curator.problem_files import TOML, toml_text
-from curator.release import ReleaseError, dlbench, gates
-from curator.release import datasheet
+from curator.release import ReleaseError, datasheet, dlbench, gates
 from curator.release.reader import MANIFEST, PROBLEMS, is_archive_name
 from curator.release.rows import jsonl_line, problem_row
 from curator.release.tarball import tar_gz_bytes
@@ -202,13 +202,23 @@ def results(store: Store, name: str, problems: list[Problem]) -> list[dict]:
         return []
     ids = {p.id for p in problems}
     rows = []
-    for pid, runs in sorted(gates.reference_runs(store, problems).items()):
+    latest = {}
+    for pid, runs in gates.reference_runs(store, problems).items():
         counted = [r for r in runs if r["outcome"] != "infra"] or runs
-        full = store.one("SELECT * FROM runs WHERE id = ?", (counted[-1]["id"],))
+        latest[counted[-1]["id"]] = pid
+    full = {}
+    ids_list = sorted(latest)
+    for start in range(0, len(ids_list), 500):
+        chunk = ids_list[start:start + 500]
+        for run in store.query(f"SELECT * FROM runs WHERE id IN ({','.join('?' * len(chunk))})",
+                               chunk):
+            full[run["id"]] = run
+    for run_id, pid in sorted(latest.items(), key=lambda item: item[1]):
+        run = full[run_id]
         rows.append({"task_id": f"{name}/{pid}", "solution_kind": "reference",
-                     "solution_sha256": full.get("solution_hash"), "sample": None,
+                     "solution_sha256": run.get("solution_hash"), "sample": None,
                      "model": None, "technique": None, "temperature": None,
-                     "sample_index": None, **_run_record(full)})
+                     "sample_index": None, **_run_record(run)})
     samples = _sample_keys(store, ids)
     if samples:
         from curator.evaluation.outcomes import sample_runs
@@ -230,11 +240,7 @@ def results(store: Store, name: str, problems: list[Problem]) -> list[dict]:
 def _license_file_name(repo: str) -> str:
     from curator.mining.gitcache import repo_name
 
-    try:
-        short = repo_name(repo)
-    except Exception:  # a malformed repo string still gets a notice
-        short = repo
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", short).strip("_.") or "upstream"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", repo_name(repo)).strip("_.") or "upstream"
 
 
 def _upstream_license_text(workspace: Workspace, repo: str, commit: str | None) -> str | None:
@@ -251,7 +257,7 @@ def _upstream_license_text(workspace: Workspace, repo: str, commit: str | None) 
         for entry in sorted(cached.ls_tree(commit), key=lambda e: (len(e.path), e.path)):
             if entry.type == "blob" and "/" not in entry.path and LICENSE_FILES.match(entry.path):
                 return cached.read_file(commit, entry.path).decode("utf-8", "replace")
-    except Exception:  # no cache, no git: the notice below still names the licence
+    except (CuratorError, OSError, ValueError):  # no cache, no git: the notice still names it
         return None
     return None
 
@@ -279,8 +285,8 @@ def licenses(workspace: Workspace, name: str, license_: str | None,
         commits = sorted({str(p.source.get("commit") or "unpinned") for p in members})
         text = [f"{repo}", "", f"Licence: {', '.join(spdx)}",
                 f"Commit(s): {', '.join(commits)}", "",
-                "Problems derived from this repository (code and tests remain under its "
-                "licence):", ""]
+                "Problems derived from this repository (code and tests keep its licence):",
+                ""]
         text += [f"- {p.id}: {p.source.get('path', '')} {p.source.get('symbol', '')}".rstrip()
                  for p in sorted(members, key=lambda p: p.id)]
         notice = _upstream_license_text(workspace, repo, members[0].source.get("commit"))
@@ -466,9 +472,14 @@ def _write(out: Path, contents: Contents, archive: bytes) -> Path:
 
 
 def _record(store: Store, workspace: Workspace, contents: Contents, digest: str,
-            out: Path) -> tuple[list[str], bool]:
-    """Record the release and mark its problems released; returns (newly released, recorded)."""
+            out: Path) -> tuple[list[str], bool, dict]:
+    """Record the release and mark its problems released.
+
+    Returns (newly released ids, whether a release row was added, problem.toml files to
+    write once the transaction has committed).
+    """
     name, version = contents.name, contents.version
+    ids = [row["task_id"].rsplit("/", 1)[-1] for row in contents.rows]
     with store.transaction():
         existing = store.one("SELECT id, archive_sha256 FROM releases WHERE name = ? AND "
                              "version = ?", (name, version))
@@ -482,53 +493,82 @@ def _record(store: Store, workspace: Workspace, contents: Contents, digest: str,
                 "INSERT INTO releases (name, version, archive_sha256, problem_count, "
                 "allow_failing, manifest, out_dir, built_at, actor) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (name, version, digest, len(contents.rows), int(bool(
-                    contents.manifest["allow_failing"])),
+                (name, version, digest, len(contents.rows),
+                 int(bool(contents.manifest["allow_failing"])),
                  contents.files[MANIFEST].decode("utf-8"), str(out), now(), store.actor))
-            release_id = cursor.lastrowid
             store.conn.executemany(
                 "INSERT INTO release_problems (release_id, problem_id, content_sha256) "
                 "VALUES (?, ?, ?)",
-                [(release_id, row["task_id"].rsplit("/", 1)[-1], row["content_sha256"])
-                 for row in contents.rows])
+                [(cursor.lastrowid, pid, row["content_sha256"])
+                 for pid, row in zip(ids, contents.rows)])
             store.audit("release", f"{name}-{version}", "build",
                         after={"archive_sha256": digest, "problems": len(contents.rows),
                                "allow_failing": contents.manifest["allow_failing"]})
-        ids = [row["task_id"].rsplit("/", 1)[-1] for row in contents.rows]
-        newly = []
+        statuses = {r["id"]: r["status"] for r in store.query("SELECT id, status FROM problems")}
+        newly = [pid for pid in ids if statuses.get(pid, "released") != "released"]
+        files = _status_files(store, workspace, newly)
         stamp = now()
-        for pid in ids:
-            row = store.one("SELECT status FROM problems WHERE id = ?", (pid,))
-            if row and row["status"] != "released":
-                store.execute("UPDATE problems SET status = 'released', updated_at = ? "
-                              "WHERE id = ?", (stamp, pid))
-                store.audit("problem", pid, "update", "status", row["status"], "released")
-                newly.append(pid)
-            if recorded:
+        # problem.toml changes with the status; its text in the database follows when the
+        # two were in step (one UPDATE per problem: the full-text trigger fires per row).
+        in_step = {pid: item.new for pid, item in files.items() if item.in_step}
+        store.conn.executemany(
+            "UPDATE problems SET status = 'released', updated_at = ?, "
+            "toml_raw = COALESCE(?, toml_raw) WHERE id = ?",
+            [(stamp, in_step.get(pid), pid) for pid in newly])
+        for pid in newly:
+            store.audit("problem", pid, "update", "status", statuses[pid], "released")
+        if recorded:
+            for pid in ids:
                 store.audit("problem", pid, "release", "version", None, f"{name} {version}")
-    return newly, recorded
+    return newly, recorded, files
 
 
-def _write_status(store: Store, workspace: Workspace, ids: list[str]) -> None:
-    """Mirror the new status into problems/<id>/problem.toml (only that file changes)."""
-    updates = []
+_STATUS_LINE = re.compile(r'^status[ \t]*=[ \t]*"[a-z]*"[ \t]*$', re.MULTILINE)
+
+
+@dataclass
+class _StatusFile:
+    path: Path
+    text: str           # as on disk now
+    new: str            # with status = "released"
+    in_step: bool       # the database's copy of the file is this text
+
+
+def _status_files(store: Store, workspace: Workspace, ids: list[str]) -> dict[str, _StatusFile]:
+    """problem.toml of each problem with only its status line changed to released.
+
+    Only that line changes, so edits made to the file since the last `load` are kept.
+    """
+    raws = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for row in store.query(f"SELECT id, toml_raw FROM problems WHERE id IN "
+                               f"({','.join('?' * len(chunk))})", chunk):
+            raws[row["id"]] = row["toml_raw"]
+    out = {}
     for pid in ids:
-        folder = workspace.problems_dir / pid
-        if not folder.is_dir():
+        path = workspace.problems_dir / pid / TOML
+        if not path.is_file():
             continue
-        problem = problem_store.get(store, pid)
-        raw = problem_store.get_raw_toml(store, pid)
-        text = toml_text(problem, raw)
-        path = folder / TOML
-        tmp = path.with_name(f".{TOML}.tmp")
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        tmp.replace(path)
-        if text != raw:
-            updates.append((text, pid))
-    if updates:
-        with store.transaction():
-            store.conn.executemany("UPDATE problems SET toml_raw = ? WHERE id = ?", updates)
+        with open(path, encoding="utf-8", newline="") as fh:
+            text = fh.read()
+        new, count = _STATUS_LINE.subn('status = "released"', text)
+        if count != 1:  # unusual formatting: the canonical file instead
+            problem = problem_store.get(store, pid)
+            problem.status = "released"
+            out[pid] = _StatusFile(path, text, toml_text(problem, None), True)
+        else:
+            out[pid] = _StatusFile(path, text, new, text == raws.get(pid))
+    return out
+
+
+def _write_status(files: dict[str, _StatusFile]) -> None:
+    for item in files.values():
+        if item.new != item.text:
+            tmp = item.path.with_name(f".{TOML}.tmp")
+            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+                fh.write(item.new)
+            tmp.replace(item.path)
 
 
 def build(store: Store, workspace: Workspace, version: str, out: str | Path,
@@ -547,8 +587,8 @@ def build(store: Store, workspace: Workspace, version: str, out: str | Path,
             f"{built.name} {built.version} was already built with different content "
             f"(sha256 {existing['archive_sha256'][:12]}); bump the version")
     path = _write(out, built, archive)
-    newly, recorded = _record(store, workspace, built, digest, out.resolve())
-    _write_status(store, workspace, newly)
+    newly, recorded, files = _record(store, workspace, built, digest, out.resolve())
+    _write_status(files)
     return BuildReport(
         name=built.name, version=built.version, out=out, archive=path, archive_sha256=digest,
         problems=len(built.rows), files=sorted(built.files) + [path.name],

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import re
+
+_MODULE_TEST = re.compile(r"^(?:async\s+)?def\s+test", re.MULTILINE)
 
 
 def _parse(code: str) -> ast.Module | None:
@@ -43,6 +46,9 @@ def count_tests(test_code: str | None) -> int | None:
     """
     if not test_code:
         return 0
+    if "parametrize" not in test_code and "class" not in test_code:
+        # The common case, without the cost of a parse: module-level test functions.
+        return len(_MODULE_TEST.findall(test_code))
     tree = _parse(test_code)
     if tree is None:
         return None
@@ -59,16 +65,24 @@ def count_tests(test_code: str | None) -> int | None:
     return total
 
 
+_IMPORT_LINE = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.MULTILINE)
+_FROM_LINE = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import\b", re.MULTILINE)
+
+
 def imported_libs(code: str) -> list[str]:
-    """Top-level names of the modules a piece of code imports, sorted (relative ones skipped)."""
-    tree = _parse(code or "")
-    if tree is None:
-        return []
+    """Top-level names of the modules a piece of code imports, sorted (relative ones skipped).
+
+    Read from the import lines (a regular expression, not a parse: it runs for every
+    problem of a release).
+    """
     names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
+    for items in _IMPORT_LINE.findall(code or ""):
+        for item in items.strip().strip("()\\").split(","):
+            words = item.split()
+            if words:
+                names.add(words[0].split(".")[0])
+    for module in _FROM_LINE.findall(code or ""):
+        if not module.startswith("."):
+            names.add(module.split(".")[0])
     names.discard("__future__")
-    return sorted(names)
+    return sorted(n for n in names if n.isidentifier())

@@ -132,11 +132,11 @@ def render(facts: Facts) -> str:
     if facts.description:
         lines += [facts.description.strip(), ""]
     lines += [
-        "A function-level deep-learning code-generation benchmark in the style of DL-Bench: "
-        "each problem is a deep-learning function (pre/post-processing, model construction, "
-        "training, inference, evaluation) with a natural-language prompt, a reference "
-        "solution, unit tests, provenance, and three labels (pipeline stage, ML task, input "
-        "data type). Models are scored with the unbiased pass@k estimator.",
+        ("A function-level deep-learning code-generation benchmark in the style of DL-Bench: "
+         "each problem is a deep-learning function (pre/post-processing, model construction, "
+         "training, inference, evaluation) with a natural-language prompt, a reference "
+         "solution, unit tests, provenance, and three labels (pipeline stage, ML task, input "
+         "data type). Models are scored with the unbiased pass@k estimator."),
         "",
         "## Contents",
         "",
@@ -145,12 +145,10 @@ def render(facts: Facts) -> str:
         ["`problems.jsonl`", f"{total} problems, one JSON object per line"],
         [f"`{facts.csv_name}`", "the same problems in the DL-Bench CSV form and label spellings"],
         ["`taxonomy.json`", "label vocabularies and the bug taxonomy"],
-        ["`annotations.jsonl`", f"{c.get('annotations', 0)} rows: labels with who set "
-                                "them, and review labels of failing samples"],
-        ["`results.jsonl`", f"{c.get('results', 0)} runs: reference solutions and model "
-                            "samples"],
-        ["`LICENSES/`", "licence notices of the original problems and each upstream "
-                        "repository"],
+        ["`annotations.jsonl`", (f"{c.get('annotations', 0)} rows: labels with who set "
+                                 "them, and review labels of failing samples")],
+        ["`results.jsonl`", f"{c.get('results', 0)} runs: reference solutions and model samples"],
+        ["`LICENSES/`", "licence notices of the original problems and each upstream repository"],
         ["`manifest.json`", "name, version, counts, sha256 and size of every file"],
     ], numeric=False)
     derived = total - c.get("original", 0)
@@ -162,34 +160,34 @@ def render(facts: Facts) -> str:
         origin = "none was derived from an upstream repository."
     lines += [
         "",
-        "Load it with any JSON-lines reader, e.g. "
-        "`datasets.load_dataset(\"json\", data_files=\"problems.jsonl\")`. "
-        "Fields of `problems.jsonl`: `task_id` (`<name>/<id>`), `entry_point`, `kind` "
-        "(`function` or `method`), `instruct_prompt`, `code_prompt` (what a completion "
-        "continues), `canonical_solution`, `test` (a pytest file importing the entry point "
-        "from `solution`, or null), `test_node_ids` (pytest node ids in the upstream "
-        "repository, or null), `stage`, `task`, `data`, `framework`, `libs`, `source` "
-        "(provenance, null for original work), `content_sha256` (sha256 of the row's "
-        "canonical JSON without `task_id` and itself).",
+        ("Load it with any JSON-lines reader, e.g. "
+         "`datasets.load_dataset(\"json\", data_files=\"problems.jsonl\")`. "
+         "Fields of `problems.jsonl`: `task_id` (`<name>/<id>`), `entry_point`, `kind` "
+         "(`function` or `method`), `instruct_prompt`, `code_prompt` (what a completion "
+         "continues), `canonical_solution`, `test` (a pytest file importing the entry point "
+         "from `solution`, or null), `test_node_ids` (pytest node ids in the upstream "
+         "repository, or null), `stage`, `task`, `data`, `framework`, `libs`, `source` "
+         "(provenance, null for original work), `content_sha256` (sha256 of the row's "
+         "canonical JSON without `task_id` and itself)."),
         "",
         "## How it was built",
         "",
         f"- {c.get('original', 0)} problem(s) were written for this benchmark; {origin}",
-        "- Every problem passed these release gates before inclusion"
-        + (" (except those listed under Known limitations)" if facts.failing else "") + ": "
-        "the reference solution passes its tests on the pinned environment (flaky "
-        f"references excluded), at least {facts.settings.min_tests} tests, stage/task/data "
-        "labels set, prompt present, provenance and licence known, and no near-duplicate "
-        f"(normalised-code similarity below {facts.settings.near_duplicate_threshold}).",
-        f"- Reference runs: {passed} of {len(references)} recorded reference runs passed "
-        "(results.jsonl).",
-        "- A pass requires every expected test to report a pass; collection errors, skips, "
-        "xfails and early exits count as failures.",
+        ("- Every problem passed these release gates before inclusion"
+         + (" (except those listed under Known limitations)" if facts.failing else "")
+         + ": the reference solution passes its tests on the pinned environment (flaky "
+         f"references excluded), at least {facts.settings.min_tests} tests, stage/task/data "
+         "labels set, prompt present, provenance and licence known, and no near-duplicate "
+         f"(normalised-code similarity below {facts.settings.near_duplicate_threshold})."),
+        (f"- Reference runs: {passed} of {len(references)} recorded reference runs passed "
+         "(results.jsonl)."),
+        ("- A pass requires every expected test to report a pass; collection errors, skips, "
+         "xfails and early exits count as failures."),
         "",
         "## Distribution",
         "",
-        f"{total} problems: {c.get('function', 0)} functions, {c.get('method', 0)} class "
-        f"methods; {c.get('repo_backed', 0)} run against upstream repositories.",
+        (f"{total} problems: {c.get('function', 0)} functions, {c.get('method', 0)} class "
+         f"methods; {c.get('repo_backed', 0)} run against upstream repositories."),
         "",
     ]
     for axis in AXES:
@@ -199,7 +197,7 @@ def render(facts: Facts) -> str:
     lines += ["", "## Known limitations", ""]
     lines += _limitations(facts)
     lines += ["", "## Licence", "",
-              f"Original problems: {facts.license or 'unknown'}. Problems derived from "
-              "upstream repositories keep their repositories' licences; see `LICENSES/`.",
+              (f"Original problems: {facts.license or 'unknown'}. Problems derived from "
+               "upstream repositories keep their repositories' licences; see `LICENSES/`."),
               ""]
     return "\n".join(lines)

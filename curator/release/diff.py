@@ -35,8 +35,9 @@ class BundleDiff:
                 "changed": self.changed, "unchanged": self.unchanged}
 
     def markdown(self) -> str:
-        lines = [f"## {self.new['name']} {self.new['version']} "
-                 f"(since {self.old['name']} {self.old['version']})", ""]
+        title = (f"## {self.new['name']} {self.new['version']} "
+                 f"(since {self.old['name']} {self.old['version']})")
+        lines = [title, ""]
         for title, ids in (("Added", self.added), ("Removed", self.removed)):
             if ids:
                 lines += [f"### {title} ({len(ids)})", ""] + [f"- {i}" for i in ids] + [""]

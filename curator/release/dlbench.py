@@ -318,8 +318,7 @@ KNOWN_REPOS = {
 def repo_short_name(repo: str) -> str:
     """The name DL-Bench uses for a repository (`https://github.com/pytorch/vision` -> `vision`)."""
     repo = repo.rstrip("/")
-    if repo.endswith(".git"):
-        repo = repo[:-4]
+    repo = repo.removesuffix(".git")
     for name, (url, _framework) in KNOWN_REPOS.items():
         if url.lower() == repo.lower() and name != "torchvision":
             return name

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
 
 from curator.labels import VOCAB
 from curator.problem import SHA_PATTERN, Problem
@@ -151,7 +151,7 @@ def _when(text: str | None) -> datetime | None:
     if not text:
         return None
     try:
-        stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        stamp = datetime.fromisoformat(text)
     except ValueError:
         return None
     return stamp if stamp.tzinfo else stamp.astimezone()

@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import re
 import tarfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterator
 
 from curator import sync
 from curator.problem import ID_PATTERN, Problem, validate
@@ -183,7 +183,7 @@ def convert(record: dlbench.Record, problem_id: str, table: dict,
         else:
             repo = repo_value
             flags.append("repo_unresolved")
-    for name, (url, fw) in dlbench.KNOWN_REPOS.items():
+    for url, fw in dlbench.KNOWN_REPOS.values():
         if url == repo:
             framework = fw
             break

@@ -21,9 +21,9 @@ from __future__ import annotations
 import hashlib
 import json
 
+from curator.evaluation.extract import code_prompt
 from curator.labels import VOCAB
 from curator.problem import ID_PATTERN, KINDS, SOURCE_KEYS, Problem
-from curator.evaluation.extract import code_prompt
 from curator.release.codeinfo import imported_libs
 
 FIELDS = ("task_id", "entry_point", "kind", "instruct_prompt", "code_prompt",

@@ -1,9 +1,10 @@
-"""Near-duplicate code: Jaccard similarity of token shingles over a normalised AST.
+"""Near-duplicate code: Jaccard similarity of token shingles over normalised code.
 
-Normalising makes renamed copies look the same: docstrings are dropped, local names
-(variables, arguments, function and class names) become numbered placeholders, while
-imported names, builtins and attribute names (the APIs called) are kept. The code is
-then a sequence of node-type and name tokens, cut into overlapping shingles.
+Normalising makes renamed and reformatted copies look the same: comments go, strings
+(docstrings included) become one token, local names (variables, arguments, function and
+class names) become numbered placeholders, while keywords, builtins, imported names and
+attribute names (the APIs called) are kept. Whitespace is ignored. The token sequence is
+cut into overlapping shingles.
 
 Comparing every pair is quadratic, so for larger sets MinHash signatures with banded
 locality-sensitive hashing pick the candidate pairs and only those get the exact
@@ -13,8 +14,9 @@ input always gives the same pairs.
 
 from __future__ import annotations
 
-import ast
 import builtins
+import keyword
+import re
 import zlib
 from dataclasses import dataclass
 
@@ -22,76 +24,79 @@ import numpy as np
 
 SHINGLE = 4
 PERMUTATIONS = 128
-BANDS = 32          # 32 bands x 4 rows: a pair at Jaccard 0.8 is a candidate with p > 0.9999
+MISS = 1e-4        # LSH may miss a pair at the threshold with at most this probability
 EXACT_BELOW = 300   # compare every pair below this many fingerprints
-_BUILTINS = frozenset(dir(builtins))
 
 
-class _Tokens(ast.NodeVisitor):
-    def __init__(self, keep: set[str]):
-        self.keep = keep
-        self.names: dict[str, str] = {}
-        self.out: list[str] = []
+_STRING = re.compile(r"""(?s)[rRbBuUfF]{0,2}(\"\"\".*?\"\"\"|\'\'\'.*?\'\'\'|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')""")
+_COMMENT = re.compile(r"#[^\n]*")
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|==|!=|<=|>=|\*\*|//|->|\S")
+_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+)?import\s+(\([^)]*\)|[^\n]+)", re.MULTILINE)
+_KEEP = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {"self", "cls"}
 
-    def name(self, identifier: str) -> str:
-        if identifier in self.keep or identifier in _BUILTINS:
-            return identifier
-        if identifier not in self.names:
-            self.names[identifier] = f"v{len(self.names)}"
-        return self.names[identifier]
 
-    def generic_visit(self, node: ast.AST) -> None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            body = node.body
-            if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                    and isinstance(body[0].value.value, str)):
-                node.body = body[1:] or [ast.Pass()]
-            self.out.append(type(node).__name__)
-            self.out.append(self.name(node.name))
-        elif isinstance(node, ast.Name):
-            self.out.append(self.name(node.id))
-            return
-        elif isinstance(node, ast.arg):
-            self.out.append(self.name(node.arg))
-        elif isinstance(node, ast.Attribute):
-            self.out.append("." + node.attr)
-        elif isinstance(node, ast.Constant):
-            value = node.value
-            self.out.append(repr(value)[:24] if not isinstance(value, str) else "str")
-            return
-        elif isinstance(node, (ast.Load, ast.Store, ast.Del)):
-            return
-        else:
-            self.out.append(type(node).__name__)
-        super().generic_visit(node)
+def _imported_names(code: str) -> set[str]:
+    names = set()
+    for module, items in _IMPORT.findall(code):
+        if module:
+            names.add(module.split(".")[0])
+        names.update(word.split(".")[0] for word in re.findall(r"[\w.]+", items)
+                     if word != "as")
+    return names
 
 
 def tokens(code: str) -> list[str]:
-    """The normalised token sequence of some code ([] when it does not parse)."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
-        return []
-    keep = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            keep.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            keep.update(a.asname or a.name for a in node.names)
-    visitor = _Tokens(keep)
-    visitor.visit(tree)
-    return visitor.out
+    """The normalised token sequence of some code.
+
+    Docstrings and comments go, other strings become one `str` token; identifiers
+    other than keywords, builtins, imported names and attributes (`x.attr`) become
+    numbered placeholders in order of first appearance.
+    """
+    keep = _KEEP | _imported_names(code)
+    text = _COMMENT.sub("", _STRING.sub(" str ", code))
+    names: dict[str, str] = {}
+    out = []
+    previous = ""
+    for token in _TOKEN.findall(text):
+        if token == "str" and previous in ("", ":"):
+            continue  # a docstring (or a string right after a colon: noise either way)
+        if (token[0].isalpha() or token[0] == "_") and token not in keep and previous != ".":
+            token = names.setdefault(token, f"v{len(names)}")
+        out.append(token)
+        previous = token
+    return out
+
+
+_TOKEN_HASHES: dict[str, int] = {}
+
+
+def _token_hash(token: str) -> int:
+    value = _TOKEN_HASHES.get(token)
+    if value is None:
+        value = _TOKEN_HASHES[token] = zlib.crc32(token.encode("utf-8"))
+        if len(_TOKEN_HASHES) > 200_000:  # keep the memo bounded (hashes are pure)
+            _TOKEN_HASHES.clear()
+    return value
 
 
 def fingerprint(code: str) -> frozenset[int]:
-    """The set of shingle hashes of some code (empty when there is nothing to compare)."""
-    seq = tokens(code)
+    """The set of shingle hashes of some code (empty when there is nothing to compare).
+
+    A shingle is SHINGLE consecutive tokens; its hash is a polynomial over the tokens'
+    CRC32s, folded to 32 bits (deterministic across processes, unlike hash()).
+    """
+    seq = tokens(code or "")
     if not seq:
         return frozenset()
-    if len(seq) < SHINGLE:
-        return frozenset({zlib.crc32("\x1f".join(seq).encode())})
-    return frozenset(zlib.crc32("\x1f".join(seq[i:i + SHINGLE]).encode())
-                     for i in range(len(seq) - SHINGLE + 1))
+    ids = np.fromiter((_token_hash(t) for t in seq), dtype=np.uint64, count=len(seq))
+    if len(ids) < SHINGLE:
+        ids = np.concatenate([ids, np.zeros(SHINGLE - len(ids), dtype=np.uint64)])
+    width = len(ids) - SHINGLE + 1
+    mixed = np.zeros(width, dtype=np.uint64)
+    for offset in range(SHINGLE):
+        mixed = mixed * np.uint64(0x100000001B3) + ids[offset:offset + width]
+    folded = (mixed ^ (mixed >> np.uint64(32))) & np.uint64(0xFFFFFFFF)
+    return frozenset(np.unique(folded).tolist())
 
 
 def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
@@ -120,23 +125,42 @@ def _signatures(prints: list[frozenset[int]]) -> np.ndarray:
     return signatures
 
 
+def _rows_per_band(threshold: float) -> int:
+    """The most rows per band (fewest false candidates) that still finds a pair at the
+    threshold with probability >= 1 - MISS."""
+    for rows in range(16, 0, -1):
+        bands = PERMUTATIONS // rows
+        if 1 - (1 - max(threshold, 0.0) ** rows) ** bands >= 1 - MISS:
+            return rows
+    return 1
+
+
+def _pairs_within_groups(order: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
+                         n: int) -> list[np.ndarray]:
+    """Every pair inside every group of equal keys, encoded as i * n + j with i < j."""
+    out = []
+    for size in np.unique(sizes[sizes > 1]):
+        group_starts = starts[sizes == size]
+        members = np.sort(order[group_starts[:, None] + np.arange(size)[None, :]], axis=1)
+        i, j = np.triu_indices(size, k=1)
+        out.append((members[:, i].astype(np.int64) * n + members[:, j]).ravel())
+    return out
+
+
 def _candidates(prints: list[frozenset[int]], threshold: float) -> list[tuple[int, int]]:
     """Pairs that share a band of their MinHash signatures and whose estimate is close."""
     n = len(prints)
     signatures = _signatures(prints)
-    rows = PERMUTATIONS // BANDS
+    rows = _rows_per_band(threshold)
     found = []
-    for band in range(BANDS):
+    for band in range(PERMUTATIONS // rows):
         keys = np.ascontiguousarray(signatures[:, band * rows:(band + 1) * rows]).view(
             np.dtype((np.void, 8 * rows))).ravel()
         order = np.argsort(keys, kind="stable")
         sorted_keys = keys[order]
         starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
         sizes = np.diff(np.r_[starts, n])
-        for start, size in zip(starts[sizes > 1], sizes[sizes > 1]):
-            members = np.sort(order[start:start + size])
-            i, j = np.triu_indices(size, k=1)
-            found.append(members[i].astype(np.int64) * n + members[j])
+        found.extend(_pairs_within_groups(order, starts, sizes, n))
     if not found:
         return []
     codes = np.unique(np.concatenate(found))

@@ -9,8 +9,8 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from curator.release import dlbench
 from curator.release.reader import MANIFEST, PROBLEMS, Bundle, read_bundle
@@ -198,9 +198,7 @@ def _rerun(bundle: Bundle, workers: int, progress: Progress | None,
         return {"jobs": 0, "outcomes": {}}, issues
     hide = [str(workspace.root)] if workspace is not None else []
     with Engine(workers=max(1, min(workers, len(jobs))), hide=hide) as engine:
-        done = 0
-        for result in engine.run(jobs, cancelled=cancelled):
-            done += 1
+        for done, result in enumerate(engine.run(jobs, cancelled=cancelled), 1):
             number, task_id = where[result.job_id]
             outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
             if result.outcome != "passed":

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, ClassVar, Iterable
+from typing import TYPE_CHECKING, ClassVar
 
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.app import SystemCommand
 
 from curator import sync
 from curator.store import Store
@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
 class CuratorApp(App[None]):
     TITLE = "DL-Bench Curator"
-    CSS_PATH = ["app.tcss", "screens.tcss"]
-    COMMANDS = App.COMMANDS | {GoToProblem}
+    CSS_PATH: ClassVar[list[str]] = ["app.tcss", "screens.tcss"]
+    COMMANDS: ClassVar[set] = App.COMMANDS | {GoToProblem}
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit",
@@ -52,14 +52,16 @@ class CuratorApp(App[None]):
         self.workspace = workspace
         self.actor = actor
         self.store = store or Store(workspace.db_path, actor)
-        self.MODES = {name: info.screen for name, info in available_modes().items()}
+        # factories, so a screen's module (and its core) is imported when first shown
+        self.MODES = {name: (lambda info=info: info.screen())
+                      for name, info in available_modes().items()}
         self.DEFAULT_MODE = "problems"
         super().__init__()
         self.sub_title = f"{workspace.root.name} · {actor}"
         # problem id -> field -> text not yet saved; kept as plain text so a crash in any
         # widget cannot take it down with it.
         self.drafts: dict[str, dict[str, str]] = {}
-        self.problem_screen: "ProblemScreen | None" = None
+        self.problem_screen: ProblemScreen | None = None
         self.recovery_path: Path | None = None
         # Bumped whenever problems or runs change, so screens know to reload on resume.
         self.data_version = 0

@@ -34,7 +34,7 @@ class FormatError(Exception):
 
 def format_python(text: str, line_length: int = 100) -> str:
     """`text` formatted by black; raises FormatError with black's one-line reason."""
-    import black   # imported here: black is slow to import and only needed on demand
+    import black  # imported here: black is slow to import and only needed on demand
 
     try:
         return black.format_str(text, mode=black.Mode(line_length=line_length))

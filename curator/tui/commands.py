@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import partial
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from textual.actions import parse as parse_action
+from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.dom import DOMNode
 from textual.screen import Screen
-from textual.app import SystemCommand
 
 from curator.tui import queries
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 SKIP = {"quit", "app.quit", "command_palette", "app.command_palette"}
 
 
-def _command_nodes(app: "CuratorApp", screen: Screen) -> list[DOMNode]:
+def _command_nodes(app: CuratorApp, screen: Screen) -> list[DOMNode]:
     """The screen, the app, and our own widgets around the focus (not Textual's editors,
     whose cursor keys would drown the list)."""
     nodes: list[DOMNode] = []
@@ -33,7 +34,7 @@ def _command_nodes(app: "CuratorApp", screen: Screen) -> list[DOMNode]:
     return nodes + [screen, app]
 
 
-def binding_commands(app: "CuratorApp", screen: Screen) -> Iterable[SystemCommand]:
+def binding_commands(app: CuratorApp, screen: Screen) -> Iterable[SystemCommand]:
     """One command per key binding of the current screen (even one a focused editor hides)."""
     keys_now = {(active.binding.action, active.node): key
                 for key, active in screen.active_bindings.items()}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 FOLDER = "recovery"
@@ -25,7 +25,7 @@ def write(db_dir: Path, actor: str, drafts: dict[str, dict[str, str]],
         return None
     folder = recovery_dir(db_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     safe_actor = "".join(c if c.isalnum() or c in "-_" else "_" for c in actor) or "unknown"
     path = folder / f"{stamp}-{safe_actor}.json"
     tmp = path.with_suffix(".tmp")

@@ -10,7 +10,7 @@ def test_hand_computed_with_ignored_pixel():
     target = torch.tensor([[[0, 0], [1, 255]]])
     pred = torch.tensor([[[0, 1], [1, 0]]])
     miou, per_class = mean_iou(pred, target, num_classes=3)
-    # class 0: 1 / 2, class 1: 1 / 2, class 2 absent; the ignored pixel (pred 0) is skipped
+    # class 0: 1 / 2, class 1: 1 / 2, class 2 absent; the ignored pixel (pred 0) is excluded
     assert per_class.dtype == torch.float64 and per_class.shape == (3,)
     assert per_class[:2].tolist() == [0.5, 0.5]
     assert math.isnan(per_class[2].item())

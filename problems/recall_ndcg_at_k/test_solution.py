@@ -8,12 +8,12 @@ from solution import recall_ndcg_at_k
 L3 = 1.0 / math.log2(3.0)
 
 
-def test_hand_computed_and_users_without_relevant_items_skipped():
+def test_hand_computed_and_users_without_relevant_items_excluded():
     scores = torch.tensor([[0.9, 0.8, 0.1, 0.5], [0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1]])
     relevant = torch.tensor([[0, 1, 0, 1], [1, 0, 0, 0], [0, 0, 0, 0]], dtype=torch.bool)
     recall, ndcg = recall_ndcg_at_k(scores, relevant, k=2)
     # user0: top2 = items 0, 1 -> 1 hit at rank 2; recall 1/2; ndcg L3 / (1 + L3)
-    # user1: top2 = items 3, 2 -> no hit; user2 skipped
+    # user1: top2 = items 3, 2 -> no hit; user2 excluded
     assert recall == pytest.approx(0.25)
     assert ndcg == pytest.approx((L3 / (1 + L3)) / 2)
     assert isinstance(recall, float) and isinstance(ndcg, float)

@@ -1,14 +1,16 @@
 """The app's screens. Each top-level screen is a mode (F2 … F6); Problem is pushed on top.
 
-A screen whose core package is not built yet is simply absent: `available_modes` imports
-each screen module and leaves out those whose core cannot be imported.
+A screen whose core package is not built yet is simply absent: `available_modes` looks
+for the screen's module and the core packages it needs without importing them (importing
+every screen's core at start-up cost half a second); a screen is imported when first shown.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from textual.screen import Screen
 
@@ -19,6 +21,7 @@ class ModeInfo:
     description: str
     module: str
     cls: str
+    requires: tuple[str, ...] = ()   # core packages the screen calls
 
     @property
     def screen(self) -> Callable[[], Screen]:
@@ -30,25 +33,24 @@ MODES: dict[str, ModeInfo] = {
                          "ProblemsScreen"),
     "stats": ModeInfo("Stats", "Label distribution and pass@k charts", "stats", "StatsScreen"),
     "candidates": ModeInfo("Candidates", "Mined candidate functions: accept or reject",
-                           "candidates", "CandidatesScreen"),
+                           "candidates", "CandidatesScreen", ("curator.mining",)),
     "review": ModeInfo("Review", "Review failing samples into the bug taxonomy", "review",
-                       "ReviewScreen"),
+                       "ReviewScreen", ("curator.review", "curator.taxonomy")),
     "release": ModeInfo("Release", "Release gates and bundle build", "release",
-                        "ReleaseScreen"),
+                        "ReleaseScreen", ("curator.release",)),
 }
 
 
-def _ready(info: ModeInfo) -> bool:
+def _exists(module: str) -> bool:
     try:
-        module = importlib.import_module(f"curator.tui.screens.{info.module}")
-    except ImportError as exc:
-        missing = getattr(exc, "name", None) or ""
-        if missing == f"curator.tui.screens.{info.module}":
-            return False   # that screen is not written yet
-        if missing.startswith("curator.") and not missing.startswith("curator.tui"):
-            return False   # its core package is not there yet
-        raise
-    return getattr(module, "READY", True)
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def _ready(info: ModeInfo) -> bool:
+    return _exists(f"curator.tui.screens.{info.module}") and all(
+        _exists(name) for name in info.requires)
 
 
 def available_modes() -> dict[str, ModeInfo]:

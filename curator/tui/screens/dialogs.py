@@ -113,3 +113,57 @@ def unsaved_modal(problem_id: str, fields: list[str], leaving: str = "leaving") 
         f"{problem_id}: unsaved changes to {', '.join(fields)}. Save them before {leaving}?",
         [("save", "Save", "primary"), ("discard", "Discard", "error"),
          ("cancel", "Cancel", "default")])
+
+
+class InputModal(ModalScreen[str | None]):
+    """Ask for one line of text; dismisses with it (stripped), or None on Escape."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="input.cancel"),
+    ]
+
+    def __init__(self, title: str, question: str, value: str = "", placeholder: str = "",
+                 required: bool = True) -> None:
+        super().__init__(classes="dialog-screen")
+        self.title_text = title
+        self.question = question
+        self.value = value
+        self.placeholder = placeholder
+        self.required = required
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import Input
+
+        with Vertical(classes="dialog") as box:
+            box.border_title = self.title_text
+            yield Label(self.question, id="question", markup=False)
+            yield Input(self.value, placeholder=self.placeholder, id="answer")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("OK", id="ok", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#answer").focus()
+
+    def _submit(self) -> None:
+        from textual.widgets import Input
+
+        text = self.query_one("#answer", Input).value.strip()
+        if self.required and not text:
+            self.notify("Type something first (Escape cancels)", severity="warning")
+            return
+        self.dismiss(text)
+
+    def on_input_submitted(self, event) -> None:
+        event.stop()
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "ok":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -46,12 +46,12 @@ def keys_table(screen: Screen) -> str:
 
 
 def guidelines(store: Store) -> str:
-    lines = ["## Labelling guidelines", "",
-             "Label what the function *does*, not where it came from. Pick the stage of the "
-             "pipeline the code serves, the ML task it is specific to (General when it works "
-             "for any task), and the kind of data it consumes. Loss functions are Model "
-             "Construction. When two stages fit, pick the one a user would look under first "
-             "and say why in a comment."]
+    intro = ("Label what the function *does*, not where it came from. Pick the stage of "
+             "the pipeline the code serves, the ML task it is specific to (General when it "
+             "works for any task), and the kind of data it consumes. Loss functions are "
+             "Model Construction. When two stages fit, pick the one a user would look under "
+             "first. Mined suggestions (☆) are hints from rules, not answers.")
+    lines = ["## Labelling guidelines", "", intro]
     names = {"stage": "Stage", "task": "Task", "data": "Data"}
     for axis in ("stage", "task", "data"):
         lines += ["", f"### {names[axis]}", ""]
@@ -84,5 +84,5 @@ class HelpScreen(ModalScreen[None]):
 
 def help_text(screen: Screen, store: Store) -> str:
     focused = screen.focused
-    parts = [widget_help(screen, focused), keys_table(screen), guidelines(store)]
+    parts = [widget_help(screen, focused), guidelines(store), keys_table(screen)]
     return "\n\n".join(p for p in parts if p)

@@ -7,7 +7,8 @@ Edits stay on this screen until ctrl+s, which saves through `curator.sync.save_a
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -15,8 +16,18 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import (Footer, Header, Input, Label, Markdown, Static, TabbedContent,
-                             TabPane, Tabs, TextArea)
+from textual.widgets import (
+    Footer,
+    Header,
+    Input,
+    Label,
+    Markdown,
+    Static,
+    TabbedContent,
+    TabPane,
+    Tabs,
+    TextArea,
+)
 
 from curator import sync
 from curator.labels import AXES
@@ -51,8 +62,9 @@ class ProblemScreen(Screen):
 ## Problem screen
 
 Tabs: **Prompt** (Markdown + preview), **Solution** and **Tests** (Python), **Labels**,
-**Runs**, **History**; **alt+1**…**alt+6** jump to a tab. **ctrl+s** saves to the
-database and to problems/<id>/; **ctrl+r** runs the saved reference; **ctrl+b** formats
+**Runs**, **History**; **alt+→** / **alt+←** move between tabs (**alt+1**…**alt+6** jump
+straight to one where the terminal sends them). **ctrl+s** saves to the
+database and to `problems/<id>/`; **ctrl+r** runs the saved reference; **ctrl+b** formats
 the code in the current editor with black; **Escape** leaves (asks first when there are
 unsaved edits). Unsaved edits are marked with ● in the title line.
 """
@@ -70,11 +82,16 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
                 tooltip="Undo the last label change"),
         Binding("escape", "back", "Back", id="problem.back",
                 tooltip="Back to the problems list (asks about unsaved edits)"),
+        # alt+arrows reach every terminal; alt+digits do not (some send other characters)
+        Binding("alt+right", "cycle_tab(1)", "Next tab", id="problem.next_tab",
+                key_display="alt+→"),
+        Binding("alt+left", "cycle_tab(-1)", "Previous tab", id="problem.previous_tab",
+                show=False),
         *(Binding(f"alt+{n}", f"tab('{tab}')", f"{tab.capitalize()} tab", show=False,
                   id=f"problem.tab_{tab}") for n, tab in enumerate(TABS, 1)),
     ]
 
-    app: "CuratorApp"
+    app: CuratorApp
 
     def __init__(self, problem_id: str) -> None:
         super().__init__()
@@ -94,15 +111,14 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
         yield Header()
         yield Static("", id="problem-heading", markup=False)
         with TabbedContent(id="problem-tabs", initial="prompt"):
-            with TabPane("Prompt", id="prompt"):
-                with Horizontal(id="prompt-split"):
-                    editor = PromptEditor(problem.prompt, id="prompt-editor", soft_wrap=True,
-                                          language=self._markdown_language())
-                    editor.border_title = "prompt.md"
-                    yield editor
-                    with VerticalScroll(id="prompt-preview-box") as box:
-                        box.border_title = "Preview"
-                        yield Markdown(problem.prompt, id="prompt-preview")
+            with TabPane("Prompt", id="prompt"), Horizontal(id="prompt-split"):
+                editor = PromptEditor(problem.prompt, id="prompt-editor", soft_wrap=True,
+                                      language=self._markdown_language())
+                editor.border_title = "prompt.md"
+                yield editor
+                with VerticalScroll(id="prompt-preview-box") as box:
+                    box.border_title = "Preview"
+                    yield Markdown(problem.prompt, id="prompt-preview")
             with TabPane("Solution", id="solution"):
                 editor = CodeEditor.code_editor(problem.solution, language="python",
                                                 id="solution-editor", theme="css")
@@ -118,25 +134,24 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
                     editor = TextArea(node_ids, id="tests-nodes", read_only=True)
                     editor.border_title = "upstream test node ids (repo-backed problem)"
                 yield editor
-            with TabPane("Labels", id="labels"):
-                with Vertical(id="labels-box"):
-                    with Horizontal(id="title-row"):
-                        yield Label("Title ", id="title-label")
-                        yield Input(problem.title, id="title-input", compact=True)
-                    with Horizontal(id="pickers"):
-                        for axis in AXES:
-                            choices = [Choice(r["slug"], r["name"], r["definition"])
-                                       for r in store.labels(axis)]
-                            yield LabelPicker(axis, axis.capitalize(), choices,
-                                              getattr(problem, axis),
-                                              suggestions.get(axis), id=f"pick-{axis}")
-                        yield LabelPicker(
-                            "status", "Status",
-                            [Choice(s, s, STATUS_HELP[s]) for s in STATUSES],
-                            problem.status, clearable=False, id="pick-status")
-                    with VerticalScroll(id="label-help-box") as box:
-                        box.border_title = "Definition"
-                        yield Static("", id="label-help")
+            with TabPane("Labels", id="labels"), Vertical(id="labels-box"):
+                with Horizontal(id="title-row"):
+                    yield Label("Title ", id="title-label")
+                    yield Input(problem.title, id="title-input", compact=True)
+                with Horizontal(id="pickers"):
+                    for axis in AXES:
+                        choices = [Choice(r["slug"], r["name"], r["definition"])
+                                   for r in store.labels(axis)]
+                        yield LabelPicker(axis, axis.capitalize(), choices,
+                                          getattr(problem, axis),
+                                          suggestions.get(axis), id=f"pick-{axis}")
+                    yield LabelPicker(
+                        "status", "Status",
+                        [Choice(s, s, STATUS_HELP[s]) for s in STATUSES],
+                        problem.status, clearable=False, id="pick-status")
+                with VerticalScroll(id="label-help-box") as box:
+                    box.border_title = "Definition"
+                    yield Static("", id="label-help")
             with TabPane("Runs", id="runs"):
                 yield RunsPane(problem.id, id="runs-pane")
             with TabPane("History", id="history"):
@@ -371,6 +386,11 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
         self._focus_tab_content(tab)
+
+    def action_cycle_tab(self, step: int) -> None:
+        current = self.query_one(TabbedContent).active
+        index = TABS.index(current) if current in TABS else 0
+        self.action_tab(TABS[(index + step) % len(TABS)])
 
     def _focus_tab_content(self, tab: str) -> None:
         targets = {"prompt": "#prompt-editor", "solution": "#solution-editor",

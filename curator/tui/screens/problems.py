@@ -76,7 +76,7 @@ every action (and *go to problem …*).
                 tooltip="Reload problems and run outcomes from the database"),
     ]
 
-    app: "CuratorApp"
+    app: CuratorApp
 
     def __init__(self) -> None:
         super().__init__()
@@ -193,9 +193,6 @@ every action (and *go to problem …*).
         if event.state == WorkerState.ERROR and event.worker.group.startswith("problems-"):
             self._filter_busy = False
             self.app.show_error("Could not read problems", event.worker.error)
-
-    def on_descendant_focus(self) -> None:
-        self.refresh_bindings()
 
     # -- actions -----------------------------------------------------------------------
 

@@ -10,8 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import (DataTable, Footer, Header, Label, Select, Static, TabbedContent,
-                             TabPane)
+from textual.widgets import DataTable, Footer, Header, Label, Select, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 from textual_plotext import PlotextPlot
 
@@ -61,7 +60,7 @@ figure appears only where some problem has n ≥ k). **b** switches the axis, **
                 tooltip="pass@k by stage, task or data"),
     ]
 
-    app: "CuratorApp"
+    app: CuratorApp
 
     def __init__(self) -> None:
         super().__init__()
@@ -72,15 +71,14 @@ figure appears only where some problem has n ≥ k). **b** switches the axis, **
     def compose(self) -> ComposeResult:
         yield Header()
         with TabbedContent(id="stats-tabs"):
-            with TabPane("Labels", id="stats-labels"):
-                with VerticalScroll(id="dist-scroll"):
-                    for axis in AXES:
-                        with Horizontal(classes="dist-row", id=f"dist-{axis}") as row:
-                            row.border_title = axis.capitalize()
-                            yield PlotextPlot(id=f"plot-{axis}", classes="dist-plot")
-                            table = DataTable(id=f"numbers-{axis}", classes="dist-numbers",
-                                              cursor_type="none", show_cursor=False)
-                            yield table
+            with TabPane("Labels", id="stats-labels"), VerticalScroll(id="dist-scroll"):
+                for axis in AXES:
+                    with Horizontal(classes="dist-row", id=f"dist-{axis}") as row:
+                        row.border_title = axis.capitalize()
+                        yield PlotextPlot(id=f"plot-{axis}", classes="dist-plot")
+                        table = DataTable(id=f"numbers-{axis}", classes="dist-numbers",
+                                          cursor_type="none", show_cursor=False)
+                        yield table
             if report_available():
                 with TabPane("pass@k", id="stats-passk"):
                     with Horizontal(id="passk-bar"):
@@ -120,14 +118,25 @@ figure appears only where some problem has n ≥ k). **b** switches the axis, **
             plt = plot.plt
             plt.clear_data()
             plt.clear_figure()
-            names = [name for _, name, _ in rows]
-            plt.bar(names, [n for _, _, n in rows], orientation="horizontal", width=0.3)
+            # plotext draws the first bar at the bottom: reverse, so the order reads like
+            # the table beside it; one line per bar, slugs as the (short) bar labels
+            slugs = [slug or "unset" for slug, _, _ in rows][::-1]
+            counts = [n for _, _, n in rows][::-1]
+            # width 0.5: wider bars get sampled into their neighbour's line by plotext
+            plt.bar(slugs, counts, orientation="horizontal", width=0.5)
+            plt.frame(False)
             plt.xticks([])
+            plt.xaxes(False)
+            plt.yaxes(False)
             plot.refresh()
+            # exactly one line per bar, level with the table rows (below its header)
+            plot.styles.height = len(rows)
+            self.query_one(f"#dist-{axis}").styles.height = len(rows) + 4
             table = self.query_one(f"#numbers-{axis}", DataTable)
             table.clear()
             for slug, name, n in rows:
                 table.add_row(name, str(n), f"{100 * n / total:.0f}")
+            table.add_row("total", str(sum(n for _, _, n in rows)), "100")
 
     # -- pass@k --------------------------------------------------------------------------
 

@@ -47,7 +47,7 @@ Every change to this problem from the audit log: when, who, what, which field. S
 row to see the change as a diff below. The log is append-only; nothing here edits it.
 """
 
-    app: "CuratorApp"
+    app: CuratorApp
 
     def __init__(self, problem_id: str, *, id: str | None = None) -> None:
         super().__init__(id=id)

@@ -44,7 +44,7 @@ The box below explains the highlighted label. Nothing is stored until **ctrl+s**
 
     @dataclass
     class Changed(Message):
-        picker: "LabelPicker"
+        picker: LabelPicker
         axis: str
         before: str
         after: str
@@ -52,7 +52,7 @@ The box below explains the highlighted label. Nothing is stored until **ctrl+s**
     @dataclass
     class Explain(Message):
         """The highlighted label changed: show its definition."""
-        picker: "LabelPicker"
+        picker: LabelPicker
         choice: Choice | None
 
     def __init__(self, axis: str, title: str, choices: list[Choice], value: str = "",
@@ -68,6 +68,11 @@ The box below explains the highlighted label. Nothing is stored until **ctrl+s**
 
     def on_mount(self) -> None:
         self._rebuild()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "accept_suggestion":
+            return bool(self.suggestions)
+        return True
 
     def _prompt(self, number: int, choice: Choice) -> Text:
         chosen = choice.slug == self.value

@@ -117,17 +117,17 @@ the order. The *run* column is the outcome of the latest run of the reference so
     @dataclass
     class Selected(Message):
         """Enter (or a double click) on a row."""
-        table: "ProblemTable"
+        table: ProblemTable
         problem_id: str
 
     @dataclass
     class CursorMoved(Message):
-        table: "ProblemTable"
+        table: ProblemTable
         index: int
 
     @dataclass
     class Sorted(Message):
-        table: "ProblemTable"
+        table: ProblemTable
         key: str
         reverse: bool
 

@@ -62,7 +62,7 @@ run, the right box its output; the table below is every run of this problem, new
 first (select one to see its tests and output).
 """
 
-    app: "CuratorApp"
+    app: CuratorApp
 
     @dataclass
     class Progress(Message):
@@ -203,12 +203,12 @@ first (select one to see its tests and output).
             store.close()
         self.post_message(self.Finished(problem_id, report.cancelled or worker.is_cancelled))
 
-    def on_runs_pane_progress(self, event: "RunsPane.Progress") -> None:
+    def on_runs_pane_progress(self, event: RunsPane.Progress) -> None:
         self.query_one("#run-progress", ProgressBar).update(total=event.total,
                                                              progress=event.done)
         self.query_one("#run-status", Label).update(f"{event.done}/{event.total} {event.label}")
 
-    def on_runs_pane_finished(self, event: "RunsPane.Finished") -> None:
+    def on_runs_pane_finished(self, event: RunsPane.Finished) -> None:
         self._idle()
         self.app.changed()
         self.refresh_history()

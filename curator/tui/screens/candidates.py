@@ -1,0 +1,291 @@
+"""Candidates: functions mined from repositories — accept one as a problem, reject, mine more.
+
+Every action is a call into curator.mining (the same functions as `curator candidates …`
+and `curator mine`); this screen only shows and asks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static, TextArea
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from curator.mining import candidates as candidate_store
+from curator.mining import mine as mining
+from curator.mining import promote
+from curator.store import Store
+from curator.tui.screens.dialogs import InputModal
+from curator.tui.widgets.task_bar import TaskBar
+
+if TYPE_CHECKING:
+    from curator.tui.app import CuratorApp
+
+STATUS_CYCLE = ("new", "all", "accepted", "rejected", "vanished")
+
+
+def describe(row: dict) -> str:
+    """The side panel: where it comes from, why it scored, its tests and label hints."""
+    lines = [f"{row['qualname']}  ({row['kind']}, score {row['score']:.2f}, {row['status']})",
+             f"{row['repo_name']} @ {row['commit_sha'][:12]}",
+             f"{row['path']}:{row['line_start']}-{row['line_end']}  licence {row['license']}"]
+    if row.get("problem_id"):
+        lines.append(f"accepted as problem {row['problem_id']}")
+    if row.get("reason"):
+        lines.append(f"rejected: {row['reason']}")
+    lines += ["", "Evidence:"]
+    lines += [f"  {e.get('weight', 0):+.2f} {e.get('kind', '')}: {e.get('detail', '')}"
+              for e in row.get("evidence") or []] or ["  (none)"]
+    lines += ["", f"Tests ({len(row.get('tests') or [])}):"]
+    lines += [f"  {t}" for t in row.get("tests") or []] or ["  (none: cannot be accepted)"]
+    suggestions = row.get("suggestions") or []
+    if suggestions:
+        lines += ["", "Suggested labels:"]
+        lines += [f"  {s['axis']}: {s['slug']} ({s.get('rule', '')})" for s in suggestions]
+    return "\n".join(lines)
+
+
+class CandidatesScreen(Screen):
+    HELP = """\
+## Candidates
+
+Functions mined from upstream repositories, best DL-relevance score first. **a** accepts
+the highlighted one as a draft repo-backed problem (you confirm its id), **r** rejects it
+with a reason, **s** skips to the next, **f** cycles the status shown (new, all,
+accepted, rejected, vanished), **m** mines a repository (a local path or URL, optionally
+followed by a revision) with progress — **ctrl+g** cancels — and **o** opens the problem
+an accepted candidate became.
+"""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "accept", "Accept", id="candidates.accept",
+                tooltip="Accept as a draft problem"),
+        Binding("r", "reject", "Reject", id="candidates.reject",
+                tooltip="Reject with a reason"),
+        Binding("s", "skip", "Skip", id="candidates.skip", tooltip="Go to the next candidate"),
+        Binding("m", "mine", "Mine", id="candidates.mine",
+                tooltip="Mine a repository (path or URL) into candidates"),
+        Binding("ctrl+g", "cancel_mine", "Cancel", id="candidates.cancel",
+                tooltip="Cancel the mining in progress"),
+        Binding("f", "cycle_status", "Status", id="candidates.status",
+                tooltip="Show new / all / accepted / rejected / vanished candidates"),
+        Binding("o", "open_problem", "Open problem", id="candidates.open", show=False,
+                tooltip="Open the problem an accepted candidate became"),
+    ]
+
+    app: CuratorApp
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.status = "new"
+        self.rows: list[dict] = []
+        self._mining: Worker | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="cand-summary", classes="status-line")
+        table = DataTable(id="cand-table", cursor_type="row", zebra_stripes=True)
+        table.border_title = "Candidates"
+        yield table
+        with Horizontal(id="cand-detail"):
+            source = TextArea.code_editor("", language="python", read_only=True,
+                                          id="cand-source", theme="css")
+            source.border_title = "Source"
+            yield source
+            with VerticalScroll(id="cand-info-box", classes="pane") as box:
+                box.border_title = "Evidence and tests"
+                yield Static("", id="cand-info", markup=False)
+        yield TaskBar(id="cand-task")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#cand-table", DataTable).add_columns(
+            "id", "score", "repo", "function", "tests", "status")
+        self.query_one("#cand-task").display = False
+        self.reload()
+        self.query_one("#cand-table").focus()
+
+    # -- data ----------------------------------------------------------------------------
+
+    def reload(self, keep: int | None = None) -> None:
+        self.rows = candidate_store.list_rows(self.app.store, status=self.status)
+        table = self.query_one("#cand-table", DataTable)
+        current = keep if keep is not None else self.current_id()
+        table.clear()
+        for row in self.rows:
+            table.add_row(str(row["id"]), f"{row['score']:.2f}", row["repo_name"],
+                          row["qualname"], str(len(row["tests"])), row["status"],
+                          key=str(row["id"]))
+        if current is not None:
+            index = next((i for i, r in enumerate(self.rows) if r["id"] == current), None)
+            if index is not None:
+                table.move_cursor(row=index)
+        self._summary()
+        self._show(self.current())
+
+    def current_id(self) -> int | None:
+        row = self.current()
+        return row["id"] if row else None
+
+    def current(self) -> dict | None:
+        table = self.query_one("#cand-table", DataTable)
+        if not self.rows or table.cursor_row is None or table.cursor_row >= len(self.rows):
+            return None
+        return self.rows[table.cursor_row]
+
+    def _summary(self) -> None:
+        counts = {r["status"]: r["n"] for r in self.app.store.query(
+            "SELECT status, COUNT(*) AS n FROM candidates GROUP BY status")}
+        table = self.query_one("#cand-table", DataTable)
+        position = f"{table.cursor_row + 1} of {len(self.rows)}" if self.rows else "none"
+        self.query_one("#cand-summary", Static).update(
+            f"showing {self.status}: {position} · "
+            + " · ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+
+    def _show(self, row: dict | None) -> None:
+        source = self.query_one("#cand-source", TextArea)
+        info = self.query_one("#cand-info", Static)
+        if row is None:
+            source.load_text("")
+            info.update("No candidates here. Press m to mine a repository, f to show "
+                        "other statuses.")
+            return
+        full = candidate_store.get(self.app.store, row["id"])
+        source.load_text(full["source"])
+        info.update(describe(full))
+
+    @on(DataTable.RowHighlighted, "#cand-table")
+    def _highlighted(self) -> None:
+        self._show(self.current())
+        self._summary()
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        mining_now = self._mining is not None and self._mining.state in (
+            WorkerState.PENDING, WorkerState.RUNNING)
+        if action == "cancel_mine":
+            return mining_now
+        if action == "mine":
+            return not mining_now
+        return True
+
+    def action_skip(self) -> None:
+        table = self.query_one("#cand-table", DataTable)
+        if self.rows:
+            table.move_cursor(row=min(table.cursor_row + 1, len(self.rows) - 1))
+
+    def action_cycle_status(self) -> None:
+        self.status = STATUS_CYCLE[(STATUS_CYCLE.index(self.status) + 1) % len(STATUS_CYCLE)]
+        self.reload()
+
+    def action_accept(self) -> None:
+        row = self.current()
+        if row is None:
+            return
+        if row["status"] == "accepted":
+            self.notify(f"Already accepted as {row['problem_id']} (o opens it)",
+                        severity="warning")
+            return
+        suggested = promote.default_id(self.app.store, row)
+
+        def answered(problem_id: str | None) -> None:
+            if not problem_id:
+                return
+            result = self.app.run_guarded(
+                f"Could not accept candidate {row['id']}",
+                lambda: promote.accept(self.app.store, self.app.workspace, row["id"],
+                                       problem_id))
+            if result:
+                self.app.changed()
+                self.notify(f"Accepted as draft problem {result['problem_id']} "
+                            "(o opens it)")
+                self.reload(keep=row["id"])
+
+        self.app.push_screen(InputModal(
+            f"Accept candidate {row['id']}", f"{row['qualname']} becomes a draft problem "
+            "with this id:", suggested), answered)
+
+    def action_reject(self) -> None:
+        row = self.current()
+        if row is None:
+            return
+
+        def answered(reason: str | None) -> None:
+            if not reason:
+                return
+            if self.app.run_guarded(
+                    f"Could not reject candidate {row['id']}",
+                    lambda: candidate_store.reject(self.app.store, row["id"], reason)):
+                self.notify(f"Rejected candidate {row['id']}")
+                self.reload(keep=row["id"])
+
+        self.app.push_screen(InputModal(
+            f"Reject candidate {row['id']}", f"Why is {row['qualname']} not a good problem?",
+            placeholder="not DL-specific / trivial / tests too weak …"), answered)
+
+    def action_open_problem(self) -> None:
+        row = self.current()
+        if row and row.get("problem_id"):
+            self.app.open_problem(row["problem_id"])
+        else:
+            self.notify("Only an accepted candidate has a problem", severity="warning")
+
+    def action_mine(self) -> None:
+        def answered(text: str | None) -> None:
+            if not text:
+                return
+            source, _, rev = text.partition(" ")
+            bar = self.query_one(TaskBar)
+            bar.display = True
+            bar.start(f"mining {source}…")
+            self._mining = self._mine(source, rev.strip() or None)
+            self.refresh_bindings()
+
+        self.app.push_screen(InputModal(
+            "Mine a repository", "Path or URL of a git repository, optionally followed by "
+            "a revision:", placeholder="~/src/kornia v0.7.0"), answered)
+
+    def action_cancel_mine(self) -> None:
+        if self._mining is not None:
+            self._mining.cancel()
+            self.query_one(TaskBar).start("cancelling…")
+
+    @work(thread=True, exclusive=True, group="mine", exit_on_error=False)
+    def _mine(self, source: str, rev: str | None) -> dict:
+        worker = get_current_worker()
+        store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own
+        try:
+            report = mining.mine(store, self.app.workspace, source, rev,
+                                 progress=self.query_one(TaskBar).progress,
+                                 cancelled=lambda: worker.is_cancelled)
+        finally:
+            store.close()
+        return report.to_json()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is not self._mining or event.state in (WorkerState.PENDING,
+                                                               WorkerState.RUNNING):
+            return
+        bar = self.query_one(TaskBar)
+        self.refresh_bindings()
+        if event.state == WorkerState.SUCCESS:
+            report = event.worker.result
+            text = (f"{report['name']} @ {report['commit'][:12]}: "
+                    f"{report['candidates']} candidates, {report['new']} new")
+            if report.get("already_mined"):
+                text += " (already mined)"
+            bar.finish(text)
+            self.notify(text)
+            self.reload()
+        elif event.state == WorkerState.CANCELLED or event.worker.is_cancelled:
+            bar.finish("mining cancelled; nothing was written")
+            self.notify("Mining cancelled", severity="warning")
+        elif event.state == WorkerState.ERROR:
+            bar.finish("mining failed")
+            self.app.show_error("Mining failed", event.worker.error)

@@ -1,0 +1,61 @@
+"""A one-line progress bar for long work in a thread worker (mining, checks, builds).
+
+The worker calls `bar.progress` (safe from any thread): it posts a Progress message, and a
+newer one replaces an older one still in the queue (toolong's `can_replace`), so a fast
+loop cannot flood the UI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.widgets import Label, ProgressBar
+
+
+class TaskBar(Horizontal):
+    DEFAULT_CSS = """
+    TaskBar {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+        ProgressBar { width: 28; }
+        #task-label { width: 1fr; padding-left: 1; color: $text-muted; }
+    }
+    """
+
+    @dataclass
+    class Progress(Message):
+        done: int
+        total: int
+        label: str
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, TaskBar.Progress)
+
+    def compose(self) -> ComposeResult:
+        yield ProgressBar(id="task-progress", show_eta=False)
+        yield Label("", id="task-label")
+
+    def progress(self, done: int, total: int, label: str = "") -> None:
+        """The progress(done, total, label) callback the core functions take."""
+        self.post_message(self.Progress(done, total, label))
+
+    def start(self, label: str) -> None:
+        self.query_one(ProgressBar).update(total=None, progress=0)
+        self.query_one("#task-label", Label).update(label)
+
+    def finish(self, label: str) -> None:
+        bar = self.query_one(ProgressBar)
+        bar.update(total=1, progress=1)
+        self.query_one("#task-label", Label).update(label)
+
+    def on_task_bar_progress(self, event: TaskBar.Progress) -> None:
+        event.stop()
+        bar = self.query_one(ProgressBar)
+        if event.total:
+            bar.update(total=event.total, progress=event.done)
+        suffix = f"{event.done}/{event.total} " if event.total else ""
+        self.query_one("#task-label", Label).update(f"{suffix}{event.label}")

@@ -1,0 +1,97 @@
+"""Review screen: label failing samples with number keys and verdict keys, undo."""
+
+from __future__ import annotations
+
+import pytest
+from samples_support import add_samples, make_problems, record_run
+from tui_support import *
+from tui_support import settle
+
+from curator import review
+from curator.store import Store
+from curator.tui.screens.review import ReviewScreen
+
+WRONG = [f"def add_one(x):\n    return x + {i}\n" for i in range(2, 5)]
+
+
+@pytest.fixture
+def review_ws(empty_workspace, tmp_path):
+    store = Store(empty_workspace.db_path, "tester")
+    make_problems(store)
+    record_run(store, "add_one", "passed")
+    ids = add_samples(store, tmp_path, [{"task_id": "add_one", "solution": c} for c in WRONG])
+    for sample_id in ids:
+        record_run(store, "add_one", "failed", sample_id, stdout="assert 4 == 2",
+                   reason="1 of 2 tests failed")
+    store.close()
+    return empty_workspace
+
+
+def labels(store):
+    return {r["sample_id"]: r for r in store.query(
+        "SELECT sample_id, annotator, verdict, pairs FROM review_labels")}
+
+
+async def test_label_with_number_keys_verdicts_and_undo(review_ws, app_for):
+    app = app_for(review_ws)
+    store = app.store
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("f5")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        first, second, third = (item.sample_id for item in screen.items)
+        assert "1 of 3" in str(screen.query_one("#review-position").render())
+        assert "return x + 2" in screen.query_one("#review-sample").text
+
+        # category 5 (edge cases) by number key, a reason, Enter saves
+        fifth = screen.categories[4]
+        await pilot.press("5", *"off by one", "enter")
+        await settle(pilot)
+        saved = labels(store)[first]
+        assert saved["annotator"] == "tester" and saved["verdict"] == "bug"
+        assert f'"category": "{fifth.id}"' in saved["pairs"] and "off by one" in saved["pairs"]
+        assert "✓ 1 of 3" in str(screen.query_one("#review-position").render())
+
+        # a second category adds a second pair to the same label
+        await pilot.press("1", *"ignores spec", "enter")
+        await settle(pilot)
+        assert review.item(store, first, "tester").label["pairs"][1]["reason"] == \
+            "ignores spec"
+
+        # next item, verdict key
+        await pilot.press("n", "d")
+        await settle(pilot)
+        assert labels(store)[second]["verdict"] == "benchmark-defect"
+
+        # undo takes back the verdict, then the two-pair label becomes one pair again
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert second not in labels(store)
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert len(review.item(store, first, "tester").label["pairs"]) == 1
+        assert screen.current.sample_id == first
+
+        # ] jumps to the next item not labelled yet
+        await pilot.press("right_square_bracket")
+        assert screen.current.sample_id == second
+        await pilot.press("c")
+        await settle(pilot)
+        assert labels(store)[second]["verdict"] == "sample-correct"
+        await pilot.press("right_square_bracket")
+        assert screen.current.sample_id == third
+
+
+async def test_letters_typed_into_the_reason_do_not_fire(review_ws, app_for):
+    app = app_for(review_ws)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("f5")
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("2")                     # pick category 2: focus goes to reason
+        await pilot.press(*"dncx")                # would be next/verdicts/drop elsewhere
+        assert screen.query_one("#review-reason").value == "dncx"
+        assert screen.index == 0 and not labels(app.store)
