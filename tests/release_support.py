@@ -8,7 +8,7 @@ from pathlib import Path
 from curator.execution.job import RunResult
 from curator.execution.runs import record, solution_hash
 from curator.problem import Problem
-from curator.store import Store
+from curator.store import Store, now
 from curator.store import problems as problem_store
 from curator.workspace import Workspace, discover
 
@@ -30,7 +30,10 @@ def record_reference(store: Store, problem: Problem, outcome: str = "passed", te
         duration_s=0.25, env=dict(ENV), timeout_s=10.0,
         reason="" if outcome == "passed" else "assertion failed")
     text = problem.solution if solution is None else solution
-    return record(store, result, "reference", solution_hash(text), started_at=started_at)
+    # Started now (the engine's default is "finished now, began duration_s ago", which
+    # could predate the problem's own creation a moment earlier in a test).
+    return record(store, result, "reference", solution_hash(text),
+                  started_at=started_at or now())
 
 
 def make_releasable(ws: Workspace, store: Store) -> Workspace:

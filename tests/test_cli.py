@@ -107,3 +107,20 @@ def test_labels_edit(workspace):
     assert invoke(workspace, "labels", "edit", "task", "general", "--name", "Generic").exit_code == 0
     rows = json.loads(invoke(workspace, "labels", "--json").output)
     assert [r["name"] for r in rows if r["slug"] == "general"] == ["Generic"]
+
+
+def test_full_text_search_over_title_prompt_and_code(workspace):
+    from curator.store import problems as problem_store
+
+    with Store(workspace.db_path) as store:
+        hits = [r["id"] for r in problem_store.list_rows(store, text="suppression")]
+        assert "nms_single_class" in hits
+        # code is indexed too: an identifier that appears only in a solution
+        problem_store.update_fields(store, "nms_single_class",
+                                    solution="def nms():\n    zzqx_marker = 1\n")
+        assert [r["id"] for r in problem_store.list_rows(store, text="zzqx_mark")] == [
+            "nms_single_class"]
+        # the old text is gone from the index; odd punctuation is not an FTS syntax error
+        assert problem_store.list_rows(store, text='"(*') == problem_store.list_rows(store)
+    rows = json.loads(invoke(workspace, "problems", "list", "--search", "zzqx", "--json").output)
+    assert [r["id"] for r in rows] == ["nms_single_class"]

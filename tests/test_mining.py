@@ -321,7 +321,7 @@ def test_mine_cli_json_summary_is_one_line_and_exit_status(ws, dl_repo, tmp_path
 
 
 RESOLUTION_FILES = {
-    "src/lib/__init__.py": "from .core import *\n",
+    "src/lib/__init__.py": "from .core import *\nfrom .core import shift as moved\n",
     "src/lib/core.py": '''import torch
 
 __all__ = ["scale", "Base", "Child", "Layer"]
@@ -380,6 +380,11 @@ def test_module_alias():
     C.shift(1, 2)
 
 
+def test_reexport_under_another_name():
+    from src.lib import moved
+    moved(1, 2)
+
+
 def test_full_chain():
     src.lib.core.clip(1)
 
@@ -425,10 +430,42 @@ def test_test_discovery_handles_import_styles_fixtures_and_inheritance(ws, store
     node = "tests/test_styles.py::"
     assert tests == {
         "scale": [node + "test_star"],
-        "shift": [node + "test_module_alias"],
+        "shift": [node + "test_module_alias", node + "test_reexport_under_another_name"],
         "clip": [node + "test_full_chain", node + "test_reference_in_parametrize"],
         "fixture_made": [node + "test_fixture"],
         "Layer.forward": [node + "test_local_import"],
         "Base.step": [node + "test_inherited"],
         "Layer.reset": [node + "TestInheritsTests::test_reset"],
     }
+
+
+def test_released_function_info_is_rebuilt_from_the_module_text():
+    from curator.mining.modules import parse_module
+
+    module = parse_module("pkg/boxes.py", BOXES)
+    infos = {info.qualname: info for info in module.candidates()}
+    kept = infos["FocalLoss.forward"]
+    kept.prebuild()
+    for info in infos.values():
+        info.release()
+    module.release()
+    assert module.tree is None
+    late = infos["box_area"]  # never prebuilt: parsed again on demand
+    assert late.signature == "def box_area(boxes: torch.Tensor) -> torch.Tensor:"
+    assert late.source.startswith("def box_area(") and "torch" in late.refs.names
+    assert kept.class_header == "class FocalLoss(nn.Module):"
+    assert kept.docstring == "Mean focal loss of logits against 0/1 targets."
+
+
+@pytest.mark.parametrize("url,name", [
+    ("git@github.com:owner/name.git", "owner/name"),
+    ("https://github.com/owner/name.git", "owner/name"),
+    ("ssh://git@host:22/owner/name", "owner/name"),
+    ("/srv/mirrors/name.git", "name"),
+])
+def test_repo_names_and_cache_keys(url, name):
+    from curator.mining.gitcache import cache_key, repo_name
+
+    assert repo_name(url) == name
+    key = cache_key(url)
+    assert key.startswith(name.replace("/", "-")) and key != cache_key(url + "-other")

@@ -92,7 +92,9 @@ def ray_cluster():
     # but not for drivers given an explicit address: say "disabled" to both, explicitly.
     saved_mode = os.environ.get("RAY_AUTH_MODE")
     os.environ["RAY_AUTH_MODE"] = "disabled"
-    env = {**os.environ, "RAY_TMPDIR": temp}
+    # Notice a lost node within a couple of seconds, not the default ~30 s.
+    env = {**os.environ, "RAY_TMPDIR": temp, "RAY_health_check_period_ms": "500",
+           "RAY_health_check_failure_threshold": "3", "RAY_health_check_timeout_ms": "1000"}
     starter = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                env=env, start_new_session=True)
     sid = starter.pid
@@ -205,22 +207,33 @@ def test_killed_runner_mid_batch_loses_and_duplicates_nothing(ray_engine):
     assert stats["duplicates"] == 0
 
 
-def test_retries_are_bounded_then_infra(ray_engine):
-    pool = ray_engine.pool
-    pool.max_attempts = 1
+def test_lost_node_mid_batch_its_jobs_run_elsewhere(ray_cluster, ray_engine):
+    node = subprocess.Popen([str(BIN / "ray"), "start", "--address", ray_cluster,
+                             "--num-cpus", "1", "--disable-usage-stats"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
     try:
-        jobs = [add_job(0.2) for _ in range(12)]
-        seen = []
+        assert node.wait(timeout=120) == 0
+        pool = ray_engine.pool
+        assert pool.refresh(wait_s=120) == 2
+        joined = next(r for r in pool.runners if r.ready and not r.dead and r.workers == 1)
+        jobs = [add_job(0.2) for _ in range(20)]
+        seen, killed = [], False
         for result in ray_engine.run(jobs):
             seen.append(result)
-            if len(seen) == 1:
-                ray.kill(_live_runner(ray_engine).handle)
+            if not killed and len(seen) >= 3 and joined.inflight > 0:
+                _stop_cluster(node.pid, "/nonexistent/")   # the whole node, raylet and all
+                killed = True
+        assert killed
     finally:
-        pool.max_attempts = 3
-    assert sorted(r.job_id for r in seen) == sorted(j.job_id for j in jobs)
-    infra = [r for r in seen if r.outcome == "infra"]
-    assert infra and all("gave up after 1 attempt" in r.reason for r in infra)
-    assert {r.outcome for r in seen} == {"passed", "infra"}
+        _stop_cluster(node.pid, "/nonexistent/")
+    ids = [r.job_id for r in seen]
+    assert sorted(ids) == sorted(j.job_id for j in jobs)   # each exactly once
+    assert {r.outcome for r in seen} == {"passed"}
+    stats = pool.stats()
+    assert stats["retried"] >= 1 and stats["duplicates"] == 0
+    assert joined.dead and not any(n["alive"] for label, n in stats["nodes"].items()
+                                   if label == joined.label)
 
 
 def test_cancel_stops_cleanly_and_the_pool_stays_usable(ray_engine):
@@ -232,6 +245,25 @@ def test_cancel_stops_cleanly_and_the_pool_stays_usable(ray_engine):
     assert len({r.job_id for r in seen}) == len(seen)
     again = list(ray_engine.run([add_job(), add_job()]))
     assert [r.outcome for r in again] == ["passed", "passed"]
+
+
+def test_retries_are_bounded_then_infra(ray_engine):
+    """Runs last on the shared engine: it leaves the pool without a runner."""
+    pool = ray_engine.pool
+    pool.max_attempts, pool.max_replacements = 1, 0   # no retry, no replacement runner
+    jobs = [add_job(0.2) for _ in range(12)]
+    seen = []
+    for result in ray_engine.run(jobs):
+        seen.append(result)
+        if len(seen) == 1:
+            ray.kill(_live_runner(ray_engine).handle)
+    assert sorted(r.job_id for r in seen) == sorted(j.job_id for j in jobs)
+    infra = [r for r in seen if r.outcome == "infra"]
+    gave_up = [r for r in infra if "gave up after 1 attempt" in r.reason]
+    left = [r for r in infra if "no Ray node is left" in r.reason]
+    assert gave_up and len(gave_up) + len(left) == len(infra)
+    assert {r.outcome for r in seen} <= {"passed", "infra"}
+    assert pool.stats()["duplicates"] == 0
 
 
 # -- the CLI and an interrupted driver ------------------------------------------------------------
@@ -255,13 +287,13 @@ def _eval_command(workspace, address: str) -> list[str]:
 def test_resume_after_an_interrupted_driver(ray_cluster, ray_engine, workspace, store,
                                             tmp_path):
     ray_engine.close()   # its runner holds the cluster's CPUs; the drivers below need them
-    ids = _samples(store, tmp_path, 16)
+    ids = _samples(store, tmp_path, 12)
     env = {**os.environ, "CURATOR_USER": "tester"}
     driver = subprocess.Popen(_eval_command(workspace, ray_cluster), stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, env=env)
     count = "SELECT COUNT(*) AS n FROM runs WHERE sample_id IS NOT NULL"
     deadline = time.monotonic() + 120
-    while store.one(count)["n"] < 4:
+    while store.one(count)["n"] < 3:
         assert driver.poll() is None, driver.stderr.read().decode()[-2000:]
         assert time.monotonic() < deadline
         time.sleep(0.05)
@@ -269,7 +301,7 @@ def test_resume_after_an_interrupted_driver(ray_cluster, ray_engine, workspace, 
     driver.wait()
     driver.stderr.close()
     interrupted = store.one(count)["n"]
-    assert 4 <= interrupted < len(ids)
+    assert 3 <= interrupted < len(ids)
 
     done = subprocess.run(_eval_command(workspace, ray_cluster), capture_output=True, text=True,
                           env=env, timeout=180, check=False)

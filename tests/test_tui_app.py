@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.command import CommandPalette
 from textual.widgets import Input, Markdown
-from tui_support import *
+from tui_support import *  # fixtures: app_for, no_blink, synth_workspace
 from tui_support import settle
 
 from curator import workspace as workspace_mod

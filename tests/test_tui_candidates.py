@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from mining_support import CURATOR_TOML, make_dl_repo
 from textual.widgets import DataTable, Input
-from tui_support import *
+from tui_support import *  # fixtures: app_for, no_blink, synth_workspace
 from tui_support import settle
 
 from curator import workspace as workspace_mod

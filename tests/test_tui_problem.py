@@ -6,7 +6,7 @@ import json
 
 import pytest
 from textual.widgets import TabbedContent, TextArea
-from tui_support import *
+from tui_support import *  # fixtures: app_for, no_blink, synth_workspace
 from tui_support import open_problem, settle
 
 from curator.store import problems as problem_store
@@ -45,7 +45,7 @@ async def test_edit_prompt_and_save_writes_db_files_and_audit(workspace, store, 
     assert ("tester", "update", "prompt") in audit_fields(store, PID)
 
 
-async def test_number_keys_set_labels_and_save(workspace, store, app_for):
+async def test_number_keys_set_labels_undo_and_save_with_history(workspace, store, app_for):
     labels = {axis: [r["slug"] for r in store.labels(axis)] for axis in ("stage", "task")}
     before = problem_store.get(store, PID)
     app = app_for(workspace)
@@ -54,6 +54,14 @@ async def test_number_keys_set_labels_and_save(workspace, store, app_for):
         await pilot.press("alt+4")            # Labels tab, focus on the stage picker
         stage = screen.query_one("#pick-stage", LabelPicker)
         assert stage.has_focus
+        # undo walks back label changes one at a time
+        await pilot.press("1", "5")
+        assert screen.current().stage == labels["stage"][4]
+        await pilot.press("ctrl+z")
+        assert screen.current().stage == labels["stage"][0]
+        await pilot.press("ctrl+z")
+        assert screen.current().stage == before.stage and screen.dirty_fields() == []
+
         await pilot.press("3")                # 3 = Training
         await pilot.press("right", "5")       # task picker, 5 = Time Series Prediction
         assert screen.current().stage == labels["stage"][2]
@@ -62,6 +70,15 @@ async def test_number_keys_set_labels_and_save(workspace, store, app_for):
         await pilot.press("ctrl+s")
         await settle(pilot)
 
+        # the History tab shows the audit rows just written, with the change as a diff
+        await pilot.press("alt+6")
+        await settle(pilot)
+        pane = screen.query_one("#history-pane")
+        assert [r["id"] for r in pane.rows] == [
+            r["id"] for r in reversed(store.history("problem", PID))]
+        assert {pane.rows[0]["field"], pane.rows[1]["field"]} == {"stage", "task"}
+        assert pane.rows[0]["actor"] == "tester"
+
     after = problem_store.get(store, PID)
     assert (after.stage, after.task) == (labels["stage"][2], labels["task"][4])
     assert after.data == before.data
@@ -69,20 +86,6 @@ async def test_number_keys_set_labels_and_save(workspace, store, app_for):
     assert f'stage = "{after.stage}"' in toml and f'task = "{after.task}"' in toml
     fields = audit_fields(store, PID)
     assert ("tester", "update", "stage") in fields and ("tester", "update", "task") in fields
-
-
-async def test_label_undo_restores_the_previous_value(workspace, store, app_for):
-    before = problem_store.get(store, PID)
-    app = app_for(workspace)
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await open_problem(pilot, PID)
-        await pilot.press("alt+4", "1", "2")
-        assert screen.current().stage == "model" and screen.dirty_fields() in ([], ["stage"])
-        await pilot.press("ctrl+z")
-        assert screen.current().stage == "prepost"
-        await pilot.press("ctrl+z")
-        assert screen.current().stage == before.stage
-        assert screen.dirty_fields() == []
 
 
 async def test_leaving_with_unsaved_edits_asks_and_cancel_keeps_them(workspace, store, app_for):
@@ -124,7 +127,7 @@ async def test_quit_with_unsaved_edits_offers_save(workspace, store, app_for):
         encoding="utf-8").startswith("New first line.\n")
 
 
-async def test_syntax_error_stops_the_save_and_points_at_it(workspace, store, app_for):
+async def test_code_editors_black_and_a_syntax_check_on_save(workspace, store, app_for):
     before = problem_store.get(store, PID)
     app = app_for(workspace)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -132,8 +135,18 @@ async def test_syntax_error_stops_the_save_and_points_at_it(workspace, store, ap
         await pilot.press("alt+2")
         editor = screen.query_one("#solution-editor", TextArea)
         assert editor.has_focus
+
+        # ctrl+b formats with black as one undoable edit
+        editor.load_text("def f( a,b ):\n  return a+b\n")
+        await pilot.press("ctrl+b")
+        assert editor.text == "def f(a, b):\n    return a + b\n"
+        await pilot.press("ctrl+z")
+        assert editor.text == "def f( a,b ):\n  return a+b\n"
+
+        # a syntax error stops ctrl+s, says where, and leaves the cursor on it
+        editor.load_text(before.solution)
         editor.move_cursor(editor.document.end)
-        await pilot.press("enter", *"def broken(:")
+        await pilot.press("enter", *"def x(:")
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert isinstance(app.screen, ErrorModal)
@@ -146,49 +159,24 @@ async def test_syntax_error_stops_the_save_and_points_at_it(workspace, store, ap
     assert problem_store.get(store, PID).solution == before.solution
 
 
-async def test_black_formats_the_focused_code_editor(workspace, app_for):
+async def test_single_letters_type_into_editors_and_alt_arrows_walk_tabs(workspace, app_for):
     app = app_for(workspace)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_problem(pilot, PID)
-        await pilot.press("alt+2")
-        editor = screen.query_one("#solution-editor", TextArea)
-        editor.load_text("def f( a,b ):\n  return a+b\n")
-        await pilot.press("ctrl+b")
-        assert editor.text == "def f(a, b):\n    return a + b\n"
-        await pilot.press("ctrl+z")               # one undo step restores the original
-        assert editor.text == "def f( a,b ):\n  return a+b\n"
-
-
-async def test_single_letters_type_into_editors_and_do_not_fire(workspace, app_for):
-    app = app_for(workspace)
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await open_problem(pilot, PID)
-        await pilot.press("home", *"sqra1")
+        await pilot.press("home", *"sqra1")      # Sort, Quit?, Run, Accept, label 1 …
         assert app.screen is screen
         assert screen.query_one("#prompt-editor", TextArea).text.startswith("sqra1")
-        await pilot.press("alt+4")
-        await pilot.press("tab")    # not a digit: focus can leave the stage picker
-        title = screen.query_one("#title-input")
-        title.focus()
+
+        tabs = screen.query_one(TabbedContent)
+        await pilot.press("alt+right", "alt+right", "alt+right")
+        assert tabs.active == "labels"
+        assert screen.query_one("#pick-stage").has_focus
+        screen.query_one("#title-input").focus()
         await pilot.press("end", *" 2a")
         assert screen.current().title.endswith(" 2a")
         assert screen.current().stage == screen.problem.stage   # "2" went into the title
-
-
-async def test_history_tab_lists_the_audit_rows(workspace, store, app_for):
-    app = app_for(workspace)
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await open_problem(pilot, PID)
-        await pilot.press("alt+4", "3", "ctrl+s")     # stage: model -> training
-        await settle(pilot)
-        await pilot.press("alt+6")
-        await settle(pilot)
-        pane = screen.query_one("#history-pane")
-        assert [r["id"] for r in pane.rows] == [
-            r["id"] for r in reversed(store.history("problem", PID))]
-        assert pane.rows[0]["field"] == "stage"
-        detail = screen.query_one("#history-detail", TextArea).text
-        assert "-model" in detail and "+training" in detail
+        await pilot.press("alt+left", "alt+left", "alt+left", "alt+left")
+        assert tabs.active == "history"
 
 
 async def test_a_crash_rescues_unsaved_text_to_a_recovery_file(workspace, app_for):
@@ -248,14 +236,3 @@ async def test_run_reference_now_records_a_run_and_shows_its_tests(workspace, st
         rows = {r["id"]: r for r in app.screen.query_one("ProblemTable").rows}
         assert rows[PID]["outcome"] == "passed"
 
-
-async def test_alt_arrows_walk_the_tabs(workspace, app_for):
-    app = app_for(workspace)
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await open_problem(pilot, PID)
-        tabs = screen.query_one(TabbedContent)
-        await pilot.press("alt+right", "alt+right", "alt+right")
-        assert tabs.active == "labels"
-        assert screen.query_one("#pick-stage").has_focus
-        await pilot.press("alt+left", "alt+left", "alt+left", "alt+left")
-        assert tabs.active == "history"

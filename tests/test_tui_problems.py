@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from textual.widgets import Input, Static
-from tui_support import *
+from tui_support import *  # fixtures: app_for, no_blink, synth_workspace
 from tui_support import settle
 
 from curator.store import problems as problem_store

@@ -6,7 +6,7 @@ import json
 
 from release_support import make_releasable
 from textual.widgets import DataTable, Input
-from tui_support import *
+from tui_support import *  # fixtures: app_for, no_blink, synth_workspace
 from tui_support import settle
 
 from curator.store import Store

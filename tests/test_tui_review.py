@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from samples_support import add_samples, make_problems, record_run
-from tui_support import *
+from tui_support import *  # fixtures: app_for, no_blink, synth_workspace
 from tui_support import settle
 
 from curator import review

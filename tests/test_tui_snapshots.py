@@ -7,7 +7,7 @@ does. After an intended change to a screen's look, regenerate with
 
 from __future__ import annotations
 
-from tui_support import *
+from tui_support import *  # fixtures: app_for, no_blink, synth_workspace
 from tui_support import settle
 
 SIZE = (80, 24)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import DataTable
 from textual_plotext import PlotextPlot
-from tui_support import *
+from tui_support import *  # fixtures: app_for, no_blink, synth_workspace
 from tui_support import settle
 
 from curator.tui.screens.stats import StatsScreen
@@ -27,6 +27,7 @@ async def test_label_distribution_matches_the_database(workspace, store, app_for
             table = screen.query_one(f"#numbers-{axis}", DataTable)
             shown = {table.get_row_at(i)[0]: int(table.get_row_at(i)[1])
                      for i in range(table.row_count)}
+            assert shown.pop("total") == sum(expected.values())
             assert shown == expected
             assert screen.query_one(f"#plot-{axis}", PlotextPlot)
 

@@ -3,6 +3,7 @@
 job.py      Job, Limits, RunResult: the plain data a run consumes and produces
 engine.py   Engine: runs jobs in parallel through a Pool, results as they finish
 pool.py     the Pool interface and the local pool of warm worker processes
+ray_pool.py the Ray backend: one warm local pool per cluster node (optional extra)
 worker.py   the process inside the sandbox that forks a child per run
 sandbox.py  bubblewrap command, scrubbed environment, rlimits, privilege drop
 proctree.py killing every process a run left behind

@@ -223,6 +223,7 @@ class LocalPool(Pool):
         self._jobs: queue.Queue = queue.Queue()
         self._threads: list[threading.Thread] = []
         self._workers: dict[int, WorkerProcess | None] = {}
+        self._cold: dict[int, WorkerProcess] = {}   # one-shot sandboxes of repo-backed jobs
         self._nproc_base = 0
 
     # -- Pool --------------------------------------------------------------------------
@@ -264,7 +265,7 @@ class LocalPool(Pool):
                 break
         for _ in self._threads:
             self._jobs.put(None)
-        for worker in list(self._workers.values()):
+        for worker in [*self._workers.values(), *self._cold.values()]:
             if worker is not None and worker.busy and worker.proc is not None:
                 worker.proc.kill()
         for thread in self._threads:
@@ -295,7 +296,7 @@ class LocalPool(Pool):
                     results.put(None)
                     continue
                 if job.repo_backed:
-                    results.put(self._run_cold(job))
+                    results.put(self._run_cold(slot, job))
                     continue
                 if worker is None or not worker.alive:
                     if worker is not None:
@@ -352,7 +353,7 @@ class LocalPool(Pool):
             return RunResult(job.job_id, job.problem_id, outcome, reason=reason,
                              env=self._env(worker), timeout_s=job.limits.timeout_s)
 
-    def _run_cold(self, job: Job) -> RunResult:
+    def _run_cold(self, slot: int, job: Job) -> RunResult:
         """Repo-backed jobs run in their own one-shot sandbox with the repo bound in."""
         binds, sent = [], job
         if self.isolation == "strong":
@@ -361,6 +362,7 @@ class LocalPool(Pool):
         worker = WorkerProcess(self.settings, self.isolation, warm=False, python=job.python,
                                ro_binds=binds, nproc_base=self._nproc_base)
         marker = secrets.token_hex(8)
+        self._cold[slot] = worker
         try:
             worker.start()
             worker.wait_ready()
@@ -371,6 +373,7 @@ class LocalPool(Pool):
                              "infra", reason=str(exc), env=self._env(worker),
                              timeout_s=job.limits.timeout_s)
         finally:
+            self._cold.pop(slot, None)
             worker.close(kill=not worker.alive)
 
     def _sweep(self, marker: str) -> None:

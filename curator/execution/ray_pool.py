@@ -40,7 +40,7 @@ from curator.execution.pool import Cancelled, LocalPool, Pool, PoolSettings
 
 RAY_HINT = 'the ray backend needs Ray: pip install ".[ray]"'
 MAX_ATTEMPTS = 3            # dispatches of one job before it comes back as infra
-MAX_REPLACEMENTS = 3        # runners started on one node after the first died
+MAX_REPLACEMENTS = 3        # runners started on one node after its first one died
 START_TIMEOUT_S = 300.0     # for the first runner to be warm
 STRAGGLER_GRACE_S = 10.0    # how long start() waits for other runners once one is warm
 REFRESH_S = 5.0             # how often the driver looks for new or dead nodes
@@ -168,16 +168,18 @@ class RayPool(Pool):
         self.settings = settings or PoolSettings(workers=0)
         self.address = address
         self.max_attempts = max(1, max_attempts)
+        self.max_replacements = MAX_REPLACEMENTS
         self.start_timeout_s = start_timeout_s
         self.runners: list[Runner] = []
         self._started = False
         self._owns_ray = False
         self._driver_node = ""
-        self._replacements: Counter = Counter()
+        self._spawned: Counter = Counter()   # runners started per node
         self._dead_nodes: set[str] = set()
         self._last_refresh = 0.0
         self._last_error = ""
         self._labels: dict[str, str] = {}
+        self._gcs = ""
         self._reset_stats()
 
     # -- Pool ------------------------------------------------------------------------------
@@ -190,6 +192,7 @@ class RayPool(Pool):
             self._connect()
         context = ray.get_runtime_context()
         self._driver_node = context.get_node_id() or ""
+        self._gcs = getattr(context, "gcs_address", None) or ""
         self._started = True
         try:
             self._refresh(force=True)
@@ -301,6 +304,22 @@ class RayPool(Pool):
                 "address": self._where(), "nodes": len({r.node_id for r in live}),
                 "cluster": self.stats()}
 
+    def refresh(self, wait_s: float = 0.0) -> int:
+        """Start runners on nodes that joined since; wait up to wait_s for them to be warm.
+
+        Runs also look for new nodes by themselves every few seconds. Returns the number
+        of runners ready to take jobs.
+        """
+        self.start()
+        self._refresh(force=True)
+        deadline = time.monotonic() + wait_s
+        while self._starting() and time.monotonic() < deadline:
+            ready, _ = self._ray.wait([r.ready_ref for r in self._starting()], num_returns=1,
+                                      timeout=min(0.5, max(0.0, deadline - time.monotonic())))
+            for ref in ready:
+                self._runner_ready(ref)
+        return len(self._live())
+
     # -- progress ------------------------------------------------------------------------
 
     def stats(self) -> dict:
@@ -352,6 +371,8 @@ class RayPool(Pool):
     # -- connecting and runners ------------------------------------------------------------
 
     def _where(self) -> str:
+        if self._started and self._gcs:
+            return self._gcs
         return self.address or os.environ.get("RAY_ADDRESS") or "a new local Ray instance"
 
     def _connect(self) -> None:
@@ -409,7 +430,7 @@ class RayPool(Pool):
                 self._lose(runner, "its node left the cluster", replace=False)
         occupied = {r.node_id for r in self.runners if not r.dead}
         for node_id, node in alive.items():
-            if node_id not in occupied and self._replacements[node_id] <= MAX_REPLACEMENTS:
+            if node_id not in occupied and self._spawned[node_id] <= self.max_replacements:
                 self._spawn(node_id, node)
 
     def _label(self, node: dict) -> str:
@@ -430,7 +451,7 @@ class RayPool(Pool):
         options: dict = {
             "num_cpus": workers, "max_concurrency": 2 * workers + 4, "max_restarts": 0,
             "scheduling_strategy": NodeAffinitySchedulingStrategy(node_id, soft=False)}
-        self._replacements[node_id] += 1
+        self._spawned[node_id] += 1
         try:
             handle = _runner_class().options(**options).remote(settings)
             ready_ref = handle.ready.remote()

@@ -7,6 +7,7 @@ text, `record` stores the result with what ran (kind, hash, sample id).
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import statistics
 from collections import Counter
@@ -90,8 +91,8 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
               limits=limits)
     if not problem.repo_backed or not (solution_text or "").strip():
         return job
-    try:
-        from curator.mining import checkout
+    try:  # imported lazily: the engine works without the mining part
+        checkout = importlib.import_module("curator.mining.checkout")
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith("curator.mining"):
             raise CuratorError(f"problem {problem.id}: repo-backed runs need the mining "

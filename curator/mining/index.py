@@ -135,7 +135,9 @@ class Indexer:
         self.progress = progress
         self.cancelled = cancelled
         self.result = IndexResult(commit=commit)
-        self.modules: dict[str, ModuleInfo] = {}
+        self.modules: dict[str, ModuleInfo] = {}        # source modules
+        self.found_tests: dict[str, list] = {}             # test module -> FoundTest
+        self.referenced: set[str] = set()                  # every name part tests use
         self.aliases: dict[str, list[ModuleInfo]] = {}
         self.import_name: dict[str, str] = {}
 
@@ -149,6 +151,8 @@ class Indexer:
         self.result.license = self._license(entries)
         self.import_name = import_names({e.path for e in python})
         readable = [e for e in python if self._readable(e)]
+        # Test modules first: the names they use tell which functions to keep in detail.
+        readable.sort(key=lambda e: not is_test_module(e.path))
         blobs = self.repo.read_blobs([e.sha for e in readable])
         done = len(python) - len(readable)
         last_report = 0.0
@@ -203,7 +207,20 @@ class Indexer:
             result.skip(path, "syntax_error", type(exc).__name__)
             return
         result.parsed += 1
-        self.modules[path] = module
+        if is_test_module(path):
+            found = find_tests(module)
+            self.found_tests[path] = found
+            for test in found:
+                for ref in test.refs:
+                    self.referenced.update(ref.split("."))
+        elif self._is_source(path):
+            module.infos = module.candidates()
+            for info in module.infos:
+                if not self.with_tests or info.name in self.referenced:
+                    info.prebuild()
+                info.release()
+            self.modules[path] = module
+        module.release()  # the tree is the bulk of the memory; keep the text only
 
     def _license(self, entries: list[TreeEntry]) -> str:
         wanted = [e for e in entries if "/" not in e.path and e.type == "blob"
@@ -222,7 +239,7 @@ class Indexer:
         return not (is_test_module(path) or in_test_folder(path) or name in NOT_CANDIDATE_FILES)
 
     def _index(self) -> None:
-        sources = {p: m for p, m in self.modules.items() if self._is_source(p)}
+        sources = self.modules
         for module in sources.values():
             parts = module.name.split(".")
             for i in range(len(parts)):
@@ -232,11 +249,8 @@ class Indexer:
                 self.aliases.setdefault(own, []).append(module)
 
         tests_of: dict[tuple[str, str], set[str]] = {}
-        for path, module in self.modules.items():
-            if not is_test_module(path):
-                continue
+        for path, found in self.found_tests.items():
             self.result.test_modules += 1
-            found = find_tests(module)
             self.result.tests += len(found)
             test_dir = path.rsplit("/", 1)[0] if "/" in path else ""
             for test in found:
@@ -247,7 +261,7 @@ class Indexer:
         present = self.result.present
         self.result._build = self._candidate
         for path, module in sources.items():
-            for function in module.candidates():
+            for function in module.infos:
                 self.result.functions += 1
                 tests = sorted(tests_of.get((path, function.qualname), ()))
                 kept = present.get(function.ast_hash)

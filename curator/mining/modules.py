@@ -252,14 +252,16 @@ def dedent_block(lines: list[str], columns: int) -> str:
 
 class FunctionInfo:
     """One candidate definition. Only the hash is computed up front; the rest on demand,
-    since most functions of a repository are never kept (no test exercises them)."""
+    since most functions of a repository are never kept (no test exercises them).
 
-    def __init__(self, module: ModuleInfo, node, cls: ast.ClassDef | None,
-                 class_refs: References | None = None):
+    `release()` drops the syntax tree to save memory; anything asked for afterwards is
+    recomputed from a fresh parse of the module text.
+    """
+
+    def __init__(self, module: ModuleInfo, node, cls: ast.ClassDef | None):
         self.module = module
-        self.node = node
-        self.cls = cls
-        self._class_refs = class_refs
+        self._node = node
+        self._cls = cls
         self.name: str = node.name
         self.class_name: str | None = cls.name if cls else None
         self.qualname = f"{cls.name}.{node.name}" if cls else node.name
@@ -270,6 +272,46 @@ class FunctionInfo:
     @property
     def kind(self) -> str:
         return "method" if self.class_name else "function"
+
+    def _reparse(self) -> None:
+        tree = ast.parse(self.module.text, filename=self.module.path)
+        for stmt in tree.body:
+            if self.class_name is None and isinstance(stmt, (ast.FunctionDef,
+                                                              ast.AsyncFunctionDef)):
+                if stmt.name == self.name and start_line(stmt) == self.start:
+                    self._node, self._cls = stmt, None
+                    return
+            elif self.class_name and isinstance(stmt, ast.ClassDef) and \
+                    stmt.name == self.class_name:
+                for item in stmt.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                            item.name == self.name and start_line(item) == self.start:
+                        self._node, self._cls = item, stmt
+                        return
+        raise LookupError(f"{self.module.path}: {self.qualname} not found again")
+
+    @property
+    def node(self):
+        if self._node is None:
+            self._reparse()
+        return self._node
+
+    @property
+    def cls(self) -> ast.ClassDef | None:
+        if self.class_name is None:
+            return None
+        if self._cls is None:
+            self._reparse()
+        return self._cls
+
+    def prebuild(self) -> None:
+        """Compute everything a Candidate needs now, while the tree is in memory."""
+        for name in ("source", "signature", "docstring", "decorators", "refs", "args",
+                     "class_bases", "class_header", "class_refs"):
+            getattr(self, name)
+
+    def release(self) -> None:
+        self._node = self._cls = None
 
     @cached_property
     def source(self) -> str:
@@ -301,20 +343,19 @@ class FunctionInfo:
 
     @cached_property
     def class_bases(self) -> list[str]:
-        return [ast.unparse(b) for b in self.cls.bases] if self.cls else []
+        return [ast.unparse(b) for b in self.cls.bases] if self.class_name else []
 
     @cached_property
     def class_header(self) -> str:
-        if self.cls is None:
+        if self.class_name is None:
             return ""
-        args = self.class_bases + [ast.unparse(k) for k in self.cls.keywords]
-        return f"class {self.cls.name}" + (f"({', '.join(args)})" if args else "") + ":"
+        cls = self.cls
+        args = self.class_bases + [ast.unparse(k) for k in cls.keywords]
+        return f"class {cls.name}" + (f"({', '.join(args)})" if args else "") + ":"
 
-    @property
+    @cached_property
     def class_refs(self) -> References | None:
-        if self.cls is not None and self._class_refs is None:
-            self._class_refs = _class_header_refs(self.cls)
-        return self._class_refs
+        return _class_header_refs(self.cls) if self.class_name else None
 
 
 @dataclass
@@ -327,7 +368,7 @@ class ClassInfo:
 @dataclass
 class ModuleInfo:
     path: str
-    tree: ast.Module
+    tree: ast.Module | None
     text: str
     bindings: dict[str, Binding]
     stars: list[str]
@@ -336,10 +377,16 @@ class ModuleInfo:
     functions: set[str]                  # top-level function names
     classes: dict[str, ClassInfo]
     assigned: set[str]
+    infos: list[FunctionInfo] = field(default_factory=list)  # candidates(), once indexed
 
     @cached_property
     def lines(self) -> list[str]:
         return split_lines(self.text)
+
+    def release(self) -> None:
+        """Drop the syntax tree (the bulk of the memory); the text stays for re-parsing."""
+        self.tree = None
+        self.__dict__.pop("lines", None)
 
     @cached_property
     def imports(self) -> list[str]:

@@ -348,7 +348,7 @@ def _filename_map(store: Store, problems: list[Problem]) -> dict[str, str]:
 def contents(store: Store, workspace: Workspace, version: str, name: str | None = None,
              allow_failing: bool = False, progress: Progress | None = None,
              cancelled: Callable[[], bool] | None = None) -> Contents:
-    """Assemble a bundle in memory (nothing is written). Raises when a gate blocks it."""
+    """Assemble a bundle in memory (no file is written). Raises when a gate blocks it."""
     name = name or default_name(workspace)
     if not VERSION_PATTERN.match(version or ""):
         raise ReleaseError(f"version {version!r} must look like X.Y.Z (e.g. 1.0.0)")

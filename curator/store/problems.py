@@ -63,7 +63,7 @@ def list_rows(store: Store, stage: str | None = None, task: str | None = None,
         where.append(f"p.id IN ({','.join('?' * len(ids))})")
         params.extend(ids)
     join = ""
-    if text and text.strip():
+    if text and fts_query(text):
         join = "JOIN problems_fts f ON f.rowid = p.rowid"
         where.append("problems_fts MATCH ?")
         params.append(fts_query(text))
@@ -80,9 +80,12 @@ def list_rows(store: Store, stage: str | None = None, task: str | None = None,
 
 
 def fts_query(text: str) -> str:
-    """Turn what a person typed into a safe FTS5 query: every word as a prefix term."""
-    words = [w for w in "".join(c if c.isalnum() or c == "_" else " " for c in text).split()]
-    return " ".join(f'"{w}"*' for w in words) or '""'
+    """Turn what a person typed into a safe FTS5 query: every word as a prefix term.
+
+    Empty when the text holds no word (punctuation only), meaning "no text filter".
+    """
+    words = "".join(c if c.isalnum() or c == "_" else " " for c in text).split()
+    return " ".join(f'"{w}"*' for w in words)
 
 
 def save(store: Store, problem: Problem, raw_toml: str | None = None,

@@ -73,7 +73,7 @@ BEGIN
     VALUES ('delete', old.rowid, old.id, old.title, old.prompt, old.solution, old.tests);
 END;
 
-CREATE TRIGGER problems_fts_update AFTER UPDATE ON problems
+CREATE TRIGGER problems_fts_update AFTER UPDATE OF title, prompt, solution, tests ON problems
 BEGIN
     INSERT INTO problems_fts (problems_fts, rowid, id, title, prompt, solution, tests)
     VALUES ('delete', old.rowid, old.id, old.title, old.prompt, old.solution, old.tests);

@@ -6,10 +6,13 @@ Edits stay on this screen until ctrl+s, which saves through `curator.sync.save_a
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.markdown import Markdown as RichMarkdown
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -21,7 +24,6 @@ from textual.widgets import (
     Header,
     Input,
     Label,
-    Markdown,
     Static,
     TabbedContent,
     TabPane,
@@ -99,6 +101,7 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
         self.problem: Problem | None = None
         self.label_undo: list[tuple[str, str]] = []   # (axis, value before)
         self._shown_dirty: list[str] = []
+        self._pane_lock = asyncio.Lock()
         self._preview_timer: Timer | None = None
 
     # -- layout ------------------------------------------------------------------------
@@ -118,7 +121,9 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
                 yield editor
                 with VerticalScroll(id="prompt-preview-box") as box:
                     box.border_title = "Preview"
-                    yield Markdown(problem.prompt, id="prompt-preview")
+                    # rich's Markdown: Textual's Markdown widget took ~1 s to open a
+                    # prompt with code fences (it guesses languages with pygments)
+                    yield Static(RichMarkdown(problem.prompt), id="prompt-preview")
             with TabPane("Solution", id="solution"):
                 editor = CodeEditor.code_editor(problem.solution, language="python",
                                                 id="solution-editor", theme="css")
@@ -152,10 +157,9 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
                 with VerticalScroll(id="label-help-box") as box:
                     box.border_title = "Definition"
                     yield Static("", id="label-help")
-            with TabPane("Runs", id="runs"):
-                yield RunsPane(problem.id, id="runs-pane")
-            with TabPane("History", id="history"):
-                yield HistoryPane(problem.id, id="history-pane")
+            # Runs and History are built when first shown: opening a problem stays quick
+            yield TabPane("Runs", id="runs")
+            yield TabPane("History", id="history")
         yield Footer()
 
     def _markdown_language(self) -> str | None:
@@ -267,8 +271,8 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
         self._edited()
 
     def _update_preview(self) -> None:
-        self.query_one("#prompt-preview", Markdown).update(
-            self.query_one("#prompt-editor", TextArea).text)
+        self.query_one("#prompt-preview", Static).update(
+            RichMarkdown(self.query_one("#prompt-editor", TextArea).text))
 
     def on_label_picker_changed(self, event: LabelPicker.Changed) -> None:
         if not getattr(self, "_undoing", False):
@@ -318,7 +322,8 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
         self.app.changed()
         self._shown_dirty = ["(saved)"]   # force the title line to redraw
         self._edited()
-        self.query_one(HistoryPane).refresh_rows()
+        for pane in self.query(HistoryPane):
+            pane.refresh_rows()
         self.notify(f"Saved {problem.id}: {', '.join(changed) or 'files rewritten'}")
         return True
 
@@ -383,14 +388,23 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
     def action_back(self) -> None:
         self.leave_then()
 
-    def action_tab(self, tab: str) -> None:
+    async def _ensure_pane(self, tab: str) -> None:
+        lazy = {"runs": (RunsPane, "runs-pane"), "history": (HistoryPane, "history-pane")}
+        async with self._pane_lock:   # a key and the tab event may both ask at once
+            if tab in lazy and not self.query(f"#{lazy[tab][1]}"):
+                cls, pane_id = lazy[tab]
+                await self.query_one(f"#{tab}", TabPane).mount(
+                    cls(self.problem_id, id=pane_id))
+
+    async def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
+        await self._ensure_pane(tab)
         self._focus_tab_content(tab)
 
-    def action_cycle_tab(self, step: int) -> None:
+    async def action_cycle_tab(self, step: int) -> None:
         current = self.query_one(TabbedContent).active
         index = TABS.index(current) if current in TABS else 0
-        self.action_tab(TABS[(index + step) % len(TABS)])
+        await self.action_tab(TABS[(index + step) % len(TABS)])
 
     def _focus_tab_content(self, tab: str) -> None:
         targets = {"prompt": "#prompt-editor", "solution": "#solution-editor",
@@ -400,8 +414,8 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
         if found:
             found.first().focus()
 
-    def action_run(self) -> None:
-        self.action_tab("runs")
+    async def action_run(self) -> None:
+        await self.action_tab("runs")
         if self.dirty_fields():
             self.notify("Running the saved version; unsaved edits are not part of this run",
                         severity="warning")
@@ -409,7 +423,8 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
         self.refresh_bindings()
 
     def action_cancel_run(self) -> None:
-        self.query_one(RunsPane).cancel()
+        for pane in self.query(RunsPane):
+            pane.cancel()
 
     def action_format(self) -> None:
         focused = self.focused
@@ -444,8 +459,10 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
         self.refresh_bindings()
 
     @on(TabbedContent.TabActivated)
-    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        if event.pane.id == "history":
+    async def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        created = not self.query(HistoryPane)
+        await self._ensure_pane(event.pane.id or "")
+        if event.pane.id == "history" and not created:
             self.query_one(HistoryPane).refresh_rows()
 
     def restore_rescued(self) -> None:
@@ -461,6 +478,6 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
         yield ("Restore rescued edits", "Load unsaved edits rescued after a crash",
                self.restore_rescued)
         for n, tab in enumerate(TABS, 1):
-            yield (f"Show {tab} tab", f"alt+{n}", lambda tab=tab: self.action_tab(tab))
+            yield (f"Show {tab} tab", f"alt+{n}", partial(self.action_tab, tab))
         yield ("Focus tabs", "Move focus to the tab bar",
                lambda: self.query_one(Tabs).focus())

@@ -63,12 +63,13 @@ row to see the change as a diff below. The log is append-only; nothing here edit
         yield detail
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns("when", "who", "action", "field")
         self.refresh_rows()
 
     def refresh_rows(self) -> None:
         self.rows = list(reversed(self.app.store.history("problem", self.problem_id)))
         table = self.query_one(DataTable)
+        if not table.columns:
+            table.add_columns("when", "who", "action", "field")
         table.clear()
         for row in self.rows:
             table.add_row(row["at"][:19].replace("T", " "), row["actor"], row["action"],
