@@ -113,6 +113,23 @@ keys Enter   # the Save button has focus
 wait_for "EXITED-0" 10
 grep -q "Second edit. " "$WS/problems/$PID/prompt.md" || fail "save on quit not written"
 
+# 7. the terminal goes away with unsaved edits: they are rescued to db/recovery/
+tmux kill-session -t "$SESSION"
+tmux new-session -d -s "$SESSION" -x "$COLS" -y "$ROWS" \
+    "env CURATOR_USER=smoke TERM=xterm-256color $CURATOR --workspace $WS; sleep 30"
+tmux set-option -s -t "$SESSION" escape-time 0
+wait_for "$TOTAL problems" 20
+keys Home
+keys Enter
+wait_for "$PID · "
+type_text "Rescue me. "
+wait_for "unsaved: prompt"
+tmux kill-session -t "$SESSION"   # SIGHUP to the app, as when a terminal window closes
+for _ in $(seq 50); do ls "$WS/db/recovery/"*.json >/dev/null 2>&1 && break; sleep 0.1; done
+grep -l "Rescue me. " "$WS/db/recovery/"*.json >/dev/null || fail "no recovery file after SIGHUP"
+echo "----- recovery file after the terminal closed -----"
+cat "$WS/db/recovery/"*.json | head -8
+
 audit="$("$ROOT/.venv/bin/python" - "$WS/db/curator.sqlite" "$PID" <<'EOF'
 import sqlite3, sys
 rows = sqlite3.connect(sys.argv[1]).execute(
@@ -122,4 +139,5 @@ print(",".join(r[0] or "" for r in rows))
 EOF
 )"
 [[ "$audit" == "prompt,stage,prompt" ]] || fail "audit rows by 'smoke': $audit"
-echo "SMOKE OK: problems, filter, edit+save, labels, help, stats, quit-with-save; audit: $audit"
+echo "SMOKE OK: problems, filter, edit+save, labels, help, stats, quit-with-save," \
+     "rescue on SIGHUP; audit: $audit"

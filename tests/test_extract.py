@@ -58,19 +58,20 @@ def test_keeps_helpers_classes_and_imports_of_the_chosen_block():
 
 
 def test_helpers_and_imports_from_other_blocks_are_brought_in():
-    text = ("Imports:\n```python\nimport torch\n```\n"
-            "A helper:\n```python\ndef _clip(x):\n    return torch.clamp(x, 0, 1)\n```\n"
+    text = ("Imports:\n```python\nimport math\n```\n"
+            "A helper:\n```python\ndef _clip(x):\n    return math.floor(x)\n```\n"
             "The function:\n```python\ndef scale(x, factor):\n    return _clip(x) * factor\n```\n"
-            "Usage:\n```python\nx = torch.ones(3)\nprint(scale(x, 2))\n```\n")
+            "Usage:\n```python\nx = math.pi\nprint(scale(x, 2))\n```\n")
     result = extract_code(text, "scale")
     assert result.method == extract.FENCED_ENTRY
     assert result.merged == 2
     tree = ast.parse(result.code)
     names = [type(n).__name__ for n in tree.body]
     assert names == ["Import", "FunctionDef", "FunctionDef"]
-    assert "print(" not in result.code and "x = torch.ones" not in result.code
+    assert "print(" not in result.code and "x = math.pi" not in result.code
     namespace: dict = {}
     exec(compile(result.code, "<sample>", "exec"), namespace)  # noqa: S102 (runs as one module)
+    assert namespace["scale"](3.7, 2) == 6
 
 
 def test_no_fence_whole_text_parses():

@@ -11,6 +11,7 @@ from samples_support import add_samples, make_problems, record_run
 from curator import review
 from curator import workspace as workspace_mod
 from curator.cli import main
+from curator.errors import CuratorError
 from curator.review import exchange
 from curator.store import Store
 
@@ -135,3 +136,15 @@ def test_cli_export_import(machines, tmp_path):
     assert json.loads(out.stdout)["added"] == 1
     out = runner.invoke(main, ["--workspace", str(ws_b.root), "review", "import", str(path)])
     assert "0 added, 0 updated, 1 unchanged" in out.stdout
+
+
+def test_undo_refuses_when_an_import_changed_the_label(machines, tmp_path):
+    (_, a, a_ids), (_, b, b_ids) = machines
+    review.label(b, b_ids[0], "dana", pairs=[("5", "first thought")])   # by actor "bob"
+    review.label(a, a_ids[0], "dana", pairs=[("6", "newer, elsewhere")])
+    path = tmp_path / "a.jsonl"
+    exchange.export_jsonl(a, path)
+    assert exchange.import_jsonl(b, path).updated == 1
+    with pytest.raises(CuratorError, match="changed since"):
+        review.undo(b)
+    assert review.labels.get(b, b_ids[0], "dana")["pairs"][0]["category"] == "6"

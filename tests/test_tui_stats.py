@@ -52,3 +52,37 @@ async def test_stats_reload_after_a_label_changes(workspace, store, app_for):
         await pilot.press("r")
         await settle(pilot)
         assert training() == before + 1
+
+
+async def test_pass_at_k_table_shows_the_report_figures(empty_workspace, tmp_path, app_for):
+    from samples_support import add_samples, make_problems, record_run
+
+    from curator.evaluation import report
+    from curator.store import Store
+
+    with Store(empty_workspace.db_path, "tester") as store:
+        make_problems(store)
+        record_run(store, "add_one", "passed")
+        codes = [f"def add_one(x):\n    return x + {i}\n" for i in range(1, 5)]
+        ids = add_samples(store, tmp_path, [{"task_id": "add_one", "solution": c}
+                                            for c in codes])
+        for sample_id, outcome in zip(ids, ["passed", "failed", "failed", "failed"]):
+            record_run(store, "add_one", outcome, sample_id)
+        expected = report.build(store)["models"]["m1"]
+    app = app_for(empty_workspace)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await settle(pilot)
+        screen = app.screen
+        screen.query_one("TabbedContent").active = "stats-passk"
+        await settle(pilot)
+        table = screen.query_one("#passk-table", DataTable)
+        overall = table.get_row_at(0)
+        assert overall[0] == "overall"
+        assert overall[3] == f"{expected['overall']['pass@1']:.3f}"
+        stage_rows = {table.get_row_at(i)[0] for i in range(1, table.row_count)}
+        assert stage_rows == set(expected["stage"])
+        await pilot.press("b")                      # by task
+        assert {table.get_row_at(i)[0] for i in range(1, table.row_count)} == \
+            set(expected["task"])

@@ -13,13 +13,12 @@ import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
 
 from curator.errors import CuratorError
 from curator.execution.engine import Engine
 from curator.execution.job import Job, Limits, RunResult
 from curator.problem import Problem
-from curator.store import Store
+from curator.store import Store, now
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
 
@@ -125,8 +124,7 @@ def record(store: Store, result: RunResult, solution_kind: str, solution_hash: s
         "tests": json.dumps(result.tests), "duration_s": result.duration_s,
         "stdout": result.stdout, "stderr": result.stderr, "reason": result.reason,
         "env": json.dumps(result.env, sort_keys=True), "timeout_s": result.timeout_s,
-        "started_at": started_at or _started_at(result), "actor": store.actor,
-        "job_id": result.job_id,
+        "started_at": started_at or now(), "actor": store.actor, "job_id": result.job_id,
     }
     with store.transaction():
         cursor = store.execute(
@@ -138,12 +136,6 @@ def record(store: Store, result: RunResult, solution_kind: str, solution_hash: s
             "solution_hash": solution_hash, "sample_id": sample_id,
             "outcome": result.outcome, "job_id": result.job_id})
     return run_id
-
-
-def _started_at(result: RunResult) -> str:
-    """When the run began: it just finished, after duration_s."""
-    began = datetime.now(timezone.utc) - timedelta(seconds=result.duration_s or 0.0)
-    return began.isoformat(timespec="microseconds")
 
 
 def _decode(row: dict) -> dict:

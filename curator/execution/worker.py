@@ -31,6 +31,7 @@ from pathlib import Path, PurePosixPath
 
 from curator.execution import proctree, sandbox, verdict
 from curator.execution.harness import ENV_VAR as HARNESS_ENV
+from curator.execution.harness import Reporter
 from curator.execution.job import Job, RunResult
 
 RESULT_FD = 3
@@ -69,6 +70,7 @@ class Worker:
         self.private.mkdir(mode=0o700, exist_ok=True)
         self.harness_dir = Path(settings.tmp_root) / ".curator-harness"
         self.versions = {"python": sys.version.split()[0], "torch": None}
+        self._config = None  # pytest's Config, parsed once (warm workers)
 
     # -- start-up ---------------------------------------------------------------------
 
@@ -102,10 +104,44 @@ class Worker:
                     importlib.import_module(name)
                 except Exception as exc:
                     problems.append(f"{name}: {exc}")
+            problems += self._prepare_pytest()
         sandbox.become_subreaper()
         gc.collect()
         gc.freeze()  # children then do not copy pages just to touch GC headers
         return problems
+
+    @property
+    def rundir(self) -> Path:
+        """Where a run's files go: one fixed path, so pytest's config can be parsed once."""
+        return Path(self.settings.tmp_root) / "run"
+
+    def pytest_args(self) -> list[str]:
+        rundir = self.rundir
+        return [*PYTEST_ARGS, "--rootdir", str(rundir), "-c", str(rundir / "pytest.ini"),
+                "--confcutdir", str(rundir), verdict.TEST_FILE]
+
+    def _prepare_pytest(self) -> list[str]:
+        """Parse pytest's command line once here; each child starts from this Config.
+
+        Parsing (plugin registration, option tables, ini) is most of pytest.main's fixed
+        cost; what depends on the run (collection, the reporter) happens in the child.
+        """
+        from _pytest.config import _prepareconfig
+
+        rundir = self.rundir
+        rundir.mkdir(exist_ok=True)
+        (rundir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        here = os.getcwd()
+        try:
+            os.chdir(rundir)
+            self._config = _prepareconfig(self.pytest_args(), plugins=[])
+            return []
+        except Exception as exc:  # fall back to pytest.main in every child
+            self._config = None
+            return [f"pytest: cannot pre-parse its configuration: {exc}"]
+        finally:
+            os.chdir(here)
+            shutil.rmtree(rundir, ignore_errors=True)
 
     @staticmethod
     def threads() -> int:
@@ -131,7 +167,7 @@ class Worker:
             return RunResult.infra(job, "the problem has no tests", env=env)
         token = secrets.token_hex(16)
         marker = marker or secrets.token_hex(8)
-        rundir = Path(self.settings.tmp_root) / f"run-{token[:12]}"
+        rundir = self.rundir
         out_paths = (self.private / "stdout", self.private / "stderr")
         out_fds = [os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) for p in out_paths]
         read_end, write_end = os.pipe()
@@ -250,19 +286,25 @@ class Worker:
         time.tzset()
         sys.path[:] = [p for p in sys.path if p not in ("", ".")]
         sys.argv = ["pytest"]
-        import pytest
-
-        from curator.execution.harness import Reporter
-
-        args = [*PYTEST_ARGS, "--rootdir", str(rundir), "-c", str(rundir / "pytest.ini"),
-                "--confcutdir", str(rundir), verdict.TEST_FILE]
-        code = pytest.main(args, plugins=[Reporter(RESULT_FD, token)])
+        code = self._pytest(Reporter(RESULT_FD, token))
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except Exception:
                 pass
         os._exit(int(code))
+
+    def _pytest(self, reporter: Reporter) -> int:
+        config = self._config
+        if config is None:
+            import pytest
+
+            return int(pytest.main(self.pytest_args(), plugins=[reporter]))
+        config.pluginmanager.register(reporter, "curator-reporter")
+        try:
+            return int(config.hook.pytest_cmdline_main(config=config))
+        finally:
+            config._ensure_unconfigure()
 
     def _clean(self, rundir: Path) -> None:
         """Empty this worker's temp folder (a private tmpfs, or a folder the engine made

@@ -8,6 +8,7 @@ ask before losing unsaved edits, and how to rescue them when something crashes.
 from __future__ import annotations
 
 import gc
+import signal
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -155,21 +156,20 @@ class CuratorApp(App[None]):
     # -- crash safety -----------------------------------------------------------------
 
     def rescue_drafts(self, reason: str) -> Path | None:
+        """Write unsaved edits to db/recovery/ (once); returns the file, if any."""
         if self.recovery_path is None and self.drafts:
-            self.recovery_path = recovery.write(self.workspace.db_dir, self.actor,
-                                                self.drafts, reason)
+            try:
+                self.recovery_path = recovery.write(self.workspace.db_dir, self.actor,
+                                                    self.drafts, reason)
+            except OSError as exc:   # the disk is the last resort; say so on the way out
+                print(f"could not write unsaved edits to {self.workspace.db_dir}: {exc}",
+                      file=sys.stderr)
         return self.recovery_path
 
     def _handle_exception(self, error: Exception) -> None:
-        try:
-            self.rescue_drafts(f"{type(error).__name__}: {error}")
-        finally:
-            super()._handle_exception(error)
-
-    def _print_error_renderables(self) -> None:
-        super()._print_error_renderables()
-        if self.recovery_path is not None:
-            print(f"Unsaved edits were written to {self.recovery_path}", file=sys.stderr)
+        # Textual's hook for an unhandled exception (the app exits after it)
+        self.rescue_drafts(f"{type(error).__name__}: {error}")
+        super()._handle_exception(error)
 
 
 def run_app(workspace: Workspace, actor: str) -> None:
@@ -177,12 +177,25 @@ def run_app(workspace: Workspace, actor: str) -> None:
     if not store.one("SELECT 1 AS x FROM problems LIMIT 1") and workspace.problems_dir.is_dir():
         sync.load(store, workspace.problems_dir)
     app = CuratorApp(workspace, actor, store=store)
+
+    def closed_from_outside(signum, _frame) -> None:
+        # terminal closed or process killed politely: keep the text, then leave
+        app.rescue_drafts(f"signal {signal.Signals(signum).name}")
+        app.exit(return_code=128 + signum)
+
+    previous = {sig: signal.signal(sig, closed_from_outside)
+                for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         app.run()
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        # every way out that asked first cleared the drafts; anything left is rescued
+        app.rescue_drafts("the app ended with unsaved edits")
         store.close()
-    if app.recovery_path is not None and app.return_code == 0:
-        print(f"Unsaved edits were written to {app.recovery_path}", file=sys.stderr)
+    if app.recovery_path is not None:   # after Textual's own traceback, if it crashed
+        print(f"Unsaved edits were written to {app.recovery_path}; open the problem and "
+              "use 'Restore rescued edits' (ctrl+p) to get them back.", file=sys.stderr)
     if app.return_code:
         sys.exit(app.return_code)
 

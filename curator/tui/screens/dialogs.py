@@ -75,8 +75,8 @@ class ChoiceModal(ModalScreen[str]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="dialog.cancel"),
-        Binding("left", "app.focus_previous", "Previous", show=False),
-        Binding("right", "app.focus_next", "Next", show=False),
+        Binding("left", "app.focus_previous", "Previous", show=False, id="dialog.previous"),
+        Binding("right", "app.focus_next", "Next", show=False, id="dialog.next"),
     ]
 
     def __init__(self, title: str, question: str, choices: list[tuple[str, str, str]],

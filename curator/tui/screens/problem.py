@@ -275,8 +275,7 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
             RichMarkdown(self.query_one("#prompt-editor", TextArea).text))
 
     def on_label_picker_changed(self, event: LabelPicker.Changed) -> None:
-        if not getattr(self, "_undoing", False):
-            self.label_undo.append((event.axis, event.before))
+        self.label_undo.append((event.axis, event.before))
         self._edited()
         self._explain(event.picker)
 
@@ -448,11 +447,10 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
             self.notify("No label change to undo", timeout=2)
             return
         axis, before = self.label_undo.pop()
-        self._undoing = True
-        try:
-            self.query_one(f"#pick-{axis}", LabelPicker).set_value(before)
-        finally:
-            self._undoing = False
+        picker = self.query_one(f"#pick-{axis}", LabelPicker)
+        picker.set_value(before, notify=False)   # no Changed message: nothing to undo again
+        self._edited()
+        self._explain(picker)
         self.refresh_bindings()
 
     def on_runs_pane_finished(self) -> None:

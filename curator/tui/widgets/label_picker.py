@@ -38,8 +38,9 @@ The box below explains the highlighted label. Nothing is stored until **ctrl+s**
         Binding("space", "select", "Choose", show=False, id="labels.select"),
         Binding("a", "accept_suggestion", "Accept ☆", id="labels.accept",
                 tooltip="Accept the mined suggestion for this axis"),
-        Binding("left", "app.focus_previous", "Previous axis", show=False),
-        Binding("right", "app.focus_next", "Next axis", show=False),
+        Binding("left", "app.focus_previous", "Previous axis", show=False,
+                id="labels.previous_axis"),
+        Binding("right", "app.focus_next", "Next axis", show=False, id="labels.next_axis"),
     ]
 
     @dataclass

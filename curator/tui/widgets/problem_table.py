@@ -66,12 +66,12 @@ the order. The *run* column is the outcome of the latest run of the reference so
                 id="table.sort"),
         Binding("S", "sort_reverse", "Reverse", show=False,
                 tooltip="Reverse the sort order", id="table.reverse"),
-        Binding("up", "cursor_up", "Up", show=False),
-        Binding("down", "cursor_down", "Down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("home", "first", "First", show=False),
-        Binding("end", "last", "Last", show=False),
+        Binding("up", "cursor_up", "Up", show=False, id="table.up"),
+        Binding("down", "cursor_down", "Down", show=False, id="table.down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="table.page_up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="table.page_down"),
+        Binding("home", "first", "First", show=False, id="table.first"),
+        Binding("end", "last", "Last", show=False, id="table.last"),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
