@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import textwrap
@@ -290,26 +291,25 @@ def test_cli_usage_errors(workspace):
 
 
 def test_cli_run_all_seed_problems_pass(workspace, store):
-    result = _cli(workspace, "run", "--all", "--json", "--workers", "2")
+    """Every seed reference passes; one deliberately broken extra problem makes it exit 1."""
+    seeds = {p.id for p in problem_store.all_problems(store)}
+    broken = dataclasses.replace(problem_store.get(store, sorted(seeds)[0]), id="zz_broken",
+                                 solution="def nothing_useful():\n    pass\n")
+    problem_store.save(store, broken)
+    result = _cli(workspace, "run", "--all", "--json", "--workers", "2", "--timeout", "60")
     data = json.loads(result.output)
-    assert result.exit_code == 0, [(r["problem_id"], r["outcome"], r["reason"])
-                                   for r in data["runs"] if r["outcome"] != "passed"]
-    ids = {p.id for p in problem_store.all_problems(store)}
-    assert {r["problem_id"] for r in data["runs"]} == ids
+    outcomes = {r["problem_id"]: r["outcome"] for r in data["runs"]}
+    assert {pid: o for pid, o in outcomes.items() if pid != "zz_broken" and o != "passed"} \
+        == {}, [(r["problem_id"], r["reason"]) for r in data["runs"]]
+    assert outcomes["zz_broken"] == "error" and set(outcomes) == seeds | {"zz_broken"}
+    assert result.exit_code == 1
     for run in data["runs"]:
         assert {"problem_id", "outcome", "duration_s", "tests"} <= set(run)
-        assert run["tests"] and set(run["tests"][0]) == {"id", "outcome"}
-    assert data["summary"]["passed"] == len(ids) and data["summary"]["flaky"] == []
-    assert set(runs.latest(store)) == ids
-
-
-def test_cli_run_exit_status_1_when_a_run_fails(workspace, store):
-    problem = problem_store.all_problems(store)[0]
-    problem_store.update_fields(store, problem.id, solution="def nothing_useful():\n    pass\n")
-    result = _cli(workspace, "run", problem.id, "--timeout", "30")
-    assert result.exit_code == 1
-    assert "error" in result.output or "failed" in result.output
-    assert runs.latest(store)[problem.id]["timeout_s"] == 30
+        assert run["tests"] or run["problem_id"] == "zz_broken"
+        assert all(set(t) == {"id", "outcome"} for t in run["tests"])
+    assert data["summary"]["passed"] == len(seeds) and data["summary"]["flaky"] == []
+    latest = runs.latest(store)
+    assert set(latest) == seeds | {"zz_broken"} and latest["zz_broken"]["timeout_s"] == 60
 
 
 def test_cli_doctor(workspace):
