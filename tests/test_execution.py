@@ -93,6 +93,9 @@ def test_verdict_classifies_failures():
     oom = _events([("t.py::a", "failed")])
     oom.tests[0]["message"] = "MemoryError"
     assert _decide(oom).outcome == "oom"
+    setup = _events([], finish=False)
+    setup.setup_error = "ValueError: overlay path escapes"
+    assert _decide(setup).outcome == "infra"
     error = _events([], errors=[{"id": "t.py", "message": "SyntaxError: bad", "text": ""}])
     assert _decide(error).outcome == "error" and "SyntaxError" in _decide(error).reason
 
@@ -195,6 +198,20 @@ def test_repo_backed_runs_use_a_copy_with_the_overlay(engine, tmp_path):
         "tests/test_ops.py::test_double[3]", "tests/test_ops.py::test_zero"}
     assert passed.env["python"] and passed.env["isolation"] == engine.isolation
     assert failed.outcome in ("failed", "error") and failed.reason
+
+
+def test_overlay_escaping_the_repo_is_an_infra_failure(engine, tmp_path):
+    repo = _make_repo(tmp_path / "repo")
+    job = _repo_job(repo, "def double(x):\n    return 2 * x\n")
+    job.overlay = {"../escaped.py": "x = 1\n"}
+    result = run_one_job(engine, job)
+    assert result.outcome == "infra" and "escapes" in result.reason
+    assert not (tmp_path / "escaped.py").exists()
+
+
+def run_one_job(engine, job):
+    (result,) = engine.run([job])
+    return result
     # The checkout itself is never modified.
     assert "NotImplementedError" in (repo / "pkg" / "ops.py").read_text()
 

@@ -11,6 +11,7 @@ Events, one JSON object per line after the token:
   {"event": "test", "id": ..., "outcome": passed|failed|error|skipped|xfailed|xpassed,
    "duration_s": ..., "message": ...}
   {"event": "finish", "exitstatus": ..., "python": ..., "torch": ...}
+  {"event": "setup_error", "message": ...}   (the worker could not prepare the run)
 """
 
 import json
@@ -52,7 +53,7 @@ class Reporter:
         self.pid = os.getpid()
         self.phases = {}
 
-    def _send(self, event, **data):
+    def send(self, event, **data):
         if os.getpid() != self.pid:
             return  # a copy forked by the code under test does not speak for the run
         data["event"] = event
@@ -67,11 +68,11 @@ class Reporter:
 
     def pytest_collectreport(self, report):
         if report.failed:
-            self._send("collect_error", id=report.nodeid, message=_crash_message(report),
+            self.send("collect_error", id=report.nodeid, message=_crash_message(report),
                        text=_longrepr_text(report))
 
     def pytest_collection_finish(self, session):
-        self._send("collected", ids=[item.nodeid for item in session.items])
+        self.send("collected", ids=[item.nodeid for item in session.items])
 
     def pytest_runtest_logreport(self, report):
         self.phases.setdefault(report.nodeid, []).append(report)
@@ -80,12 +81,12 @@ class Reporter:
         reports = self.phases.pop(nodeid, [])
         outcome, message = _final_outcome(reports)
         duration = sum(getattr(r, "duration", 0.0) or 0.0 for r in reports)
-        self._send("test", id=nodeid, outcome=outcome, duration_s=round(duration, 6),
+        self.send("test", id=nodeid, outcome=outcome, duration_s=round(duration, 6),
                    message=message)
 
     def pytest_sessionfinish(self, session, exitstatus):
         torch = sys.modules.get("torch")
-        self._send("finish", exitstatus=int(exitstatus), python=platform.python_version(),
+        self.send("finish", exitstatus=int(exitstatus), python=platform.python_version(),
                    torch=getattr(torch, "__version__", None))
 
 

@@ -57,6 +57,7 @@ class Events:
     collect_errors: list[dict] = field(default_factory=list)
     tests: list[dict] = field(default_factory=list)
     finish: dict | None = None
+    setup_error: str | None = None
 
     @classmethod
     def parse(cls, data: bytes, token: str) -> Events:
@@ -78,6 +79,8 @@ class Events:
                 events.tests.append(event)
             elif kind == "finish":
                 events.finish = event
+            elif kind == "setup_error":
+                events.setup_error = str(event.get("message") or "unknown error")
         return events
 
 
@@ -111,6 +114,8 @@ def decide(events: Events, expected: list[str], *, exit_code: int | None,
               "duration_s": float(t.get("duration_s") or 0.0),
               **({"message": t["message"]} if t.get("message") else {})}
              for t in events.tests]
+    if events.setup_error:
+        return Verdict("infra", f"the run could not be set up: {events.setup_error}", tests)
     if timed_out:
         return Verdict("timeout", f"wall-clock limit of {timeout_s:g} s exceeded", tests)
     if exit_signal == signal.SIGXCPU:

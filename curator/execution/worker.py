@@ -8,7 +8,8 @@ when its input closes. Started as `python -m curator.execution.worker SETTINGS_J
 Per run: the child leaves the worker's session, drops to an unprivileged uid when the
 worker is root, gets a private run folder, a scrubbed environment, rlimits, stdout and
 stderr redirected to size-limited files, and the result pipe as fd 3; then it runs
-pytest.main (self-contained problems) or execs `python -m pytest` (repo-backed ones).
+pytest from a configuration the worker parsed once (self-contained problems) or execs
+`python -m pytest` (repo-backed ones).
 The worker waits with a wall-clock deadline, kills every process the run left behind,
 and decides the outcome from the harness events (curator.execution.verdict).
 """
@@ -242,14 +243,42 @@ class Worker:
     def _child(self, job: Job, token: str, marker: str, write_end: int, out_fds: list[int],
                rundir: Path) -> None:
         os.setsid()
-        sandbox.die_with_parent()
-        sandbox.no_new_privileges()
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.dup2(out_fds[0], 1)
         os.dup2(out_fds[1], 2)
         os.dup2(write_end, RESULT_FD)
         os.closerange(RESULT_FD + 1, 1 << 16)
+        reporter = Reporter(RESULT_FD, token)
+        try:
+            env = self._enter_run(job, marker, rundir)
+        except BaseException as exc:  # our fault, not the solution's: say so on the channel
+            reporter.send("setup_error", message=f"{type(exc).__name__}: {exc}")
+            os._exit(70)
+        if job.repo_backed:
+            env["PYTHONPATH"] = str(self.harness_dir)
+            env[HARNESS_ENV] = f"{RESULT_FD}:{token}"
+            python = job.python or sys.executable
+            args = [python, "-m", "pytest", "-p", "_curator_harness", "-q", "--color=no",
+                    "-p", "no:cacheprovider", "--rootdir", os.getcwd(), *(job.node_ids or [])]
+            os.execve(python, args, env)
+        os.environ.clear()
+        os.environ.update(env)
+        time.tzset()
+        sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+        sys.argv = ["pytest"]
+        code = self._pytest(reporter)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(int(code))
+
+    def _enter_run(self, job: Job, marker: str, rundir: Path) -> dict:
+        """In the child: drop privileges, lay out the run folder, set limits; its env."""
+        sandbox.die_with_parent()
+        sandbox.no_new_privileges()
         sandbox.drop_privileges(self.settings.uid)
         os.mkdir(rundir, 0o700)
         limits = job.limits
@@ -274,25 +303,7 @@ class Worker:
             processes=self.settings.nproc_base + limits.processes,
             file_bytes=limits.file_mb << 20,
             open_files=limits.open_files)
-        if job.repo_backed:
-            env["PYTHONPATH"] = str(self.harness_dir)
-            env[HARNESS_ENV] = f"{RESULT_FD}:{token}"
-            python = job.python or sys.executable
-            args = [python, "-m", "pytest", "-p", "_curator_harness", "-q", "--color=no",
-                    "-p", "no:cacheprovider", "--rootdir", str(workdir), *(job.node_ids or [])]
-            os.execve(python, args, env)
-        os.environ.clear()
-        os.environ.update(env)
-        time.tzset()
-        sys.path[:] = [p for p in sys.path if p not in ("", ".")]
-        sys.argv = ["pytest"]
-        code = self._pytest(Reporter(RESULT_FD, token))
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:
-                pass
-        os._exit(int(code))
+        return env
 
     def _pytest(self, reporter: Reporter) -> int:
         config = self._config
@@ -313,9 +324,10 @@ class Worker:
         folders = [Path(self.settings.tmp_root)]
         if self.settings.wipe_tmp:
             folders.append(Path("/dev/shm"))  # private only inside the sandbox
+        ours = {self.private.name, self.harness_dir.name, ".curator-src"}
         for folder in folders:
             for entry in folder.iterdir() if folder.is_dir() else ():
-                if entry.name.startswith(".curator-"):
+                if folder == Path(self.settings.tmp_root) and entry.name in ours:
                     continue
                 if entry.is_dir() and not entry.is_symlink():
                     shutil.rmtree(entry, ignore_errors=True)
