@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
+from curator.errors import CuratorError
 from curator.problem import Problem
 from curator.problem_files import scan, write_problem
 from curator.store import Store
@@ -91,7 +92,19 @@ def dump_one(store: Store, problem: Problem, problems_dir: str | Path) -> bool:
 
 
 def save_and_write(store: Store, problem: Problem, problems_dir: str | Path) -> list[str]:
-    """What ctrl+s in the app does: save to the database, then mirror to the files."""
+    """What ctrl+s in the app does: save to the database, then mirror to the files.
+
+    A problem becomes `ready` only once its reference solution has passed its tests.
+    """
+    if problem.status == "ready" and problem_store.exists(store, problem.id):
+        before = problem_store.get(store, problem.id)
+        if before.status != "ready":
+            from curator.execution.runs import reference_passes
+
+            if not reference_passes(store, problem):
+                raise CuratorError(
+                    f"problem {problem.id}: cannot mark ready before its reference solution "
+                    f"passes its tests; run `curator run {problem.id}` first")
     changed = problem_store.save(store, problem, keep_raw=True)
     dump_one(store, problem_store.get(store, problem.id), problems_dir)
     return changed

@@ -124,3 +124,26 @@ def test_full_text_search_over_title_prompt_and_code(workspace):
         assert problem_store.list_rows(store, text='"(*') == problem_store.list_rows(store)
     rows = json.loads(invoke(workspace, "problems", "list", "--search", "zzqx", "--json").output)
     assert [r["id"] for r in rows] == ["nms_single_class"]
+
+
+def test_a_problem_becomes_ready_only_after_its_reference_passes(workspace):
+    pid = "xywh_to_xyxy_clipped"
+    assert invoke(workspace, "problems", "set", pid, "--status", "draft").exit_code == 0
+    refused = invoke(workspace, "problems", "set", pid, "--status", "ready")
+    assert refused.exit_code == 1 and "reference" in refused.stderr and pid in refused.stderr
+    assert invoke(workspace, "run", pid, "--workers", "1").exit_code == 0
+    assert invoke(workspace, "problems", "set", pid, "--status", "ready").exit_code == 0
+    assert 'status = "ready"' in (workspace.problems_dir / pid / "problem.toml").read_text()
+
+
+def test_every_command_module_is_reachable_from_the_lazy_table():
+    import importlib
+    import pkgutil
+
+    import curator.cli as cli
+
+    modules = {m.name for m in pkgutil.iter_modules(cli.__path__)} - {"context"}
+    for name in modules:
+        for command in importlib.import_module(f"curator.cli.{name}").COMMANDS:
+            assert cli._COMMAND_MODULES.get(command.name) == name, command.name
+    assert set(cli._COMMAND_MODULES.values()) == modules

@@ -9,10 +9,9 @@ import sys
 import pytest
 
 from curator.errors import StoreError
-from curator.store import Store
-from curator.store import migrations
-from curator.store import problems as problem_store
 from curator.problem import Problem
+from curator.store import Store, migrations
+from curator.store import problems as problem_store
 
 
 def schema(path) -> list[tuple]:
@@ -125,10 +124,9 @@ def test_label_definitions_are_editable_and_audited(tmp_path):
 
 def test_failed_transaction_rolls_back_everything(tmp_path):
     with Store(tmp_path / "c.sqlite", "a") as store:
-        with pytest.raises(RuntimeError):
-            with store.transaction():
-                problem_store.save(store, Problem(id="p1", entry_point="f", tests="x\n"))
-                raise RuntimeError("boom")
+        with pytest.raises(RuntimeError), store.transaction():
+            problem_store.save(store, Problem(id="p1", entry_point="f", tests="x\n"))
+            raise RuntimeError("boom")
         assert not problem_store.exists(store, "p1")
         assert store.one("SELECT count(*) AS n FROM audit")["n"] == 0
 

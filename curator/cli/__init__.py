@@ -14,8 +14,37 @@ from curator.cli.context import CliContext
 from curator.errors import CuratorError
 
 
+# Sub-command -> the module that defines it (in its COMMANDS list). Modules are imported
+# only when their command runs, so `curator` opens the app without importing every area.
+_COMMAND_MODULES = {
+    "init": "problems", "load": "problems", "dump": "problems", "problems": "problems",
+    "labels": "problems",
+    "run": "engine", "doctor": "engine",
+    "mine": "mining", "candidates": "mining", "repo": "mining",
+    "samples": "samples", "report": "samples", "taxonomy": "samples",
+    "review": "review",
+    "release": "release", "import-dlbench": "release", "import-release": "release",
+    "dev": "dev",
+}
+
+
 class CuratorGroup(click.Group):
-    """Turns CuratorError into one line on stderr and exit status 1."""
+    """Loads sub-commands lazily; turns CuratorError into one line and exit status 1."""
+
+    lazy_commands: dict[str, str] = {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy_commands))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.commands or name not in self.lazy_commands:
+            return super().get_command(ctx, name)
+        import importlib
+
+        module = importlib.import_module(f"curator.cli.{self.lazy_commands[name]}")
+        for command in module.COMMANDS:
+            self.add_command(command)
+        return self.commands.get(name)
 
     def invoke(self, ctx: click.Context):
         try:
@@ -46,17 +75,8 @@ def main(ctx: click.Context, workspace: str | None, db: str | None, user: str | 
 
 
 def _register() -> None:
-    import importlib
-
-    for name in ("problems", "engine", "mining", "samples", "review", "release", "dev"):
-        try:
-            module = importlib.import_module(f"curator.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"curator.cli.{name}":
-                continue  # that part of the product is not built yet
-            raise
-        for command in module.COMMANDS:
-            main.add_command(command)
+    for name, module in _COMMAND_MODULES.items():
+        main.lazy_commands[name] = module
 
 
 _register()

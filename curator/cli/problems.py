@@ -7,8 +7,14 @@ import sys
 import click
 
 from curator import sync, workspace
-from curator.cli.context import (CliContext, json_option, pass_ctx, print_json, progress_bar,
-                                 rich_table)
+from curator.cli.context import (
+    CliContext,
+    json_option,
+    pass_ctx,
+    print_json,
+    progress_bar,
+    rich_table,
+)
 from curator.labels import DATA, STAGES, TASKS
 from curator.problem import STATUSES
 from curator.store import problems as problem_store

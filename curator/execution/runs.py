@@ -163,6 +163,15 @@ def latest(store: Store, solution_kind: str = "reference") -> dict[str, dict]:
     return {row["problem_id"]: _decode(row) for row in rows}
 
 
+def reference_passes(store: Store, problem: Problem) -> bool:
+    """Whether the latest reference run of the problem's current solution passed."""
+    row = store.one(
+        "SELECT outcome FROM runs WHERE problem_id = ? AND solution_kind = 'reference' "
+        "AND solution_hash = ? AND outcome != 'infra' ORDER BY id DESC LIMIT 1",
+        (problem.id, solution_hash(problem.solution)))
+    return row is not None and row["outcome"] == "passed"
+
+
 def history(store: Store, problem_id: str, limit: int = 100) -> list[dict]:
     """Runs of one problem, newest first."""
     rows = store.query("SELECT * FROM runs WHERE problem_id = ? ORDER BY id DESC LIMIT ?",

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import sqlite_utils
 
@@ -19,7 +20,7 @@ BUSY_TIMEOUT_MS = 30_000
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def _json(value: Any) -> str | None:
@@ -66,14 +67,14 @@ class Store:
     def close(self) -> None:
         self.conn.close()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
     @contextmanager
-    def transaction(self) -> Iterator["Store"]:
+    def transaction(self) -> Iterator[Store]:
         """A write transaction (BEGIN IMMEDIATE); nested calls join the outer one."""
         if self._depth:
             self._depth += 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from collections.abc import Iterable
 
 from curator.errors import CuratorError, NotFoundError
 from curator.problem import Problem, validate
