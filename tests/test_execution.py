@@ -198,6 +198,8 @@ def test_repo_backed_runs_use_a_copy_with_the_overlay(engine, tmp_path):
         "tests/test_ops.py::test_double[3]", "tests/test_ops.py::test_zero"}
     assert passed.env["python"] and passed.env["isolation"] == engine.isolation
     assert failed.outcome in ("failed", "error") and failed.reason
+    # The checkout itself is never modified.
+    assert "NotImplementedError" in (repo / "pkg" / "ops.py").read_text()
 
 
 def test_overlay_escaping_the_repo_is_an_infra_failure(engine, tmp_path):
@@ -212,8 +214,6 @@ def test_overlay_escaping_the_repo_is_an_infra_failure(engine, tmp_path):
 def run_one_job(engine, job):
     (result,) = engine.run([job])
     return result
-    # The checkout itself is never modified.
-    assert "NotImplementedError" in (repo / "pkg" / "ops.py").read_text()
 
 
 # -- the runs table and job_for -----------------------------------------------------------
@@ -310,7 +310,7 @@ def test_cli_usage_errors(workspace):
 def test_cli_run_all_seed_problems_pass(workspace, store):
     """Every seed reference passes; one deliberately broken extra problem makes it exit 1."""
     seeds = {p.id for p in problem_store.all_problems(store)}
-    broken = dataclasses.replace(problem_store.get(store, sorted(seeds)[0]), id="zz_broken",
+    broken = dataclasses.replace(problem_store.get(store, min(seeds)), id="zz_broken",
                                  solution="def nothing_useful():\n    pass\n")
     problem_store.save(store, broken)
     result = _cli(workspace, "run", "--all", "--json", "--workers", "2", "--timeout", "60")
@@ -327,6 +327,19 @@ def test_cli_run_all_seed_problems_pass(workspace, store):
     assert data["summary"]["passed"] == len(seeds) and data["summary"]["flaky"] == []
     latest = runs.latest(store)
     assert set(latest) == seeds | {"zz_broken"} and latest["zz_broken"]["timeout_s"] == 60
+
+
+def test_without_bubblewrap_isolation_is_weak_and_doctor_says_why(monkeypatch):
+    from curator.execution import doctor, sandbox
+
+    missing = f"bubblewrap (bwrap) is not installed: {sandbox.INSTALL_HINT}"
+    monkeypatch.setattr(sandbox, "probe", lambda: (False, missing))
+    assert sandbox.resolve_isolation("auto") == ("weak", missing)
+    with pytest.raises(CuratorError, match="strong isolation requested"):
+        sandbox.resolve_isolation("strong")
+    report = doctor.report()
+    assert report["isolation"] == "weak"
+    assert any("apt-get install bubblewrap" in m for m in report["missing"])
 
 
 def test_cli_doctor(workspace):

@@ -232,8 +232,7 @@ def test_lost_node_mid_batch_its_jobs_run_elsewhere(ray_cluster, ray_engine):
     assert {r.outcome for r in seen} == {"passed"}
     stats = pool.stats()
     assert stats["retried"] >= 1 and stats["duplicates"] == 0
-    assert joined.dead and not any(n["alive"] for label, n in stats["nodes"].items()
-                                   if label == joined.label)
+    assert joined.dead and stats["lost_runners"] >= 1
 
 
 def test_cancel_stops_cleanly_and_the_pool_stays_usable(ray_engine):

@@ -172,10 +172,10 @@ class RayPool(Pool):
         self.start_timeout_s = start_timeout_s
         self.runners: list[Runner] = []
         self._started = False
+        self._closed = False
         self._owns_ray = False
         self._driver_node = ""
         self._spawned: Counter = Counter()   # runners started per node
-        self._dead_nodes: set[str] = set()
         self._last_refresh = 0.0
         self._last_error = ""
         self._labels: dict[str, str] = {}
@@ -187,6 +187,7 @@ class RayPool(Pool):
     def start(self) -> None:
         if self._started:
             return
+        self._closed = False
         ray = self._ray
         if not ray.is_initialized():
             self._connect()
@@ -226,7 +227,8 @@ class RayPool(Pool):
                     local_only.clear()
                     anywhere.clear()
                     for runner in self._live():
-                        runner.handle.stop.remote(batch)
+                        with suppress(Exception):   # a lost runner holds nothing anyway
+                            runner.handle.stop.remote(batch)
                 self._refresh()
                 if not stopping:
                     self._dispatch(batch, local_only, anywhere, inflight, attempts)
@@ -292,9 +294,11 @@ class RayPool(Pool):
                 ray.shutdown()
         self._owns_ray = False
         self._started = False
+        self._closed = True
 
     def info(self) -> dict:
-        self.start()
+        if not self._closed:
+            self.start()   # which nodes and what isolation are known once connected
         live = [r for r in self.runners if r.ready and not r.dead]
         levels = {r.info.get("isolation") for r in live} - {None}
         isolation = "weak" if "weak" in levels or not levels else "strong"
@@ -392,8 +396,12 @@ class RayPool(Pool):
         try:
             ray.init(**kwargs)
         except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; say which one
+            # the port answered, so a common cause is a cluster that wants a token
+            hint = (" (if it uses token authentication, set RAY_AUTH_MODE=token)"
+                    if address not in ("local", "auto") and not os.environ.get("RAY_AUTH_MODE")
+                    else "")
             raise CuratorError(f"cannot connect to Ray at {self._where()}: "
-                               f"{_one_line(exc)}") from None
+                               f"{_one_line(exc)}{hint}") from None
         self._owns_ray = True
 
     def _has_driver_node(self) -> bool:
@@ -420,7 +428,6 @@ class RayPool(Pool):
         for node in nodes:
             node_id = node.get("NodeID")
             if not node.get("Alive", False):
-                self._dead_nodes.add(node_id)
                 continue
             cpus = int((node.get("Resources") or {}).get("CPU", 0))
             if cpus >= 1:

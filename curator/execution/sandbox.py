@@ -39,9 +39,7 @@ def probe() -> tuple[bool, str]:
     path = bwrap_path()
     if not path:
         return False, f"bubblewrap (bwrap) is not installed: {INSTALL_HINT}"
-    argv = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp", "--unshare-pid", "--unshare-net", "--die-with-parent",
-            *_privilege_args(), "true"]
+    argv = SandboxSpec().argv(["true"])  # the very flags workers get (old bwraps lack some)
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
