@@ -25,13 +25,13 @@ Settings live under [release] in curator.toml: min_tests, near_duplicate_thresho
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from curator.execution.runs import solution_hash
 from curator.labels import VOCAB
 from curator.problem import SHA_PATTERN, Problem
 from curator.release import similarity
@@ -131,15 +131,6 @@ class CheckReport:
                              "reason": f.reason} for f in self.failures if f.gate == gate]})
         return {"ok": self.ok, "checked": len(self.statuses), "blocking": self.blocking,
                 "settings": fmt, "gates": gates}
-
-
-def solution_hash(solution: str) -> str:
-    """The hash runs record for a solution text (curator.execution.runs uses the same)."""
-    try:
-        from curator.execution.runs import solution_hash as engine_hash
-    except ImportError:
-        return hashlib.sha256(solution.encode("utf-8")).hexdigest()
-    return engine_hash(solution)
 
 
 def _table_exists(store: Store, name: str) -> bool:

@@ -7,6 +7,7 @@ No textual here.
 
 from __future__ import annotations
 
+from curator.execution import runs
 from curator.store import Store
 
 
@@ -15,28 +16,13 @@ def columns(store: Store, table: str) -> set[str]:
     return {row["name"] for row in store.query(f"PRAGMA table_info({table})")}
 
 
-def _runs_core():
-    """curator.execution.runs when it is installed (None in a checkout without it)."""
-    try:
-        from curator.execution import runs
-    except ImportError:
-        return None
-    return runs
-
-
 def last_outcomes(store: Store) -> dict[str, str]:
     """problem id -> outcome of its latest reference run."""
-    runs = _runs_core()
-    if runs is None or not columns(store, "runs"):
-        return {}
     return {pid: row["outcome"] for pid, row in runs.latest(store, "reference").items()}
 
 
 def run_history(store: Store, problem_id: str, limit: int = 100) -> list[dict]:
     """Runs of this problem, newest first (tests and env decoded)."""
-    runs = _runs_core()
-    if runs is None or not columns(store, "runs"):
-        return []
     return runs.history(store, problem_id, limit)
 
 
