@@ -147,3 +147,12 @@ def test_every_command_module_is_reachable_from_the_lazy_table():
         for command in importlib.import_module(f"curator.cli.{name}").COMMANDS:
             assert cli._COMMAND_MODULES.get(command.name) == name, command.name
     assert set(cli._COMMAND_MODULES.values()) == modules
+
+
+def test_errors_are_one_line_even_when_a_library_says_more(workspace, tmp_path):
+    junk = tmp_path / "junk.tar.gz"
+    junk.write_text("not an archive\n")
+    result = invoke(workspace, "release", "verify", str(junk))
+    assert result.exit_code == 1
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stderr.startswith("error: ") and str(junk) in result.stderr

@@ -50,7 +50,9 @@ class CuratorGroup(click.Group):
         try:
             return super().invoke(ctx)
         except CuratorError as exc:
-            click.echo(f"error: {exc}", err=True)
+            # One line for people, whatever a library put into the message.
+            lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+            click.echo(f"error: {' '.join(lines)}", err=True)
             sys.exit(1)
         finally:
             if isinstance(ctx.obj, CliContext):
