@@ -2,8 +2,8 @@
 # Drive the real app in a real terminal (tmux) the way a person does, and check what it
 # shows and what it writes. Run by hand before a release of the app:
 #
-#     scripts/tmux_smoke.sh            # uses .venv/bin/curator, a copy of problems/
-#     KEEP=1 scripts/tmux_smoke.sh     # keep the temporary workspace for a look
+#     tests/tmux_smoke.sh            # uses .venv/bin/curator, a copy of problems/
+#     KEEP=1 tests/tmux_smoke.sh     # keep the temporary workspace for a look
 #
 # Each step prints the screen it saw (capture-pane), so the log shows the session.
 set -euo pipefail
