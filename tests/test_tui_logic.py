@@ -135,15 +135,11 @@ def test_queries_read_runs_and_suggestions(store):
     assert "name:loss: seen" in suggestion["reason"]
 
 
-def test_queries_without_optional_tables(tmp_path):
-    store = Store(tmp_path / "x.sqlite")
-    store.execute("DROP TABLE label_suggestions")
-    store.execute("PRAGMA foreign_keys = OFF")
-    store.execute("DROP TABLE runs")
-    assert queries.last_outcomes(store) == {}
-    assert queries.run_history(store, "p") == []
-    assert queries.label_suggestions(store, "p") == []
-    store.close()
+def test_queries_on_a_fresh_database(tmp_path):
+    with Store(tmp_path / "x.sqlite") as store:
+        assert queries.last_outcomes(store) == {}
+        assert queries.run_history(store, "p") == []
+        assert queries.label_suggestions(store, "p") == []
 
 
 # -- synthetic workspace --------------------------------------------------------------------
