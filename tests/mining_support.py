@@ -235,3 +235,21 @@ def make_dl_repo(root: Path) -> dict:
 
 # Settings for the test workspace: a small size cap so the generated file is "huge".
 CURATOR_TOML = "[mining]\nmax_file_bytes = 20000\n"
+
+
+def mining_workspace(root: Path):
+    """A new workspace at root with the mining settings above."""
+    from curator import workspace as workspace_mod
+
+    ws = workspace_mod.init(root)
+    (ws.root / "curator.toml").write_text(CURATOR_TOML, encoding="utf-8")
+    return workspace_mod.discover(ws.root)
+
+
+def mine_first_commit(store, ws, repo: dict) -> dict[str, int]:
+    """Mine the repo's first commit; qualname -> candidate id."""
+    from curator.mining import candidates as candidate_store
+    from curator.mining.mine import mine
+
+    mine(store, ws, str(repo["path"]), rev=repo["first"])
+    return {r["qualname"]: r["id"] for r in candidate_store.list_rows(store)}

@@ -9,7 +9,7 @@ import subprocess
 import threading
 
 import pytest
-from mining_support import BOXES, CURATOR_TOML, commit, git, make_dl_repo, write
+from mining_support import BOXES, commit, git, make_dl_repo, mining_workspace, write
 
 from curator import workspace as workspace_mod
 from curator.errors import CuratorError
@@ -28,9 +28,7 @@ def dl_repo(tmp_path_factory):
 
 @pytest.fixture
 def ws(tmp_path):
-    ws = workspace_mod.init(tmp_path / "ws")
-    (ws.root / "curator.toml").write_text(CURATOR_TOML, encoding="utf-8")
-    return workspace_mod.discover(ws.root)
+    return mining_workspace(tmp_path / "ws")
 
 
 @pytest.fixture

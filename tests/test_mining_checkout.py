@@ -9,14 +9,12 @@ import textwrap
 import types
 
 import pytest
-from mining_support import BOXES, CURATOR_TOML, make_dl_repo
+from mining_support import BOXES, make_dl_repo, mine_first_commit, mining_workspace
 
 from curator import workspace as workspace_mod
-from curator.mining import candidates as candidate_store
 from curator.mining import promote, repos
 from curator.mining.checkout import prepare
 from curator.mining.gitcache import run_git
-from curator.mining.mine import mine
 from curator.mining.patch import MissingSymbol, PatchError, replace_symbol
 from curator.store import Store
 from curator.store import problems as problem_store
@@ -152,12 +150,9 @@ def dl_repo(tmp_path_factory):
 
 @pytest.fixture
 def accepted(tmp_path, dl_repo):
-    ws = workspace_mod.init(tmp_path / "ws")
-    (ws.root / "curator.toml").write_text(CURATOR_TOML, encoding="utf-8")
-    ws = workspace_mod.discover(ws.root)
+    ws = mining_workspace(tmp_path / "ws")
     with Store(ws.db_path, "miner") as store:
-        mine(store, ws, str(dl_repo["path"]), rev=dl_repo["first"])
-        ids = {r["qualname"]: r["id"] for r in candidate_store.list_rows(store)}
+        ids = mine_first_commit(store, ws, dl_repo)
         promote.accept(store, ws, ids["FocalLoss.forward"], "focal")
         promote.accept(store, ws, ids["xyxy_to_cxcywh"], "convert")
         yield ws, store

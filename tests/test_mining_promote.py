@@ -7,10 +7,9 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from mining_support import CURATOR_TOML, make_dl_repo
+from mining_support import make_dl_repo, mine_first_commit, mining_workspace
 
 from curator import sync
-from curator import workspace as workspace_mod
 from curator.cli import main
 from curator.errors import CuratorError
 from curator.mining import candidates as candidate_store
@@ -28,12 +27,9 @@ def dl_repo(tmp_path_factory):
 
 @pytest.fixture
 def mined(tmp_path, dl_repo):
-    ws = workspace_mod.init(tmp_path / "ws")
-    (ws.root / "curator.toml").write_text(CURATOR_TOML, encoding="utf-8")
-    ws = workspace_mod.discover(ws.root)
+    ws = mining_workspace(tmp_path / "ws")
     with Store(ws.db_path, "miner") as store:
-        mine(store, ws, str(dl_repo["path"]), rev=dl_repo["first"])
-        ids = {r["qualname"]: r["id"] for r in candidate_store.list_rows(store)}
+        ids = mine_first_commit(store, ws, dl_repo)
         yield ws, store, ids
 
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from mining_support import CURATOR_TOML, make_dl_repo
+from mining_support import make_dl_repo, mining_workspace
 from textual.widgets import DataTable, Input
 from tui_support import *  # fixtures: app_for, no_blink, synth_workspace
 from tui_support import settle
 
-from curator import workspace as workspace_mod
 from curator.store import problems as problem_store
 from curator.tui.screens.candidates import CandidatesScreen
 from curator.tui.screens.dialogs import InputModal
@@ -21,9 +20,8 @@ def dl_repo(tmp_path_factory):
 
 
 @pytest.fixture
-def mining_ws(empty_workspace):
-    (empty_workspace.root / "curator.toml").write_text(CURATOR_TOML, encoding="utf-8")
-    return workspace_mod.discover(empty_workspace.root)
+def mining_ws(tmp_path):
+    return mining_workspace(tmp_path / "ws")
 
 
 async def answer(pilot, text: str) -> None:
