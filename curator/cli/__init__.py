@@ -31,17 +31,15 @@ _COMMAND_MODULES = {
 class CuratorGroup(click.Group):
     """Loads sub-commands lazily; turns CuratorError into one line and exit status 1."""
 
-    lazy_commands: dict[str, str] = {}
-
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(super().list_commands(ctx)) | set(self.lazy_commands))
+        return sorted(set(super().list_commands(ctx)) | set(_COMMAND_MODULES))
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in self.commands or name not in self.lazy_commands:
+        if name in self.commands or name not in _COMMAND_MODULES:
             return super().get_command(ctx, name)
         import importlib
 
-        module = importlib.import_module(f"curator.cli.{self.lazy_commands[name]}")
+        module = importlib.import_module(f"curator.cli.{_COMMAND_MODULES[name]}")
         for command in module.COMMANDS:
             self.add_command(command)
         return self.commands.get(name)
@@ -74,11 +72,3 @@ def main(ctx: click.Context, workspace: str | None, db: str | None, user: str | 
         from curator.tui.app import run_app
 
         run_app(ctx.obj.workspace, ctx.obj.actor)
-
-
-def _register() -> None:
-    for name, module in _COMMAND_MODULES.items():
-        main.lazy_commands[name] = module
-
-
-_register()
