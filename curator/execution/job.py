@@ -9,7 +9,8 @@ from __future__ import annotations
 import uuid
 from dataclasses import asdict, dataclass, field, fields
 
-OUTCOMES = ("passed", "failed", "error", "timeout", "oom", "crashed", "no_code", "infra")
+OUTCOMES = ("passed", "failed", "error", "timeout", "oom", "crashed", "no_code", "tampered",
+            "infra")
 ISOLATION_LEVELS = ("strong", "weak")
 
 
@@ -80,6 +81,7 @@ class RunResult:
     reason: str = ""
     env: dict = field(default_factory=dict)  # {"python", "torch", "isolation"}
     timeout_s: float | None = None
+    evidence: list[str] = field(default_factory=list)  # what a `tampered` run tried
 
     @property
     def passed(self) -> bool:

@@ -26,6 +26,7 @@ HIDDEN = ("/root", "/home", "/run", "/var/tmp", "/mnt", "/media")
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_DUMPABLE = 4
 INSTALL_HINT = "apt-get install bubblewrap"
 
 
@@ -301,6 +302,12 @@ def become_subreaper() -> None:
 
 def no_new_privileges() -> None:
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+def not_dumpable() -> None:
+    """Other processes of the same uid (the run's own children) cannot ptrace us or read
+    /proc/<pid>/mem: the run's memory is out of reach of anything but the run itself."""
+    _prctl(PR_SET_DUMPABLE, 0)
 
 
 def drop_privileges(uid: int | None) -> None:

@@ -2,7 +2,8 @@
 
 A pass needs positive evidence: the harness reported the session finished, every test
 it collected passed, every expected test is among them, and the process exited 0.
-Anything else (an early exit, a skip, an xfail, a missing test) is not a pass.
+Anything else (an early exit, a skip, an xfail, a missing test) is not a pass. A run
+whose guard reported tampering is `tampered`, whatever else it reported.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class Events:
     tests: list[dict] = field(default_factory=list)
     finish: dict | None = None
     setup_error: str | None = None
+    tampered: list[str] = field(default_factory=list)
 
     @classmethod
     def parse(cls, data: bytes, token: str) -> Events:
@@ -79,6 +81,9 @@ class Events:
                 events.tests.append(event)
             elif kind == "finish":
                 events.finish = event
+            elif kind == "tampered":
+                events.tampered += [str(e) for e in event.get("evidence") or []
+                                    if str(e) not in events.tampered]
             elif kind == "setup_error":
                 events.setup_error = str(event.get("message") or "unknown error")
         return events
@@ -89,6 +94,7 @@ class Verdict:
     outcome: str
     reason: str
     tests: list[dict]
+    evidence: list[str] = field(default_factory=list)
 
 
 def _covers(node_id: str, reported: str) -> bool:
@@ -116,6 +122,11 @@ def decide(events: Events, expected: list[str], *, exit_code: int | None,
              for t in events.tests]
     if events.setup_error:
         return Verdict("infra", f"the run could not be set up: {events.setup_error}", tests)
+    if events.tampered:
+        # Decided before anything else the run reported: once it has tried to change how
+        # it is judged, none of its reports can be taken at their word.
+        return Verdict("tampered", "the run tried to change how it is judged: "
+                       + events.tampered[0], tests, list(events.tampered[:50]))
     if timed_out:
         return Verdict("timeout", f"wall-clock limit of {timeout_s:g} s exceeded", tests)
     if exit_signal == signal.SIGXCPU:

@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 
 from curator.execution import proctree, sandbox, verdict
 from curator.execution.harness import ENV_VAR as HARNESS_ENV
-from curator.execution.harness import Reporter
+from curator.execution.harness import Guard, HiddenTests, Reporter, interpreter_prefixes
 from curator.execution.job import Job, RunResult
 
 RESULT_FD = 3
@@ -42,7 +42,10 @@ SOLUTION_FILE = "solution.py"
 PYTEST_ARGS = ["-q", "-s", "--color=no", "-p", "no:cacheprovider", "-p", "no:junitxml",
                "-p", "no:pastebin", "-p", "no:doctest", "-p", "no:stepwise",
                "-p", "no:setuponly", "-p", "no:setupplan", "-p", "no:faulthandler",
-               "-p", "no:debugging", "-p", "no:legacypath", "-W", "ignore::DeprecationWarning"]
+               "-p", "no:debugging", "-p", "no:legacypath", "-W", "ignore::DeprecationWarning",
+               # Asserts of the hidden test module are rewritten by the harness; the
+               # assertion plugin would leave paths from module globals to pytest's state.
+               "-p", "no:assertion"]
 
 
 @dataclass
@@ -72,6 +75,7 @@ class Worker:
         self.harness_dir = Path(settings.tmp_root) / ".curator-harness"
         self.versions = {"python": sys.version.split()[0], "torch": None}
         self._config = None  # pytest's Config, parsed once (warm workers)
+        self._snapshot = None  # what the guard compares against, taken once warm
 
     # -- start-up ---------------------------------------------------------------------
 
@@ -107,9 +111,18 @@ class Worker:
                     problems.append(f"{name}: {exc}")
             problems += self._prepare_pytest()
         sandbox.become_subreaper()
+        self._snapshot = self._new_guard(None)
+        self._snapshot.snapshot()
         gc.collect()
         gc.freeze()  # children then do not copy pages just to touch GC headers
         return problems
+
+    def _new_guard(self, send) -> Guard:
+        trusted = [*interpreter_prefixes(), str(Path(__file__).resolve().parents[1])]
+        guard = Guard(send, trusted=trusted)
+        if self._snapshot is not None:
+            guard.adopt(self._snapshot)
+        return guard
 
     @property
     def rundir(self) -> Path:
@@ -189,7 +202,6 @@ class Worker:
         proctree.kill_tree(os.getpid(), in_own_namespace=self.own_namespace)
         limit = job.limits.output_kb * 1024
         stdout, stderr = (read_capped(p, limit) for p in out_paths)
-        tests_intact = job.repo_backed or _same_text(rundir / verdict.TEST_FILE, job.tests)
         self._clean(rundir)
         events = verdict.Events.parse(data, token)
         if events.finish and events.finish.get("python"):
@@ -203,12 +215,10 @@ class Worker:
         decided = verdict.decide(events, expected, exit_code=exit_code, exit_signal=exit_signal,
                                  timed_out=timed_out, timeout_s=job.limits.timeout_s,
                                  stderr_tail=stderr[-4000:])
-        if decided.outcome == "passed" and not tests_intact:
-            decided = verdict.Verdict("failed", "the run deleted or changed its test file",
-                                      decided.tests)
         return RunResult(job.job_id, job.problem_id, decided.outcome, tests=decided.tests,
                          duration_s=round(duration, 6), stdout=stdout, stderr=stderr,
-                         reason=decided.reason, env=env, timeout_s=job.limits.timeout_s)
+                         reason=decided.reason, env=env, timeout_s=job.limits.timeout_s,
+                         evidence=decided.evidence)
 
     def _wait(self, pid: int, read_end: int, timeout_s: float):
         """Collect harness events until the child exits or the deadline passes."""
@@ -247,7 +257,7 @@ class Worker:
         os.dup2(devnull, 0)
         os.dup2(out_fds[0], 1)
         os.dup2(out_fds[1], 2)
-        os.dup2(write_end, RESULT_FD)
+        os.dup2(write_end, RESULT_FD, inheritable=job.repo_backed)
         os.closerange(RESULT_FD + 1, 1 << 16)
         reporter = Reporter(RESULT_FD, token)
         try:
@@ -257,7 +267,8 @@ class Worker:
             os._exit(70)
         if job.repo_backed:
             env["PYTHONPATH"] = str(self.harness_dir)
-            env[HARNESS_ENV] = f"{RESULT_FD}:{token}"
+            watched = os.pathsep.join(str(Path.cwd() / rel) for rel in job.overlay or {})
+            env[HARNESS_ENV] = f"{RESULT_FD}:{token}:{watched}"
             python = job.python or sys.executable
             args = [python, "-m", "pytest", "-p", "_curator_harness", "-q", "--color=no",
                     "-p", "no:cacheprovider", "--rootdir", os.getcwd(), *(job.node_ids or [])]
@@ -267,7 +278,12 @@ class Worker:
         time.tzset()
         sys.path[:] = [p for p in sys.path if p not in ("", ".")]
         sys.argv = ["pytest"]
-        code = self._pytest(reporter)
+        guard = self._new_guard(reporter.send)
+        reporter.guard = guard
+        sandbox.not_dumpable()  # no other process of the run's uid may read our memory
+        guard.install()  # from here on, solution code may run
+        code = self._pytest(reporter, HiddenTests(job.tests or "", verdict.TEST_FILE))
+        guard.verify()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -289,7 +305,7 @@ class Worker:
         else:
             workdir = rundir
             (rundir / SOLUTION_FILE).write_text(job.solution, encoding="utf-8")
-            (rundir / verdict.TEST_FILE).write_text(job.tests or "", encoding="utf-8")
+            (rundir / verdict.TEST_FILE).write_text("", encoding="utf-8")  # tests: in memory
             (rundir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
             base = sandbox.vm_size_bytes()
         os.chdir(workdir)
@@ -305,13 +321,14 @@ class Worker:
             open_files=limits.open_files)
         return env
 
-    def _pytest(self, reporter: Reporter) -> int:
+    def _pytest(self, reporter: Reporter, tests: HiddenTests) -> int:
         config = self._config
         if config is None:
             import pytest
 
-            return int(pytest.main(self.pytest_args(), plugins=[reporter]))
+            return int(pytest.main(self.pytest_args(), plugins=[reporter, tests]))
         config.pluginmanager.register(reporter, "curator-reporter")
+        config.pluginmanager.register(tests, "curator-tests")
         try:
             return int(config.hook.pytest_cmdline_main(config=config))
         finally:
@@ -347,13 +364,6 @@ def _exercise_torch(torch) -> None:
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-
-
-def _same_text(path: Path, text: str | None) -> bool:
-    try:
-        return path.read_text(encoding="utf-8") == (text or "")
-    except (OSError, UnicodeDecodeError):
-        return False
 
 
 def _drain(fd: int) -> bytes:
