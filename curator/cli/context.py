@@ -86,12 +86,15 @@ def progress_bar(description: str, enabled: bool = True) -> Iterator[Callable]:
 def rich_table(columns: list[str], rows: list[list[Any]], title: str | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
+
+    from curator.display import visible
 
     table = Table(title=title, show_lines=False)
     for column in columns:
         table.add_column(column)
-    for row in rows:
-        table.add_row(*["" if v is None else str(v) for v in row])
+    for row in rows:  # Text, not markup: cells hold whatever runs printed, shown as is
+        table.add_row(*[Text(visible(v)) for v in row])
     Console().print(table)
 
 

@@ -81,11 +81,13 @@ def run_cmd(ctx: CliContext, ids: tuple[str, ...], run_all: bool, workers: int |
 
 
 def _print_report(report) -> None:
+    from curator.display import visible
+
     rows = []
     for run in report.runs:
         passed = sum(t["outcome"] == "passed" for t in run["tests"])
         rows.append([run["problem_id"], run["outcome"], f"{run['duration_s']:.2f}s",
-                     f"{passed}/{len(run['tests'])}", run["reason"][:100]])
+                     f"{passed}/{len(run['tests'])}", visible(run["reason"], False)[:100]])
     if rows:
         rich_table(["problem", "outcome", "time", "tests", "reason"], rows)
     summary = report.summary()

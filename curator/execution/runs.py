@@ -125,6 +125,7 @@ def record(store: Store, result: RunResult, solution_kind: str, solution_hash: s
         "stdout": result.stdout, "stderr": result.stderr, "reason": result.reason,
         "env": json.dumps(result.env, sort_keys=True), "timeout_s": result.timeout_s,
         "started_at": started_at or now(), "actor": store.actor, "job_id": result.job_id,
+        "evidence": json.dumps(result.evidence),
     }
     with store.transaction():
         cursor = store.execute(
@@ -139,7 +140,7 @@ def record(store: Store, result: RunResult, solution_kind: str, solution_hash: s
 
 
 def _decode(row: dict) -> dict:
-    for key in ("tests", "env"):
+    for key in ("tests", "env", "evidence"):
         if isinstance(row.get(key), str):
             row[key] = json.loads(row[key])
     return row
@@ -291,4 +292,4 @@ def _run_json(run_id: int, result: RunResult) -> dict:
             "duration_s": result.duration_s,
             "tests": [{"id": t["id"], "outcome": t["outcome"]} for t in result.tests],
             "reason": result.reason, "timeout_s": result.timeout_s, "env": result.env,
-            "job_id": result.job_id}
+            "job_id": result.job_id, "evidence": result.evidence}

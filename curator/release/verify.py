@@ -18,7 +18,8 @@ from curator.release.rows import row_errors, row_problem
 from curator.release.tarball import ArchiveError, read_tar_gz
 
 Progress = Callable[[int, int, str], None]
-OUTCOMES = ("passed", "failed", "error", "timeout", "oom", "crashed", "no_code", "infra")
+OUTCOMES = ("passed", "failed", "error", "timeout", "oom", "crashed", "no_code", "tampered",
+            "infra")
 
 
 @dataclass

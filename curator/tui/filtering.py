@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from curator.labels import VOCAB
 from curator.problem import KINDS, STATUSES
 
-OUTCOMES = ("passed", "failed", "error", "timeout", "oom", "crashed", "no_code", "infra")
+OUTCOMES = ("passed", "failed", "error", "timeout", "oom", "crashed", "no_code", "tampered",
+            "infra")
 
 # filter key -> (row field, allowed values)
 KEYS: dict[str, tuple[str, tuple[str, ...]]] = {
