@@ -56,5 +56,4 @@ def test_a_tampered_run_is_stored_with_its_evidence(store):
     row = runs.get(store, run_id)
     assert row["outcome"] == "tampered"
     assert row["evidence"] == result.evidence
-    assert not runs.reference_passes(store, "xywh_to_xyxy_clipped") \
-        if hasattr(runs, "reference_passes") else True
+    assert runs.history(store, "xywh_to_xyxy_clipped")[0]["outcome"] == "tampered"
