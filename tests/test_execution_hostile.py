@@ -551,3 +551,41 @@ def test_ordinary_library_use_is_not_tampering(engine):
 def test_exit_from_inside_a_test_is_not_a_pass(engine):
     result = run_one(engine, "import pytest\ndef add(a, b):\n    pytest.exit('done', 0)\n")
     assert result.outcome != "passed", result
+
+
+# -- the trusted side never trips over what a run left -------------------------------------
+
+@pytest.mark.parametrize("replace", [
+    "os.mkfifo('test_solution.py')",
+    "os.symlink('/dev/zero', 'test_solution.py')",
+    "os.symlink('/dev/zero', 'pytest.ini')",
+    "os.mkfifo('solution.py')",
+])
+def test_files_replaced_by_the_run_do_not_hang_or_flood_the_worker(engine, replace):
+    result = run_one(engine, f"""\
+        import os
+        os.remove("{replace.split("'")[-2]}")
+        {replace}
+
+        def add(a, b):
+            return a + b
+        """, timeout=10)
+    assert result.duration_s < 8, result
+    assert result.outcome in ("passed", "error"), (result.outcome, result.reason)
+    assert run_one(engine, GOOD_SOLUTION).outcome == "passed"
+
+
+def test_output_files_are_read_safely(tmp_path):
+    from curator.execution.worker import read_capped
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "zero"
+    link.symlink_to("/dev/zero")
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * 100_000)
+    started = time.monotonic()
+    assert read_capped(fifo, 1000).startswith("[not a regular file")
+    assert read_capped(link, 1000) == ""
+    assert len(read_capped(big, 1000)) < 1100
+    assert time.monotonic() - started < 1

@@ -25,6 +25,7 @@ import secrets
 import select
 import shutil
 import signal
+import stat
 import sys
 import time
 from dataclasses import dataclass
@@ -183,7 +184,8 @@ class Worker:
         marker = marker or secrets.token_hex(8)
         rundir = self.rundir
         out_paths = (self.private / "stdout", self.private / "stderr")
-        out_fds = [os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) for p in out_paths]
+        out_fds = [os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+                   for p in out_paths]
         read_end, write_end = os.pipe()
         started = time.monotonic()
         pid = os.fork()
@@ -391,22 +393,49 @@ def _copy_repo(source: Path, target: Path, overlay: dict[str, str]) -> None:
         path.write_text(text, encoding="utf-8")
 
 
+SAFE_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
 def read_capped(path: Path, limit: int) -> str:
-    """At most `limit` bytes of a file: its head and its tail around a marker."""
+    """At most `limit` bytes of a file: its head and its tail around a marker.
+
+    The file may have been replaced by the run: it is opened without following a symlink
+    and without blocking (a FIFO), and read only if it is a regular file, never past
+    `limit`, so a run cannot make the trusted side hang or read without end.
+    """
     try:
-        size = path.stat().st_size
-        with open(path, "rb") as fh:
-            if size <= limit:
-                data = fh.read(limit)
-            else:
-                head = fh.read(limit * 3 // 4)
-                fh.seek(size - limit // 4)
-                tail = fh.read(limit // 4)
-                cut = size - len(head) - len(tail)
-                data = head + f"\n[... {cut} bytes cut ...]\n".encode() + tail
+        fd = os.open(path, SAFE_OPEN)
     except OSError:
         return ""
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return f"[not a regular file: {path.name}]"
+        size = info.st_size
+        if size <= limit:
+            data = _read_at_most(fd, limit)
+        else:
+            head = _read_at_most(fd, limit * 3 // 4)
+            os.lseek(fd, size - limit // 4, os.SEEK_SET)
+            tail = _read_at_most(fd, limit // 4)
+            cut = size - len(head) - len(tail)
+            data = head + f"\n[... {cut} bytes cut ...]\n".encode() + tail
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
     return data.decode("utf-8", "replace")
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    chunks, left = [], limit
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def main(argv: list[str] | None = None) -> None:
