@@ -589,3 +589,95 @@ def test_output_files_are_read_safely(tmp_path):
     assert read_capped(link, 1000) == ""
     assert len(read_capped(big, 1000)) < 1100
     assert time.monotonic() - started < 1
+
+
+# -- runs cannot reach each other ----------------------------------------------------------
+
+def test_sysv_ipc_does_not_outlive_a_run(engine):
+    if os.geteuid() != 0 and engine.isolation == "weak":
+        pytest.skip("a fresh IPC namespace per run needs root or the sandbox")
+    writer = job("""\
+        import subprocess
+        for kind in ("-M", "-S", "-Q"):
+            args = [kind, "4096"] if kind == "-M" else [kind, "1"] if kind == "-S" else [kind]
+            subprocess.run(["ipcmk", *args], check=True, capture_output=True)
+
+        def add(a, b):
+            return a + b
+        """)
+    reader = """\
+        def add(a, b):
+            for kind in ("shm", "sem", "msg"):
+                with open("/proc/sysvipc/" + kind) as fh:
+                    rows = fh.read().splitlines()[1:]
+                assert rows == [], (kind, rows)
+            return a + b
+        """
+    results = list(engine.run([writer, writer]))
+    assert [r.outcome for r in results] == ["passed", "passed"], [r.reason for r in results]
+    for _ in range(2):  # whichever worker takes it
+        result = run_one(engine, reader)
+        assert result.outcome == "passed", result.reason
+
+
+def test_keyring_is_not_carried_over(engine):
+    if os.geteuid() != 0 or sandbox.run_uid(engine.isolation) is None:
+        pytest.skip("runs keep the caller's uid here")
+    add_key = ("import ctypes\n"
+               "libc = ctypes.CDLL(None)\n"
+               "libc.syscall.restype = ctypes.c_long\n"
+               "print(libc.syscall(248, b'user', b'curator-leak', b'secret', 6, -4))\n")
+    writer = job(f"""\
+        import subprocess, sys
+        subprocess.run([sys.executable, "-c", {add_key!r}], check=True)
+
+        def add(a, b):
+            return a + b
+        """)
+    find_key = ("import ctypes\n"
+                "libc = ctypes.CDLL(None)\n"
+                "libc.syscall.restype = ctypes.c_long\n"
+                "print(libc.syscall(250, 10, -4, b'user', b'curator-leak', 0))\n")
+    reader = f"""\
+        import subprocess, sys
+
+        def add(a, b):
+            out = subprocess.run([sys.executable, "-c", {find_key!r}], capture_output=True,
+                                 text=True, check=True).stdout.strip()
+            assert out == "-1", "a key of an earlier run is still there: " + out
+            return a + b
+        """
+    if os.uname().machine != "x86_64":
+        pytest.skip("the syscall numbers in this test are x86_64's")
+    assert [r.outcome for r in engine.run([writer, writer])] == ["passed", "passed"]
+    for _ in range(2):
+        result = run_one(engine, reader)
+        assert result.outcome == "passed", result.reason
+
+
+def test_tmp_and_dev_shm_are_wiped_completely(strong_engine):
+    writer = job("""\
+        import os
+        for folder in ("/tmp/.curator-src", "/tmp/.hidden", "/dev/shm/.hidden"):
+            os.makedirs(folder, exist_ok=True)
+            with open(folder + "/leak", "w") as fh:
+                fh.write("x")
+        with open("/dev/shm/leak", "w") as fh:
+            fh.write("x")
+
+        def add(a, b):
+            return a + b
+        """)
+    reader = """\
+        import os
+
+        def add(a, b):
+            for path in ("/tmp/.curator-src/leak", "/tmp/.hidden/leak", "/dev/shm/.hidden/leak",
+                         "/dev/shm/leak"):
+                assert not os.path.exists(path), path
+            return a + b
+        """
+    assert [r.outcome for r in strong_engine.run([writer, writer])] == ["passed", "passed"]
+    for _ in range(2):
+        result = run_one(strong_engine, reader)
+        assert result.outcome == "passed", result.reason

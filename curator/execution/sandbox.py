@@ -108,7 +108,9 @@ def _privilege_args() -> list[str]:
         # Privileged bwrap: no user namespace, so the worker can drop runs to nobody;
         # it keeps only the capabilities needed for that.
         # (and for signalling and cleaning up after them).
-        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER")
+        # CAP_SYS_ADMIN: each run gets a fresh IPC namespace (runs drop it with root).
+        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER",
+                "CAP_SYS_ADMIN")
         return ["--cap-drop", "ALL", *[a for cap in caps for a in ("--cap-add", cap)]]
     return ["--unshare-user"]
 
@@ -308,6 +310,35 @@ def not_dumpable() -> None:
     """Other processes of the same uid (the run's own children) cannot ptrace us or read
     /proc/<pid>/mem: the run's memory is out of reach of anything but the run itself."""
     _prctl(PR_SET_DUMPABLE, 0)
+
+
+CLONE_NEWIPC = 0x08000000
+KEYCTL_JOIN_SESSION_KEYRING = 1
+KEYCTL_CLEAR = 7
+KEY_SPEC_USER_KEYRING = -4
+KEY_SPEC_USER_SESSION_KEYRING = -5
+SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "i686": 288, "ppc64le": 271, "s390x": 280}
+
+
+def new_ipc_namespace() -> bool:
+    """A fresh IPC namespace for this process: SysV shared memory, semaphores and message
+    queues of earlier runs are not visible, and this run's go when its last process ends.
+    False when we lack the privilege (weak isolation as a normal user)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.unshare(CLONE_NEWIPC) == 0
+
+
+def fresh_keyrings() -> bool:
+    """Empty the run uid's persistent keyrings and join a new session keyring, so no key
+    a previous run (of any engine) stored under this uid reaches this one."""
+    number = SYS_KEYCTL.get(os.uname().machine)
+    if number is None:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    ok = libc.syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None) >= 0
+    for ring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
+        ok = libc.syscall(number, KEYCTL_CLEAR, ring) == 0 and ok
+    return ok
 
 
 def drop_privileges(uid: int | None) -> None:

@@ -297,7 +297,10 @@ class Worker:
         """In the child: drop privileges, lay out the run folder, set limits; its env."""
         sandbox.die_with_parent()
         sandbox.no_new_privileges()
+        if os.geteuid() == 0 or self.settings.isolation == "strong":
+            sandbox.new_ipc_namespace()
         sandbox.drop_privileges(self.settings.uid)
+        sandbox.fresh_keyrings()
         os.mkdir(rundir, 0o700)
         limits = job.limits
         if job.repo_backed:
@@ -343,7 +346,9 @@ class Worker:
         folders = [Path(self.settings.tmp_root)]
         if self.settings.wipe_tmp:
             folders.append(Path("/dev/shm"))  # private only inside the sandbox
-        ours = {self.private.name, self.harness_dir.name, ".curator-src"}
+        ours = {self.private.name, self.harness_dir.name}
+        if not self.settings.warm:
+            ours.add(".curator-src")  # a one-shot worker's repository mount
         for folder in folders:
             for entry in folder.iterdir() if folder.is_dir() else ():
                 if folder == Path(self.settings.tmp_root) and entry.name in ours:
