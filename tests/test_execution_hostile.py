@@ -681,3 +681,47 @@ def test_tmp_and_dev_shm_are_wiped_completely(strong_engine):
     for _ in range(2):
         result = run_one(strong_engine, reader)
         assert result.outcome == "passed", result.reason
+
+
+# -- deny by default -------------------------------------------------------------------------
+
+def test_a_run_sees_only_its_interpreter_and_run_folder(strong_engine):
+    import curator
+
+    checkout = os.path.dirname(os.path.dirname(os.path.abspath(curator.__file__)))
+    hidden = [os.path.join(checkout, "tests"), os.path.join(checkout, "problems"),
+              os.path.join(checkout, "db"), os.path.join(checkout, "curator", "cli"),
+              os.path.join(checkout, "pyproject.toml"), "/var/lib", "/srv", "/var",
+              "/etc/shadow", "/root/.bash_history", "/home", "/mnt", "/media", "/boot"]
+    visible_needed = [os.path.join(checkout, "curator", "execution", "worker.py")]
+    result = run_one(strong_engine, f"""\
+        import os, sys
+
+        def add(a, b):
+            seen = [p for p in {hidden!r} if os.path.exists(p)]
+            assert seen == [], seen
+            assert all(os.path.exists(p) for p in {visible_needed!r})
+            assert os.path.exists(sys.executable)
+            return a + b
+        """)
+    assert result.outcome == "passed", (result.reason, result.stderr[-2000:])
+
+
+def test_a_database_outside_the_workspace_is_not_visible(strong_engine):
+    folder = f"/var/tmp/curator-db-{uuid.uuid4().hex}"
+    os.makedirs(folder)
+    try:
+        with open(os.path.join(folder, "curator.sqlite"), "w") as fh:
+            fh.write("secret references")
+        result = run_one(strong_engine, f"""\
+            import os
+
+            def add(a, b):
+                assert not os.path.exists({folder!r}), os.listdir({folder!r})
+                return a + b
+            """)
+    finally:
+        import shutil
+
+        shutil.rmtree(folder)
+    assert result.outcome == "passed", result.reason

@@ -171,36 +171,72 @@ class SandboxSpec:
     shm_mb: int = 512
 
     def argv(self, command: list[str]) -> list[str]:
+        """Deny by default: the sandbox's root is empty; only the system's programs and
+        libraries, a few files of /etc, the interpreters and what repo-backed runs need are
+        mounted (read-only), besides a private /tmp, /dev/shm, /dev and /proc."""
         path = bwrap_path()
-        args = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        for folder in sorted({*HIDDEN, *self.hide}):
-            if os.path.isdir(folder) and not os.path.islink(folder):
-                args += ["--tmpfs", folder]
+        args = [path]
+        for folder in SYSTEM_DIRS:
+            if os.path.islink(folder):
+                args += ["--symlink", os.readlink(folder), folder]
+            elif os.path.isdir(folder):
+                args += ["--ro-bind", folder, folder]
+        args += ["--dev", "/dev", "--proc", "/proc", "--perms", "0755", "--dir", "/etc"]
+        for name in ETC_FILES:
+            if os.path.lexists(f"/etc/{name}"):
+                args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         args += ["--perms", "1777", "--size", str(self.tmp_mb << 20), "--tmpfs", "/tmp"]
         args += ["--perms", "1777", "--size", str(self.shm_mb << 20), "--tmpfs", "/dev/shm"]
-        binds = [(p, p) for p in python_paths(self.python)]
-        if self.python != sys.executable:
-            binds += [(p, p) for p in python_paths(None)]
+        binds = [(p, p) for p in mounts_for(self.python)]
         binds += list(self.ro_binds)
-        made: set[str] = set()
-        bound: list[str] = []
+        made: set[str] = {"/", "/etc", "/tmp", "/dev", "/proc", *SYSTEM_DIRS}
+        bound: list[str] = list(SYSTEM_DIRS)
         for host, inside in sorted(set(binds), key=lambda b: (len(b[1]), b[1])):
-            if any(inside.startswith(b.rstrip("/") + "/") for b in bound):
+            if any(inside == b or inside.startswith(b.rstrip("/") + "/") for b in bound):
                 continue  # already visible through a bound parent
             bound.append(inside)
-            if _needs_bind(inside, self.hide):
-                # bwrap would create the missing parents 0700: runs dropped to nobody
-                # could not walk through them.
-                for parent in reversed(Path(inside).parents[:-1]):
-                    if str(parent) not in made:
-                        made.add(str(parent))
-                        args += ["--perms", "0755", "--dir", str(parent)]
-                args += ["--ro-bind", host, inside]
-                made.add(inside)
+            # bwrap would create the missing parents 0700: runs dropped to nobody could
+            # not walk through them.
+            for parent in reversed(Path(inside).parents[:-1]):
+                if str(parent) not in made:
+                    made.add(str(parent))
+                    args += ["--perms", "0755", "--dir", str(parent)]
+            args += ["--ro-bind", host, inside]
+            made.add(inside)
+        for folder in sorted({*HIDDEN, *self.hide}):  # when inside something bound above
+            if os.path.isdir(folder) and not os.path.islink(folder) and \
+                    any(folder.startswith(b.rstrip("/") + "/") for b in bound):
+                args += ["--tmpfs", folder]
         args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                  "--unshare-cgroup-try", "--die-with-parent", "--new-session",
                  *_privilege_args(), "--chdir", "/tmp", *command]
         return args
+
+
+# What every sandbox sees of the host: programs and shared libraries, nothing else.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf",
+             "localtime", "hosts", "alternatives", "mime.types", "os-release",
+             "debian_version", "ssl")
+# The part of the curator package a worker imports (the rest of the checkout stays out).
+WORKER_FILES = ("__init__.py", "errors.py", "execution")
+
+
+def mounts_for(python: str | None) -> list[str]:
+    """Host paths a worker for `python` needs, to mount read-only: that interpreter's
+    paths (python_paths) and, the worker being curator's own code, the curator
+    interpreter's, with the curator package narrowed to what the worker imports."""
+    package = str(Path(__file__).resolve().parents[1])
+    own = python is None or os.path.abspath(python) == os.path.abspath(sys.executable)
+    paths = set(python_paths(None))
+    if not own:
+        paths.update(python_paths(python))
+    inside = {p for p in paths if p == package or p.startswith(package + os.sep)}
+    if inside:
+        paths -= inside
+        paths.update(os.path.join(package, name) for name in WORKER_FILES
+                     if os.path.exists(os.path.join(package, name)))
+    return sorted(paths)
 
 
 def _needs_bind(path: str, extra_hidden: list[str]) -> bool:
