@@ -38,8 +38,10 @@ def strong_engine(engine):
 
 
 def _nproc_enforced(engine) -> bool:
-    # RLIMIT_NPROC never applies to root; runs drop to nobody unless weak mode cannot.
-    return os.geteuid() != 0 or sandbox.run_uid(engine.isolation) is not None
+    # A pids cgroup per worker slot; else RLIMIT_NPROC, which never applies to root (runs
+    # drop to nobody unless weak mode cannot).
+    return engine.info().get("slot_cgroups") or os.geteuid() != 0 or \
+        sandbox.run_uid(engine.isolation) is not None
 
 
 def test_syntax_error(engine):
@@ -725,3 +727,29 @@ def test_a_database_outside_the_workspace_is_not_visible(strong_engine):
 
         shutil.rmtree(folder)
     assert result.outcome == "passed", result.reason
+
+
+def test_a_fork_flood_does_not_starve_the_run_on_the_other_worker(engine):
+    if not engine.info().get("slot_cgroups"):
+        if os.environ.get("CI") == "true":
+            pytest.fail("no writable pids cgroup: runs share one process limit")
+        pytest.skip("no writable pids cgroup here: runs share RLIMIT_NPROC")
+    tag = f"flood{uuid.uuid4().hex[:8]}"
+    flood = job(f"""\
+        import os, sys
+        code = "import os, time\\nwhile True:\\n    try:\\n        os.fork()\\n    except OSError:\\n        time.sleep(0.01)\\n"
+        os.execv(sys.executable, [sys.executable, "-c", code, "{tag}"])
+        """, timeout=6, processes=400)
+    steady = job("""\
+        import subprocess, sys, time
+
+        def add(a, b):
+            time.sleep(1.5)
+            for _ in range(10):
+                subprocess.run([sys.executable, "-c", "pass"], check=True)
+            return a + b
+        """, timeout=30, processes=16)
+    results = {r.job_id: r for r in engine.run([flood, steady])}
+    assert results[steady.job_id].outcome == "passed", results[steady.job_id].reason
+    assert results[flood.job_id].outcome == "timeout"
+    assert processes_matching(tag.encode()) == []

@@ -284,7 +284,7 @@ class Guard:
         stack = self._stack(sys._getframe(2))  # from the code that raised the event
         if threading.get_ident() != self._main:
             stack.first_untrusted = True  # threads are the solution's: nothing else starts one
-        elif not any(untrusted for _, untrusted, _ in stack.entries):
+        elif not stack.solution:
             return None
         if event in VETOED or event.startswith("ctypes."):
             return event
@@ -306,7 +306,8 @@ class Guard:
         while frame is not None:
             code = frame.f_code
             entries.append((code.co_name, self._untrusted_code(code.co_filename),
-                            code.co_filename.endswith(HELPER_FILES)))
+                            code.co_filename.endswith(HELPER_FILES),
+                            code.co_filename.startswith("<frozen importlib")))
             frame = frame.f_back
         return _Stack(entries)
 
@@ -338,7 +339,7 @@ class Guard:
         # A helper (inspect, traceback) the solution called to hand it frames; helpers
         # that only format them (traceback.format_exc) are fine.
         entry = None
-        for name, untrusted, helper in stack.entries:
+        for name, untrusted, helper, _ in stack.entries:
             if untrusted:
                 return what + " through " + entry if entry in FRAME_GIVERS else None
             if not helper:
@@ -351,6 +352,15 @@ class _Stack:
     def __init__(self, entries):
         self.entries = entries
         self.first_untrusted = bool(entries) and entries[0][1]
+        # Solution code is on the stack, and the event is not raised by a library's own
+        # module code that the solution merely imports (torch loading its libraries).
+        self.solution = False
+        for _, untrusted, _, importer in entries:
+            if untrusted:
+                self.solution = True
+                break
+            if importer:
+                break
 
 
 def _protected(name):

@@ -303,15 +303,17 @@ def vm_size_bytes() -> int:
     return 0
 
 
-def apply_rlimits(*, address_space: int, cpu_s: int, processes: int, file_bytes: int,
+def apply_rlimits(*, address_space: int, cpu_s: int, processes: int | None, file_bytes: int,
                   open_files: int) -> None:
-    """Called in the run's own process, after dropping privileges and before its code."""
-    for which, value in ((resource.RLIMIT_AS, address_space),
-                         (resource.RLIMIT_CPU, cpu_s),
-                         (resource.RLIMIT_NPROC, processes),
-                         (resource.RLIMIT_FSIZE, file_bytes),
-                         (resource.RLIMIT_NOFILE, open_files),
-                         (resource.RLIMIT_CORE, 0)):
+    """Called in the run's own process, after dropping privileges and before its code.
+
+    processes=None leaves RLIMIT_NPROC alone (a pids cgroup limits the run instead)."""
+    limits = [(resource.RLIMIT_AS, address_space), (resource.RLIMIT_CPU, cpu_s),
+              (resource.RLIMIT_NPROC, processes), (resource.RLIMIT_FSIZE, file_bytes),
+              (resource.RLIMIT_NOFILE, open_files), (resource.RLIMIT_CORE, 0)]
+    for which, value in limits:
+        if value is None:
+            continue
         _, hard = resource.getrlimit(which)
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)

@@ -59,6 +59,7 @@ class Settings:
     nproc_base: int = 0
     tmp_root: str = "/tmp"
     wipe_tmp: bool = False   # /dev/shm is ours too (strong isolation)
+    slot_cgroup: bool = False  # the engine limits processes per slot (pids cgroup)
 
     @classmethod
     def from_json(cls, text: str) -> Settings:
@@ -318,10 +319,15 @@ class Worker:
         env[proctree.MARKER_VAR] = marker
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
+        if self.settings.slot_cgroup:
+            _prefer_as_oom_victim()  # the slot's memory limit must hit the run, not us
         sandbox.apply_rlimits(
             address_space=base + (limits.memory_mb << 20),
             cpu_s=max(1, math.ceil(limits.timeout_s)) + 1,
-            processes=self.settings.nproc_base + limits.processes,
+            # With a pids cgroup per slot the per-uid RLIMIT_NPROC, shared by every run of
+            # this uid on the host, is not needed and would let runs starve each other.
+            processes=None if self.settings.slot_cgroup else
+            self.settings.nproc_base + limits.processes,
             file_bytes=limits.file_mb << 20,
             open_files=limits.open_files)
         return env
@@ -360,6 +366,14 @@ class Worker:
                         entry.unlink()
                     except OSError:
                         pass
+
+
+def _prefer_as_oom_victim() -> None:
+    try:
+        with open("/proc/self/oom_score_adj", "w") as fh:
+            fh.write("1000")
+    except OSError:
+        pass
 
 
 def _exercise_torch(torch) -> None:
