@@ -1,6 +1,6 @@
 """The original DL-Bench release formats: `.txt` files, the CSV form, and label spellings.
 
-Pure functions: text in, records out (no store, no files written). See DESIGN §2.
+Pure functions: text in, records out (no store, no files written). See docs/ARCHITECTURE.md#file-formats.
 
 A `.txt` file is a sequence of `key: value` blocks. A key counts only when it starts a
 line with at most two leading spaces (so indented code in a prompt that happens to
@@ -86,7 +86,7 @@ _SPELLINGS = {
         "other": ["others", "other", "none", "n/a", "misc"],
     },
 }
-# An empty value means this (DESIGN §2); an empty stage has no default.
+# An empty value means this (docs/ARCHITECTURE.md#file-formats); an empty stage has no default.
 EMPTY_MEANS = {"task": "general", "data": "other"}
 
 
