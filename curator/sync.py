@@ -11,6 +11,7 @@ from curator.problem import Problem
 from curator.problem_files import scan, write_problem
 from curator.store import Store
 from curator.store import problems as problem_store
+from curator.store import runs as run_store
 
 Progress = Callable[[int, int, str], None]
 
@@ -99,9 +100,7 @@ def save_and_write(store: Store, problem: Problem, problems_dir: str | Path) -> 
     if problem.status == "ready" and problem_store.exists(store, problem.id):
         before = problem_store.get(store, problem.id)
         if before.status != "ready":
-            from curator.execution.runs import reference_passes
-
-            if not reference_passes(store, problem):
+            if not run_store.reference_passes(store, problem):
                 raise CuratorError(
                     f"problem {problem.id}: cannot mark ready before its reference solution "
                     f"passes its tests; run `curator run {problem.id}` first")

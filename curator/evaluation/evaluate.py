@@ -13,9 +13,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from curator import runs as run_store
 from curator.errors import CuratorError
 from curator.evaluation.outcomes import INFRA
-from curator.execution import runs as run_store
 from curator.execution.engine import Engine, default_workers
 from curator.store import Store
 from curator.store import problems as problem_store

@@ -19,9 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curator import __version__
+from curator import __version__, taxonomy
 from curator.errors import CuratorError
+from curator.evaluation.outcomes import sample_runs
 from curator.labels import AXES
+from curator.mining.gitcache import cache_for, repo_name
+from curator.mining.licenses import LICENSE_FILES
 from curator.problem import Problem
 from curator.problem_files import TOML, toml_text
 from curator.release import ReleaseError, datasheet, dlbench, gates
@@ -104,8 +107,6 @@ def taxonomy_document(store: Store) -> dict:
             "dlbench": dlbench.EXPORT_SPELLINGS[row["axis"]].get(row["slug"], row["name"])})
     doc: dict = {"labels": labels}
     if _table_exists(store, "taxonomy_versions"):
-        from curator import taxonomy
-
         doc["bug_taxonomy"] = taxonomy.current(store).to_json()
     return doc
 
@@ -221,8 +222,6 @@ def results(store: Store, name: str, problems: list[Problem]) -> list[dict]:
                      "sample_index": None, **_run_record(run)})
     samples = _sample_keys(store, ids)
     if samples:
-        from curator.evaluation.outcomes import sample_runs
-
         for sid, run in sample_runs(store, list(samples)).items():
             sample = samples[sid]
             rows.append({"task_id": f"{name}/{sample['problem_id']}", "solution_kind": "sample",
@@ -238,8 +237,6 @@ def results(store: Store, name: str, problems: list[Problem]) -> list[dict]:
 # -- LICENSES/ -------------------------------------------------------------------------
 
 def _license_file_name(repo: str) -> str:
-    from curator.mining.gitcache import repo_name
-
     return re.sub(r"[^A-Za-z0-9._-]+", "_", repo_name(repo)).strip("_.") or "upstream"
 
 
@@ -248,9 +245,6 @@ def _upstream_license_text(workspace: Workspace, repo: str, commit: str | None) 
     if not commit:
         return None
     try:
-        from curator.mining.gitcache import cache_for
-        from curator.mining.licenses import LICENSE_FILES
-
         cached = cache_for(workspace.repos_dir, repo)
         if not cached.exists or not cached.has_commit(commit):
             return None
@@ -300,8 +294,6 @@ def licenses(workspace: Workspace, name: str, license_: str | None,
 
 
 def _workspace_license_text(workspace: Workspace) -> str | None:
-    from curator.mining.licenses import LICENSE_FILES
-
     try:
         names = sorted((p for p in Path(workspace.root).iterdir()
                         if p.is_file() and LICENSE_FILES.match(p.name)),
