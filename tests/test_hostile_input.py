@@ -327,3 +327,41 @@ def test_load_stays_byte_identical_for_valid_problems(workspace, tmp_path):
     with Store(workspace.db_path) as store:
         report = sync.load(store, workspace.problems_dir)
     assert not report.errors and not report.loaded
+
+
+@pytest.mark.slow
+def test_a_200k_term_sample_costs_only_its_own_run(tmp_path):
+    """A repo-backed sample whose code is one huge expression: an error outcome for it,
+    the other samples of the batch evaluated as usual."""
+    from tests.mining_support import commit, git, write
+    from tests.test_mining_run import SHAPES, TEST_SHAPES, WRONG
+
+    upstream = tmp_path / "geomlib"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "-b", "main")
+    write(upstream, {"conftest.py": "", "geom/__init__.py": "", "geom/shapes.py": SHAPES,
+                     "tests/test_shapes.py": TEST_SHAPES})
+    commit(upstream, "geometry")
+    from curator import workspace as workspace_mod
+    from curator.mining import candidates as candidate_store
+
+    ws = workspace_mod.init(tmp_path / "ws")
+    assert invoke(ws, "mine", str(upstream)).exit_code == 0
+    with Store(ws.db_path) as store:
+        (row,) = candidate_store.list_rows(store)
+    assert invoke(ws, "candidates", "accept", str(row["id"]), "--id", "polygon_area"
+                  ).exit_code == 0
+    huge = "def polygon_area(points):\n    return " + "+".join(["1"] * 200_000) + "\n"
+    path = write_jsonl(tmp_path / "s.jsonl", [
+        {"task_id": "polygon_area", "solution": SHAPES, "sample_index": 0},
+        {"task_id": "polygon_area", "solution": huge, "sample_index": 1},
+        {"task_id": "polygon_area", "solution": WRONG, "sample_index": 2}])
+    assert invoke(ws, "samples", "import", str(path), "--model", "m").exit_code == 0
+    result = invoke(ws, "samples", "eval", "--json", "--workers", "1")
+    assert "Traceback" not in result.output
+    data = json.loads(result.output[result.output.index("{"):])
+    with Store(ws.db_path) as store:
+        outcomes = {r["sample_index"]: r["outcome"] for r in store.query(
+            "SELECT s.sample_index, r.outcome FROM samples s JOIN runs r ON r.sample_id = s.id")}
+    assert outcomes[0] == "passed" and outcomes[2] == "failed"
+    assert outcomes.get(1) == "error", (outcomes, data)
