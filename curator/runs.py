@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from curator.errors import CuratorError
+from curator.execution import verdict
 from curator.execution.engine import Engine, default_workers, resolve_backend
 from curator.execution.job import Job, Limits, RunResult
 from curator.mining import checkout
@@ -21,6 +22,9 @@ from curator.store import Store
 from curator.store import problems as problem_store
 from curator.store.runs import (  # noqa: F401  (re-exported: the runs API in one place)
     SOLUTION_KINDS,
+    baseline,
+    baseline_row,
+    excluded,
     get,
     history,
     latest,
@@ -84,7 +88,9 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
     limits = limits or default_limits(store, workspace, problem)
     job = Job(problem_id=problem.id, solution=solution_text or "",
               entry_point=problem.entry_point, kind=problem.kind, tests=problem.tests,
-              limits=limits)
+              limits=limits, reference=solution_kind == "reference")
+    if solution_kind != "reference":
+        job.baseline = baseline(store, problem)
     if not problem.repo_backed or not (solution_text or "").strip():
         return job
     try:
@@ -95,6 +101,8 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
         return job
     job.repo_dir, job.overlay, job.python = str(repo_dir), dict(overlay), python
     job.node_ids = list(problem.test_node_ids)
+    job.deselect = [row["node_id"] for row in excluded(store, problem.id)
+                    if row["node_id"] not in job.node_ids]
     job.tests = None
     return job
 
@@ -198,5 +206,6 @@ def _run_json(run_id: int, result: RunResult) -> dict:
     return {"run_id": run_id, "problem_id": result.problem_id, "outcome": result.outcome,
             "duration_s": result.duration_s,
             "tests": [{"id": t["id"], "outcome": t["outcome"]} for t in result.tests],
+            "not_counted": verdict.not_counted(result.tests),
             "reason": result.reason, "timeout_s": result.timeout_s, "env": result.env,
             "job_id": result.job_id}

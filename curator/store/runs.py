@@ -9,6 +9,7 @@ import hashlib
 import json
 
 from curator.errors import CuratorError, NotFoundError
+from curator.execution import verdict
 from curator.execution.job import RunResult
 from curator.problem import Problem
 from curator.store import Store, now
@@ -26,6 +27,47 @@ def reference_time(store: Store, problem_id: str) -> float | None:
         "SELECT duration_s FROM runs WHERE problem_id = ? AND solution_kind = 'reference' "
         "AND outcome = 'passed' ORDER BY id DESC LIMIT 1", (problem_id,))
     return row["duration_s"] if row else None
+
+
+# -- baselines and excluded tests -----------------------------------------------------------
+
+
+def baseline(store: Store, problem: Problem) -> dict[str, str] | None:
+    """{node id: outcome} of the current reference's passing run, or None."""
+    row = store.one("SELECT * FROM baselines WHERE problem_id = ?", (problem.id,))
+    if row is None or row["solution_hash"] != solution_hash(problem.solution):
+        return None
+    return json.loads(row["tests"])
+
+
+def baseline_row(store: Store, problem_id: str) -> dict | None:
+    row = store.one("SELECT * FROM baselines WHERE problem_id = ?", (problem_id,))
+    if row is not None:
+        row["tests"] = json.loads(row["tests"])
+    return row
+
+
+def excluded(store: Store, problem_id: str) -> list[dict]:
+    """Upstream tests the problem leaves out, with the reason each was left out."""
+    return store.query("SELECT node_id, reason, actor, created_at FROM excluded_tests "
+                       "WHERE problem_id = ? ORDER BY node_id", (problem_id,))
+
+
+def _store_baseline(store: Store, run_id: int, result: RunResult, hash_: str) -> None:
+    tests = verdict.baseline_of(result.tests)
+    before = store.one("SELECT tests FROM baselines WHERE problem_id = ?", (result.problem_id,))
+    store.execute(
+        "INSERT INTO baselines (problem_id, solution_hash, run_id, tests, created_at) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (problem_id) DO UPDATE SET "
+        "solution_hash = excluded.solution_hash, run_id = excluded.run_id, "
+        "tests = excluded.tests, created_at = excluded.created_at",
+        (result.problem_id, hash_, run_id, json.dumps(tests, sort_keys=True), now()))
+    if before is None or json.loads(before["tests"]) != tests:
+        store.audit("baseline", result.problem_id, "update" if before else "create",
+                    after={"run_id": run_id, "solution_hash": hash_, "tests": tests})
+
+
+# -- the runs table -----------------------------------------------------------------------
 
 
 def record(store: Store, result: RunResult, solution_kind: str, solution_hash: str,
@@ -47,6 +89,8 @@ def record(store: Store, result: RunResult, solution_kind: str, solution_hash: s
             f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
             list(row.values()))
         run_id = cursor.lastrowid
+        if solution_kind == "reference" and result.outcome == "passed":
+            _store_baseline(store, run_id, result, solution_hash)
         store.audit("run", run_id, "create", after={
             "problem_id": result.problem_id, "solution_kind": solution_kind,
             "solution_hash": solution_hash, "sample_id": sample_id,
