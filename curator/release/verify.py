@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from curator.errors import CuratorError
 from curator.execution.engine import Engine
-from curator.execution.job import Job
+from curator.execution.job import OUTCOMES, Job
 from curator.limits import DEFAULT, Limits, csv_rows
 from curator.release import dlbench
 from curator.release.reader import MANIFEST, PROBLEMS, Bundle, read_bundle
@@ -21,7 +21,6 @@ from curator.release.tarball import ArchiveError, read_tar_gz
 from curator.runs import job_for
 
 Progress = Callable[[int, int, str], None]
-OUTCOMES = ("passed", "failed", "error", "timeout", "oom", "crashed", "no_code", "infra")
 
 
 @dataclass

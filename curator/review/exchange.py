@@ -15,7 +15,7 @@ from pathlib import Path
 
 from curator import timestamps
 from curator.errors import CuratorError
-from curator.review import labels as label_store
+from curator.review import annotations as label_store
 from curator.store import Store
 
 FORMAT = "curator-review-labels/1"
