@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from curator.errors import CuratorError
@@ -18,6 +18,7 @@ from curator.execution.engine import Engine, default_workers, resolve_backend
 from curator.execution.job import Job, Limits, RunResult
 from curator.mining import checkout
 from curator.problem import Problem
+from curator.progress import CancelCheck, Progress
 from curator.store import Store
 from curator.store import problems as problem_store
 from curator.store.runs import (  # noqa: F401  (re-exported: the runs API in one place)
@@ -40,8 +41,6 @@ DEFAULT_TIMEOUT_S = 60.0      # when the reference has never been timed on this 
 TIMEOUT_FLOOR_S = 10.0
 TIMEOUT_FACTOR = 10.0
 
-Progress = Callable[[int, int, str], None]
-Cancelled = Callable[[], bool]
 
 
 def settings(workspace: Workspace | None) -> dict:
@@ -146,7 +145,7 @@ class RunReport:
 
 def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None = None,
                  workers: int | None = None, timeout: float | None = None, repeat: int = 1,
-                 progress: Progress | None = None, cancelled: Cancelled | None = None,
+                 progress: Progress | None = None, cancelled: CancelCheck | None = None,
                  engine: Engine | None = None, backend: str | None = None,
                  address: str | None = None, resume: bool = False) -> RunReport:
     """Run the reference solutions of these problems (all when ids is None), `repeat`

@@ -9,11 +9,10 @@ from pathlib import Path
 from curator.errors import CuratorError
 from curator.problem import Problem, validate
 from curator.problem_files import scan, write_problem
+from curator.progress import Progress, checkpoint
 from curator.store import Store
 from curator.store import problems as problem_store
 from curator.store import runs as run_store
-
-Progress = Callable[[int, int, str], None]
 
 
 @dataclass
@@ -42,8 +41,7 @@ def load(store: Store, problems_dir: str | Path, progress: Progress | None = Non
     total = len(result.problems)
     with store.transaction():
         for index, (problem, raw, _folder) in enumerate(result.problems, 1):
-            if cancelled and cancelled():
-                raise KeyboardInterrupt("load cancelled")
+            checkpoint(cancelled, "load")
             changed = problem_store.save(store, problem, raw_toml=raw)
             if changed:
                 report.loaded.append(problem.id)

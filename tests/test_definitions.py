@@ -147,3 +147,23 @@ def test_report_and_datasheet_name_a_model_alike(empty_workspace, tmp_path):
         table = datasheet._pass_at_k(facts)
         named = {line.split("|")[1].strip() for line in table[2:] if line.startswith("| ")}
         assert keys <= named
+
+
+def test_one_cancellation_mechanism():
+    from curator.errors import Cancelled, CuratorError
+    from curator.mining.index import MiningCancelled
+    from curator.progress import checkpoint
+
+    checkpoint(None, "x")
+    checkpoint(lambda: False, "x")
+    with pytest.raises(Cancelled, match="release build cancelled"):
+        checkpoint(lambda: True, "release build")
+    assert issubclass(Cancelled, CuratorError) and MiningCancelled is Cancelled
+
+
+def test_nothing_raises_keyboard_interrupt_as_a_signal():
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1] / "curator"
+    offenders = [str(p) for p in root.rglob("*.py")
+                 if "raise KeyboardInterrupt" in p.read_text(encoding="utf-8")]
+    assert offenders == []

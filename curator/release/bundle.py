@@ -27,6 +27,7 @@ from curator.mining.gitcache import cache_for, repo_name
 from curator.mining.licenses import LICENSE_FILES
 from curator.problem import Problem
 from curator.problem_files import TOML, toml_text
+from curator.progress import Progress, checkpoint
 from curator.release import ReleaseError, datasheet, dlbench, gates
 from curator.release.reader import MANIFEST, PROBLEMS, is_archive_name
 from curator.release.rows import jsonl_line, problem_row
@@ -46,7 +47,6 @@ LICENSES = "LICENSES"
 VERSION_PATTERN = re.compile(r"^\d+\.\d+\.\d+$")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
-Progress = Callable[[int, int, str], None]
 
 
 def archive_name(name: str, version: str) -> str:
@@ -361,8 +361,7 @@ def contents(store: Store, workspace: Workspace, version: str, name: str | None 
             f"release blocked: {len(ids)} problem(s) fail a gate (e.g. {first.problem_id}: "
             f"{first.gate}: {first.reason}); see `curator release check`, or pass "
             "--allow-failing")
-    if cancelled and cancelled():
-        raise KeyboardInterrupt("release build cancelled")
+    checkpoint(cancelled, "release build")
     rows = [problem_row(p, name) for p in problems]
     names = _filename_map(store, problems)
     csv_rows = [dlbench.export_row(p, names[p.id]) for p in problems]

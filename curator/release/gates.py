@@ -34,6 +34,7 @@ from pathlib import Path
 from curator.labels import VOCAB
 from curator.mining.licenses import LICENSE_FILES, detect
 from curator.problem import SHA_PATTERN, Problem
+from curator.progress import Progress, checkpoint
 from curator.release import similarity
 from curator.release.codeinfo import count_tests
 from curator.store import Store
@@ -41,8 +42,6 @@ from curator.store import problems as problem_store
 from curator.store.runs import solution_hash
 from curator.timestamps import parse_or_none
 from curator.workspace import Workspace
-
-Progress = Callable[[int, int, str], None]
 
 GATES: dict[str, str] = {
     "reference_passes": "reference solution passes its tests on the pinned environment",
@@ -303,8 +302,7 @@ def check(store: Store, workspace: Workspace, problems: list[Problem] | None = N
 
     total = len(problems)
     for index, problem in enumerate(problems, 1):
-        if cancelled and cancelled():
-            raise KeyboardInterrupt("release check cancelled")
+        checkpoint(cancelled, "release check")
         problem_runs = runs.get(problem.id, [])
         reason = _reference_failure(problem_runs, changes.get(problem.id))
         if reason:

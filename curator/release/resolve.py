@@ -60,12 +60,12 @@ from curator.mining.modules import (
 from curator.mining.patch import PatchError, replace_symbol
 from curator.mining.promote import format_code
 from curator.problem import Problem
+from curator.progress import Progress, checkpoint
 from curator.release import dlbench
 from curator.store import Store, now
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
 
-Progress = Callable[[int, int, str], None]
 DLBENCH_ORIGINS = ("dlbench-txt", "dlbench-csv")
 # Flags of the import that a resolution settles.
 SETTLED = {"commit_unpinned", "solution_missing", "path_missing"}
@@ -543,8 +543,7 @@ def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None =
                 (row["id"], commit, rev or (f"as-of {as_of}" if as_of else None), license_id,
                  json.dumps({"dlbench_problems": len(items)}), now(), store.actor))
             for problem, imp in items:
-                if cancelled and cancelled():
-                    raise KeyboardInterrupt("resolve cancelled")
+                checkpoint(cancelled, "resolve")
                 done += 1
                 try:
                     resolved, record = resolve_problem(snapshot, problem, url, license_id)

@@ -14,13 +14,12 @@ from curator.errors import CuratorError
 from curator.execution.engine import Engine
 from curator.execution.job import OUTCOMES, Job
 from curator.limits import DEFAULT, Limits, csv_rows
+from curator.progress import Progress
 from curator.release import dlbench
 from curator.release.reader import MANIFEST, PROBLEMS, Bundle, read_bundle
 from curator.release.rows import row_errors, row_problem
 from curator.release.tarball import ArchiveError, read_tar_gz
 from curator.runs import job_for
-
-Progress = Callable[[int, int, str], None]
 
 
 @dataclass
