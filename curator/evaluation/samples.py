@@ -21,7 +21,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,7 +39,7 @@ from curator.limits import (
     value_problem,
 )
 from curator.problem import Problem
-from curator.progress import Progress, checkpoint
+from curator.progress import CancelCheck, Progress, checkpoint
 from curator.store import Store, now
 from curator.store import problems as problem_store
 
@@ -391,7 +391,7 @@ def _rows(paths: list[Path], report: ImportReport) -> Iterator[tuple[int, Path, 
 
 def import_files(store: Store, paths: Iterable[str | Path], model: str | None = None,
                  technique: str | None = None, progress: Progress | None = None,
-                 cancelled: Callable[[], bool] | None = None) -> ImportReport:
+                 cancelled: CancelCheck | None = None) -> ImportReport:
     """Import sample files, CHUNK_ROWS rows per transaction; see the module docstring."""
     paths = [Path(p) for p in paths]
     report = ImportReport(files=[str(p) for p in paths])
@@ -451,10 +451,6 @@ def get(store: Store, sample_id: int) -> dict:
     if row is None:
         raise NotFoundError(f"sample {sample_id} not found")
     return row
-
-
-def by_hash(store: Store, content_hash: str) -> dict | None:
-    return store.one("SELECT * FROM samples WHERE content_hash = ?", (content_hash,))
 
 
 def list_rows(store: Store, model: str | None = None, problem_id: str | None = None,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from curator.mining import repos
 from curator.mining.gitcache import GitError, cache_for, is_url, normalise_source
 from curator.mining.index import FAILURE_REASONS, Candidate, IndexResult, index_commit
 from curator.mining.settings import MiningSettings
-from curator.progress import Progress
+from curator.progress import CancelCheck, Progress
 from curator.store import Store, now
 from curator.workspace import Workspace
 
@@ -79,7 +78,7 @@ def _check_local(url: str) -> None:
 
 def mine(store: Store, workspace: Workspace, source: str, rev: str | None = None,
          with_tests: bool | None = None, progress: Progress | None = None,
-         cancelled: Callable[[], bool] | None = None, fetch: bool = True) -> MineReport:
+         cancelled: CancelCheck | None = None, fetch: bool = True) -> MineReport:
     """Mine one commit (REV, default the default branch) of SOURCE into candidates.
 
     Re-mining a commit already mined is a no-op. A commit that descends from the last one

@@ -30,7 +30,6 @@ import difflib
 import json
 import re
 import textwrap
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import PurePosixPath
@@ -60,7 +59,7 @@ from curator.mining.modules import (
 from curator.mining.patch import PatchError, replace_symbol
 from curator.mining.promote import format_code
 from curator.problem import Problem
-from curator.progress import Progress, checkpoint
+from curator.progress import CancelCheck, Progress, checkpoint
 from curator.release import dlbench
 from curator.store import Store, now
 from curator.store import problems as problem_store
@@ -465,7 +464,7 @@ def _new_flags(old: str, resolved: bool, license_known: bool, dropped: bool) -> 
 def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None = None,
             as_of: str | None = None, revs: dict[str, str] | None = None,
             progress: Progress | None = None,
-            cancelled: Callable[[], bool] | None = None) -> ResolveReport:
+            cancelled: CancelCheck | None = None) -> ResolveReport:
     """Resolve the imported DL-Bench drafts of each repository (see the module docstring).
 
     sources: NAME -> SOURCE to register; repositories registered before (by an earlier
