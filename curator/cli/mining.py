@@ -26,10 +26,12 @@ from curator.mining.mine import mine
 @click.option("--rev", help="Branch, tag or commit to mine (default: the default branch).")
 @click.option("--with-tests/--all-candidates", "with_tests", default=None,
               help="Keep only functions some test exercises (default), or every function.")
+@click.option("--name", help="OWNER/NAME to record the repository under (default: from "
+                             "its remote URL).")
 @json_option
 @pass_ctx
 def mine_cmd(ctx: CliContext, source: str, rev: str | None, with_tests: bool | None,
-             as_json: bool) -> None:
+             name: str | None, as_json: bool) -> None:
     """Mine candidate functions and their tests from a git repository (URL or path).
 
     The repository is cloned or fetched into db/repos/ and every candidate is pinned to
@@ -37,7 +39,7 @@ def mine_cmd(ctx: CliContext, source: str, rev: str | None, with_tests: bool | N
     """
     with progress_bar("mining", enabled=not as_json) as bar:
         report = mine(ctx.store, ctx.workspace, source, rev=rev, with_tests=with_tests,
-                      progress=bar)
+                      progress=bar, name=name)
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False))
     else:

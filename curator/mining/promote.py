@@ -8,7 +8,7 @@ import textwrap
 from curator import sync
 from curator.errors import CuratorError
 from curator.mining import candidates as candidate_store
-from curator.mining import suggest
+from curator.mining import repos, suggest
 from curator.problem import ID_PATTERN, Problem
 from curator.store import Store, now
 from curator.store import problems as problem_store
@@ -117,7 +117,7 @@ def accept(store: Store, workspace: Workspace, candidate_id: int | str,
         id=pid, entry_point=row["qualname"], kind=row["kind"],
         title=f"{row['qualname']} from {row['repo_name']}",
         framework=row["framework"] or "pytorch", status="draft",
-        source={"repo": row["repo_url"], "commit": row["commit_sha"], "path": row["path"],
+        source={"repo": repos.portable_name(row), "commit": row["commit_sha"], "path": row["path"],
                 "symbol": row["qualname"], "lines": f"{row['line_start']}-{row['line_end']}",
                 "license": row["license"]},
         test_node_ids=node_ids, prompt=prompt_text(row),
