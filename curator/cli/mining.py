@@ -9,12 +9,14 @@ import click
 
 from curator.cli.context import (
     CliContext,
+    interruptible,
     json_option,
     pass_ctx,
     print_json,
     progress_bar,
     rich_table,
 )
+from curator.errors import Cancelled, CuratorError
 from curator.mining import candidates as candidate_store
 from curator.mining import promote, repos
 from curator.mining.candidates import STATUSES
@@ -37,9 +39,14 @@ def mine_cmd(ctx: CliContext, source: str, rev: str | None, with_tests: bool | N
     The repository is cloned or fetched into db/repos/ and every candidate is pinned to
     the resolved commit. Exit status 1 when some file could not be read or parsed.
     """
-    with progress_bar("mining", enabled=not as_json) as bar:
-        report = mine(ctx.store, ctx.workspace, source, rev=rev, with_tests=with_tests,
-                      progress=bar, name=name)
+    with interruptible() as cancelled, progress_bar("mining", enabled=not as_json) as bar:
+        try:
+            report = mine(ctx.store, ctx.workspace, source, rev=rev, with_tests=with_tests,
+                          progress=bar, cancelled=cancelled, name=name)
+        except CuratorError:
+            if cancelled():  # Ctrl-C also stops a git child (clone, fetch) with an error
+                raise Cancelled("mining cancelled; nothing was written") from None
+            raise
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False))
     else:
