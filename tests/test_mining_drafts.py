@@ -117,3 +117,36 @@ def test_accepted_prompts_carry_context_and_never_the_location(tmp_path):
         assert "pkg/boxes.py" not in prompt and "Upstream" not in prompt
         assert repo["first"][:12] not in prompt and str(tmp_path) not in prompt
         assert "dlrepo" not in prompt
+
+
+def rules(rows, axis, slug):
+    return {r["rule"] for r in rows if (r["axis"], r["slug"]) == (axis, slug)}
+
+
+def test_label_suggestions_use_paths_docstrings_bases_and_training_calls():
+    from curator.mining.suggest import best, suggest
+
+    augment = suggest("apply_transform", "RandomSaturation", ["self", "input", "params"],
+                      ["torch.clamp"], ["kornia.augmentation.IntensityAugmentationBase2D"],
+                      "apply_transform",
+                      docstring="Saturate images of shape :math:`(B, C, H, W)`.",
+                      path="kornia/augmentation/_2d/intensity/saturation.py")
+    assert {"path:augmentation", "base:augmentation"} <= rules(augment, "stage", "prepost")
+    assert "docstring:(b, c, h, w)" in rules(augment, "data", "image")
+    assert best(augment)["stage"] == "prepost" and best(augment)["data"] == "image"
+    for row in augment:   # every suggestion says which rule fired and on what
+        assert row["rule"] and row["evidence"]
+
+    loop = suggest("fit_epoch", None, ["model", "loader", "optimizer"], ["torch.optim.SGD"],
+                   [], method_calls={"backward", "zero_grad", "step", "item"},
+                   path="src/engine/loop.py")
+    assert {"calls:backward", "calls:step", "path:engine"} <= rules(loop, "stage", "training")
+    assert best(loop)["stage"] == "training"
+
+    metric = suggest("update", "MeanIoU", ["self", "preds", "target"], [],
+                     ["torchmetrics.Metric"], "update", path="pkg/metrics/iou.py",
+                     docstring="Mean intersection over union of segmentation masks.")
+    assert best(metric)["stage"] == "evaluation" and best(metric)["task"] == "segmentation"
+
+    plain = suggest("helper", None, ["x"], [], [])
+    assert rules(plain, "task", "general") == {"default"}

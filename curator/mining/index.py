@@ -346,7 +346,9 @@ class Indexer:
         bases = [relevance.resolve_chain(b, module) or b for b in function.class_bases]
         suggestions = suggest.suggest(function.name, function.class_name, function.args,
                                       rel.apis, bases,
-                                      function.name if function.class_name else None)
+                                      function.name if function.class_name else None,
+                                      docstring=function.docstring, path=module.path,
+                                      method_calls=function.refs.method_calls)
         return Candidate(
             path=module.path, qualname=function.qualname, kind=function.kind,
             signature=function.signature, docstring=function.docstring,
