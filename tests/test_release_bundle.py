@@ -18,15 +18,15 @@ from release_support import make_releasable, record_reference
 from curator.cli import main
 from curator.evaluation.samples import import_files
 from curator.execution.job import RunResult
-from curator.execution.runs import record
 from curator.release import ReleaseError, bundle, dlbench
 from curator.release.diff import diff
 from curator.release.rows import FIELDS, content_sha256, jsonl_line
 from curator.release.tarball import tar_gz_bytes
 from curator.release.verify import verify
-from curator.review import labels as review_labels
+from curator.review import annotations as review_labels
 from curator.store import Store
 from curator.store import problems as problem_store
+from curator.store.runs import record
 from curator.workspace import init
 
 

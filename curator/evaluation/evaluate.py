@@ -10,19 +10,16 @@ next one picks up the rest. Self-contained and repo-backed problems go through t
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from curator import runs as run_store
 from curator.errors import CuratorError
 from curator.evaluation.outcomes import INFRA
-from curator.execution import runs as run_store
 from curator.execution.engine import Engine, default_workers
+from curator.progress import CancelCheck, Progress
 from curator.store import Store
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
-
-Progress = Callable[[int, int, str], None]
-Cancelled = Callable[[], bool]
 
 
 @dataclass
@@ -59,7 +56,7 @@ def pending(store: Store, model: str | None = None) -> list[dict]:
 def evaluate(store: Store, workspace: Workspace, model: str | None = None,
              workers: int | None = None, timeout: float | None = None,
              limit: int | None = None, progress: Progress | None = None,
-             cancelled: Cancelled | None = None, engine: Engine | None = None,
+             cancelled: CancelCheck | None = None, engine: Engine | None = None,
              backend: str | None = None, address: str | None = None) -> EvalReport:
     """Run the not-yet-evaluated samples (of one model, or all) and record each outcome.
 

@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from curator.errors import CuratorError, NotFoundError
-from curator.mining.gitcache import CachedRepo, GitError, cache_for, cache_key, is_url, \
-    normalise_source, remote_url, repo_name, run_git
+from curator.mining.gitcache import (
+    CachedRepo,
+    GitError,
+    cache_for,
+    cache_key,
+    is_url,
+    normalise_source,
+    remote_url,
+    repo_name,
+    run_git,
+)
+from curator.store import Store, now
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?$")
-from curator.store import Store, now
 
 
 def get_or_create(store: Store, url: str) -> dict:
