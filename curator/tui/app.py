@@ -125,6 +125,11 @@ class CuratorApp(App[None]):
         else:
             self.exit()
 
+    def action_new_problem(self) -> None:
+        from curator.tui.screens.problems import ask_new_problem
+
+        ask_new_problem(self)
+
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
@@ -132,6 +137,8 @@ class CuratorApp(App[None]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
+        yield SystemCommand("New problem", "Create a problem from a template and open it "
+                            "(n on the Problems screen)", self.action_new_problem)
         yield from screen_commands(screen)
         yield from binding_commands(self, screen)
 

@@ -167,3 +167,67 @@ class InputModal(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class NewProblemModal(ModalScreen[dict | None]):
+    """Ask for a new problem's id, entry point and kind; dismisses with them, or None."""
+
+    HELP = """\
+## New problem
+
+**Id**: lower-case letters, digits, `_` and `-` (it names the folder under problems/).
+**Entry point**: the function the tests import, or `Class.method`; empty takes one from
+the id. **Kind**: function or class method. **Enter** creates the problem and opens it,
+**Escape** cancels.
+"""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="new_problem.cancel"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import Input, Select
+
+        with Vertical(classes="dialog", id="new-problem-dialog") as box:
+            box.border_title = "New problem"
+            yield Label("Id of the new problem (its folder name):", markup=False)
+            yield Input(placeholder="soft_dice_loss", id="new-id")
+            yield Label("Entry point (empty: from the id):", markup=False)
+            yield Input(placeholder="soft_dice_loss  or  DiceLoss.forward", id="new-entry")
+            yield Select([("function", "function"), ("class method", "method")],
+                         value="function", allow_blank=False, id="new-kind")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Create", id="ok", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#new-id").focus()
+
+    def _submit(self) -> None:
+        from textual.widgets import Input, Select
+
+        problem_id = self.query_one("#new-id", Input).value.strip()
+        if not problem_id:
+            self.notify("Type the id first (Escape cancels)", severity="warning")
+            self.query_one("#new-id").focus()
+            return
+        entry = self.query_one("#new-entry", Input).value.strip() or None
+        kind = self.query_one("#new-kind", Select).value
+        if entry and "." in entry:
+            kind = "method"
+        self.dismiss({"id": problem_id, "entry_point": entry,
+                      "kind": kind if isinstance(kind, str) else "function"})
+
+    def on_input_submitted(self, event) -> None:
+        event.stop()
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "ok":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -30,6 +30,29 @@ def load_rows(store) -> list[dict]:
     return rows
 
 
+def ask_new_problem(app: CuratorApp) -> None:
+    """The "New problem" flow: ask id / entry point / kind, create it, open it."""
+    from curator import problem_template
+    from curator.tui.screens.dialogs import NewProblemModal
+
+    def answered(answer: dict | None) -> None:
+        if not answer:
+            return
+        problem = app.run_guarded(
+            "Could not create the problem",
+            lambda: problem_template.create(app.store, app.workspace.problems_dir,
+                                            answer["id"], entry_point=answer["entry_point"],
+                                            kind=answer["kind"]))
+        if problem is None:
+            return
+        app.changed()
+        app.notify(f"Created draft problem {problem.id} ({problem.entry_point}): write the "
+                   "prompt, solution and tests, then ctrl+r runs it")
+        app.open_problem(problem.id)
+
+    app.push_screen(NewProblemModal(), answered)
+
+
 def filter_rows(store, rows: list[dict], flt: filtering.Filter) -> list[dict]:
     if flt.text:
         ids = {r["id"] for r in problem_store.list_rows(store, text=flt.text)}
@@ -63,6 +86,7 @@ class ProblemsScreen(Screen):
 ## Problems screen
 
 All problems of the workspace. **/** filters, **Enter** opens the highlighted problem,
+**n** creates a new problem from a template and opens it,
 **s** / clicking a header sorts, **r** reloads from the database, **ctrl+p** lists
 every action (and *go to problem …*).
 """
@@ -72,6 +96,8 @@ every action (and *go to problem …*).
                 tooltip="Filter by text and stage:/task:/data:/status:/run: terms"),
         Binding("escape", "clear_filter", "Clear filter", id="problems.clear_filter",
                 tooltip="Clear the filter (from the table)"),
+        Binding("n", "new_problem", "New", id="problems.new",
+                tooltip="Create a problem from a template and open it"),
         Binding("r", "reload", "Reload", id="problems.reload", show=False,
                 tooltip="Reload problems and run outcomes from the database"),
     ]
@@ -218,6 +244,9 @@ every action (and *go to problem …*).
             self.query_one(ProblemTable).focus()
         elif filter_input.value:
             filter_input.value = ""
+
+    def action_new_problem(self) -> None:
+        ask_new_problem(self.app)
 
     def action_reload(self) -> None:
         self.reload()
