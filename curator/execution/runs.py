@@ -49,6 +49,7 @@ def reference_time(store: Store, problem_id: str) -> float | None:
     """How long the latest passing reference run of this problem took on this machine."""
     row = store.one(
         "SELECT duration_s FROM runs WHERE problem_id = ? AND solution_kind = 'reference' "
+        "AND unsaved = 0 "
         "AND outcome = 'passed' ORDER BY id DESC LIMIT 1", (problem_id,))
     return row["duration_s"] if row else None
 
@@ -156,8 +157,12 @@ def _store_baseline(store: Store, run_id: int, result: RunResult, hash_: str) ->
 
 
 def record(store: Store, result: RunResult, solution_kind: str, solution_hash: str,
-           sample_id: int | None = None, started_at: str | None = None) -> int:
-    """Store one run (and its audit row); returns the run id."""
+           sample_id: int | None = None, started_at: str | None = None,
+           unsaved: bool = False) -> int:
+    """Store one run (and its audit row); returns the run id.
+
+    unsaved: the run of edits not saved yet (shown in history, never the reference's
+    result)."""
     if solution_kind not in SOLUTION_KINDS:
         raise CuratorError(f"solution kind {solution_kind!r} must be one of "
                            f"{', '.join(SOLUTION_KINDS)}")
@@ -169,17 +174,20 @@ def record(store: Store, result: RunResult, solution_kind: str, solution_hash: s
         "env": json.dumps(result.env, sort_keys=True), "timeout_s": result.timeout_s,
         "started_at": started_at or now(), "actor": store.actor, "job_id": result.job_id,
     }
+    if unsaved:
+        row["unsaved"] = 1
     with store.transaction():
         cursor = store.execute(
             f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
             list(row.values()))
         run_id = cursor.lastrowid
-        if solution_kind == "reference" and result.outcome == "passed":
+        if solution_kind == "reference" and result.outcome == "passed" and not unsaved:
             _store_baseline(store, run_id, result, solution_hash)
         store.audit("run", run_id, "create", after={
             "problem_id": result.problem_id, "solution_kind": solution_kind,
             "solution_hash": solution_hash, "sample_id": sample_id,
-            "outcome": result.outcome, "job_id": result.job_id})
+            "outcome": result.outcome, "job_id": result.job_id,
+            **({"unsaved": True} if unsaved else {})})
     return run_id
 
 
@@ -203,7 +211,8 @@ def latest(store: Store, solution_kind: str = "reference") -> dict[str, dict]:
     """problem id -> its latest run of that kind (the Problems table's "last run")."""
     rows = store.query(
         "SELECT r.* FROM runs r JOIN (SELECT problem_id, MAX(id) AS id FROM runs "
-        "WHERE solution_kind = ? GROUP BY problem_id) last ON last.id = r.id",
+        "WHERE solution_kind = ? AND unsaved = 0 GROUP BY problem_id) last "
+        "ON last.id = r.id",
         (solution_kind,))
     return {row["problem_id"]: _decode(row) for row in rows}
 
@@ -212,9 +221,15 @@ def reference_passes(store: Store, problem: Problem) -> bool:
     """Whether the latest reference run of the problem's current solution passed."""
     row = store.one(
         "SELECT outcome FROM runs WHERE problem_id = ? AND solution_kind = 'reference' "
+        "AND unsaved = 0 "
         "AND solution_hash = ? AND outcome != 'infra' ORDER BY id DESC LIMIT 1",
         (problem.id, solution_hash(problem.solution)))
     return row is not None and row["outcome"] == "passed"
+
+
+def current_reference_runs(store: Store, problem: Problem) -> int:
+    """Runs (not infra) of the problem's current reference solution."""
+    return _recorded(store, problem)
 
 
 def history(store: Store, problem_id: str, limit: int = 100) -> list[dict]:
@@ -317,11 +332,44 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
     return report
 
 
+def run_edited(store: Store, workspace: Workspace, problem: Problem,
+               progress: Progress | None = None, cancelled: Cancelled | None = None,
+               engine: Engine | None = None) -> RunReport:
+    """Run a problem as edited on screen, not as saved: its solution against its tests.
+
+    When nothing differs from the saved problem this is an ordinary reference run;
+    otherwise the run is recorded as `unsaved`, so it shows in the history but never
+    counts as the reference's result (ready, gates, baselines, scoring)."""
+    saved = problem_store.get(store, problem.id)
+    if (saved.solution, saved.tests, saved.entry_point, saved.kind) == (
+            problem.solution, problem.tests, problem.entry_point, problem.kind):
+        return run_problems(store, workspace, [problem.id], workers=1, progress=progress,
+                            cancelled=cancelled, engine=engine)
+    job = job_for(store, workspace, problem, problem.solution, "reference",
+                  default_limits(store, workspace, saved))
+    own = engine is None
+    if own:
+        conf = settings(workspace)
+        engine = Engine(workers=1, preload=conf.get("preload", ()),
+                        isolation=conf.get("isolation", "auto"), hide=[str(workspace.root)])
+    try:
+        report = RunReport(isolation=engine.isolation)
+        for result in engine.run([job], progress=progress, cancelled=cancelled):
+            run_id = record(store, result, "reference", solution_hash(problem.solution),
+                            unsaved=True)
+            report.runs.append({**_run_json(run_id, result), "unsaved": True})
+    finally:
+        if own:
+            engine.close()
+    report.cancelled = not report.runs
+    return report
+
+
 def _recorded(store: Store, problem: Problem) -> int:
     """Runs (not infra) of this problem's current reference solution."""
     return store.one(
         "SELECT COUNT(*) AS n FROM runs WHERE problem_id = ? AND solution_kind = 'reference' "
-        "AND solution_hash = ? AND outcome != 'infra'",
+        "AND solution_hash = ? AND outcome != 'infra' AND unsaved = 0",
         (problem.id, solution_hash(problem.solution)))["n"]
 
 

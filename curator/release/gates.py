@@ -168,7 +168,7 @@ def reference_runs(store: Store, problems: list[Problem]) -> dict[str, list[dict
     reason = "reason" if "reason" in columns else "'' AS reason"
     for row in store.query(
             f"SELECT id, problem_id, solution_hash, outcome, started_at, {tests}, {reason} "
-            "FROM runs WHERE solution_kind = 'reference' ORDER BY id"):
+            "FROM runs WHERE solution_kind = 'reference' AND unsaved = 0 ORDER BY id"):
         if wanted.get(row["problem_id"]) == row["solution_hash"]:
             out.setdefault(row["problem_id"], []).append(row)
     return out

@@ -9,12 +9,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Label, Static
+from textual.widgets import Footer, Input, Label, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from curator.store import problems as problem_store
 from curator.tui import filtering, queries
 from curator.tui.widgets.problem_table import ProblemTable
+from curator.tui.widgets.nav_bar import NavBar
 
 if TYPE_CHECKING:
     from curator.tui.app import CuratorApp
@@ -87,7 +88,7 @@ class ProblemsScreen(Screen):
 
 All problems of the workspace. **/** filters, **Enter** opens the highlighted problem,
 **n** creates a new problem from a template and opens it,
-**s** / clicking a header sorts, **r** reloads from the database, **ctrl+p** lists
+**s** / clicking a header sorts, **ctrl+l** reloads from the database, **ctrl+p** lists
 every action (and *go to problem …*).
 """
 
@@ -98,8 +99,6 @@ every action (and *go to problem …*).
                 tooltip="Clear the filter (from the table)"),
         Binding("n", "new_problem", "New", id="problems.new",
                 tooltip="Create a problem from a template and open it"),
-        Binding("r", "reload", "Reload", id="problems.reload", show=False,
-                tooltip="Reload problems and run outcomes from the database"),
     ]
 
     app: CuratorApp
@@ -118,7 +117,7 @@ every action (and *go to problem …*).
         self.shown_query = ""   # the filter text the table currently reflects
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield NavBar()
         with Horizontal(id="filter-bar"):
             yield Label("/", id="filter-label")
             yield FilterInput(placeholder="filter: words  stage:model  status:draft  run:failed",
@@ -127,7 +126,7 @@ every action (and *go to problem …*).
         with Horizontal(id="problems-status", classes="status-line"):
             yield Static("loading…", id="problems-count")
             yield Static("", id="problems-hint")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(ProblemTable).focus()
