@@ -201,7 +201,8 @@ def cli_load(store) -> dict:
 
 
 def test_same_version_with_other_content_is_refused(built, ready, store, tmp_path):
-    problem_store.update_fields(store, "soft_dice_loss", prompt="Changed prompt.\n")
+    before = problem_store.get(store, "soft_dice_loss").prompt
+    problem_store.update_fields(store, "soft_dice_loss", prompt=before + "\nChanged.\n")
     with pytest.raises(ReleaseError, match="already built with different content"):
         bundle.build(store, ready, "1.0.0", tmp_path / "again", name="seed")
     with pytest.raises(ReleaseError, match="X.Y.Z"):
