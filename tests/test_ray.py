@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from curator.execution import runs
+from curator import runs
 from curator.execution.engine import Engine
 from curator.execution.job import Job, Limits
 from curator.store import problems as problem_store

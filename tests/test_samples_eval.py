@@ -11,7 +11,7 @@ from samples_support import ADD_SOLUTION, COUNTER_SOLUTION, make_problems, recor
 from curator.cli import main
 from curator.evaluation import evaluate
 from curator.execution.engine import Engine
-from curator.execution.runs import run_problems
+from curator.runs import run_problems
 from curator.store import Store
 
 ROWS = [

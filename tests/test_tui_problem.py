@@ -241,7 +241,7 @@ async def test_run_reference_now_records_a_run_and_shows_its_tests(workspace, st
 async def test_ctrl_r_runs_unsaved_edits_and_labels_them(workspace, store, app_for):
     from textual.widgets import DataTable
 
-    from curator.execution.runs import reference_passes
+    from curator.runs import reference_passes
 
     app = app_for(workspace)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -13,7 +13,6 @@ from curator import __version__
 from curator.cli.context import CliContext
 from curator.errors import CuratorError
 
-
 # Sub-command -> the module that defines it (in its COMMANDS list). Modules are imported
 # only when their command runs, so `curator` opens the app without importing every area.
 _COMMAND_MODULES = {

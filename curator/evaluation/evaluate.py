@@ -14,19 +14,16 @@ next one picks up the rest. Self-contained and repo-backed problems go through t
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from curator import runs as run_store
 from curator.errors import CuratorError
 from curator.evaluation.outcomes import INFRA
-from curator.execution import runs as run_store
 from curator.execution.engine import Engine, default_workers
+from curator.progress import CancelCheck, Progress
 from curator.store import Store
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
-
-Progress = Callable[[int, int, str], None]
-Cancelled = Callable[[], bool]
 
 
 @dataclass
@@ -73,7 +70,7 @@ def references_to_run(store: Store, model: str | None = None) -> list[str]:
         if not problem_store.exists(store, pid):
             continue
         problem = problem_store.get(store, pid)
-        if not run_store.current_reference_runs(store, problem):
+        if not run_store.recorded(store, problem):
             todo.append(pid)
     return todo
 
@@ -81,7 +78,7 @@ def references_to_run(store: Store, model: str | None = None) -> list[str]:
 def evaluate(store: Store, workspace: Workspace, model: str | None = None,
              workers: int | None = None, timeout: float | None = None,
              limit: int | None = None, progress: Progress | None = None,
-             cancelled: Cancelled | None = None, engine: Engine | None = None,
+             cancelled: CancelCheck | None = None, engine: Engine | None = None,
              backend: str | None = None, address: str | None = None) -> EvalReport:
     """Run the not-yet-evaluated samples (of one model, or all) and record each outcome.
 
@@ -126,7 +123,7 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
 
 def _run_samples(store: Store, workspace: Workspace, report: EvalReport, todo: list[dict],
                  engine: Engine | None, timeout: float | None, progress: Progress | None,
-                 cancelled: Cancelled | None) -> None:
+                 cancelled: CancelCheck | None) -> None:
     problems: dict = {}
     jobs, owners = [], {}
     for sample in todo:

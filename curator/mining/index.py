@@ -22,8 +22,7 @@ from curator.mining.modules import Binding, FunctionInfo, ModuleInfo, parse_modu
 from curator.mining.settings import MiningSettings
 from curator.mining.symbols import CLASS, FUNCTION, Symbol, SymbolTable
 from curator.mining.testfind import find_tests, in_test_folder, is_test_module
-
-Progress = Callable[[int, int, str], None]
+from curator.progress import Progress
 
 # Phases reported through the progress callback's third argument (the parse phase also
 # carries the rate: "parse 812 files/s").
@@ -37,9 +36,7 @@ _BUILTINS = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "self", "cl
 _SKIPPED_LIST_CAP = 500
 
 
-class MiningCancelled(Cancelled):
-    """The person cancelled mining; nothing was written."""
-
+MiningCancelled = Cancelled  # the old name; mining raises curator.errors.Cancelled
 
 @dataclass
 class Candidate:
@@ -312,7 +309,7 @@ class Indexer:
 
     def _check_cancelled(self) -> None:
         if self.cancelled and self.cancelled():
-            raise MiningCancelled("mining cancelled; nothing was written")
+            raise Cancelled("mining cancelled; nothing was written")
 
     def _report(self, phase: str, done: int, total: int) -> None:
         if self.progress:

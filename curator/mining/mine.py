@@ -13,10 +13,9 @@ from curator.mining import repos
 from curator.mining.gitcache import GitError, cache_for, is_url, normalise_source
 from curator.mining.index import FAILURE_REASONS, Candidate, IndexResult, index_commit
 from curator.mining.settings import MiningSettings
+from curator.progress import Progress
 from curator.store import Store, now
 from curator.workspace import Workspace
-
-Progress = Callable[[int, int, str], None]
 
 # Columns refreshed when a known candidate is seen again at a newer commit.
 _REFRESHED = ("commit_sha", "path", "qualname", "kind", "signature", "docstring", "source",

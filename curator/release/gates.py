@@ -34,16 +34,17 @@ from datetime import datetime
 from pathlib import Path
 
 from curator.evaluation.extract import signature_problem
-from curator.execution.runs import solution_hash
 from curator.labels import VOCAB
+from curator.mining.licenses import LICENSE_FILES, detect
 from curator.problem import SHA_PATTERN, Problem
+from curator.progress import Progress, checkpoint
 from curator.release import similarity
 from curator.release.codeinfo import count_tests
 from curator.store import Store
 from curator.store import problems as problem_store
+from curator.store.runs import solution_hash
+from curator.timestamps import parse_or_none
 from curator.workspace import Workspace
-
-Progress = Callable[[int, int, str], None]
 
 GATES: dict[str, str] = {
     "reference_passes": "reference solution passes its tests on the pinned environment",
@@ -73,8 +74,6 @@ def workspace_license(workspace: Workspace) -> str | None:
     configured = (workspace.config.get("release") or {}).get("license")
     if configured:
         return str(configured)
-    from curator.mining.licenses import LICENSE_FILES, detect
-
     root = Path(workspace.root)
     files = {}
     try:
@@ -142,23 +141,13 @@ def _table_exists(store: Store, name: str) -> bool:
                      (name,)) is not None
 
 
-def _when(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        stamp = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return stamp if stamp.tzinfo else stamp.astimezone()
-
-
 def _last_code_change(store: Store, ids: set[str]) -> dict[str, datetime | None]:
     """problem id -> when its solution or tests last changed (per the audit log)."""
     rows = store.query(
         "SELECT entity_id, MAX(at) AS at FROM audit WHERE entity = 'problem' AND ("
         "action = 'create' OR field IN ('solution', 'tests', 'test_node_ids')) "
         "GROUP BY entity_id")
-    return {r["entity_id"]: _when(r["at"]) for r in rows if r["entity_id"] in ids}
+    return {r["entity_id"]: parse_or_none(r["at"]) for r in rows if r["entity_id"] in ids}
 
 
 def reference_runs(store: Store, problems: list[Problem]) -> dict[str, list[dict]]:
@@ -192,7 +181,7 @@ def _reference_failure(runs: list[dict], changed: datetime | None) -> str | None
     if not runs:
         return "reference never run on its current solution (run `curator run ID`)"
     if changed is not None:
-        recent = [r for r in runs if (_when(r["started_at"]) or changed) >= changed]
+        recent = [r for r in runs if (parse_or_none(r["started_at"]) or changed) >= changed]
         if not recent:
             return "reference not run since its solution or tests last changed"
         runs = recent
@@ -317,8 +306,7 @@ def check(store: Store, workspace: Workspace, problems: list[Problem] | None = N
 
     total = len(problems)
     for index, problem in enumerate(problems, 1):
-        if cancelled and cancelled():
-            raise KeyboardInterrupt("release check cancelled")
+        checkpoint(cancelled, "release check")
         problem_runs = runs.get(problem.id, [])
         reason = _reference_failure(problem_runs, changes.get(problem.id))
         if reason:

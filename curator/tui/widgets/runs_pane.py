@@ -1,6 +1,6 @@
 """Runs tab: run the reference solution now (thread worker, progress, cancel), see results.
 
-The run goes through the execution core (`curator.execution.runs.run_problems`), the same
+The run goes through the execution core (`curator.runs.run_problems`), the same
 function `curator run` uses; what is shown afterwards is read back from the runs table.
 """
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 def engine_available() -> bool:
     try:
-        return importlib.util.find_spec("curator.execution.runs") is not None
+        return importlib.util.find_spec("curator.runs") is not None
     except ModuleNotFoundError:
         return False
 
@@ -170,7 +170,7 @@ first (select one to see its tests and output).
             self.notify("A run is already in progress", severity="warning")
             return
         if not engine_available():
-            self.app.show_error("Cannot run", "the execution engine (curator.execution.runs) "
+            self.app.show_error("Cannot run", "the execution engine (curator.runs) "
                                 "is not installed in this checkout")
             return
         self.query_one("#run-start", Button).disabled = True
@@ -199,7 +199,7 @@ first (select one to see its tests and output).
 
     @work(thread=True, exclusive=True, group="run-reference", exit_on_error=False)
     def _run(self, problem_id: str, problem=None) -> None:
-        from curator.execution import runs
+        from curator import runs
 
         worker = get_current_worker()
         # A connection of its own: this thread writes runs while the UI keeps reading.
