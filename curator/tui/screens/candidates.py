@@ -15,8 +15,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, TextArea
-from textual.worker import Worker, get_current_worker
+from textual.widgets import DataTable, Footer, Static, TextArea
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from curator.errors import Cancelled
 from curator.mining import candidates as candidate_store
@@ -24,6 +24,7 @@ from curator.mining import mine as mining
 from curator.mining import promote
 from curator.store import Store
 from curator.tui.screens.dialogs import InputModal
+from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.task_bar import TaskBar
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ the highlighted one as a draft repo-backed problem (you confirm its id), **r** r
 with a reason, **s** skips to the next, **f** cycles the status shown (new, all,
 accepted, rejected, vanished), **m** mines a repository (a local path or URL, optionally
 followed by a revision) with progress — **ctrl+g** cancels — and **o** opens the problem
-an accepted candidate became.
+an accepted candidate became. **ctrl+l** reloads (after `curator mine` in a shell, say).
 """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -88,9 +89,10 @@ an accepted candidate became.
         self.status = "new"
         self.rows: list[dict] = []
         self._mining: Worker | None = None
+        self._seen_version = -1
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield NavBar()
         yield Static("", id="cand-summary", classes="status-line")
         table = DataTable(id="cand-table", cursor_type="row", zebra_stripes=True)
         table.border_title = "Candidates"
@@ -104,14 +106,20 @@ an accepted candidate became.
                 box.border_title = "Evidence and tests"
                 yield Static("", id="cand-info", markup=False)
         yield TaskBar(id="cand-task")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#cand-table", DataTable).add_columns(
             "id", "score", "repo", "function", "tests", "status")
         self.query_one("#cand-task").display = False
+        self._seen_version = self.app.data_version
         self.reload()
         self.query_one("#cand-table").focus()
+
+    def on_screen_resume(self) -> None:
+        if self._seen_version != self.app.data_version:
+            self._seen_version = self.app.data_version
+            self.reload()
 
     # -- data ----------------------------------------------------------------------------
 
@@ -176,6 +184,10 @@ an accepted candidate became.
         if action == "mine":
             return not mining_now
         return True
+
+    def action_reload(self) -> None:
+        self.reload()
+        self.notify("Candidates reloaded", timeout=2)
 
     def action_skip(self) -> None:
         table = self.query_one("#cand-table", DataTable)
