@@ -463,7 +463,7 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
     row = repos.find(store, ident)
     commit = _pinned_commit(store, row)
     step(0, "checkout")
-    _, checkout = pinned_checkout(workspace, row["url"], commit)
+    _, checkout = pinned_checkout(workspace, row["url"], commit, store)
     version = python or f"{sys.version_info.major}.{sys.version_info.minor}"
     if not re.fullmatch(r"\d+\.\d+(\.\d+)?", version):
         raise CuratorError(f"--python {version!r}: give a version such as 3.11")

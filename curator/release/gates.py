@@ -10,6 +10,8 @@ Gates, in order:
                      run that reported more tests counts those.
   labels_set         stage, task and data all set to known slugs.
   prompt_present     the prompt is not empty.
+  code_prompt        the prompt has a python block declaring the entry point that parses:
+                     it becomes the bundle's `code_prompt`, which completions continue.
   provenance_known   a problem with [source] needs repo, a pinned commit, path and licence.
                      A problem without [source] is original work written in this workspace
                      and is released under the workspace's licence: `[release] license` in
@@ -30,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from curator.evaluation.extract import signature_problem
 from curator.labels import VOCAB
 from curator.mining.licenses import LICENSE_FILES, detect
 from curator.problem import SHA_PATTERN, Problem
@@ -47,6 +50,7 @@ GATES: dict[str, str] = {
     "min_tests": "has at least {min_tests} tests",
     "labels_set": "stage, task and data labels are set",
     "prompt_present": "prompt is present",
+    "code_prompt": "prompt has a parsable signature of the entry point",
     "provenance_known": "provenance and licence are known",
     "no_near_duplicate": "no near-duplicate (code similarity < {near_duplicate_threshold})",
 }
@@ -148,7 +152,7 @@ def reference_runs(store: Store, problems: list[Problem]) -> dict[str, list[dict
     out: dict[str, list[dict]] = {}
     for row in store.query(
             "SELECT id, problem_id, solution_hash, outcome, started_at, tests, reason "
-            "FROM runs WHERE solution_kind = 'reference' ORDER BY id"):
+            "FROM runs WHERE solution_kind = 'reference' AND unsaved = 0 ORDER BY id"):
         if wanted.get(row["problem_id"]) == row["solution_hash"]:
             out.setdefault(row["problem_id"], []).append(row)
     return out
@@ -312,6 +316,10 @@ def check(store: Store, workspace: Workspace, problems: list[Problem] | None = N
                 + ([f"unknown: {', '.join(bad)}"] if bad else [])))
         if not problem.prompt.strip():
             fail("prompt_present", problem, "prompt is empty")
+        else:
+            reason = signature_problem(problem.prompt, problem.entry_point)
+            if reason:
+                fail("code_prompt", problem, reason)
         reason = _provenance_failure(problem, settings.license)
         if reason:
             fail("provenance_known", problem, reason)

@@ -19,7 +19,6 @@ from textual.screen import Screen
 from textual.widgets import (
     DataTable,
     Footer,
-    Header,
     Input,
     Log,
     Markdown,
@@ -35,6 +34,7 @@ from textual.widgets.option_list import Option
 from curator import review
 from curator import taxonomy as taxonomy_store
 from curator.review import annotations as label_store
+from curator.tui.widgets.nav_bar import NavBar
 
 if TYPE_CHECKING:
     from curator.tui.app import CuratorApp
@@ -93,7 +93,7 @@ Your position and progress stay in the line at the top.
         self._seen_version = -1
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield NavBar()
         yield Static("", id="review-position", classes="status-line")
         with TabbedContent(id="review-tabs"):
             with TabPane("Code", id="review-code"), Horizontal(id="review-code-split"):
@@ -127,7 +127,7 @@ Your position and progress stay in the line at the top.
                              compact=True)
                 yield Input(placeholder="reason for the chosen category, Enter saves",
                             id="review-reason", compact=True)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#review-tests", DataTable).add_columns("test", "outcome")
@@ -349,9 +349,11 @@ Your position and progress stay in the line at the top.
     def action_leave_reason(self) -> None:
         self.query_one("#review-categories").focus()
 
+    def action_reload(self) -> None:
+        self.reload()
+        self.notify("Review queue reloaded", timeout=2)
+
     def palette_commands(self):
-        yield ("Reload review queue", "Read the queue again (most used categories first)",
-               lambda: self.reload(reorder=True))
         for cat in self.categories[9:]:
             yield (f"Category {cat.id}: {cat.name}", cat.definition,
                    lambda cid=cat.id: self._choose(cid))
