@@ -344,7 +344,7 @@ def test_a_200k_term_sample_costs_only_its_own_run(tmp_path):
                      "tests/test_shapes.py": TEST_SHAPES})
     commit(upstream, "geometry")
     from curator import workspace as workspace_mod
-    from curator.mining import candidates as candidate_store
+    from curator.store import candidates as candidate_store
 
     ws = workspace_mod.init(tmp_path / "ws")
     assert invoke(ws, "mine", str(upstream)).exit_code == 0

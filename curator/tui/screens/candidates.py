@@ -19,10 +19,10 @@ from textual.widgets import DataTable, Footer, Static, TextArea
 from textual.worker import Worker, get_current_worker
 
 from curator.errors import Cancelled
-from curator.mining import candidates as candidate_store
 from curator.mining import mine as mining
 from curator.mining import promote
 from curator.store import Store
+from curator.store import candidates as candidate_store
 from curator.tui.screens.dialogs import InputModal
 from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.task_bar import TaskBar
