@@ -130,8 +130,8 @@ def test_report_and_datasheet_name_a_model_alike(empty_workspace, tmp_path):
             path = tmp_path / f"{technique}.jsonl"
             path.write_text(json.dumps({"task_id": "add_one", "technique": technique,
                                         "solution": f"# {technique}\n"}) + "\n")
-            from curator.evaluation import samples as sample_store
-            ids = sample_store.import_files(store, [path], model="m1").sample_ids
+            from curator.evaluation import samples as sample_files
+            ids = sample_files.import_files(store, [path], model="m1").sample_ids
             record_run(store, "add_one", outcome, ids[0])
         one = add_samples(store, tmp_path, [{"task_id": "add_one", "technique": "cot",
                                              "solution": "# solo\n"}], model="solo")

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 
 from curator.errors import CuratorError
-from curator.evaluation import samples as sample_store
+from curator.evaluation import samples as sample_files
 from curator.evaluation.extract import extract_code
 from curator.problem import Problem
 from curator.progress import CancelCheck, Progress
@@ -251,11 +251,11 @@ def _store_result(store: Store, req: _Request, text: str, response: dict | None,
                 (*req.key, req.problem.id, json.dumps(req.body, ensure_ascii=False),
                  json.dumps(response, ensure_ascii=False), text, now()))
         extraction = extract_code(text, req.problem.entry_point)
-        sample = sample_store.NewSample(
+        sample = sample_files.NewSample(
             problem_id=req.problem.id, model=model, technique=technique,
             temperature=temperature, sample_index=index, format="response", raw=text,
             code=extraction.code, extraction=extraction.method, origin=origin)
-        sample_id = sample_store.insert(store, sample)
+        sample_id = sample_files.insert(store, sample)
     if sample_id is None:
         report.duplicates += 1
         return
