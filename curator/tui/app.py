@@ -24,6 +24,7 @@ from curator.tui import recovery
 from curator.tui.commands import GoToProblem, binding_commands, screen_commands
 from curator.tui.keymap import keymap_from_config
 from curator.tui.screens import available_modes
+from curator.errors import CuratorError
 from curator.tui.screens.dialogs import ErrorModal, describe
 from curator.tui.screens.help import HelpScreen, help_text
 from curator.workspace import Workspace
@@ -141,6 +142,12 @@ class CuratorApp(App[None]):
         """The error modal: a one-line message, details below."""
         if isinstance(exc, BaseException):
             message, details = describe(exc)
+            if not isinstance(exc, CuratorError):  # a bug: its traceback goes to db/logs/
+                from curator import crashlog
+
+                path = crashlog.write(exc, self.workspace.db_dir)
+                if path is not None:
+                    message += f" (traceback in {path})"
         else:
             message = exc
         self.push_screen(ErrorModal(title, message, details))
