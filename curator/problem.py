@@ -105,6 +105,7 @@ def validate(problem: Problem) -> list[str]:
         if not isinstance(problem.test_node_ids, list) or not all(
                 isinstance(n, str) and n.strip() for n in problem.test_node_ids):
             errors.append("[tests] node_ids must be a list of non-empty strings")
-    if problem.tests is None and not problem.test_node_ids:
+    if problem.tests is None and not problem.test_node_ids and problem.status != "draft":
+        # A draft may lack tests (an import says so with a flag); nothing else may.
         errors.append("no tests: add test_solution.py or [tests] node_ids")
     return errors

@@ -148,8 +148,9 @@ def _print_import(report: importing.ImportReport, as_json: bool) -> None:
         click.echo(f"unknown {item['axis']} label {item['value']!r} in {item['file']} "
                    f"(problem {item['problem_id']})", err=True)
     verb = "would import" if report.dry_run else "imported"
-    click.echo(f"{verb} {len(report.problems)} problem(s), skipped {len(report.skipped)}, "
-               f"{len(report.unknown_labels)} unknown label spelling(s)")
+    drafts = f" ({report.drafts} missing something, see flags)" if report.drafts else ""
+    click.echo(f"{verb} {len(report.problems)} problem(s){drafts}, skipped "
+               f"{len(report.skipped)}, {len(report.unknown_labels)} unknown label spelling(s)")
     if bad:
         sys.exit(1)
 

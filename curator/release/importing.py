@@ -45,8 +45,33 @@ class ImportReport:
     notes: list[dict] = field(default_factory=list)          # {"file", "note"}
     dry_run: bool = False
 
+    @property
+    def flags(self) -> dict[str, int]:
+        """flag -> how many imported problems carry it."""
+        counts: dict[str, int] = {}
+        for item in self.problems:
+            for flag in item.get("flags", ()):
+                counts[flag] = counts.get(flag, 0) + 1
+        return dict(sorted(counts.items()))
+
+    @property
+    def drafts(self) -> int:
+        """Problems that lack something a person must supply (a MISSING_FLAGS flag)."""
+        return sum(1 for item in self.problems
+                   if set(item.get("flags", ())) & set(MISSING_FLAGS))
+
+    @property
+    def unmapped(self) -> dict[str, dict[str, int]]:
+        """axis -> {label as spelled -> count} for spellings no vocabulary entry matched."""
+        out: dict[str, dict[str, int]] = {}
+        for item in self.unknown_labels:
+            spelled = out.setdefault(item["axis"], {})
+            spelled[item["value"]] = spelled.get(item["value"], 0) + 1
+        return {axis: dict(sorted(v.items())) for axis, v in sorted(out.items())}
+
     def to_json(self) -> dict:
-        return {"imported": len(self.problems), "problems": self.problems,
+        return {"imported": len(self.problems), "drafts": self.drafts, "flags": self.flags,
+                "unmapped": self.unmapped, "problems": self.problems,
                 "skipped": self.skipped, "unknown_labels": self.unknown_labels,
                 "notes": self.notes, "dry_run": self.dry_run}
 
@@ -163,32 +188,52 @@ class Converted:
     unknown: list[dict]
 
 
+# Flags that say a problem lacks something `dlbench resolve` needs (it stays a draft
+# until a person supplies it); "drafts" in the import report counts these problems.
+MISSING_FLAGS = ("prompt_missing", "function_missing", "function_invalid", "class_invalid",
+                 "tests_missing", "repo_missing", "path_missing")
+_PROMPT_DEF = re.compile(r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)
+
+
+def _function_from_prompt(prompt: str) -> str | None:
+    """The first `def name(` in the prompt (files that name no function often show it)."""
+    match = _PROMPT_DEF.search(prompt)
+    return match.group(1) if match else None
+
+
 def convert(record: dlbench.Record, problem_id: str, table: dict,
             repos: dict[str, str]) -> Converted | str:
-    """A draft problem for one record, or the reason it cannot be one."""
+    """A draft problem for one record (flags say what is missing), or why it cannot be one.
+
+    Nothing a file says is dropped: a missing prompt, function name, test target, repo or
+    path gives a draft with a `*_missing` flag, and the raw record is kept with the import.
+    """
     f = record.fields
+    flags: list[str] = []
     prompt = f.get("prompt", "").strip()
     if not prompt:
-        return "no prompt"
-    function = dlbench.identifier(f.get("function", ""))
+        flags.append("prompt_missing")
+    function_value = f.get("function", "").strip()
+    function = dlbench.identifier(function_value)
     if not function:
-        value = f.get("function", "").strip()
-        return f"function {value!r} is not a Python name" if value else "no function name"
+        flags.append("function_invalid" if function_value else "function_missing")
+        function = _function_from_prompt(prompt)
+        if function:
+            flags.append("function_from_prompt")
+        else:
+            function = "unknown_function"
     class_value = f.get("class", "").strip()
     class_name = dlbench.identifier(class_value) if class_value else None
     if class_value and not class_name:
-        return f"class {class_value!r} is not a Python name"
+        flags.append("class_invalid")
     nodes = dlbench.node_ids(f.get("test_cases", ""))
     if not nodes:
-        return "no test_cases"
+        flags.append("tests_missing")
     repo_value = f.get("repo", "").strip()
     ground = dlbench.parse_ground_truth(f.get("ground_truth", ""))
-    flags = []
     repo = ground.repo_url
     framework = "pytorch"
-    if not repo:
-        if not repo_value:
-            return "no repo"
+    if not repo and repo_value:
         known = repos.get(repo_value.lower()) or repos.get(repo_value)
         builtin = dlbench.KNOWN_REPOS.get(repo_value.lower())
         if known:
@@ -198,6 +243,8 @@ def convert(record: dlbench.Record, problem_id: str, table: dict,
         else:
             repo = repo_value
             flags.append("repo_unresolved")
+    elif not repo:
+        flags.append("repo_missing")
     for url, fw in dlbench.KNOWN_REPOS.values():
         if url == repo:
             framework = fw
@@ -205,8 +252,10 @@ def convert(record: dlbench.Record, problem_id: str, table: dict,
     labels = dlbench.resolve_labels(record, table)
     if labels.swapped:
         flags.append("labels_swapped")
+    if labels.data_repeats_stage:
+        flags.append("data_repeats_stage")
     entry_point = f"{class_name}.{function}" if class_name else function
-    source: dict = {"repo": repo}
+    source: dict = {"repo": repo} if repo else {}
     if dlbench.is_commit(ground.ref):
         source["commit"] = ground.ref
     else:
@@ -223,10 +272,10 @@ def convert(record: dlbench.Record, problem_id: str, table: dict,
         flags.append("labels_unknown")
     problem = Problem(
         id=problem_id, entry_point=entry_point, kind="method" if class_name else "function",
-        title=f"{entry_point} ({dlbench.repo_short_name(repo)})",
+        title=f"{entry_point} ({dlbench.repo_short_name(repo)})" if repo else entry_point,
         stage=labels.stage or "", task=labels.task or "", data=labels.data or "",
         framework=framework, status="draft", source=source, test_node_ids=nodes,
-        prompt=prompt + "\n", solution="", tests=None)
+        prompt=prompt + "\n" if prompt else "", solution="", tests=None)
     errors = validate(problem)
     if errors:
         return "; ".join(errors)
