@@ -186,6 +186,14 @@ def _int(text: str) -> int:
     return int(text)
 
 
+class JSONError(ValueError):
+    """Invalid or unsafe JSON; `line` is where in the text, when known."""
+
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.line = line
+
+
 def loads_json(text: str, depth: int = DEFAULT.depth) -> Any:
     """json.loads that refuses NaN/Infinity, huge integers, deep nesting and lone
     surrogates; raises ValueError with a complete one-line message (never RecursionError)."""
@@ -194,14 +202,14 @@ def loads_json(text: str, depth: int = DEFAULT.depth) -> Any:
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else \
             f"column {exc.colno}"
-        raise ValueError(f"invalid JSON: {exc.msg} ({where})") from None
+        raise JSONError(f"invalid JSON: {exc.msg} ({where})", exc.lineno) from None
     except RecursionError:
-        raise ValueError(f"invalid JSON: nested deeper than {depth} levels") from None
+        raise JSONError(f"invalid JSON: nested deeper than {depth} levels") from None
     except ValueError as exc:
-        raise ValueError(f"invalid JSON: {exc}") from None
+        raise JSONError(f"invalid JSON: {exc}") from None
     problem = value_problem(value, depth)
     if problem:
-        raise ValueError(f"invalid JSON: {problem}")
+        raise JSONError(f"invalid JSON: {problem}")
     return value
 
 
@@ -236,7 +244,7 @@ class Field:
 
 _KINDS = {
     "str": "a string", "int": "a whole number", "number": "a number", "bool": "true or false",
-    "str-list": "a list of strings", "int-list": "a list of whole numbers", "table": "a table (JSON object)", "any": "a value",
+    "str-list": "a list of strings", "int-list": "a list of whole numbers", "table": "a table (JSON object)", "list": "a list", "any": "a value",
 }
 
 
@@ -258,6 +266,8 @@ def _type_ok(kind: str, value: Any) -> bool:
             isinstance(v, int) and not isinstance(v, bool) for v in value)
     if kind == "table":
         return isinstance(value, dict)
+    if kind == "list":
+        return isinstance(value, list)
     return kind == "any"
 
 
