@@ -82,7 +82,9 @@ def eval_cmd(ctx: CliContext, model: str | None, workers: int | None, timeout: f
         mix = ", ".join(f"{k} {v}" for k, v in sorted(report.outcomes.items())) or \
             "nothing to run"
         click.echo(f"{report.evaluated} evaluated ({mix}); {report.skipped} already had an "
-                   f"outcome" + ("; cancelled" if report.cancelled else ""))
+                   f"outcome" + ("; cancelled" if report.cancelled else "")
+                   + (f"; {report.claimed_elsewhere} left to another running evaluation"
+                      if report.claimed_elsewhere else ""))
         if report.cluster:
             click.echo(cluster_line(report.cluster))
         if report.infra:

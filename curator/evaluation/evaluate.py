@@ -1,5 +1,8 @@
 """Evaluating samples: run every sample without an outcome through the execution engine.
 
+Two evaluations of one workspace at once split the work: samples are claimed a batch at
+a time (curator.evaluation.claims), and a sample claimed by the other is left to it.
+
 Resumable: a sample counts as evaluated once it has a run whose outcome is not `infra`
 (a harness failure says nothing about the sample, so it is tried again). Each result is
 recorded as soon as it arrives, so an interrupted evaluation keeps what finished and the
@@ -14,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from curator.errors import CuratorError
+from curator.evaluation.claims import Claims
 from curator.evaluation.outcomes import INFRA
 from curator.execution import runs as run_store
 from curator.execution.engine import Engine, default_workers
@@ -35,13 +39,14 @@ class EvalReport:
     run_ids: list[int] = field(default_factory=list)
     isolation: str = ""
     cancelled: bool = False
+    claimed_elsewhere: int = 0         # pending samples another evaluation is running
     cluster: dict = field(default_factory=dict)   # ray backend: nodes, runs/s, retries
 
     def to_json(self) -> dict:
         return {"evaluated": self.evaluated, "skipped": self.skipped,
                 "outcomes": dict(sorted(self.outcomes.items())), "infra": self.infra,
                 "errors": self.errors, "run_ids": self.run_ids, "isolation": self.isolation,
-                "cancelled": self.cancelled,
+                "cancelled": self.cancelled, "claimed_elsewhere": self.claimed_elsewhere,
                 **({"cluster": self.cluster} if self.cluster else {})}
 
 
@@ -70,9 +75,87 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
     report = EvalReport(skipped=total - len(todo))
     if limit is not None:
         todo = todo[:limit]
+    conf = run_store.settings(workspace)
+    # Samples are claimed a batch at a time, so a second evaluation of the same workspace
+    # takes the samples this one has not claimed yet instead of running them again.
+    batch_size = max(8, 4 * (workers or conf.get("workers") or default_workers()))
+    claims = Claims(store)
     problems: dict = {}
+    counts: Counter = Counter()
+    own = engine is None
+    done = 0
+    try:
+        for start in range(0, len(todo), batch_size):
+            if cancelled and cancelled():
+                report.cancelled = True
+                break
+            part = todo[start:start + batch_size]
+            mine = claims.claim([s["id"] for s in part])
+            finished = _finished(store, sorted(mine))
+            report.claimed_elsewhere += len(part) - len(mine)
+            report.skipped += len(finished)
+            part = [s for s in part if s["id"] in mine and s["id"] not in finished]
+            jobs, owners = _jobs(store, workspace, part, problems, timeout, report)
+            if not jobs:
+                continue
+            if engine is None:
+                from curator.execution.engine import resolve_backend
+
+                backend, address = resolve_backend(conf, backend, address)
+                engine = Engine(workers=min(workers or conf.get("workers") or default_workers(),
+                                            len(todo)) if backend == "local"
+                                else workers or conf.get("workers"),
+                                preload=conf.get("preload", ()),
+                                isolation=conf.get("isolation", "auto"),
+                                hide=[str(workspace.root)], backend=backend, address=address)
+            report.isolation = engine.isolation
+            offset = done
+
+            def step(count: int, _total: int, label: str = "", offset: int = offset) -> None:
+                if progress:
+                    progress(offset + count, len(todo), label)
+
+            recorded = 0
+            for result in engine.run(jobs, progress=step, cancelled=cancelled):
+                sample_id, digest = owners[result.job_id]
+                report.run_ids.append(run_store.record(store, result, "sample", digest,
+                                                       sample_id=sample_id))
+                recorded += 1
+                counts[result.outcome] += 1
+                if result.outcome == INFRA:
+                    report.infra += 1
+                else:
+                    report.evaluated += 1
+            done += len(part)
+            if recorded < len(jobs):
+                report.cancelled = True
+                break
+        if engine is not None:
+            report.cluster = engine.info().get("cluster") or {}
+    finally:
+        claims.release()
+        if own and engine is not None:
+            engine.close()
+    report.outcomes = dict(counts)
+    return report
+
+
+def _finished(store: Store, sample_ids: list[int]) -> set[int]:
+    """Those of the samples that got an outcome since they were listed (by another eval)."""
+    out: set[int] = set()
+    for start in range(0, len(sample_ids), 500):
+        part = sample_ids[start:start + 500]
+        out |= {r["sample_id"] for r in store.query(
+            f"SELECT DISTINCT sample_id FROM runs WHERE outcome != ? AND sample_id IN "
+            f"({','.join('?' * len(part))})", [INFRA, *part])}
+    return out
+
+
+def _jobs(store: Store, workspace: Workspace, samples: list[dict], problems: dict,
+          timeout: float | None, report: EvalReport) -> tuple[list, dict]:
+    """The engine jobs for these samples; a sample whose job cannot be built is an error."""
     jobs, owners = [], {}
-    for sample in todo:
+    for sample in samples:
         pid = sample["problem_id"]
         try:
             if pid not in problems:
@@ -92,35 +175,4 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
             continue
         jobs.append(job)
         owners[job.job_id] = (sample["id"], run_store.solution_hash(sample["code"] or ""))
-    if not jobs:
-        return report
-    conf = run_store.settings(workspace)
-    own = engine is None
-    if own:
-        from curator.execution.engine import resolve_backend
-
-        backend, address = resolve_backend(conf, backend, address)
-        engine = Engine(workers=min(workers or conf.get("workers") or default_workers(),
-                                    len(jobs)) if backend == "local"
-                        else workers or conf.get("workers"),
-                        preload=conf.get("preload", ()), isolation=conf.get("isolation", "auto"),
-                        hide=[str(workspace.root)], backend=backend, address=address)
-    counts: Counter = Counter()
-    try:
-        report.isolation = engine.isolation
-        for result in engine.run(jobs, progress=progress, cancelled=cancelled):
-            sample_id, digest = owners[result.job_id]
-            report.run_ids.append(run_store.record(store, result, "sample", digest,
-                                                   sample_id=sample_id))
-            counts[result.outcome] += 1
-            if result.outcome == INFRA:
-                report.infra += 1
-            else:
-                report.evaluated += 1
-        report.cluster = engine.info().get("cluster") or {}
-    finally:
-        if own:
-            engine.close()
-    report.outcomes = dict(counts)
-    report.cancelled = len(report.run_ids) < len(jobs)
-    return report
+    return jobs, owners

@@ -64,8 +64,7 @@ def lock_message(exc: BaseException, db_path: str | Path | None) -> str | None:
         return None
     holder = lock_holder(db_path)
     who = f" by {holder}" if holder else " by another process"
-    return (f"{db_path}: the database is locked{who} for more than "
-            f"{BUSY_TIMEOUT_MS // 1000} s; try again when it finishes")
+    return f"{db_path}: the database is locked{who}; try again when it finishes"
 
 
 def now() -> str:
@@ -81,16 +80,17 @@ def _json(value: Any) -> str | None:
 class Store:
     """One connection to the workspace database, acting as one person (the actor)."""
 
-    def __init__(self, path: str | Path, actor: str = "unknown", *, migrate_schema: bool = True):
+    def __init__(self, path: str | Path, actor: str = "unknown", *, migrate_schema: bool = True,
+                 busy_timeout_ms: int = BUSY_TIMEOUT_MS):
         self.path = Path(path)
         self.actor = actor
         if self.path.is_dir():
             raise StoreError(f"{self.path}: is a folder, not a database file")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000,
+            conn = sqlite3.connect(str(self.path), timeout=busy_timeout_ms / 1000,
                                    isolation_level=None, check_same_thread=False)
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             conn.execute("PRAGMA foreign_keys = ON")
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             conn.execute("PRAGMA synchronous = NORMAL")
