@@ -82,12 +82,30 @@ def test_hostile_problem_toml_is_skipped_and_the_rest_load(empty_workspace):
     assert ids == {"good_one", "zz_good"}
 
 
-def test_dump_and_set_never_half_write(empty_workspace):
+def test_a_bad_source_never_reaches_the_database_and_dump_goes_on(empty_workspace):
     ws = empty_workspace
-    write_problem(ws.problems_dir, "good_one")
+    for pid in ("aa_bad", "good_one", "zz_good"):
+        write_problem(ws.problems_dir, pid)
     assert invoke(ws, "load").exit_code == 0
-    result = invoke(ws, "problems", "set", "good_one", "--status", "ready")
-    assert "Traceback" not in result.output
+    from curator.problem import Problem
+
+    with Store(ws.db_path) as store:
+        bad = problem_store.get(store, "aa_bad")
+        bad.source = {"repo": {"a": 1}}
+        with pytest.raises(Exception, match="'repo' must be a string"):
+            problem_store.save(store, bad)
+        assert problem_store.get(store, "aa_bad").source is None
+        # a row an older curator let in: dump reports it and writes the others
+        store.execute("UPDATE problems SET source = ? WHERE id = 'aa_bad'",
+                      ('{"repo": {"a": 1}}',))
+        good = problem_store.get(store, "zz_good")
+        good.title = "changed"
+        problem_store.save(store, good)
+    assert isinstance(good, Problem)
+    result = invoke(ws, "dump")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "error: " in result.output and "aa_bad/problem.toml" in result.output
+    assert 'title = "changed"' in (ws.problems_dir / "zz_good" / "problem.toml").read_text()
 
 
 # -- samples JSONL -----------------------------------------------------------------------
