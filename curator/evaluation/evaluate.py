@@ -3,6 +3,10 @@
 Two evaluations of one workspace at once split the work: samples are claimed a batch at
 a time (curator.evaluation.claims), and a sample claimed by the other is left to it.
 
+A report scores only problems whose reference passes, so evaluation first runs every
+reference (of the problems these samples belong to) that has no run of its current
+solution yet, and says so in the report (`references`).
+
 Resumable: a sample counts as evaluated once it has a run whose outcome is not `infra`
 (a harness failure says nothing about the sample, so it is tried again). Each result is
 recorded as soon as it arrives, so an interrupted evaluation keeps what finished and the
@@ -13,20 +17,17 @@ next one picks up the rest. Self-contained and repo-backed problems go through t
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from curator import runs as run_store
 from curator.errors import CuratorError
 from curator.evaluation.claims import Claims
 from curator.evaluation.outcomes import INFRA
-from curator.execution import runs as run_store
 from curator.execution.engine import Engine, default_workers
+from curator.progress import CancelCheck, Progress
 from curator.store import Store
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
-
-Progress = Callable[[int, int, str], None]
-Cancelled = Callable[[], bool]
 
 
 @dataclass
@@ -41,9 +42,12 @@ class EvalReport:
     cancelled: bool = False
     claimed_elsewhere: int = 0         # pending samples another evaluation is running
     cluster: dict = field(default_factory=dict)   # ray backend: nodes, runs/s, retries
+    # references run first because they had no current run: {"problem_id", "outcome"}
+    references: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"evaluated": self.evaluated, "skipped": self.skipped,
+                "references": self.references,
                 "outcomes": dict(sorted(self.outcomes.items())), "infra": self.infra,
                 "errors": self.errors, "run_ids": self.run_ids, "isolation": self.isolation,
                 "cancelled": self.cancelled, "claimed_elsewhere": self.claimed_elsewhere,
@@ -61,14 +65,30 @@ def pending(store: Store, model: str | None = None) -> list[dict]:
     return store.query(sql + " ORDER BY s.id", params)
 
 
+def references_to_run(store: Store, model: str | None = None) -> list[str]:
+    """Problems with samples (of this model) whose current reference has no run yet."""
+    sql = "SELECT DISTINCT problem_id FROM samples" + (" WHERE model = ?" if model else "")
+    ids = [r["problem_id"] for r in store.query(sql + " ORDER BY problem_id",
+                                                 (model,) if model else ())]
+    todo = []
+    for pid in ids:
+        if not problem_store.exists(store, pid):
+            continue
+        problem = problem_store.get(store, pid)
+        if not run_store.recorded(store, problem):
+            todo.append(pid)
+    return todo
+
+
 def evaluate(store: Store, workspace: Workspace, model: str | None = None,
              workers: int | None = None, timeout: float | None = None,
              limit: int | None = None, progress: Progress | None = None,
-             cancelled: Cancelled | None = None, engine: Engine | None = None,
+             cancelled: CancelCheck | None = None, engine: Engine | None = None,
              backend: str | None = None, address: str | None = None) -> EvalReport:
     """Run the not-yet-evaluated samples (of one model, or all) and record each outcome.
 
     backend/address: "local" or "ray" (default: [execution] backend/address)."""
+    references = references_to_run(store, model)
     todo = pending(store, model)
     total_sql = "SELECT COUNT(*) AS n FROM samples" + (" WHERE model = ?" if model else "")
     total = store.one(total_sql, (model,) if model else ())["n"]
@@ -76,13 +96,46 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
     if limit is not None:
         todo = todo[:limit]
     conf = run_store.settings(workspace)
-    # Samples are claimed a batch at a time, so a second evaluation of the same workspace
-    # takes the samples this one has not claimed yet instead of running them again.
-    batch_size = max(8, 4 * (workers or conf.get("workers") or default_workers()))
+    own = engine is None and bool(todo or references)
+    if own:
+        from curator.execution.engine import resolve_backend
+
+        backend, address = resolve_backend(conf, backend, address)
+        size = max(len(todo), len(references), 1)
+        engine = Engine(workers=min(workers or conf.get("workers") or default_workers(),
+                                    size) if backend == "local"
+                        else workers or conf.get("workers"),
+                        preload=conf.get("preload", ()), isolation=conf.get("isolation", "auto"),
+                        hide=[str(workspace.root)], backend=backend, address=address)
+    try:
+        if references:
+            refs = run_store.run_problems(
+                store, workspace, references, engine=engine, cancelled=cancelled,
+                progress=(lambda done, total, label: progress(done, total,
+                                                               f"reference {label}"))
+                if progress else None)
+            report.references = [{"problem_id": r["problem_id"], "outcome": r["outcome"]}
+                                 for r in refs.runs]
+            if refs.cancelled:
+                report.cancelled = True
+                return report
+        _run_samples(store, workspace, report, todo, engine, timeout, progress, cancelled)
+    finally:
+        if own and engine is not None:
+            engine.close()
+    return report
+
+
+def _run_samples(store: Store, workspace: Workspace, report: EvalReport, todo: list[dict],
+                 engine: Engine | None, timeout: float | None, progress: Progress | None,
+                 cancelled: CancelCheck | None) -> None:
+    """Run the samples a batch at a time, each batch claimed first (see the docstring)."""
+    if engine is None or not todo:
+        return
+    batch_size = max(8, 4 * max(1, getattr(engine, "workers", 1) or 1))
     claims = Claims(store)
     problems: dict = {}
     counts: Counter = Counter()
-    own = engine is None
     done = 0
     try:
         for start in range(0, len(todo), batch_size):
@@ -98,16 +151,6 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
             jobs, owners = _jobs(store, workspace, part, problems, timeout, report)
             if not jobs:
                 continue
-            if engine is None:
-                from curator.execution.engine import resolve_backend
-
-                backend, address = resolve_backend(conf, backend, address)
-                engine = Engine(workers=min(workers or conf.get("workers") or default_workers(),
-                                            len(todo)) if backend == "local"
-                                else workers or conf.get("workers"),
-                                preload=conf.get("preload", ()),
-                                isolation=conf.get("isolation", "auto"),
-                                hide=[str(workspace.root)], backend=backend, address=address)
             report.isolation = engine.isolation
             offset = done
 
@@ -130,14 +173,10 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
             if recorded < len(jobs):
                 report.cancelled = True
                 break
-        if engine is not None:
-            report.cluster = engine.info().get("cluster") or {}
+        report.cluster = engine.info().get("cluster") or {}
     finally:
         claims.release()
-        if own and engine is not None:
-            engine.close()
     report.outcomes = dict(counts)
-    return report
 
 
 def _finished(store: Store, sample_ids: list[int]) -> set[int]:

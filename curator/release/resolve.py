@@ -39,20 +39,33 @@ from curator import sync
 from curator.errors import CuratorError
 from curator.mining import licenses
 from curator.mining import repos as repo_store
-from curator.mining.gitcache import (CachedRepo, GitError, is_url, normalise_source,
-                                      repo_name, run_git)
-from curator.mining.modules import (collect_references, dedent_block, dotted_path,
-                                    package_of, parse_module, resolve_relative, start_line,
-                                    split_lines)
+from curator.mining.gitcache import (
+    CachedRepo,
+    GitError,
+    is_url,
+    normalise_source,
+    repo_name,
+    run_git,
+)
+from curator.mining.modules import (
+    collect_references,
+    dedent_block,
+    dotted_path,
+    package_of,
+    parse_module,
+    resolve_relative,
+    split_lines,
+    start_line,
+)
 from curator.mining.patch import PatchError, replace_symbol
 from curator.mining.promote import format_code
 from curator.problem import Problem
+from curator.progress import Progress, checkpoint
 from curator.release import dlbench
 from curator.store import Store, now
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
 
-Progress = Callable[[int, int, str], None]
 DLBENCH_ORIGINS = ("dlbench-txt", "dlbench-csv")
 # Flags of the import that a resolution settles.
 SETTLED = {"commit_unpinned", "solution_missing", "path_missing"}
@@ -530,8 +543,7 @@ def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None =
                 (row["id"], commit, rev or (f"as-of {as_of}" if as_of else None), license_id,
                  json.dumps({"dlbench_problems": len(items)}), now(), store.actor))
             for problem, imp in items:
-                if cancelled and cancelled():
-                    raise KeyboardInterrupt("resolve cancelled")
+                checkpoint(cancelled, "resolve")
                 done += 1
                 try:
                     resolved, record = resolve_problem(snapshot, problem, url, license_id)

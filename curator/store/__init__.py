@@ -10,7 +10,6 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import sqlite_utils
 from curator.errors import StoreError
 from curator.labels import DEFAULT_LABELS
 from curator.store.migrations import migrate
+from curator.timestamps import now
 
 BUSY_TIMEOUT_MS = 30_000
 READ_RETRY_S = 30.0      # readers retry a locked database with backoff for this long
@@ -65,10 +65,6 @@ def lock_message(exc: BaseException, db_path: str | Path | None) -> str | None:
     holder = lock_holder(db_path)
     who = f" by {holder}" if holder else " by another process"
     return f"{db_path}: the database is locked{who}; try again when it finishes"
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def _json(value: Any) -> str | None:
