@@ -157,7 +157,7 @@ class Store:
             writer_file(self.path).write_text(json.dumps({
                 "pid": os.getpid(), "host": socket.gethostname(),
                 "command": " ".join(["curator", *sys.argv[1:]]) if sys.argv else "curator",
-                "since": datetime.now().strftime("%H:%M:%S")}), encoding="utf-8")
+                "since": time.strftime("%H:%M:%S")}), encoding="utf-8")
         except OSError:
             pass
 
