@@ -15,11 +15,11 @@ from pathlib import Path
 
 from curator.errors import CuratorError, NotFoundError
 from curator.limits import Field, InputError, loads_json, read_text, schema_errors
+from curator.store import Store, now
 
 # Each category of a taxonomy document: ids may be numbers (1-15), the rest text.
 CATEGORY_SCHEMA = {"id": Field("str|int", required=True), "name": Field("str", required=True),
                    "definition": Field("str"), "slug": Field("str")}
-from curator.store import Store, now
 
 NOT_DL = "not-dl"
 BUG = "bug"

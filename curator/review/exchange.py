@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curator import timestamps
-from curator.errors import CuratorError
 from curator.limits import INT_MAX, Field, loads_json, read_text, schema_errors
 from curator.review import annotations as label_store
 from curator.store import Store

@@ -19,12 +19,12 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from curator import sync
+from curator.errors import CuratorError
 from curator.store import Store
 from curator.tui import recovery
 from curator.tui.commands import GoToProblem, binding_commands, screen_commands
 from curator.tui.keymap import keymap_from_config
 from curator.tui.screens import available_modes
-from curator.errors import CuratorError
 from curator.tui.screens.dialogs import ErrorModal, describe
 from curator.tui.screens.help import HelpScreen, help_text
 from curator.tui.widgets.nav_bar import SCREENS
