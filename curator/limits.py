@@ -148,7 +148,7 @@ def value_problem(value: Any, depth: int = DEFAULT.depth) -> str | None:
     stack = [(value, 0, "")]
     while stack:
         item, level, path = stack.pop()
-        where = f" at {path}" if path else ""
+        where = f" in {path}" if path else ""
         if level > depth:
             return f"nested deeper than {depth} levels"
         if isinstance(item, bool) or item is None:
@@ -168,7 +168,7 @@ def value_problem(value: Any, depth: int = DEFAULT.depth) -> str | None:
                 if isinstance(key, str):
                     problem = text_problem(key)
                     if problem:
-                        return f"key with a {problem}{where}"
+                        return f"a key with a {problem}{where}"
                 stack.append((sub, level + 1, f"{path}.{key}" if path else str(key)))
         elif isinstance(item, list):
             for index, sub in enumerate(item):
@@ -181,7 +181,9 @@ def _no_constant(name: str):
 
 
 def _int(text: str) -> int:
-    if len(text.lstrip("-")) > 19:
+    # Far out of range: refused before int() spends time on it (value_problem says where
+    # an integer just past the 64-bit range is).
+    if len(text.lstrip("-")) > 400:
         raise ValueError("integer out of range")
     return int(text)
 
