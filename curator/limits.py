@@ -10,8 +10,8 @@ The limits are configurable in curator.toml:
 
     [limits]
     file_bytes = 268435456            # one input file (or one archive member read whole)
-    archive_total_bytes = 1073741824  # all members of one archive, uncompressed
-    archive_member_bytes = 268435456  # one archive member, uncompressed
+    archive_total_bytes = 536870912   # all members of one archive, uncompressed
+    archive_member_bytes = 134217728  # one archive member, uncompressed
     depth = 64                        # nesting of JSON / TOML values
 """
 
@@ -39,8 +39,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 @dataclass(frozen=True)
 class Limits:
     file_bytes: int = 256 * MiB
-    archive_total_bytes: int = 1 * GiB
-    archive_member_bytes: int = 256 * MiB
+    archive_total_bytes: int = 512 * MiB
+    archive_member_bytes: int = 128 * MiB
     depth: int = 64
 
     @classmethod
