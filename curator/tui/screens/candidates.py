@@ -16,7 +16,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TextArea
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from curator.errors import Cancelled
 from curator.mining import candidates as candidate_store
