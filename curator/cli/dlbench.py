@@ -28,8 +28,8 @@ def resolve_cmd(ctx: CliContext, repos: tuple[str, ...], as_of: str | None,
     """Pin a commit, extract the reference and the test node ids of imported problems."""
     from curator.release import resolve as resolve_mod
 
-    sources = resolve_mod.parse_assignments(repos, "--repo")
-    pinned = resolve_mod.parse_assignments(revs, "--rev")
+    sources = resolve_mod.parse_assignments(repos, "--repo", "NAME=SOURCE")
+    pinned = resolve_mod.parse_assignments(revs, "--rev", "NAME=REV")
     if as_of and pinned and set(pinned) >= set(sources):
         raise CuratorError("--as-of and --rev pin the same repositories; give one of them")
     with progress_bar("resolving", enabled=not as_json) as bar:

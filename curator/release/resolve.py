@@ -75,13 +75,14 @@ class ResolveReport:
                 "repos": self.repos, "notes": self.notes}
 
 
-def parse_assignments(values: list[str] | tuple[str, ...], what: str) -> dict[str, str]:
+def parse_assignments(values: list[str] | tuple[str, ...], what: str,
+                      metavar: str) -> dict[str, str]:
     """`NAME=VALUE` options -> {NAME: VALUE} (a one-line error for anything else)."""
     out: dict[str, str] = {}
     for value in values or ():
         name, sep, rest = value.partition("=")
         if not sep or not name.strip() or not rest.strip():
-            raise CuratorError(f"{what} {value!r} must be NAME={what.lstrip('-').upper()}")
+            raise CuratorError(f"{what} {value!r} must be {metavar}")
         out[name.strip()] = rest.strip()
     return out
 
@@ -177,7 +178,7 @@ class Snapshot:
         return self._trees[path]
 
     def definitions(self) -> dict[str, list[str]]:
-        """Top-level function and class name -> modules (not tests) that define it."""
+        """Top-level function and class name (`.name` for methods) -> modules (not tests)."""
         if self._defs is None:
             paths = [p for p in sorted(self.blobs) if p.endswith(".py")
                      and not _is_test_path(p)]
@@ -193,6 +194,10 @@ class Snapshot:
                 for stmt in tree.body:
                     if isinstance(stmt, (*_DEFS, ast.ClassDef)):
                         self._defs.setdefault(stmt.name, []).append(path)
+                    if isinstance(stmt, ast.ClassDef):
+                        for item in stmt.body:
+                            if isinstance(item, _DEFS):
+                                self._defs.setdefault("." + item.name, []).append(path)
         return self._defs
 
     def license(self) -> str:
@@ -288,8 +293,11 @@ def locate(snapshot: Snapshot, problem: Problem) -> tuple[str, str, ast.AST, ast
                 notes.append(f"path {given!r} read as {path!r}")
             return (path, *found, notes)
     # Not where the release says: the one module that defines it now, if exactly one.
-    top = entry.split(".")[0]
-    homes = [p for p in snapshot.definitions().get(top, [])
+    defs = snapshot.definitions()
+    paths = defs.get(entry.split(".")[0], [])
+    if "." not in entry:   # or the method of one class somewhere
+        paths = list(dict.fromkeys([*paths, *defs.get("." + entry, [])]))
+    homes = [p for p in paths
              if (tree := snapshot.tree(p)) is not None and _find_symbol(tree, entry)]
     if len(homes) == 1:
         path = homes[0]
