@@ -40,8 +40,11 @@ def test_each_migration_from_previous_version_matches_fresh_build(tmp_path, migr
     """Migrating step by step gives the same schema as migrating in one go."""
     stepwise = tmp_path / "step.sqlite"
     conn = sqlite3.connect(stepwise, isolation_level=None)
-    migrations.migrate(conn, target=migration.version - 1)
-    assert migrations.current_version(conn) == migration.version - 1
+    # Numbers may have gaps (each helper branch owns one number).
+    previous = max((m.version for m in migrations.all_migrations()
+                    if m.version < migration.version), default=0)
+    migrations.migrate(conn, target=previous)
+    assert migrations.current_version(conn) == previous
     migrations.migrate(conn, target=migration.version)
     assert migrations.current_version(conn) == migration.version
     migrations.migrate(conn)

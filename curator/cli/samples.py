@@ -282,6 +282,10 @@ def _render_report(data: dict, by: str | None) -> None:
         rich_table(["model", *outcomes],
                    [[name, *[m["outcomes"].get(o, 0) for o in outcomes]]
                     for name, m in models.items()], title="outcomes")
+        for name, m in models.items():
+            if m.get("judged_elsewhere"):
+                click.echo(f"{name}: {m['judged_elsewhere']} sample(s) judged elsewhere "
+                           "(imported with their outcomes)")
     if data["excluded"]:
         click.echo(f"excluded ({len(data['excluded'])}, reference does not pass): " + ", ".join(
             f"{pid} ({data['excluded_reasons'][pid]})" for pid in data["excluded"]))

@@ -1,8 +1,10 @@
 """pass@k reports per model: overall, by stage / task / data, and the outcome mix.
 
 Only problems whose latest reference run passed are scored; the others are listed in
-"excluded" (samples judged elsewhere, `runs.external`, are scored all the same: their
-reference passed where they were judged; "judged_elsewhere" counts them). Per problem, n is the number of evaluated samples and c the passing ones;
+"excluded". Samples judged elsewhere (`runs.external`) are scored all the same, since
+their reference passed where they were judged; "judged_elsewhere" counts them (the key
+is there only when there are some). Per problem, n is the number of evaluated samples
+and c the passing ones;
 pass@k averages over the problems with n >= k, and is absent where no problem has.
 A model evaluated with several techniques gets one entry per technique, "model [technique]".
 """
@@ -88,7 +90,8 @@ def build(store: Store, model: str | None = None, by: str | None = None) -> dict
                 buckets.setdefault(value, []).append((n, c))
             entry[axis] = {value: metrics(pairs) for value, pairs in sorted(buckets.items())}
         entry["outcomes"] = dict(sorted(mixes[key].items()))
-        entry["judged_elsewhere"] = judged_elsewhere.get(key, 0)
+        if judged_elsewhere.get(key):
+            entry["judged_elsewhere"] = judged_elsewhere[key]
         models[key] = entry
     return {"models": models, "excluded": sorted(excluded),
             "excluded_reasons": dict(sorted(excluded.items()))}
