@@ -95,6 +95,22 @@ class TestPolygon:
 
     def test_scale(self):
         assert Square([(0, 0), (1, 0), (1, 1), (0, 1)]).scale(3).area() == 9.0
+
+
+class TestSlowOnes:
+    def test_quick(self):
+        assert polygon_area([(0, 0), (2, 0), (0, 2)]) == 2.0
+
+    def test_other_quick(self):
+        assert polygon_area([(0, 0), (3, 0), (0, 2)]) == 3.0
+
+    @pytest.mark.skip(reason="need --runslow option to run")
+    def test_slow(self):
+        assert polygon_area([(0, 0)] * 10**6) == 0.0
+
+    @pytest.mark.xfail(reason="known upstream bug")
+    def test_degenerate(self):
+        assert polygon_area([]) == 0.0
 '''
 
 TESTS_PERIMETER = '''from geom.shapes import perimeter
@@ -136,6 +152,9 @@ RELEASE = {
     # a "function" that is really a method of one class, at a path that moved
     "geomlibscale7.txt": dlbench_file("scale", "geom/old_shapes.py",
                                       "tests/test_shapes.py::TestPolygon::test_scale"),
+    # upstream skips and xfails some of these tests
+    "geomlibpolygon_area8.txt": dlbench_file("polygon_area", "geom/shapes.py",
+                                             "tests/test_shapes.py::TestSlowOnes"),
 }
 
 
@@ -193,7 +212,7 @@ def test_resolve_pins_as_of_a_date_and_gives_reasons(imported, upstream, monkeyp
     data = resolve(base, "--repo", f"geomlib={upstream['mirror']}", "--as-of", "2024-09-30")
     resolved = {r["id"]: r for r in data["resolved"]}
     assert set(resolved) == {"geomlibpolygon_area1", "classes-geomlibarea2",
-                             "geomlibperimeter3", "geomlibscale7"}
+                             "geomlibperimeter3", "geomlibscale7", "geomlibpolygon_area8"}
     assert {r["commit"] for r in resolved.values()} == {upstream["first"]}
     assert {r["repo"] for r in resolved.values()} == {"geomlib"}
     reasons = {u["id"]: u["reason"] for u in data["unresolved"]}
@@ -302,3 +321,34 @@ def test_resolved_references_run_and_go_all_the_way_to_a_release(imported, upstr
                                 str(bundles[0]), "--json"])
     assert back.exit_code == 0, back.output
     assert sorted(p["id"] for p in json.loads(back.stdout)["problems"]) == sorted(outcomes)
+
+
+@pytest.mark.slow
+def test_narrow_keeps_the_tests_that_pass_on_the_reference(imported, upstream):
+    ws, base = imported
+    runner = CliRunner()
+    resolve(base, "--repo", f"geomlib={upstream['mirror']}", "--as-of", "2024-09-30")
+    early = runner.invoke(main, [*base, "dlbench", "narrow", "geomlibpolygon_area8", "--json"])
+    assert json.loads(early.stdout)["left"] == [
+        {"id": "geomlibpolygon_area8", "reason": "reference never run (curator run ID)"}]
+    first = runner.invoke(main, [*base, "run", "geomlibpolygon_area8", "--json"])
+    (run,) = json.loads(first.stdout)["runs"]
+    assert run["outcome"] == "failed" and "skipped" in run["reason"]
+    narrowed = runner.invoke(main, [*base, "dlbench", "narrow", "--json"])
+    assert narrowed.exit_code == 0, narrowed.output
+    data = json.loads(narrowed.stdout)
+    (item,) = data["narrowed"]
+    assert item["id"] == "geomlibpolygon_area8" and item["kept"] == 2
+    assert sorted(d["outcome"] for d in item["dropped"]) == ["skipped", "xfailed"]
+    with Store(ws.db_path, "tester") as store:
+        problem = problem_store.get(store, "geomlibpolygon_area8")
+        row = store.one("SELECT flags, resolution FROM problem_imports WHERE problem_id = ?",
+                        ("geomlibpolygon_area8",))
+    assert problem.test_node_ids == ["tests/test_shapes.py::TestSlowOnes::test_quick",
+                                     "tests/test_shapes.py::TestSlowOnes::test_other_quick"]
+    assert "tests_narrowed" in json.loads(row["flags"])
+    assert len(json.loads(row["resolution"])["not_run_on_reference"]) == 2
+    second = runner.invoke(main, [*base, "run", "geomlibpolygon_area8", "--json"])
+    assert json.loads(second.stdout)["runs"][0]["outcome"] == "passed"
+    assert json.loads(runner.invoke(main, [*base, "dlbench", "narrow", "--json"]).stdout)[
+        "unchanged"] == ["geomlibpolygon_area8"]

@@ -563,3 +563,76 @@ def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None =
         if changed:
             sync.dump(store, workspace.problems_dir, changed)
     return report
+
+
+# -- narrowing to what the reference passes ------------------------------------------------
+
+NOT_RUN = ("skipped", "xfailed", "xpassed", "deselected")
+
+
+@dataclass
+class NarrowReport:
+    narrowed: list[dict] = field(default_factory=list)   # {"id", "kept", "dropped"}
+    unchanged: list[str] = field(default_factory=list)   # reference already passes
+    left: list[dict] = field(default_factory=list)       # {"id", "reason"}
+
+    def to_json(self) -> dict:
+        return {"narrowed": self.narrowed, "unchanged": self.unchanged, "left": self.left}
+
+
+def narrow(store: Store, workspace: Workspace, ids: list[str] | None = None) -> NarrowReport:
+    """Keep only the node ids that passed on the latest reference run.
+
+    Upstream suites skip or xfail tests by environment (no GPU, `--runslow`, a torch
+    version); a run with any test not passing never counts as a pass, and such tests
+    cannot judge a solution either (the reference's outcomes are the baseline). For each
+    resolved DL-Bench draft whose latest reference run failed only through skipped or
+    xfailed tests, the node ids become the tests that passed; the dropped ones are kept
+    in the import record (`resolution.not_run_on_reference`), flag `tests_narrowed`.
+    A reference with a failing or erroring test is left as it is, with the reason.
+    """
+    from curator.execution.runs import solution_hash
+
+    wanted = set(ids) if ids else None
+    report = NarrowReport()
+    changed = []
+    with store.transaction():
+        for problem, imp in imported_drafts(store):
+            if wanted is not None and problem.id not in wanted:
+                continue
+            if not problem.repo_backed or not problem.solution:
+                report.left.append({"id": problem.id, "reason": "not resolved"})
+                continue
+            run = store.one(
+                "SELECT outcome, tests FROM runs WHERE problem_id = ? AND solution_kind = "
+                "'reference' AND solution_hash = ? AND outcome != 'infra' ORDER BY id DESC "
+                "LIMIT 1", (problem.id, solution_hash(problem.solution)))
+            if run is None:
+                report.left.append({"id": problem.id, "reason": "reference never run "
+                                    "(curator run ID)"})
+                continue
+            if run["outcome"] == "passed":
+                report.unchanged.append(problem.id)
+                continue
+            tests = [t for t in json.loads(run["tests"] or "[]") if isinstance(t, dict)]
+            passed = [t["id"] for t in tests if t.get("outcome") == "passed"]
+            bad = [t for t in tests if t.get("outcome") not in ("passed", *NOT_RUN)]
+            if run["outcome"] != "failed" or bad or not passed:
+                why = (f"{bad[0]['id']} {bad[0].get('outcome')}" if bad else
+                       "no test passed" if not passed else f"reference {run['outcome']}")
+                report.left.append({"id": problem.id, "reason": why})
+                continue
+            dropped = [{"id": t["id"], "outcome": t.get("outcome")} for t in tests
+                       if t.get("outcome") in NOT_RUN]
+            problem.test_node_ids = list(dict.fromkeys(passed))
+            problem_store.save(store, problem)
+            resolution = json.loads(imp.get("resolution") or "{}")
+            resolution["not_run_on_reference"] = dropped
+            flags = [f for f in json.loads(imp["flags"] or "[]") if f != "tests_narrowed"]
+            _update_import(store, problem.id, [*flags, "tests_narrowed"], resolution)
+            report.narrowed.append({"id": problem.id, "kept": len(problem.test_node_ids),
+                                    "dropped": dropped})
+            changed.append(problem.id)
+    if changed:
+        sync.dump(store, workspace.problems_dir, changed)
+    return report
