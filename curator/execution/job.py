@@ -45,9 +45,15 @@ class Job:
     kind: str = "function"
     tests: str | None = None           # test_solution.py text (self-contained problems)
     node_ids: list[str] | None = None  # pytest node ids that must all pass (repo-backed)
+    deselect: list[str] = field(default_factory=list)  # tests inside them left out
     repo_dir: str | None = None        # checkout of a repo-backed problem
     overlay: dict[str, str] = field(default_factory=dict)  # relpath -> text, for this run
     python: str | None = None          # interpreter for repo-backed runs
+    # How the run is judged (curator.execution.verdict): the reference by pytest's own
+    # rule; any other solution against the reference's per-test outcomes (baseline), or,
+    # with no baseline known, by requiring every test to pass.
+    reference: bool = False
+    baseline: dict[str, str] | None = None
     limits: Limits = field(default_factory=Limits)
     job_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from curator.errors import CuratorError
+from curator.execution import verdict
 from curator.execution.engine import Engine
 from curator.execution.job import Job, Limits, RunResult
 from curator.problem import Problem
@@ -87,7 +88,9 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
     limits = limits or default_limits(store, workspace, problem)
     job = Job(problem_id=problem.id, solution=solution_text or "",
               entry_point=problem.entry_point, kind=problem.kind, tests=problem.tests,
-              limits=limits)
+              limits=limits, reference=solution_kind == "reference")
+    if solution_kind != "reference":
+        job.baseline = baseline(store, problem)
     if not problem.repo_backed or not (solution_text or "").strip():
         return job
     try:  # imported lazily: the engine works without the mining part
@@ -105,8 +108,48 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
         return job
     job.repo_dir, job.overlay, job.python = str(repo_dir), dict(overlay), python
     job.node_ids = list(problem.test_node_ids)
+    job.deselect = [row["node_id"] for row in excluded(store, problem.id)
+                    if row["node_id"] not in job.node_ids]
     job.tests = None
     return job
+
+
+# -- baselines and excluded tests -----------------------------------------------------------
+
+
+def baseline(store: Store, problem: Problem) -> dict[str, str] | None:
+    """{node id: outcome} of the current reference's passing run, or None."""
+    row = store.one("SELECT * FROM baselines WHERE problem_id = ?", (problem.id,))
+    if row is None or row["solution_hash"] != solution_hash(problem.solution):
+        return None
+    return json.loads(row["tests"])
+
+
+def baseline_row(store: Store, problem_id: str) -> dict | None:
+    row = store.one("SELECT * FROM baselines WHERE problem_id = ?", (problem_id,))
+    if row is not None:
+        row["tests"] = json.loads(row["tests"])
+    return row
+
+
+def excluded(store: Store, problem_id: str) -> list[dict]:
+    """Upstream tests the problem leaves out, with the reason each was left out."""
+    return store.query("SELECT node_id, reason, actor, created_at FROM excluded_tests "
+                       "WHERE problem_id = ? ORDER BY node_id", (problem_id,))
+
+
+def _store_baseline(store: Store, run_id: int, result: RunResult, hash_: str) -> None:
+    tests = verdict.baseline_of(result.tests)
+    before = store.one("SELECT tests FROM baselines WHERE problem_id = ?", (result.problem_id,))
+    store.execute(
+        "INSERT INTO baselines (problem_id, solution_hash, run_id, tests, created_at) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (problem_id) DO UPDATE SET "
+        "solution_hash = excluded.solution_hash, run_id = excluded.run_id, "
+        "tests = excluded.tests, created_at = excluded.created_at",
+        (result.problem_id, hash_, run_id, json.dumps(tests, sort_keys=True), now()))
+    if before is None or json.loads(before["tests"]) != tests:
+        store.audit("baseline", result.problem_id, "update" if before else "create",
+                    after={"run_id": run_id, "solution_hash": hash_, "tests": tests})
 
 
 # -- the runs table -----------------------------------------------------------------------
@@ -131,6 +174,8 @@ def record(store: Store, result: RunResult, solution_kind: str, solution_hash: s
             f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
             list(row.values()))
         run_id = cursor.lastrowid
+        if solution_kind == "reference" and result.outcome == "passed":
+            _store_baseline(store, run_id, result, solution_hash)
         store.audit("run", run_id, "create", after={
             "problem_id": result.problem_id, "solution_kind": solution_kind,
             "solution_hash": solution_hash, "sample_id": sample_id,
@@ -290,5 +335,6 @@ def _run_json(run_id: int, result: RunResult) -> dict:
     return {"run_id": run_id, "problem_id": result.problem_id, "outcome": result.outcome,
             "duration_s": result.duration_s,
             "tests": [{"id": t["id"], "outcome": t["outcome"]} for t in result.tests],
+            "not_counted": verdict.not_counted(result.tests),
             "reason": result.reason, "timeout_s": result.timeout_s, "env": result.env,
             "job_id": result.job_id}

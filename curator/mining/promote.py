@@ -72,15 +72,41 @@ def default_id(store: Store, row: dict) -> str:
     return candidate
 
 
+def _split_excluded(tests: list[str], exclude: dict[str, str], cid) -> list[str]:
+    """The node ids the problem keeps; each excluded id must be one of them or inside one."""
+    for node_id, reason in exclude.items():
+        if not reason.strip():
+            raise CuratorError(f"candidate {cid}: say why {node_id} is left out "
+                               "(--exclude-reason)")
+        inside = any(node_id == t or node_id.startswith((t + "::", t + "[")) for t in tests)
+        if not inside:
+            raise CuratorError(f"candidate {cid}: {node_id} is not one of its tests "
+                               f"({', '.join(tests)})")
+    kept = [t for t in tests if t not in exclude]
+    if not kept:
+        raise CuratorError(f"candidate {cid}: leaving out {', '.join(exclude)} leaves no "
+                           "test to run")
+    return kept
+
+
 def accept(store: Store, workspace: Workspace, candidate_id: int | str,
-           problem_id: str | None = None) -> dict:
-    """Create the draft problem (database and problems/<id>/) from a candidate."""
+           problem_id: str | None = None, exclude: dict[str, str] | None = None) -> dict:
+    """Create the draft problem (database and problems/<id>/) from a candidate.
+
+    exclude: {node id: reason} upstream tests to leave out (they need options, or are
+    xfail upstream). A listed node id is dropped from the problem's node ids; a test
+    inside one (a class's method, a parameter) is deselected when the problem runs.
+    Each is recorded with its reason.
+    """
     row = candidate_store.get(store, candidate_id)
+    exclude = dict(exclude or {})
     if row["status"] == "accepted" and row["problem_id"]:
         raise CuratorError(f"candidate {row['id']} is already problem {row['problem_id']}")
     if not row["tests"]:
         raise CuratorError(f"candidate {row['id']} ({row['qualname']}) has no tests; a "
                            "repo-backed problem needs at least one test node id")
+    node_ids = _split_excluded(list(row["tests"]), exclude, row["id"]) if exclude \
+        else list(row["tests"])
     pid = problem_id or default_id(store, row)
     if not ID_PATTERN.match(pid):
         raise CuratorError(f"problem id {pid!r} must match {ID_PATTERN.pattern}")
@@ -94,7 +120,7 @@ def accept(store: Store, workspace: Workspace, candidate_id: int | str,
         source={"repo": row["repo_url"], "commit": row["commit_sha"], "path": row["path"],
                 "symbol": row["qualname"], "lines": f"{row['line_start']}-{row['line_end']}",
                 "license": row["license"]},
-        test_node_ids=list(row["tests"]), prompt=prompt_text(row),
+        test_node_ids=node_ids, prompt=prompt_text(row),
         solution=solution_text(row), tests=None)
     stamp = now()
     with store.transaction():
@@ -110,6 +136,13 @@ def accept(store: Store, workspace: Workspace, candidate_id: int | str,
                 store.audit("label_suggestion", cursor.lastrowid, "create", after={
                     "problem_id": pid, "axis": item["axis"], "slug": item["slug"],
                     "rule": item["rule"]})
+        for node_id, reason in sorted(exclude.items()):
+            store.execute("INSERT INTO excluded_tests (problem_id, node_id, reason, actor, "
+                          "created_at) VALUES (?, ?, ?, ?, ?)",
+                          (pid, node_id, reason.strip(), store.actor, stamp))
+            store.audit("excluded_test", f"{pid}::{node_id}", "create",
+                        after={"problem_id": pid, "node_id": node_id,
+                               "reason": reason.strip()})
         store.execute("UPDATE candidates SET status = 'accepted', problem_id = ?, "
                       "updated_at = ? WHERE id = ?", (pid, stamp, row["id"]))
         store.audit("candidate", row["id"], "accept", "status", row["status"], "accepted")
@@ -117,4 +150,6 @@ def accept(store: Store, workspace: Workspace, candidate_id: int | str,
     sync.dump_one(store, problem_store.get(store, pid), workspace.problems_dir)
     return {"candidate": row["id"], "problem_id": pid,
             "path": str(workspace.problems_dir / pid), "suggested": labels,
-            "suggestions": candidate_store.suggestions_for(store, pid)}
+            "suggestions": candidate_store.suggestions_for(store, pid),
+            "excluded": [{"node_id": k, "reason": v.strip()}
+                         for k, v in sorted(exclude.items())]}

@@ -1,6 +1,6 @@
 """The original DL-Bench release formats: `.txt` files, the CSV form, and label spellings.
 
-Pure functions: text in, records out (no store, no files written). See DESIGN §2.
+Pure functions: text in, records out (no store, no files written). See docs/ARCHITECTURE.md#file-formats.
 
 A `.txt` file is a sequence of `key: value` blocks. A key counts only when it starts a
 line with at most two leading spaces (so indented code in a prompt that happens to
@@ -18,6 +18,8 @@ import csv
 import io
 import re
 from dataclasses import dataclass, field
+
+from curator.limits import DEFAULT, csv_rows
 
 CSV_COLUMNS = ("repo", "filename", "function", "class", "ground Truth", "test_cases",
                "prompt", "stage", "task", "data")
@@ -92,7 +94,7 @@ _SPELLINGS = {
         "other": ["others", "other", "none", "n/a", "misc", "timeseries", "time series"],
     },
 }
-# An empty value means this (DESIGN §2); an empty stage has no default.
+# An empty value means this (docs/ARCHITECTURE.md#file-formats); an empty stage has no default.
 EMPTY_MEANS = {"task": "general", "data": "other"}
 
 
@@ -169,13 +171,17 @@ def parse_txt(text: str, origin: str) -> Record:
     return record
 
 
-def parse_csv(text: str, origin: str) -> tuple[list[Record], list[dict]]:
-    """Read the CSV form; returns its records and the rows that could not be read."""
-    reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""))
+def parse_csv(text: str, origin: str, field_limit: int = DEFAULT.archive_member_bytes
+              ) -> tuple[list[Record], list[dict]]:
+    """Read the CSV form; returns its records and the rows that could not be read
+    (fields up to `field_limit` characters; a malformed row is skipped, not the file)."""
+    reader = iter(csv_rows(text.lstrip("\ufeff"), field_limit))
     try:
-        header = next(reader)
+        header_line, header = next(reader)
     except StopIteration:
         return [], [{"file": origin, "reason": "empty CSV file"}]
+    if isinstance(header, str):
+        return [], [{"file": f"{origin}:{header_line}", "reason": header}]
     columns = {}
     for index, name in enumerate(header):
         key = KEY_NAMES.get(name.strip().lower())
@@ -187,7 +193,11 @@ def parse_csv(text: str, origin: str) -> tuple[list[Record], list[dict]]:
         return [], [{"file": origin, "reason": "CSV header has no prompt column; expected "
                      + ", ".join(CSV_COLUMNS)}]
     records, errors = [], []
-    for line_no, row in enumerate(reader, start=2):
+    # Rows are numbered by record (header = 1), as ids of unnamed rows have always been.
+    for line_no, (_physical, row) in enumerate(reader, start=2):
+        if isinstance(row, str):
+            errors.append({"file": f"{origin}:{line_no}", "reason": row})
+            continue
         if not any(cell.strip() for cell in row):
             continue
         if len(row) > len(header):

@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import json
 import re
-import tarfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from curator import sync
+from curator.limits import DEFAULT, InputError, Limits, read_bytes
 from curator.problem import ID_PATTERN, Problem, validate
 from curator.release import ReleaseError, dlbench
 from curator.release.reader import read_bundle
 from curator.release.rows import row_errors, row_problem
+from curator.release.tarball import ArchiveError, iter_members
 from curator.release.verify import verify
 from curator.store import Store, now
 from curator.store import problems as problem_store
@@ -87,41 +88,55 @@ def _wanted(name: str) -> bool:
             and "__MACOSX" not in PurePosixPath(name).parts)
 
 
-def read_sources(path: Path) -> Iterator[tuple[str, bytes]]:
-    """(name relative to PATH, bytes) of every .txt/.csv file in a folder, tarball or file."""
+def read_sources(path: Path, limits: Limits = DEFAULT) -> Iterator[tuple[str, bytes]]:
+    """(name relative to PATH, bytes) of every .txt/.csv file in a folder, tarball or file.
+
+    Tarballs are read as a stream within the [limits] caps (see tarball.iter_members);
+    every file within the member cap."""
     if path.is_dir():
+        total = 0
         for item in sorted(path.rglob("*")):
             if item.is_file() and _wanted(item.name):
-                yield item.relative_to(path).as_posix(), item.read_bytes()
+                data = _read_capped(item, limits)
+                total += len(data)
+                if total > limits.archive_total_bytes:
+                    raise ReleaseError(f"{path}: files add up to more than "
+                                       f"{limits.archive_total_bytes} bytes ([limits] "
+                                       "archive_total_bytes in curator.toml)")
+                yield item.relative_to(path).as_posix(), data
     elif path.is_file() and _is_tar(path):
         try:
-            with tarfile.open(path, mode="r:*") as tar:
-                members = sorted((m for m in tar if m.isfile() and _wanted(m.name)),
-                                 key=lambda m: m.name)
-                for member in members:
-                    handle = tar.extractfile(member)
-                    if handle is not None:
-                        yield member.name, handle.read()
-        except (tarfile.TarError, OSError, EOFError) as exc:
-            raise ReleaseError(f"{path}: not a readable tarball: {exc}") from None
+            found = [(m.name, data) for m, data in iter_members(path, limits, _wanted)
+                     if data is not None]
+        except ArchiveError as exc:
+            raise ReleaseError(f"{path}: {exc}") from None
+        yield from sorted(found, key=lambda item: item[0])
     elif path.is_file():
-        yield path.name, path.read_bytes()
+        yield path.name, _read_capped(path, limits)
     else:
         raise ReleaseError(f"{path}: no such file or folder")
 
 
-def records(path: Path, report: ImportReport) -> list[tuple[dlbench.Record, str]]:
+def _read_capped(path: Path, limits: Limits) -> bytes:
+    try:
+        return read_bytes(path, limits.archive_member_bytes)
+    except InputError as exc:
+        raise ReleaseError(str(exc).replace("file_bytes", "archive_member_bytes")) from None
+
+
+def records(path: Path, report: ImportReport,
+            limits: Limits = DEFAULT) -> list[tuple[dlbench.Record, str]]:
     """Every DL-Bench record under PATH with its origin kind (dlbench-txt | dlbench-csv)."""
     out = []
     seen: dict[str, str] = {}
-    for name, data in read_sources(path):
+    for name, data in read_sources(path, limits):
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             report.skipped.append({"file": name, "reason": f"not UTF-8 (byte {exc.start})"})
             continue
         if name.lower().endswith(".csv"):
-            parsed, errors = dlbench.parse_csv(text, name)
+            parsed, errors = dlbench.parse_csv(text, name, limits.archive_member_bytes)
             report.skipped.extend(errors)
             found = [(r, "dlbench-csv") for r in parsed]
         else:
@@ -294,7 +309,7 @@ def import_dlbench(store: Store, workspace: Workspace, path: str | Path,
     config = workspace.config.get("dlbench") or {}
     table = dlbench.spelling_map(config.get("spellings"))
     repos = {str(k): str(v) for k, v in (config.get("repos") or {}).items()}
-    found = records(path, report)
+    found = records(path, report, Limits.from_config(workspace.config))
     already = _imported_keys(store, ("dlbench-txt", "dlbench-csv"))
     taken = {r["id"] for r in store.query("SELECT id FROM problems")}
     made: list[tuple[Converted, dlbench.Record, str]] = []
@@ -352,12 +367,13 @@ def import_release(store: Store, workspace: Workspace, path: str | Path,
                    progress: Progress | None = None,
                    cancelled: Callable[[], bool] | None = None) -> ImportReport:
     """Read one of our bundles (folder or .tar.gz) back into the workspace."""
-    checked = verify(path)
+    limits = Limits.from_config(workspace.config)
+    checked = verify(path, limits=limits)
     if not checked.ok:
         first = checked.issues[0]
         raise ReleaseError(f"{path}: bundle does not verify ({len(checked.issues)} issue(s), "
                            f"first: {first}); run `curator release verify`")
-    bundle = read_bundle(path)
+    bundle = read_bundle(path, limits)
     key = f"{bundle.name}-{bundle.version}"
     titles = _titles(bundle)
     report = ImportReport(dry_run=dry_run)
