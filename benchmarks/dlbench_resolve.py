@@ -1,7 +1,7 @@
 """How much of DL-Bench becomes runnable: import, resolve and run the kornia problems.
 
     .venv/bin/python benchmarks/dlbench_resolve.py SNAPSHOT_DLBENCH SNAPSHOT_KORNIA \
-        [--as-of 2024-09-30] [--python PY | --make-env] [--isolation weak] [--workers 2] \
+        [--as-of 2024-09-30] [--python PY | --make-env] [--isolation auto] [--workers 2] \
         [--limit N] [--no-run] [--keep DIR] [--json]
 
 SNAPSHOT_DLBENCH: a clone or bare mirror of the DL-Bench repository (the v2 release
@@ -9,19 +9,20 @@ Dataset/DLBenchv2.tar.gz is read from its history), or the release itself (folde
 tarball). SNAPSHOT_KORNIA: a clone or bare mirror of kornia. Nothing touches the network.
 
 In a temporary workspace it runs what a person would: `import-dlbench`, `dlbench resolve
---repo kornia=SNAPSHOT_KORNIA --as-of DATE`, `repo set-python kornia PY`, `run` on every
+--repo kornia=SNAPSHOT_KORNIA --as-of DATE`, `repo env kornia`, `run` on every
 resolved kornia problem; and prints:
 
 - the share of DL-Bench's kornia problems resolved (target >= 90%), with the reasons
   for the rest;
 - the share of resolved references that pass their tests (target >= 90%), with the
-  outcomes of the rest: first as resolved, then after `dlbench narrow` (node ids cut to
-  the tests that passed on the reference; skipped or xfailed ones dropped) and a second
-  run of the narrowed problems.
+  outcomes of the rest (a run passes when no test failed or errored and one passed;
+  tests upstream skips or xfails are not counted).
 
-The interpreter (PY) needs torch, pytest, numpy, pillow, packaging and kornia_rs;
-`--make-env` builds one in the temporary folder with pip (torch==2.13.0, as the Makefile
-installs it). Not a test: the pass share depends on the interpreter's libraries.
+By default the references run in `curator repo env kornia`: kornia's declared dependencies
+as of the pinned date (uv's exclude-newer) with the curator's torch. `--python PY` uses
+an interpreter of your own instead (torch, pytest, numpy, pillow, packaging, kornia_rs),
+and `--make-env` builds such a one with pip. Not a test: the pass share depends on the
+interpreter's libraries.
 """
 
 from __future__ import annotations
@@ -114,10 +115,13 @@ def main() -> int:
             "unresolved": [u for u in report.unresolved if u["id"] in set(kornia)],
             "reasons": dict(reasons), "seconds": round(time.monotonic() - started, 1)}
         if not args.no_run:
-            python = args.python or (make_env(root) if args.make_env else None)
-            if python is None:
-                raise SystemExit("error: give --python PY or --make-env to run the references")
-            repo_store.set_python(store, "kornia", python)
+            if args.python or args.make_env:
+                repo_store.set_python(store, "kornia", args.python or make_env(root))
+            else:   # `curator repo env kornia`: the libraries as of the pinned date
+                from curator.mining import envs
+
+                built = envs.build(store, ws, "kornia")
+                out["env"] = {"python": built.python, "seconds": built.seconds}
             ids = resolved[:args.limit] if args.limit else resolved
             started = time.monotonic()
 
@@ -135,19 +139,6 @@ def main() -> int:
                                           "reason": r["reason"][:160]}
                                          for r in ran.runs if r["outcome"] != "passed"],
                           "seconds": round(time.monotonic() - started, 1)}
-            # `dlbench narrow`, then the narrowed references again.
-            narrowed = resolve.narrow(store, ws, ids)
-            again = [n["id"] for n in narrowed.narrowed]
-            final = {r["problem_id"]: r["outcome"] for r in ran.runs}
-            if again:
-                rerun = run_store.run_problems(store, ws, again, workers=args.workers,
-                                               progress=progress)
-                final.update({r["problem_id"]: r["outcome"] for r in rerun.runs})
-            passing = sum(1 for o in final.values() if o == "passed")
-            out["narrowed"] = {"narrowed": len(again), "left": narrowed.left,
-                               "passed": passing,
-                               "share": round(passing / max(1, len(final)), 4),
-                               "outcomes": dict(Counter(final.values()))}
     if args.json:
         print(json.dumps(out, indent=2))
     else:
@@ -168,12 +159,6 @@ def main() -> int:
                   f"({u['seconds']} s)")
             for item in u["not_passed"]:
                 print(f"  {item['id']}: {item['outcome']} {item['reason']}")
-            n = out["narrowed"]
-            print(f"after `dlbench narrow` ({n['narrowed']} narrowed to the tests that ran on "
-                  f"the reference) and a second run: {n['passed']}/{u['references']} pass "
-                  f"({n['share']:.1%}, target >= 90%)")
-            for item in n["left"]:
-                print(f"  left {item['id']}: {item['reason']}")
     tmp.cleanup()
     return 0
 

@@ -323,32 +323,29 @@ def test_resolved_references_run_and_go_all_the_way_to_a_release(imported, upstr
     assert sorted(p["id"] for p in json.loads(back.stdout)["problems"]) == sorted(outcomes)
 
 
-@pytest.mark.slow
-def test_narrow_keeps_the_tests_that_pass_on_the_reference(imported, upstream):
+
+def test_the_as_of_date_reaches_the_environment_resolver(imported, upstream, monkeypatch,
+                                                         tmp_path):
+    """`repo env` resolves as of the stored date; torch and what torch needs are excepted."""
+    from curator.mining import envs
+
     ws, base = imported
-    runner = CliRunner()
     resolve(base, "--repo", f"geomlib={upstream['mirror']}", "--as-of", "2024-09-30")
-    early = runner.invoke(main, [*base, "dlbench", "narrow", "geomlibpolygon_area8", "--json"])
-    assert json.loads(early.stdout)["left"] == [
-        {"id": "geomlibpolygon_area8", "reason": "reference never run (curator run ID)"}]
-    first = runner.invoke(main, [*base, "run", "geomlibpolygon_area8", "--json"])
-    (run,) = json.loads(first.stdout)["runs"]
-    assert run["outcome"] == "failed" and "skipped" in run["reason"]
-    narrowed = runner.invoke(main, [*base, "dlbench", "narrow", "--json"])
-    assert narrowed.exit_code == 0, narrowed.output
-    data = json.loads(narrowed.stdout)
-    (item,) = data["narrowed"]
-    assert item["id"] == "geomlibpolygon_area8" and item["kept"] == 2
-    assert sorted(d["outcome"] for d in item["dropped"]) == ["skipped", "xfailed"]
     with Store(ws.db_path, "tester") as store:
-        problem = problem_store.get(store, "geomlibpolygon_area8")
-        row = store.one("SELECT flags, resolution FROM problem_imports WHERE problem_id = ?",
-                        ("geomlibpolygon_area8",))
-    assert problem.test_node_ids == ["tests/test_shapes.py::TestSlowOnes::test_quick",
-                                     "tests/test_shapes.py::TestSlowOnes::test_other_quick"]
-    assert "tests_narrowed" in json.loads(row["flags"])
-    assert len(json.loads(row["resolution"])["not_run_on_reference"]) == 2
-    second = runner.invoke(main, [*base, "run", "geomlibpolygon_area8", "--json"])
-    assert json.loads(second.stdout)["runs"][0]["outcome"] == "passed"
-    assert json.loads(runner.invoke(main, [*base, "dlbench", "narrow", "--json"]).stdout)[
-        "unchanged"] == ["geomlibpolygon_area8"]
+        row = store.one("SELECT * FROM repos WHERE url = ?", (URL,))
+    assert envs.as_of(row) == "2024-09-30"
+    calls = []
+
+    def fake_uv(args, options, cwd=None):
+        calls.append(args)
+        return "numpy==1.26.4\n"
+
+    monkeypatch.setattr(envs, "_uv", fake_uv)
+    monkeypatch.setattr(envs, "torch_requirements", lambda: ["setuptools", "sympy"])
+    wanted = envs.Declared(runtime=["numpy"])
+    envs._resolve("python3", wanted, [], "torch==2.13.0", envs.as_of(row),
+                  envs.IndexOptions(), tmp_path, [])
+    (args,) = calls
+    assert args[args.index("--exclude-newer") + 1] == "2024-09-30"
+    excepted = [args[i + 1] for i, a in enumerate(args) if a == "--exclude-newer-package"]
+    assert excepted == ["torch=2100-01-01", "setuptools=2100-01-01", "sympy=2100-01-01"]

@@ -48,25 +48,4 @@ def resolve_cmd(ctx: CliContext, repos: tuple[str, ...], as_of: str | None,
                "unresolved")
 
 
-@dlbench_group.command("narrow")
-@click.argument("ids", nargs=-1, metavar="[ID]...")
-@json_option
-@pass_ctx
-def narrow_cmd(ctx: CliContext, ids: tuple[str, ...], as_json: bool) -> None:
-    """Keep the node ids that passed on the latest reference run (drop skipped/xfailed)."""
-    from curator.release import resolve as resolve_mod
-
-    report = resolve_mod.narrow(ctx.store, ctx.workspace, list(ids) or None)
-    if as_json:
-        print_json(report.to_json())
-        return
-    for item in report.narrowed:
-        click.echo(f"{item['id']}: kept {item['kept']} test(s), dropped "
-                   f"{len(item['dropped'])} that did not run on the reference")
-    for item in report.left:
-        click.echo(f"left {item['id']}: {item['reason']}", err=True)
-    click.echo(f"narrowed {len(report.narrowed)}, {len(report.unchanged)} already passing, "
-               f"{len(report.left)} left")
-
-
 COMMANDS = [dlbench_group]
