@@ -298,7 +298,7 @@ def test_date_before_the_first_commit_leaves_the_problems_unresolved(imported, u
 
 @pytest.mark.slow
 def test_resolved_references_run_and_go_all_the_way_to_a_release(imported, upstream, tmp_path):
-    ws, base = imported
+    _ws, base = imported
     runner = CliRunner()
     resolve(base, "--repo", f"geomlib={upstream['mirror']}", "--as-of", "2024-09-30")
     ran = runner.invoke(main, [*base, "run", "geomlibpolygon_area1", "classes-geomlibarea2",

@@ -152,8 +152,8 @@ def cli(ws, *args):
 def test_outcomes_of_dlbench_reports():
     failed = parse_result(FAILED_REPORT, "r.txt")
     assert failed.outcome == "failed" and not failed.passed
-    assert failed.failed_tests == ["tests/color/test_gray.py::TestRgbToGrayscale::"
-                                   "test_smoke[cpu-float32]"]
+    assert failed.failed_tests == [("tests/color/test_gray.py::TestRgbToGrayscale::"
+                                    "test_smoke[cpu-float32]")]
     assert {t["id"]: t["outcome"] for t in failed.tests} == {
         "tests/color/test_gray.py::TestRgbToGrayscale::test_smoke[cpu-float32]": "failed",
         "tests/color/test_gray.py::TestRgbToGrayscale::test_shape[cpu-float32]": "passed"}

@@ -6,6 +6,7 @@ import click
 
 from curator.cli.context import CliContext, json_option, pass_ctx, print_json, progress_bar
 from curator.errors import CuratorError
+from curator.release import resolve as resolve_mod
 
 
 @click.group("dlbench")
@@ -26,8 +27,6 @@ def dlbench_group() -> None:
 def resolve_cmd(ctx: CliContext, repos: tuple[str, ...], as_of: str | None,
                 revs: tuple[str, ...], as_json: bool) -> None:
     """Pin a commit, extract the reference and the test node ids of imported problems."""
-    from curator.release import resolve as resolve_mod
-
     sources = resolve_mod.parse_assignments(repos, "--repo", "NAME=SOURCE")
     pinned = resolve_mod.parse_assignments(revs, "--rev", "NAME=REV")
     if as_of and pinned and set(pinned) >= set(sources):

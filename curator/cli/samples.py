@@ -16,6 +16,7 @@ from curator.cli.context import (
 )
 from curator.cli.engine import backend_options, cluster_line
 from curator.errors import CuratorError
+from curator.evaluation import external
 from curator.evaluation import samples as sample_store
 from curator.evaluation.pass_at_k import KS
 from curator.labels import AXES
@@ -63,8 +64,6 @@ def import_cmd(ctx: CliContext, files: tuple[str, ...], model: str | None,
 
 def _import_taxonomy(ctx: CliContext, folders: tuple[str, ...], model: str | None,
                      technique: str | None, as_json: bool) -> None:
-    from curator.evaluation import external
-
     if not model:
         raise CuratorError("--format dlbench-taxonomy needs --model NAME")
     reports = []

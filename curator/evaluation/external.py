@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curator.errors import CuratorError
+from curator.errors import Cancelled, CuratorError
 from curator.evaluation import samples as sample_store
 from curator.store import Store, now
 from curator.store import problems as problem_store
@@ -137,7 +137,7 @@ def taxonomy_root(path: Path) -> Path:
 
 
 def _problem_for(store: Store, name: str) -> str | None:
-    """The imported problem of DL-Bench file `<name>.txt`, else a problem with that id."""
+    """The imported problem of DL-Bench file `<name>.txt`, else the problem with id `<name>`."""
     # The taxonomy names a few files differently from the release: `class-x` for
     # `classes-x`, or `classes-x` for a function file `x`.
     bare = re.sub(r"^class(?:es)?-", "", name)
@@ -147,10 +147,7 @@ def _problem_for(store: Store, name: str) -> str | None:
                         (f"{key}.txt",))
         if row is not None:
             return row["problem_id"]
-    from curator.release.importing import sanitise_id
-
-    pid = sanitise_id(name)
-    return pid if problem_store.exists(store, pid) else None
+    return name.lower() if problem_store.exists(store, name.lower()) else None
 
 
 def _record_run(store: Store, sample_id: int, problem_id: str, code: str | None,
@@ -189,7 +186,7 @@ def import_taxonomy(store: Store, path: str | Path, model: str, technique: str |
     with store.transaction():
         for number, file in enumerate(generated, 1):
             if cancelled and cancelled():
-                raise KeyboardInterrupt("import cancelled")
+                raise Cancelled("import cancelled")
             name = file.stem[len(PREFIX):]
             where = str(file)
             pid = _problem_for(store, name)

@@ -8,8 +8,16 @@ import sys
 from pathlib import Path
 
 from curator.errors import CuratorError, NotFoundError
-from curator.mining.gitcache import CachedRepo, GitError, cache_for, cache_key, is_url, \
-    normalise_source, repo_name, run_git
+from curator.mining.gitcache import (
+    CachedRepo,
+    GitError,
+    cache_for,
+    cache_key,
+    is_url,
+    normalise_source,
+    repo_name,
+    run_git,
+)
 from curator.store import Store, now
 
 

@@ -36,14 +36,27 @@ from datetime import date
 from pathlib import PurePosixPath
 
 from curator import sync
-from curator.errors import CuratorError
+from curator.errors import Cancelled, CuratorError
 from curator.mining import licenses
 from curator.mining import repos as repo_store
-from curator.mining.gitcache import (CachedRepo, GitError, is_url, normalise_source,
-                                      repo_name, run_git)
-from curator.mining.modules import (collect_references, dedent_block, dotted_path,
-                                    package_of, parse_module, resolve_relative, start_line,
-                                    split_lines)
+from curator.mining.gitcache import (
+    CachedRepo,
+    GitError,
+    is_url,
+    normalise_source,
+    repo_name,
+    run_git,
+)
+from curator.mining.modules import (
+    collect_references,
+    dedent_block,
+    dotted_path,
+    package_of,
+    parse_module,
+    resolve_relative,
+    split_lines,
+    start_line,
+)
 from curator.mining.patch import PatchError, replace_symbol
 from curator.mining.promote import format_code
 from curator.problem import Problem
@@ -539,7 +552,7 @@ def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None =
                  json.dumps({"dlbench_problems": len(items)}), now(), store.actor))
             for problem, imp in items:
                 if cancelled and cancelled():
-                    raise KeyboardInterrupt("resolve cancelled")
+                    raise Cancelled("resolve cancelled")
                 done += 1
                 try:
                     resolved, record = resolve_problem(snapshot, problem, url, license_id)
