@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/dlbench_resolve.py SNAPSHOT_DLBENCH SNAPSHOT_KORNIA \
         [--as-of 2024-09-30] [--python PY | --make-env] [--isolation auto] [--workers 2] \
-        [--limit N] [--no-run] [--keep DIR] [--json]
+        [--limit N] [--timeout 300] [--no-run] [--keep DIR] [--json]
 
 SNAPSHOT_DLBENCH: a clone or bare mirror of the DL-Bench repository (the v2 release
 Dataset/DLBenchv2.tar.gz is read from its history), or the release itself (folder or
@@ -83,6 +83,8 @@ def main() -> int:
     parser.add_argument("--isolation", default="auto", choices=("auto", "strong", "weak"))
     parser.add_argument("--workers", type=int)
     parser.add_argument("--limit", type=int)
+    parser.add_argument("--timeout", type=float, default=300,
+                        help="seconds per reference run (a cold kornia import is slow)")
     parser.add_argument("--no-run", action="store_true")
     parser.add_argument("--keep", type=Path, help="use this folder (kept) as the workspace")
     parser.add_argument("--json", action="store_true")
@@ -130,7 +132,7 @@ def main() -> int:
                     print(f"\r  ran {done}/{total} {label[:50]:<50}", end="", file=sys.stderr)
 
             ran = run_store.run_problems(store, ws, ids, workers=args.workers,
-                                         progress=progress)
+                                         timeout=args.timeout, progress=progress)
             outcomes = Counter(r["outcome"] for r in ran.runs)
             out["run"] = {"references": len(ran.runs), "passed": outcomes.get("passed", 0),
                           "share": round(outcomes.get("passed", 0) / max(1, len(ran.runs)), 4),
