@@ -35,8 +35,7 @@ def resolve_cmd(ctx: CliContext, repos: tuple[str, ...], as_of: str | None,
         report = resolve_mod.resolve(ctx.store, ctx.workspace, sources, as_of=as_of,
                                      revs=pinned, progress=bar)
     if as_json:
-        print_json({"resolved": report.resolved, "unresolved": report.unresolved,
-                    "repos": report.repos})
+        print_json({"resolved": report.resolved, "unresolved": report.unresolved})
         return
     for repo in report.repos:
         when = f" (as of {repo['as_of']})" if repo["as_of"] else ""
