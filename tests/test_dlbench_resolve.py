@@ -17,6 +17,7 @@ from mining_support import GIT_IDENTITY, write
 
 from curator import workspace as workspace_mod
 from curator.cli import main
+from curator.release.upstream import close_name
 from curator.store import Store
 from curator.store import problems as problem_store
 
@@ -243,7 +244,8 @@ def test_resolve_pins_as_of_a_date_and_gives_reasons(imported, upstream, monkeyp
     assert "def polygon_area(points):" in area.solution
     assert "commit_unpinned" not in flags and "solution_missing" not in flags
     assert "resolved" in flags and "license_unknown" not in flags
-    assert unresolved == {"reason": "file missing at the commit: geom/missing.py"}
+    assert unresolved["reason"] == "file missing at the commit: geom/missing.py"
+    assert unresolved["release"]["path"] == "geom/missing.py"
     assert method.entry_point == "Polygon.area" and method.kind == "method"
     assert method.source["path"] == "geom/shapes.py"
     assert method.test_node_ids == ["tests/test_shapes.py::TestPolygon"]
@@ -349,3 +351,42 @@ def test_the_as_of_date_reaches_the_environment_resolver(imported, upstream, mon
     assert args[args.index("--exclude-newer") + 1] == "2024-09-30"
     excepted = [args[i + 1] for i, a in enumerate(args) if a == "--exclude-newer-package"]
     assert excepted == ["torch=2100-01-01", "setuptools=2100-01-01", "sympy=2100-01-01"]
+
+
+@pytest.mark.parametrize(("name", "choice", "taken"), [
+    ("apply_transfrom", "apply_transform", True),          # two letters swapped
+    ("test_depth_wrapper.py", "test_depth_warper.py", True),
+    ("TestDepthTo3", "TestDepthTo3d", True),
+    ("TestPolygn", "TestPolygon", True),
+    ("TestRandomCrop3D", "TestRandomCrop", False),          # a qualifier, not a typo
+    ("test_augmentation_3d.py", "test_augmentation.py", False),
+    ("TestRgbToYuv420", "TestRgbToYuv422", False),          # other digits
+    ("rotation", "rotation_matrix", False),
+    ("area", "aria", False),                                # too short to guess
+])
+def test_near_spellings_are_typos_only(name, choice, taken):
+    assert (close_name(name, [choice, "something_else"]) == choice) is taken
+
+
+def test_a_near_spelling_must_be_the_only_one():
+    assert close_name("TestPolygn", ["TestPolygon", "TestPolygons"]) is None
+
+
+def test_resolving_again_starts_from_what_the_release_says(imported, upstream):
+    ws, base = imported
+    mirror = f"geomlib={upstream['mirror']}"
+    first = resolve(base, "--repo", mirror, "--as-of", "2024-09-30")
+    assert "geomlibscale7" in {r["id"] for r in first["resolved"]}
+    with Store(ws.db_path, "tester") as store:
+        assert problem_store.get(store, "geomlibscale7").entry_point == "Square.scale"
+    # At the later commit as well: the moved method is found again from the release's
+    # own "scale" in geom/old_shapes.py, and perimeter is gone.
+    second = resolve(base, "--rev", f"geomlib={upstream['second']}")
+    assert {u["id"] for u in second["unresolved"]} >= {"geomlibperimeter3"}
+    with Store(ws.db_path, "tester") as store:
+        raw = json.loads(store.one("SELECT resolution FROM problem_imports WHERE "
+                                   "problem_id = ?", ("geomlibscale7",))["resolution"])
+    assert raw["release"] == {"path": "geom/old_shapes.py", "entry_point": "scale",
+                              "kind": "function", "test_node_ids": [
+                                  "tests/test_shapes.py::TestPolygon::test_scale"]}
+    assert raw["commit"] == upstream["second"]

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from curator import sync
@@ -171,6 +171,30 @@ def resolve_problem(snapshot: Snapshot, problem: Problem, url: str, license_id: 
 
 # -- the whole run -----------------------------------------------------------------------
 
+def _release_view(problem: Problem) -> dict:
+    return {"path": (problem.source or {}).get("path"), "entry_point": problem.entry_point,
+            "kind": problem.kind, "test_node_ids": list(problem.test_node_ids or [])}
+
+
+def as_released(problem: Problem, imp: dict) -> Problem:
+    """The problem with the path, symbol and tests the release gave, not an earlier
+    resolution's (so resolving again at another commit starts from the same place)."""
+    try:
+        before = json.loads(imp.get("resolution") or "{}").get("release")
+    except (ValueError, AttributeError):
+        before = None
+    if not isinstance(before, dict):
+        return problem
+    source = dict(problem.source or {})
+    if before.get("path"):
+        source["path"] = before["path"]
+    source["symbol"] = before.get("entry_point") or problem.entry_point
+    return replace(problem, source=source,
+                   entry_point=before.get("entry_point") or problem.entry_point,
+                   kind=before.get("kind") or problem.kind,
+                   test_node_ids=list(before.get("test_node_ids") or []))
+
+
 def _update_import(store: Store, problem_id: str, flags: list[str], resolution: dict) -> None:
     store.execute("UPDATE problem_imports SET flags = ?, resolution = ? WHERE problem_id = ?",
                   (json.dumps(flags), json.dumps(resolution, ensure_ascii=False), problem_id))
@@ -275,15 +299,18 @@ def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None =
                 if cancelled and cancelled():
                     raise Cancelled("resolve cancelled")
                 done += 1
+                released = as_released(problem, imp)
                 try:
-                    resolved, record = resolve_problem(snapshot, problem, url, license_id)
+                    resolved, record = resolve_problem(snapshot, released, url, license_id)
                 except Unresolved as exc:
                     reason = str(exc)
                     report.unresolved.append({"id": problem.id, "reason": reason})
                     _update_import(store, problem.id, _new_flags(imp["flags"], False, False,
-                                                                 False), {"reason": reason})
+                                                                 False),
+                                   {"reason": reason, "release": _release_view(released)})
                 else:
                     problem_store.save(store, resolved)
+                    record["release"] = _release_view(released)
                     _update_import(store, problem.id, _new_flags(
                         imp["flags"], True, license_id != "unknown",
                         bool(record["dropped_tests"])), record)

@@ -10,7 +10,6 @@ with the imports it uses. Each raises `Unresolved` with a reason people read.
 from __future__ import annotations
 
 import ast
-import difflib
 import re
 import textwrap
 from pathlib import PurePosixPath
@@ -106,14 +105,43 @@ def _is_test_path(path: str) -> bool:
         name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
 
 
+def typo_distance(a: str, b: str) -> int:
+    """Edits (insert, delete, replace, swap two neighbours) from A to B, capped at 3."""
+    if abs(len(a) - len(b)) > 2:
+        return 3
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], previous2[j - 2] + 1)
+        previous2, previous = previous, row
+    return min(previous[-1], 3)
+
+
+def _qualified(a: str, b: str) -> bool:
+    """True when one name is the other plus a block of 2+ characters (`Crop` / `Crop3D`):
+    a different thing, not a typo."""
+    short, long = sorted((a, b), key=len)
+    extra = len(long) - len(short)
+    return extra >= 2 and any(long[:i] + long[i + extra:] == short
+                              for i in range(len(short) + 1))
+
+
 def close_name(name: str, choices) -> str | None:
-    """The one choice that is a near spelling of NAME (DL-Bench has typos like
-    `apply_transfrom`, `test_depth_wrapper.py`, `TestDepthTo3`), else None."""
-    found = difflib.get_close_matches(name, sorted(set(choices)), n=2, cutoff=0.9)
-    if len(found) == 1 or (len(found) == 2 and difflib.SequenceMatcher(
-            None, name, found[0]).ratio() > difflib.SequenceMatcher(None, name, found[1]).ratio()):
-        return found[0]
-    return None
+    """The one choice that is a typo of NAME, at most two edits away (DL-Bench has
+    `apply_transfrom`, `test_depth_wrapper.py`, `TestDepthTo3`), else None. A name that
+    only adds a qualifier (`TestRandomCrop3D` / `TestRandomCrop`) or other digits
+    (`TestRgbToYuv420` / `TestRgbToYuv422`) is a different thing."""
+    if len(name) < 5:
+        return None
+    digits = re.sub(r"\D", "", name)     # 420 and 422, 2d and 3d are different things
+    found = [c for c in sorted(set(choices)) if c != name and typo_distance(name, c) <= 2
+             and not _qualified(name, c) and re.sub(r"\D", "", c) == digits]
+    return found[0] if len(found) == 1 else None
 
 
 # -- one problem -------------------------------------------------------------------------
