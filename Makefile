@@ -38,8 +38,10 @@ test: install-test
 bench: install
 	$(PY) benchmarks/engine_vs_pytest.py
 
-lint:
-	$(PY) -m ruff check curator tests
+# ruff, then the import contracts of docs/ARCHITECTURE.md#layers ([tool.importlinter]).
+lint: install-test
+	$(PY) -m ruff check curator tests benchmarks
+	$(VENV)/bin/lint-imports
 
 clean:
 	rm -rf $(VENV) db/curator.sqlite*

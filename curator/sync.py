@@ -9,10 +9,10 @@ from pathlib import Path
 from curator.errors import CuratorError
 from curator.problem import Problem, validate
 from curator.problem_files import scan, write_problem
+from curator.progress import Progress, checkpoint
 from curator.store import Store
 from curator.store import problems as problem_store
-
-Progress = Callable[[int, int, str], None]
+from curator.store import runs as run_store
 
 
 @dataclass
@@ -41,8 +41,7 @@ def load(store: Store, problems_dir: str | Path, progress: Progress | None = Non
     total = len(result.problems)
     with store.transaction():
         for index, (problem, raw, _folder) in enumerate(result.problems, 1):
-            if cancelled and cancelled():
-                raise KeyboardInterrupt("load cancelled")
+            checkpoint(cancelled, "load")
             changed = problem_store.save(store, problem, raw_toml=raw)
             if changed:
                 report.loaded.append(problem.id)
@@ -105,9 +104,7 @@ def save_and_write(store: Store, problem: Problem, problems_dir: str | Path) -> 
     if problem.status == "ready" and problem_store.exists(store, problem.id):
         before = problem_store.get(store, problem.id)
         if before.status != "ready":
-            from curator.execution.runs import reference_passes
-
-            if not reference_passes(store, problem):
+            if not run_store.reference_passes(store, problem):
                 raise CuratorError(
                     f"problem {problem.id}: cannot mark ready before its reference solution "
                     f"passes its tests; run `curator run {problem.id}` first")

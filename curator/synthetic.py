@@ -16,10 +16,9 @@ from curator import sync
 from curator import workspace as workspace_mod
 from curator.labels import DATA, STAGES, TASKS
 from curator.problem import Problem
+from curator.progress import Progress, checkpoint
 from curator.store import Store
 from curator.store import problems as problem_store
-
-Progress = Callable[[int, int, str], None]
 
 _VERBS = ("normalize", "clip", "pad", "mask", "pool", "scale", "encode", "decode", "merge",
           "split", "smooth", "rank", "threshold", "align", "crop", "shift", "tile", "sample")
@@ -86,8 +85,7 @@ def populate(store: Store, count: int, seed: int = 0, progress: Progress | None 
     ids = []
     with store.transaction():
         for done, problem in enumerate(make_problems(count, seed), 1):
-            if cancelled and cancelled():
-                raise KeyboardInterrupt("synthetic generation cancelled")
+            checkpoint(cancelled, "synthetic generation")
             problem_store.save(store, problem)
             ids.append(problem.id)
             if progress:

@@ -59,6 +59,12 @@ class Taxonomy:
     def verdict_ids(self) -> tuple[str, ...]:
         return tuple(v.id for v in self.verdicts)
 
+    def verdict_name(self, verdict: str) -> str:
+        return next((v.name for v in self.verdicts if v.id == verdict), verdict)
+
+    def category_name(self, category: str) -> str:
+        return next((c.name for c in self.categories if c.id == category), "")
+
     def to_json(self) -> dict:
         return {"version": self.version, "name": self.name,
                 "categories": [_cat_json(c, slug=True) for c in self.categories],
@@ -77,6 +83,12 @@ def _cat_json(cat: Category, slug: bool = False) -> dict:
 def default_document() -> dict:
     text = resources.files("curator").joinpath("data/taxonomy.json").read_text(encoding="utf-8")
     return json.loads(text)
+
+
+# The review verdicts: ids from the shipped taxonomy.json (the one definition; review
+# labels, the database's CHECK and the app's keys use these ids, the names come from the
+# taxonomy in use).
+VERDICTS: tuple[str, ...] = tuple(str(v["id"]) for v in default_document()["verdicts"])
 
 
 def validate(doc: dict) -> list[str]:
@@ -106,8 +118,9 @@ def validate(doc: dict) -> list[str]:
         errors.append(f"dl_categories must include {NOT_DL!r}")
     if isinstance(doc.get("verdicts"), list):
         ids = {c.get("id") for c in doc["verdicts"] if isinstance(c, dict)}
-        if ids != {"sample-correct", "benchmark-defect"}:
-            errors.append("verdicts must be exactly 'sample-correct' and 'benchmark-defect'")
+        if ids != set(VERDICTS):
+            errors.append("verdicts must be exactly "
+                          + " and ".join(repr(v) for v in VERDICTS))
     return errors
 
 

@@ -136,7 +136,7 @@ def record_run(store: Store, problem_id: str, outcome: str, sample_id: int | Non
     import hashlib
 
     from curator.execution.job import RunResult
-    from curator.execution.runs import record
+    from curator.store.runs import record
 
     if sample_id is not None:
         code = store.one("SELECT code FROM samples WHERE id = ?", (sample_id,))["code"] or ""

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from curator import sync
 from curator.cli import main
+from curator.errors import Cancelled
 from curator.evaluation import samples as sample_store
 from curator.store import Store
 from curator.store import problems as problem_store
@@ -149,7 +150,7 @@ def test_samples_import_resumes_and_commits_in_chunks(store, tmp_path, monkeypat
         calls["n"] += 1
         return calls["n"] > 20
 
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(Cancelled):
         sample_store.import_files(store, [path], model="m1", cancelled=cancel_after_two_chunks)
     kept = store.one("SELECT COUNT(*) AS n FROM samples")["n"]
     assert 0 < kept < 50 and kept % 7 == 0

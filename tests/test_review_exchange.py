@@ -89,8 +89,8 @@ def test_conflict_keeps_the_newer_and_reports_it(machines, tmp_path):
     assert report.added == 0 and report.updated == 1
     kept = {c["sample_id"]: c["kept"] for c in report.conflicts}
     assert kept == {b_ids[2]: "imported", b_ids[3]: "local"}
-    assert review.labels.get(b, b_ids[2], "carol")["pairs"][0]["category"] == "13"
-    assert review.labels.get(b, b_ids[3], "carol")["pairs"][0]["category"] == "7"
+    assert review.annotations.get(b, b_ids[2], "carol")["pairs"][0]["category"] == "13"
+    assert review.annotations.get(b, b_ids[3], "carol")["pairs"][0]["category"] == "7"
     history = b.history("review_label", f"{b_ids[2]}/carol")
     assert history[-1]["action"] == "import" and history[-1]["actor"] == "bob"
     # Importing again changes nothing more (the local newer label still wins).
@@ -147,4 +147,4 @@ def test_undo_refuses_when_an_import_changed_the_label(machines, tmp_path):
     assert exchange.import_jsonl(b, path).updated == 1
     with pytest.raises(CuratorError, match="changed since"):
         review.undo(b)
-    assert review.labels.get(b, b_ids[0], "dana")["pairs"][0]["category"] == "6"
+    assert review.annotations.get(b, b_ids[0], "dana")["pairs"][0]["category"] == "6"

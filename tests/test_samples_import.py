@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from samples_support import ADD_SOLUTION, COUNTER_SOLUTION, make_problems, write_jsonl
 
 from curator.cli import main
+from curator.errors import Cancelled
 from curator.evaluation import samples as sample_store
 from curator.store import Store
 
@@ -149,7 +150,7 @@ def test_whole_import_is_one_transaction(db, tmp_path):
         return len(calls) > 1  # cancel on the second file's first row
 
     other = write_jsonl(tmp_path / "b.jsonl", [{"task_id": "double_it", "solution": "x=1"}])
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(Cancelled):
         sample_store.import_files(db, [good, other], model="m1", cancelled=cancel)
     assert db.one("SELECT COUNT(*) AS n FROM samples")["n"] == 0
 

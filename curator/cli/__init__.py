@@ -11,8 +11,7 @@ import click
 
 from curator import __version__
 from curator.cli.context import CliContext
-from curator.errors import CuratorError
-
+from curator.errors import Cancelled, CuratorError
 
 # Sub-command -> the module that defines it (in its COMMANDS list). Modules are imported
 # only when their command runs, so `curator` opens the app without importing every area.
@@ -52,7 +51,7 @@ class CuratorGroup(click.Group):
             # One line for people, whatever a library put into the message.
             lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
             click.echo(f"error: {' '.join(lines)}", err=True)
-            sys.exit(1)
+            sys.exit(130 if isinstance(exc, Cancelled) else 1)   # 130: stopped by Ctrl-C
         finally:
             if isinstance(ctx.obj, CliContext):
                 ctx.obj.close()

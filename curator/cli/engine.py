@@ -60,7 +60,7 @@ def run_cmd(ctx: CliContext, ids: tuple[str, ...], run_all: bool, workers: int |
             timeout: float | None, repeat: int, resume: bool, backend: str | None,
             address: str | None, as_json: bool) -> None:
     """Run reference solutions against their tests and record each run."""
-    from curator.execution import runs
+    from curator import runs
 
     if run_all and ids:
         raise click.UsageError("give problem ids or --all, not both")

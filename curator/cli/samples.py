@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 
 import click
 
@@ -109,6 +110,15 @@ def eval_cmd(ctx: CliContext, model: str | None, workers: int | None, timeout: f
     if as_json:
         print_json(report.to_json())
     else:
+        if report.references:
+            mix = Counter(r["outcome"] for r in report.references)
+            click.echo(f"ran {len(report.references)} reference(s) first, which had no run of "
+                       "their current solution: " + ", ".join(
+                           f"{n} {o}" for o, n in sorted(mix.items())))
+            for ref in report.references:
+                if ref["outcome"] != "passed":
+                    click.echo(f"warning: {ref['problem_id']}: reference {ref['outcome']}; its "
+                               "samples are not scored until it passes", err=True)
         for error in report.errors:
             click.echo(f"error: sample {error['sample_id']}: {error['message']}", err=True)
         mix = ", ".join(f"{k} {v}" for k, v in sorted(report.outcomes.items())) or \
@@ -261,7 +271,9 @@ def _fmt(metrics: dict, k: int) -> str:
 
 def _render_report(data: dict, by: str | None) -> None:
     models = data["models"]
-    if not models:
+    if not models and data["excluded"]:
+        click.echo("nothing scored yet: every problem with samples is excluded (see below)")
+    elif not models:
         click.echo("no evaluated samples (import with `curator samples import`, then run "
                    "`curator samples eval`)")
     ks = [f"pass@{k}" for k in KS]
@@ -286,8 +298,18 @@ def _render_report(data: dict, by: str | None) -> None:
                 click.echo(f"{name}: {m['judged_elsewhere']} sample(s) judged elsewhere "
                            "(imported with their outcomes)")
     if data["excluded"]:
-        click.echo(f"excluded ({len(data['excluded'])}, reference does not pass): " + ", ".join(
-            f"{pid} ({data['excluded_reasons'][pid]})" for pid in data["excluded"]))
+        rich_table(["problem", "why", "fix"],
+                   [[pid, data["excluded_reasons"][pid], exclusion_fix(pid, data[
+                       "excluded_reasons"][pid])] for pid in data["excluded"]],
+                   title=f"excluded: {len(data['excluded'])} problem(s) not scored until "
+                         "their reference passes")
+
+
+def exclusion_fix(problem_id: str, reason: str) -> str:
+    """The command that brings an excluded problem into the report."""
+    if reason == "reference never run":
+        return f"curator run {problem_id}"
+    return f"fix its reference or tests, then curator run {problem_id}"
 
 
 # -- taxonomy ----------------------------------------------------------------------------------

@@ -29,12 +29,12 @@ from curator.errors import CuratorError
 from curator.evaluation import samples as sample_store
 from curator.evaluation.extract import extract_code
 from curator.problem import Problem
+from curator.progress import Progress
 from curator.store import Store, now
 from curator.store import problems as problem_store
 
 TECHNIQUES = ("zero-shot", "few-shot", "cot")
 RETRY_STATUSES = {408, 409, 425, 429}
-Progress = Callable[[int, int, str], None]
 
 SYSTEM = ("You are an expert Python and deep-learning engineer. You write correct, "
           "self-contained code that uses PyTorch idiomatically.")

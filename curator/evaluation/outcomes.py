@@ -25,6 +25,7 @@ def reference_outcomes(store: Store) -> dict[str, str]:
     rows = store.query(
         "SELECT r.problem_id, r.outcome FROM runs r JOIN ("
         "  SELECT problem_id, MAX(id) AS id FROM runs WHERE solution_kind = 'reference' "
+        "  AND unsaved = 0 "
         "  GROUP BY problem_id) last ON last.id = r.id")
     return {r["problem_id"]: r["outcome"] for r in rows}
 

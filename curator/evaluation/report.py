@@ -15,17 +15,11 @@ import csv
 from pathlib import Path
 
 from curator.evaluation.outcomes import PASSED, PENDING, excluded_problems, sample_runs
-from curator.evaluation.pass_at_k import KS, mean_pass_at_k
+from curator.evaluation.pass_at_k import KS, mean_pass_at_k, model_key, per_problem
 from curator.labels import AXES
 from curator.store import Store
 
 UNLABELLED = "unlabelled"
-
-
-def model_key(model: str, technique: str, techniques_of_model: set[str]) -> str:
-    if len(techniques_of_model) > 1:
-        return f"{model} [{technique or 'default'}]"
-    return model
 
 
 def metrics(counts: list[tuple[int, int]]) -> dict:
@@ -61,8 +55,10 @@ def build(store: Store, model: str | None = None, by: str | None = None) -> dict
     for s in samples:
         techniques.setdefault(s["model"], set()).add(s["technique"])
 
-    # key -> problem -> [n, c]; key -> outcome -> count
-    counts: dict[str, dict[str, list[int]]] = {}
+    # key -> problem -> (n, c); key -> outcome -> count
+    counts = per_problem(((s["model"], s["technique"], s["problem_id"],
+                           None if outcomes.get(s["id"], PENDING) == PENDING
+                           else outcomes[s["id"]] == PASSED) for s in samples), skip=set(excluded))
     mixes: dict[str, dict[str, int]] = {}
     judged_elsewhere: dict[str, int] = {}
     for s in samples:
@@ -74,15 +70,11 @@ def build(store: Store, model: str | None = None, by: str | None = None) -> dict
             judged_elsewhere[key] = judged_elsewhere.get(key, 0) + 1
         mix = mixes.setdefault(key, {})
         mix[outcome] = mix.get(outcome, 0) + 1
-        per_problem = counts.setdefault(key, {}).setdefault(s["problem_id"], [0, 0])
-        if outcome != PENDING:
-            per_problem[0] += 1
-            per_problem[1] += outcome == PASSED
     axes = (by,) if by else AXES
     models: dict[str, dict] = {}
     for key in sorted(mixes):
         problems = counts.get(key, {})
-        entry: dict = {"overall": metrics([tuple(v) for v in problems.values()])}
+        entry: dict = {"overall": metrics(list(problems.values()))}
         for axis in axes:
             buckets: dict[str, list[tuple[int, int]]] = {}
             for pid, (n, c) in problems.items():

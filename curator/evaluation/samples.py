@@ -39,12 +39,12 @@ from curator.limits import (
     value_problem,
 )
 from curator.problem import Problem
+from curator.progress import Progress, checkpoint
 from curator.store import Store, now
 from curator.store import problems as problem_store
 
 CODE_FIELDS = ("solution", "completion", "response")
 DLBENCH_KEYS = {"result", "function_name"}
-Progress = Callable[[int, int, str], None]
 CHUNK_ROWS = 2000      # rows per write transaction
 
 # The typed schema of a JSONL row, and of a DL-Bench LLM-output object.
@@ -424,8 +424,7 @@ def import_files(store: Store, paths: Iterable[str | Path], model: str | None = 
             if progress:
                 progress(number, len(paths), str(path))
             continue
-        if cancelled and cancelled():
-            raise KeyboardInterrupt("import cancelled")
+        checkpoint(cancelled, "import")
         try:
             chunk.extend(samples_from_row(row, index, model, technique, ordinals))
         except (ValueError, RecursionError) as exc:

@@ -9,7 +9,11 @@ from __future__ import annotations
 import uuid
 from dataclasses import asdict, dataclass, field, fields
 
-OUTCOMES = ("passed", "failed", "error", "timeout", "oom", "crashed", "no_code", "infra")
+# Every outcome a run can have; the one definition (the runs table's CHECK, the bundle
+# verifier and the app's filter all use this tuple). `tampered`: the solution tried to
+# change how it is judged, never a pass. `infra`: the harness failed, not the solution.
+OUTCOMES = ("passed", "failed", "error", "timeout", "oom", "crashed", "no_code", "tampered",
+            "infra")
 ISOLATION_LEVELS = ("strong", "weak")
 
 

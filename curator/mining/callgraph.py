@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from curator.errors import Cancelled
 from curator.mining.modules import FunctionInfo
 from curator.mining.symbols import CLASS, FUNCTION, Symbol, SymbolTable
 
@@ -87,8 +88,6 @@ class CallGraph:
             following: dict[Symbol, tuple[set[str], list[str]]] = {}
             for node, (tests, via) in level.items():
                 if cancelled and cancelled():
-                    from curator.errors import Cancelled
-
                     raise Cancelled("mining cancelled; nothing was written")
                 for callee in self.callees(node):
                     if callee in visited:

@@ -33,12 +33,12 @@ import subprocess
 import sys
 import time
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from curator.errors import CuratorError
 from curator.mining import repos
+from curator.progress import CancelCheck, Progress
 from curator.store import Store, now
 from curator.workspace import Workspace
 
@@ -49,8 +49,6 @@ NOT_PACKAGES = {"tests", "test", "testing", "docs", "doc", "benchmarks", "exampl
                 "scripts", "tools", "build", "dist", "setup"}
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
-Progress = Callable[[int, int, str], None]
-Cancelled = Callable[[], bool]
 
 
 def canonical(name: str) -> str:
@@ -458,7 +456,7 @@ def env_row(store: Store, repo_id: int) -> dict | None:
 
 def build(store: Store, workspace: Workspace, ident: str, python: str | None = None,
           extras: list[str] | tuple[str, ...] = (), lock: str | None = None,
-          progress: Progress | None = None, cancelled: Cancelled | None = None,
+          progress: Progress | None = None, cancelled: CancelCheck | None = None,
           force: bool = False) -> EnvReport:
     """Build (or reuse) the environment of a mined repository and register its interpreter.
 
@@ -479,7 +477,7 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
     row = repos.find(store, ident)
     commit = _pinned_commit(store, row)
     step(0, "checkout")
-    _, checkout = pinned_checkout(workspace, row["url"], commit)
+    _, checkout = pinned_checkout(workspace, row["url"], commit, store)
     version = python or f"{sys.version_info.major}.{sys.version_info.minor}"
     if not re.fullmatch(r"\d+\.\d+(\.\d+)?", version):
         raise CuratorError(f"--python {version!r}: give a version such as 3.11")

@@ -19,11 +19,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curator import __version__
+from curator import __version__, taxonomy
 from curator.errors import CuratorError
+from curator.evaluation.outcomes import sample_runs
 from curator.labels import AXES
+from curator.mining.gitcache import cache_for, repo_name
+from curator.mining.licenses import LICENSE_FILES
 from curator.problem import Problem
 from curator.problem_files import TOML, toml_text
+from curator.progress import Progress, checkpoint
 from curator.release import ReleaseError, datasheet, dlbench, gates
 from curator.release.reader import MANIFEST, PROBLEMS, is_archive_name
 from curator.release.rows import jsonl_line, problem_row
@@ -43,7 +47,6 @@ LICENSES = "LICENSES"
 VERSION_PATTERN = re.compile(r"^\d+\.\d+\.\d+$")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
-Progress = Callable[[int, int, str], None]
 
 
 def archive_name(name: str, version: str) -> str:
@@ -104,8 +107,6 @@ def taxonomy_document(store: Store) -> dict:
             "dlbench": dlbench.EXPORT_SPELLINGS[row["axis"]].get(row["slug"], row["name"])})
     doc: dict = {"labels": labels}
     if _table_exists(store, "taxonomy_versions"):
-        from curator import taxonomy
-
         doc["bug_taxonomy"] = taxonomy.current(store).to_json()
     return doc
 
@@ -221,8 +222,6 @@ def results(store: Store, name: str, problems: list[Problem]) -> list[dict]:
                      "sample_index": None, **_run_record(run)})
     samples = _sample_keys(store, ids)
     if samples:
-        from curator.evaluation.outcomes import sample_runs
-
         for sid, run in sample_runs(store, list(samples)).items():
             sample = samples[sid]
             rows.append({"task_id": f"{name}/{sample['problem_id']}", "solution_kind": "sample",
@@ -238,8 +237,6 @@ def results(store: Store, name: str, problems: list[Problem]) -> list[dict]:
 # -- LICENSES/ -------------------------------------------------------------------------
 
 def _license_file_name(repo: str) -> str:
-    from curator.mining.gitcache import repo_name
-
     return re.sub(r"[^A-Za-z0-9._-]+", "_", repo_name(repo)).strip("_.") or "upstream"
 
 
@@ -248,9 +245,6 @@ def _upstream_license_text(workspace: Workspace, repo: str, commit: str | None) 
     if not commit:
         return None
     try:
-        from curator.mining.gitcache import cache_for
-        from curator.mining.licenses import LICENSE_FILES
-
         cached = cache_for(workspace.repos_dir, repo)
         if not cached.exists or not cached.has_commit(commit):
             return None
@@ -300,8 +294,6 @@ def licenses(workspace: Workspace, name: str, license_: str | None,
 
 
 def _workspace_license_text(workspace: Workspace) -> str | None:
-    from curator.mining.licenses import LICENSE_FILES
-
     try:
         names = sorted((p for p in Path(workspace.root).iterdir()
                         if p.is_file() and LICENSE_FILES.match(p.name)),
@@ -369,8 +361,7 @@ def contents(store: Store, workspace: Workspace, version: str, name: str | None 
             f"release blocked: {len(ids)} problem(s) fail a gate (e.g. {first.problem_id}: "
             f"{first.gate}: {first.reason}); see `curator release check`, or pass "
             "--allow-failing")
-    if cancelled and cancelled():
-        raise KeyboardInterrupt("release build cancelled")
+    checkpoint(cancelled, "release build")
     rows = [problem_row(p, name) for p in problems]
     names = _filename_map(store, problems)
     csv_rows = [dlbench.export_row(p, names[p.id]) for p in problems]

@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from curator import sync
 from curator.limits import DEFAULT, InputError, Limits, read_bytes
 from curator.problem import ID_PATTERN, Problem, validate
+from curator.progress import Progress, checkpoint
 from curator.release import ReleaseError, dlbench
 from curator.release.reader import read_bundle
 from curator.release.rows import row_errors, row_problem
@@ -35,7 +36,6 @@ from curator.store import Store, now
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
 
-Progress = Callable[[int, int, str], None]
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 
 
@@ -336,8 +336,7 @@ def import_dlbench(store: Store, workspace: Workspace, path: str | Path,
         return report
     with store.transaction():
         for index, (converted, record, origin) in enumerate(made, 1):
-            if cancelled and cancelled():
-                raise KeyboardInterrupt("import cancelled")
+            checkpoint(cancelled, "import")
             problem_store.save(store, converted.problem)
             raw = {"fields": record.fields, "unknown_labels": converted.unknown}
             _record_import(store, converted.problem.id, origin, record.origin,
@@ -403,8 +402,7 @@ def import_release(store: Store, workspace: Workspace, path: str | Path,
         return report
     with store.transaction():
         for index, problem in enumerate(todo, 1):
-            if cancelled and cancelled():
-                raise KeyboardInterrupt("import cancelled")
+            checkpoint(cancelled, "import")
             problem_store.save(store, problem)
             _record_import(store, problem.id, "release", key, [],
                            {"task_id": f"{bundle.name}/{problem.id}"})

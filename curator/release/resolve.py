@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 
 from curator import sync
-from curator.errors import Cancelled, CuratorError
+from curator.errors import CuratorError
 from curator.mining import repos as repo_store
 from curator.mining.gitcache import (
     CachedRepo,
@@ -45,13 +45,13 @@ from curator.mining.gitcache import (
 from curator.mining.modules import start_line
 from curator.mining.patch import PatchError, replace_symbol
 from curator.problem import Problem
+from curator.progress import Progress, checkpoint
 from curator.release import dlbench
 from curator.release.upstream import Snapshot, Unresolved, locate, reference_solution, test_node_ids
 from curator.store import Store, now
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
 
-Progress = Callable[[int, int, str], None]
 DLBENCH_ORIGINS = ("dlbench-txt", "dlbench-csv")
 # Flags of the import that a resolution settles.
 SETTLED = {"commit_unpinned", "solution_missing", "path_missing"}
@@ -296,8 +296,7 @@ def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None =
                 (row["id"], commit, rev or (f"as-of {as_of}" if as_of else None), license_id,
                  json.dumps({"dlbench_problems": len(items)}), now(), store.actor))
             for problem, imp in items:
-                if cancelled and cancelled():
-                    raise Cancelled("resolve cancelled")
+                checkpoint(cancelled, "resolve")
                 done += 1
                 released = as_released(problem, imp)
                 try:

@@ -10,14 +10,16 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from curator.errors import CuratorError
+from curator.execution.engine import Engine
+from curator.execution.job import OUTCOMES, Job
 from curator.limits import DEFAULT, Limits, csv_rows
+from curator.progress import Progress
 from curator.release import dlbench
 from curator.release.reader import MANIFEST, PROBLEMS, Bundle, read_bundle
 from curator.release.rows import row_errors, row_problem
 from curator.release.tarball import ArchiveError, read_tar_gz
-
-Progress = Callable[[int, int, str], None]
-OUTCOMES = ("passed", "failed", "error", "timeout", "oom", "crashed", "no_code", "infra")
+from curator.runs import job_for
 
 
 @dataclass
@@ -181,9 +183,6 @@ def _check_csv(bundle: Bundle, task_ids: set[str], report: VerifyReport) -> None
 def _rerun(bundle: Bundle, workers: int, progress: Progress | None,
            cancelled: Callable[[], bool] | None, store=None, workspace=None) -> tuple[dict, list]:
     """Run every canonical solution against its tests; (summary, issues for failures)."""
-    from curator.execution.engine import Engine
-    from curator.execution.job import Job
-
     rows = [(n, r) for n, r in bundle.jsonl(PROBLEMS) if isinstance(r, dict)
             and not row_errors(r)]
     jobs, where, issues = [], {}, []
@@ -194,9 +193,6 @@ def _rerun(bundle: Bundle, workers: int, progress: Progress | None,
                 issues.append(Issue(PROBLEMS, "repo-backed: re-run needs a workspace with the "
                                               "upstream repository", number))
                 continue
-            from curator.errors import CuratorError
-            from curator.execution.runs import job_for
-
             try:
                 job = job_for(store, workspace, problem, problem.solution)
             except CuratorError as exc:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
+from curator import timestamps
 from curator.errors import CuratorError
-from curator.review import labels as label_store
+from curator.review import annotations as label_store
 from curator.store import Store
 
 FORMAT = "curator-review-labels/1"
@@ -73,15 +73,6 @@ class MergeReport:
                 "conflicts": self.conflicts, "errors": self.errors}
 
 
-def _instant(stamp: str):
-    """A comparable moment for an ISO timestamp (naive ones are taken as UTC)."""
-    try:
-        moment = datetime.fromisoformat(stamp)
-    except ValueError:
-        raise ValueError(f"bad timestamp {stamp!r}") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def _same(local: dict, value: label_store.LabelValue) -> bool:
     return label_store.from_json(local) == value
 
@@ -125,7 +116,7 @@ def _merge_row(store: Store, row: dict, line: int, report: MergeReport) -> None:
     labelled_at = row.get("labelled_at")
     if not isinstance(labelled_at, str) or not labelled_at:
         raise ValueError("no 'labelled_at' timestamp")
-    _instant(labelled_at)
+    timestamps.parse(labelled_at)
     value = label_store.from_json(row)
     version = row.get("taxonomy_version")
     sample_id = sample["id"]
@@ -143,7 +134,7 @@ def _merge_row(store: Store, row: dict, line: int, report: MergeReport) -> None:
         report.unchanged += 1
         return
     if local is not None:
-        newer = _instant(labelled_at) > _instant(local["labelled_at"])
+        newer = timestamps.parse(labelled_at) > timestamps.parse(local["labelled_at"])
         report.conflicts.append({
             "line": line, "kind": kind, "sample_id": sample_id, "problem_id": row.get("problem_id"),
             "annotator": who, "kept": "imported" if newer else "local",

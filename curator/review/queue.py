@@ -20,7 +20,7 @@ from itertools import combinations
 
 from curator.errors import CuratorError
 from curator.evaluation.outcomes import PASSED, reference_outcomes, sample_runs
-from curator.review import labels as label_store
+from curator.review import annotations as label_store
 from curator.store import Store, now
 
 

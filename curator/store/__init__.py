@@ -6,7 +6,6 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +14,9 @@ import sqlite_utils
 from curator.errors import StoreError
 from curator.labels import DEFAULT_LABELS
 from curator.store.migrations import migrate
+from curator.timestamps import now
 
 BUSY_TIMEOUT_MS = 30_000
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def _json(value: Any) -> str | None:

@@ -7,7 +7,7 @@ No textual here.
 
 from __future__ import annotations
 
-from curator.execution import runs
+from curator import runs
 from curator.store import Store
 
 

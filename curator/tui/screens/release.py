@@ -13,12 +13,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from curator.release import bundle, gates
 from curator.store import Store
 from curator.tui.screens.dialogs import InputModal
+from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.task_bar import TaskBar
 
 if TYPE_CHECKING:
@@ -36,7 +37,8 @@ on this environment, enough tests, labels set, prompt present, provenance and li
 known, no near-duplicate. **c** runs the check again, **Enter** opens the problem of the
 highlighted row, **b** builds a bundle (asks for the version and the output folder;
 refuses while a ready problem fails a gate), **ctrl+g** cancels a check or build.
-Drafts that fail a gate are listed too but do not block a release.
+Drafts that fail a gate are listed too but do not block a release. **ctrl+l** reloads
+(runs the check again).
 """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -58,7 +60,7 @@ Drafts that fail a gate are listed too but do not block a release.
         self._seen_version = -1
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield NavBar()
         yield Static("checking…", id="release-summary", classes="status-line")
         gates_table = DataTable(id="release-gates", cursor_type="none")
         gates_table.border_title = "Gates"
@@ -67,7 +69,7 @@ Drafts that fail a gate are listed too but do not block a release.
         failing.border_title = "Failing"
         yield failing
         yield TaskBar(id="release-task")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#release-gates", DataTable).add_columns("gate", "failing", "checks")
@@ -200,6 +202,12 @@ Drafts that fail a gate are listed too but do not block a release.
         elif event.state == WorkerState.ERROR:
             bar.finish("failed")
             self.app.show_error("Release check or build failed", event.worker.error)
+
+    def action_reload(self) -> None:
+        if self.busy:
+            self.notify("Busy: ctrl+g cancels first", severity="warning")
+        else:
+            self.action_check()
 
     def action_cancel(self) -> None:
         if self._worker is not None:

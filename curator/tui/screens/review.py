@@ -19,7 +19,6 @@ from textual.screen import Screen
 from textual.widgets import (
     DataTable,
     Footer,
-    Header,
     Input,
     Log,
     Markdown,
@@ -34,26 +33,12 @@ from textual.widgets.option_list import Option
 
 from curator import review
 from curator import taxonomy as taxonomy_store
-from curator.review import labels as label_store
+from curator.review import annotations as label_store
+from curator.tui.widgets.nav_bar import NavBar
 
 if TYPE_CHECKING:
     from curator.tui.app import CuratorApp
 
-VERDICT_NAMES = {"sample-correct": "sample is actually correct",
-                 "benchmark-defect": "benchmark item is defective"}
-
-
-def describe_label(label: dict | None, names: dict[str, str]) -> str:
-    if not label:
-        return "not labelled yet"
-    if label["verdict"] != "bug":
-        return f"verdict: {VERDICT_NAMES.get(label['verdict'], label['verdict'])}"
-    parts = []
-    for pair in label["pairs"]:
-        name = names.get(pair["category"], pair["category"])
-        dl = f" / {pair['dl']}" if pair.get("dl") else ""
-        parts.append(f"{pair['category']} {name}{dl}: {pair.get('reason') or '(no reason)'}")
-    return "; ".join(parts)
 
 
 class ReviewScreen(Screen):
@@ -108,7 +93,7 @@ Your position and progress stay in the line at the top.
         self._seen_version = -1
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield NavBar()
         yield Static("", id="review-position", classes="status-line")
         with TabbedContent(id="review-tabs"):
             with TabPane("Code", id="review-code"), Horizontal(id="review-code-split"):
@@ -142,7 +127,7 @@ Your position and progress stay in the line at the top.
                              compact=True)
                 yield Input(placeholder="reason for the chosen category, Enter saves",
                             id="review-reason", compact=True)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#review-tests", DataTable).add_columns("test", "outcome")
@@ -250,13 +235,13 @@ Your position and progress stay in the line at the top.
     def _label_text(self) -> None:
         item = self.current
         names = self.names()
-        lines = [f"saved: {describe_label(item.label if item else None, names)}"]
+        lines = [f"saved: {label_store.format_label(item.label if item else None, self.taxonomy)}"]
         if self.pending != self._saved_pairs():
             to_save = [f"{c} {names.get(c, '')}{f' / {d}' if d else ''}: {r or '…'}"
                        for c, d, r in self.pending]
             lines.append(f"to save: {'; '.join(to_save) or '(nothing: x dropped the pairs)'}")
         if item is not None and item.final:
-            lines.append(f"adjudicated: {describe_label(item.final, names)}")
+            lines.append(f"adjudicated: {label_store.format_label(item.final, self.taxonomy)}")
         self.query_one("#review-current", Static).update("\n".join(lines))
 
     # -- labelling --------------------------------------------------------------------------
@@ -313,7 +298,7 @@ Your position and progress stay in the line at the top.
         self.items[self.index] = review.item(self.app.store, item.sample_id, self.app.actor)
         self.pending = self._saved_pairs()
         self._position()
-        self.notify(f"Sample {item.sample_id}: {describe_label(result, self.names())}",
+        self.notify(f"Sample {item.sample_id}: {label_store.format_label(result, self.taxonomy)}",
                     timeout=3)
         return True
 
@@ -364,9 +349,11 @@ Your position and progress stay in the line at the top.
     def action_leave_reason(self) -> None:
         self.query_one("#review-categories").focus()
 
+    def action_reload(self) -> None:
+        self.reload()
+        self.notify("Review queue reloaded", timeout=2)
+
     def palette_commands(self):
-        yield ("Reload review queue", "Read the queue again (most used categories first)",
-               lambda: self.reload(reorder=True))
         for cat in self.categories[9:]:
             yield (f"Category {cat.id}: {cat.name}", cat.definition,
                    lambda cid=cat.id: self._choose(cid))
