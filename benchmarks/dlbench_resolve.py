@@ -36,8 +36,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from curator import runs as run_store
 from curator import workspace as workspace_mod
-from curator.execution import runs as run_store
 from curator.mining import envs
 from curator.mining import repos as repo_store
 from curator.release import importing, resolve

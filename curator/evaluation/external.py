@@ -20,8 +20,6 @@ that cannot be read is reported with its file and the sample stays pending.
 from __future__ import annotations
 
 import ast
-import hashlib
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,8 +27,10 @@ from pathlib import Path
 
 from curator.errors import Cancelled, CuratorError
 from curator.evaluation import samples as sample_store
-from curator.store import Store, now
+from curator.execution.job import RunResult
+from curator.store import Store
 from curator.store import problems as problem_store
+from curator.store import runs as run_store
 
 SOURCE = "dlbench-taxonomy"
 PREFIX = "processed_"
@@ -152,24 +152,14 @@ def _problem_for(store: Store, name: str) -> str | None:
 
 def _record_run(store: Store, sample_id: int, problem_id: str, code: str | None,
                 report: TestReport, origin: str) -> int:
-    digest = hashlib.sha256((code or "").encode()).hexdigest()
     reason = (f"judged elsewhere ({SOURCE}): Pass or Failed: {int(report.passed)}"
               + (f"; {report.summary}" if report.summary else ""))
-    row = {
-        "problem_id": problem_id, "solution_kind": "sample", "solution_hash": digest,
-        "sample_id": sample_id, "outcome": report.outcome, "tests": json.dumps(report.tests),
-        "duration_s": 0, "stdout": report.output, "stderr": report.error_cases,
-        "reason": reason, "env": json.dumps({"isolation": "external", "source": SOURCE,
-                                             "report": origin}, sort_keys=True),
-        "timeout_s": None, "started_at": now(), "actor": store.actor,
-        "job_id": f"{SOURCE}:{sample_id}", "external": SOURCE,
-    }
-    cursor = store.execute(f"INSERT INTO runs ({', '.join(row)}) VALUES "
-                           f"({', '.join('?' * len(row))})", list(row.values()))
-    store.audit("run", cursor.lastrowid, "create", after={
-        "problem_id": problem_id, "solution_kind": "sample", "sample_id": sample_id,
-        "outcome": report.outcome, "external": SOURCE})
-    return cursor.lastrowid
+    result = RunResult(job_id=f"{SOURCE}:{sample_id}", problem_id=problem_id,
+                       outcome=report.outcome, tests=report.tests, stdout=report.output,
+                       stderr=report.error_cases, reason=reason,
+                       env={"isolation": "external", "source": SOURCE, "report": origin})
+    return run_store.record(store, result, "sample", run_store.solution_hash(code or ""),
+                            sample_id=sample_id, external=SOURCE)
 
 
 def import_taxonomy(store: Store, path: str | Path, model: str, technique: str | None = None,
