@@ -126,7 +126,9 @@ URL = "https://git.invalid/team/geomlib"
 
 def dlbench_file(function: str, path: str, tests: str, cls: str = "",
                  stage: str = "Pre-Post processing") -> str:
+    signature = f"class {cls}:\n    def {function}(self):" if cls else f"def {function}(points):"
     text = (f"stage: {stage}\ntask: \ndata: Table\n\nprompt:\nWrite `{function}`.\n\n"
+            f"```python\n{signature}\n```\n\n"
             f" ground Truth:{path}\n\n repo:geomlib\n\n function:{function}\n\n")
     if cls:
         text += f" class:{cls}\n\n"
