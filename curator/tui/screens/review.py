@@ -7,7 +7,6 @@ pairs, or a verdict — the sample is actually correct, or the benchmark item is
 from __future__ import annotations
 
 import difflib
-from collections import Counter
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -49,10 +48,15 @@ The failing samples you are to review (all of them when nothing was assigned). F
 read the prompt, the sample beside the reference (**v** toggles a diff) and the failing
 tests, then label it.
 
-- **1**–**9** pick a bug category (the list shows the ones used most first); type the
-  reason and press **Enter** to save. Pick a second category the same way to add a
-  second (category, reason) pair — at most two. The DL-specific sub-category box applies
-  to the pair being written. **x** drops the pairs so you can start over.
+- The key of a bug category is its taxonomy id, the id `curator taxonomy` prints and
+  `curator review label --category` takes: **1**–**9**, then **0** and the last digit
+  for 10–15 (**0 0** is 10, **0 5** is 15). The list shows each key; the order never
+  changes. After the key, type the reason and press **Enter** to save. Pick a second
+  category the same way to add a second (category, reason) pair — at most two.
+- **ctrl+t** picks the DL-specific sub-category of the pair being written; **r** goes to
+  its reason box. **x** drops the pairs so you can start over.
+- Tabs: **alt+1** Code, **alt+2** Failure (failing tests and output), **alt+3** Prompt;
+  **alt+←/→** step through them.
 - **c**: the sample is actually correct; **d**: the benchmark item is defective.
 - **n** / **p** next / previous item, **]** next item you have not labelled,
   **ctrl+z** undoes your last label (it jumps to that item). **Escape** leaves the reason
@@ -64,6 +68,12 @@ Your position and progress stay in the line at the top.
     BINDINGS: ClassVar[list[BindingType]] = [
         *(Binding(str(n), f"category({n})", f"Category {n}", show=False,
                   id=f"review.category{n}") for n in range(1, 10)),
+        Binding("0", "category(0)", "Category 10-15", show=False, id="review.category_tens",
+                tooltip="0, then the last digit of the id: 0 0 is 10, 0 5 is 15"),
+        Binding("ctrl+t", "pick_dl", "Sub-category", id="review.dl",
+                tooltip="The DL-specific sub-category of the pair being written"),
+        Binding("r", "focus_reason", "Reason", id="review.reason", show=False,
+                tooltip="Write the reason of the pair"),
         Binding("n", "move(1)", "Next", id="review.next"),
         Binding("p", "move(-1)", "Prev", id="review.previous"),
         Binding("right_square_bracket", "next_open", "Next open", id="review.next_open",
@@ -91,6 +101,8 @@ Your position and progress stay in the line at the top.
         self.diff = False
         self.taxonomy = None
         self._seen_version = -1
+        self._tens = False   # `0` pressed: the next digit picks 10-19
+        self.categories: list = []
 
     def compose(self) -> ComposeResult:
         yield NavBar()
@@ -163,17 +175,15 @@ Your position and progress stay in the line at the top.
         return next((i for i, it in enumerate(self.items) if not it.done), 0)
 
     def _fill_categories(self) -> None:
-        """Categories used most first, so the number keys reach the frequent ones."""
-        used = Counter(pair["category"] for row in label_store.all_labels(self.app.store)
-                       for pair in row["pairs"])
-        order = {c.id: i for i, c in enumerate(self.taxonomy.categories)}
-        self.categories = sorted(self.taxonomy.categories,
-                                 key=lambda c: (-used.get(c.id, 0), order[c.id]))
+        """Categories in taxonomy order, each with its key (its id): keys never move."""
+        self.categories = list(self.taxonomy.categories)
+        self.keys = {taxonomy_store.review_key(c.id, n): c.id
+                     for n, c in enumerate(self.categories, 1)}
         option_list = self.query_one("#review-categories", OptionList)
         option_list.clear_options()
         for number, cat in enumerate(self.categories, 1):
-            key = str(number) if number <= 9 else " "
-            option_list.add_option(Option(Text.assemble((f"{key} ", "bold"), cat.name),
+            key = taxonomy_store.review_key(cat.id, number)
+            option_list.add_option(Option(Text.assemble((f"{key:>3} ", "bold"), cat.name),
                                           id=cat.id))
         option_list.highlighted = 0
 
@@ -188,6 +198,7 @@ Your position and progress stay in the line at the top.
 
     def show(self) -> None:
         item = self.current
+        self._tens = False
         self.pending = self._saved_pairs()
         sample = self.query_one("#review-sample", TextArea)
         reference = self.query_one("#review-reference", TextArea)
@@ -258,9 +269,41 @@ Your position and progress stay in the line at the top.
         self._label_text()
         self.query_one("#review-reason", Input).focus()
 
-    def action_category(self, number: int) -> None:
-        if 1 <= number <= len(self.categories):
-            self._choose(self.categories[number - 1].id)
+    def action_category(self, digit: int) -> None:
+        if self._tens:
+            self._tens = False
+            key = f"0 {digit}"
+        elif digit == 0:
+            self._tens = True
+            self.query_one("#review-current", Static).update(
+                "0 … then the last digit of the id: 0 0 is 10, 0 5 is 15")
+            return
+        else:
+            key = str(digit)
+        category = self.keys.get(key)
+        if category is None:
+            self.notify(f"No category has the key {key}", severity="warning", timeout=3)
+            self._label_text()
+            return
+        self._choose(category)
+
+    def action_pick_dl(self) -> None:
+        if not self.pending:
+            self.notify("Pick a category first (its id key)", severity="warning", timeout=3)
+            return
+        select = self.query_one("#review-dl", Select)
+        self._picking_dl = True
+        select.focus()
+        select.action_show_overlay()
+
+    def action_focus_reason(self) -> None:
+        self.query_one("#review-reason", Input).focus()
+
+    @on(Select.Changed, "#review-dl")
+    def _dl_changed(self) -> None:
+        if self.pending and getattr(self, "_picking_dl", False):
+            self._picking_dl = False
+            self.call_after_refresh(self.query_one("#review-reason", Input).focus)
 
     @on(OptionList.OptionSelected, "#review-categories")
     def _category_selected(self, event: OptionList.OptionSelected) -> None:
@@ -354,6 +397,7 @@ Your position and progress stay in the line at the top.
         self.notify("Review queue reloaded", timeout=2)
 
     def palette_commands(self):
-        for cat in self.categories[9:]:
-            yield (f"Category {cat.id}: {cat.name}", cat.definition,
+        for number, cat in enumerate(self.categories, 1):
+            yield (f"Category {cat.id}: {cat.name}",
+                   f"key {taxonomy_store.review_key(cat.id, number)} · {cat.definition}",
                    lambda cid=cat.id: self._choose(cid))
