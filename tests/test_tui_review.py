@@ -139,3 +139,46 @@ async def test_keys_are_taxonomy_ids_and_never_move(review_ws, app_for):
         await pilot.press("alt+left")
         await settle(pilot)
         assert screen.query_one(TabbedContent).active == "review-code"
+
+
+async def test_team_tab_assigns_shows_agreement_and_adjudicates(review_ws, app_for):
+    from textual.widgets import Input
+
+    from curator.review import annotations
+
+    app = app_for(review_ws)
+    store = app.store
+    ids = review.queue_ids(store)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        await pilot.press("f5")
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("a")
+        await settle(pilot)
+        app.screen.query_one(Input).value = "ana, ben"
+        await pilot.press("enter")
+        await settle(pilot)
+        app.screen.query_one(Input).value = "1"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert {len(i.assigned) for i in review.queue(store)} == {2}
+        review.label(store, ids[0], "ana", pairs=[("5", "edge")])
+        review.label(store, ids[0], "ben", pairs=[("10", "math")])
+        review.label(store, ids[1], "ana", pairs=[("5", "edge")])
+        review.label(store, ids[1], "ben", pairs=[("5", "edge too")])
+        await pilot.press("alt+1", "alt+4")   # labels came from elsewhere: the tab re-reads
+        await settle(pilot)
+        summary = str(screen.query_one("#team-summary").render())
+        assert "labelled twice" in summary and "α" in summary and "κ ana / ben" in summary
+        panels = [str(p.render()) for p in screen.query(".team-label")]
+        assert any("5 Fails edge cases: edge" in p for p in panels)
+        assert any(p.startswith("10 Arithmetic") for p in panels)
+        table = screen.query_one("#team-disagreements")
+        table.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("right", "enter")   # "Take ben's"
+        await settle(pilot)
+        final = annotations.get_final(store, ids[0])
+        assert final["pairs"][0]["category"] == "10"

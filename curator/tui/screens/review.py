@@ -55,8 +55,12 @@ tests, then label it.
   category the same way to add a second (category, reason) pair — at most two.
 - **ctrl+t** picks the DL-specific sub-category of the pair being written; **r** goes to
   its reason box. **x** drops the pairs so you can start over.
-- Tabs: **alt+1** Code, **alt+2** Failure (failing tests and output), **alt+3** Prompt;
-  **alt+←/→** step through them.
+- Tabs: **alt+1** Code, **alt+2** Failure (failing tests and output), **alt+3** Prompt,
+  **alt+4** Team; **alt+←/→** step through them.
+- **Team**: everyone's progress, agreement (Krippendorff's α over items labelled twice,
+  Cohen's κ per pair of annotators) and the items where annotators disagree, their labels
+  side by side; **Enter** on one adjudicates it (take one annotator's label as final).
+  **a** assigns the unassigned items to annotators, a share of them to two.
 - **c**: the sample is actually correct; **d**: the benchmark item is defective.
 - **n** / **p** next / previous item, **]** next item you have not labelled,
   **ctrl+z** undoes your last label (it jumps to that item). **Escape** leaves the reason
@@ -84,6 +88,8 @@ Your position and progress stay in the line at the top.
                 tooltip="The benchmark item itself is defective"),
         Binding("x", "drop_pending", "Drop pairs", id="review.drop", show=False,
                 tooltip="Drop the pairs and start this label over"),
+        Binding("a", "assign", "Assign", id="review.assign", show=False,
+                tooltip="Assign unassigned items to annotators (a share to two)"),
         Binding("ctrl+z", "undo", "Undo", id="review.undo",
                 tooltip="Undo your last label"),
         Binding("v", "toggle_diff", "Diff", id="review.diff",
@@ -129,6 +135,13 @@ Your position and progress stay in the line at the top.
                 yield output
             with TabPane("Prompt", id="review-prompt"), VerticalScroll(classes="pane"):
                 yield Markdown("", id="review-prompt-md")
+            with TabPane("Team", id="review-team"):
+                yield Static("", id="team-summary", markup=False)
+                with Horizontal(id="team-split"):
+                    table = DataTable(id="team-disagreements", cursor_type="row")
+                    table.border_title = "Disagreements (Enter adjudicates)"
+                    yield table
+                    yield Horizontal(id="team-side")
         with Horizontal(id="review-label"):
             categories = OptionList(id="review-categories")
             categories.border_title = "Bug category"
@@ -394,7 +407,135 @@ Your position and progress stay in the line at the top.
 
     def action_reload(self) -> None:
         self.reload()
+        if self.query_one(TabbedContent).active == "review-team":
+            self.show_team()
         self.notify("Review queue reloaded", timeout=2)
+
+    # -- team: assignment, agreement, adjudication ---------------------------------------
+
+    def show_team(self) -> None:
+        data = review.stats(self.app.store)
+        self.team = data
+        agreement = data["agreement"]
+        alpha = agreement["krippendorff_alpha"]
+        lines = [f"{data['items']} item(s) in the queue, {data['labelled']} labelled, "
+                 f"{data['adjudicated']} adjudicated · agreement on {agreement['items']} "
+                 f"item(s) labelled twice: α {'n/a' if alpha is None else f'{alpha:.3f}'}"]
+        kappas = [f"κ {' / '.join(p['annotators'])} "
+                  f"{'n/a' if p['kappa'] is None else format(p['kappa'], '.3f')} "
+                  f"({p['items']})" for p in agreement["cohen_kappa"]]
+        if kappas:
+            lines.append(" · ".join(kappas))
+        progress = [f"{name}: {p['labelled']}/{p['assigned']} done, {p['remaining']} left"
+                    for name, p in data["progress"].items()]
+        lines.append(" · ".join(progress) or "nobody has labelled or been assigned yet "
+                     "(a assigns)")
+        self.query_one("#team-summary", Static).update("\n".join(lines))
+        table = self.query_one("#team-disagreements", DataTable)
+        if not table.columns:
+            table.add_columns("sample", "problem", "final")
+        table.clear()
+        for item in data["disagreements"]:
+            table.add_row(str(item["sample_id"]), item["problem_id"],
+                          "yes" if item["adjudicated"] else "", key=str(item["sample_id"]))
+        self._show_side(data["disagreements"][0] if data["disagreements"] else None)
+
+    def _disagreement(self, sample_id: int) -> dict | None:
+        return next((d for d in (getattr(self, "team", None) or {}).get("disagreements", [])
+                     if d["sample_id"] == sample_id), None)
+
+    def _show_side(self, item: dict | None) -> None:
+        side = self.query_one("#team-side", Horizontal)
+        side.remove_children()
+        if item is None:
+            side.mount(Static("No disagreements.", classes="team-label", markup=False))
+            return
+        final = label_store.get_final(self.app.store, item["sample_id"])
+        panels = []
+        for name, value in item["labels"].items():
+            panel = Static(label_store.format_label(value, self.taxonomy),
+                           classes="team-label", markup=False)
+            panel.border_title = name
+            panels.append(panel)
+        if final:
+            panel = Static(label_store.format_label(final, self.taxonomy),
+                           classes="team-label", markup=False)
+            panel.border_title = "final"
+            panels.append(panel)
+        side.mount_all(panels)
+
+    @on(DataTable.RowHighlighted, "#team-disagreements")
+    def _team_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value:
+            self._show_side(self._disagreement(int(event.row_key.value)))
+
+    @on(DataTable.RowSelected, "#team-disagreements")
+    def _team_selected(self, event: DataTable.RowSelected) -> None:
+        item = self._disagreement(int(event.row_key.value or 0))
+        if item is None:
+            return
+        from curator.tui.screens.dialogs import ChoiceModal
+
+        names = list(item["labels"])
+
+        def answered(choice: str | None) -> None:
+            if not choice or not choice.startswith("take-"):
+                return
+            name = names[int(choice.removeprefix("take-"))]
+            if self.app.run_guarded(f"Could not adjudicate sample {item['sample_id']}",
+                                    lambda: review.adjudicate(self.app.store,
+                                                              item["sample_id"],
+                                                              accept=name)):
+                self.app.changed()
+                self.notify(f"Sample {item['sample_id']}: {name}'s label is final")
+                self.show_team()
+
+        self.app.push_screen(ChoiceModal(
+            f"Adjudicate sample {item['sample_id']}",
+            " | ".join(f"{name}: {label_store.format_label(value, self.taxonomy)}"
+                       for name, value in item["labels"].items())
+            + " — whose label is final?",
+            [*((f"take-{i}", f"Take {name}'s", "primary" if i == 0 else "default")
+               for i, name in enumerate(names)), ("cancel", "Cancel", "default")]),
+            answered)
+
+    @on(TabbedContent.TabActivated, "#review-tabs")
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "review-team":
+            self.show_team()
+
+    def action_assign(self) -> None:
+        from curator.tui.screens.dialogs import InputModal
+
+        def got_names(text: str | None) -> None:
+            if not text:
+                return
+            names = [n.strip() for n in text.replace(" ", ",").split(",") if n.strip()]
+            self.app.push_screen(InputModal(
+                "Assign items", "Share of items given to two annotators, for agreement "
+                "(0 to 1):", "0.2" if len(names) > 1 else "0"),
+                lambda share: share is not None and assign(names, share))
+
+        def assign(names: list[str], share: str) -> None:
+            try:
+                overlap = float(share or 0)
+            except ValueError:
+                self.app.show_error("Not assigned", f"{share!r} is not a number from 0 to 1")
+                return
+            result = self.app.run_guarded("Could not assign", lambda: review.assign(
+                self.app.store, names, overlap=overlap))
+            if result:
+                self.app.changed()
+                self.notify(f"{result['assigned']} item(s) assigned ({result['double']} to "
+                            "two annotators): " + ", ".join(
+                                f"{a} {n}" for a, n in result["annotators"].items()))
+                self.reload()
+                self.query_one(TabbedContent).active = "review-team"
+                self.show_team()
+
+        self.app.push_screen(InputModal(
+            "Assign items", "Annotators (names separated by commas):",
+            placeholder="ana, ben, chloe"), got_names)
 
     def palette_commands(self):
         for number, cat in enumerate(self.categories, 1):
