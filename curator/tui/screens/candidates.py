@@ -60,7 +60,10 @@ the highlighted one as a draft repo-backed problem (you confirm its id), **r** r
 with a reason, **s** skips to the next, **f** cycles the status shown (new, all,
 accepted, rejected, vanished), **m** mines a repository (a local path or URL, optionally
 followed by a revision) with progress — **ctrl+g** cancels — and **o** opens the problem
-an accepted candidate became. **ctrl+l** reloads (after `curator mine` in a shell, say).
+an accepted candidate became. **e** builds (or reuses) the isolated environment the
+highlighted candidate's repository runs its tests in — its declared dependencies, pytest
+and this torch, at the pinned commit — with progress (**ctrl+g** cancels). **ctrl+l**
+reloads (after mining from a shell, say).
 """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -71,8 +74,10 @@ an accepted candidate became. **ctrl+l** reloads (after `curator mine` in a shel
         Binding("s", "skip", "Skip", id="candidates.skip", tooltip="Go to the next candidate"),
         Binding("m", "mine", "Mine", id="candidates.mine",
                 tooltip="Mine a repository (path or URL) into candidates"),
+        Binding("e", "environment", "Environment", id="candidates.environment",
+                tooltip="Build the test environment of the candidate's repository"),
         Binding("ctrl+g", "cancel_mine", "Cancel", id="candidates.cancel",
-                tooltip="Cancel the mining in progress"),
+                tooltip="Cancel the mining or environment build in progress"),
         Binding("f", "cycle_status", "Status", id="candidates.status",
                 tooltip="Show new / all / accepted / rejected / vanished candidates"),
         Binding("o", "open_problem", "Open problem", id="candidates.open", show=False,
@@ -179,7 +184,7 @@ an accepted candidate became. **ctrl+l** reloads (after `curator mine` in a shel
             WorkerState.PENDING, WorkerState.RUNNING)
         if action == "cancel_mine":
             return mining_now
-        if action == "mine":
+        if action in ("mine", "environment"):
             return not mining_now
         return True
 
@@ -268,6 +273,31 @@ an accepted candidate became. **ctrl+l** reloads (after `curator mine` in a shel
             self._mining.cancel()
             self.query_one(TaskBar).start("cancelling…")
 
+    def action_environment(self) -> None:
+        row = self.current()
+        if row is None:
+            self.notify("No candidate highlighted", severity="warning")
+            return
+        bar = self.query_one(TaskBar)
+        bar.display = True
+        bar.start(f"environment of {row['repo_name']}…")
+        self._mining = self._environment(row["repo_name"])
+        self.refresh_bindings()
+
+    @work(thread=True, exclusive=True, group="mine", exit_on_error=False)
+    def _environment(self, repo: str) -> dict:
+        from curator.mining import envs
+
+        worker = get_current_worker()
+        store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own
+        try:
+            report = envs.build(store, self.app.workspace, repo,
+                                progress=self.query_one(TaskBar).progress,
+                                cancelled=lambda: worker.is_cancelled)
+        finally:
+            store.close()
+        return {"kind": "environment", "report": report}
+
     @work(thread=True, exclusive=True, group="mine", exit_on_error=False)
     def _mine(self, source: str, rev: str | None) -> dict:
         worker = get_current_worker()
@@ -286,7 +316,16 @@ an accepted candidate became. **ctrl+l** reloads (after `curator mine` in a shel
             return
         bar = self.query_one(TaskBar)
         self.refresh_bindings()
-        if event.state == WorkerState.SUCCESS:
+        if event.state == WorkerState.SUCCESS and event.worker.result.get("kind") == \
+                "environment":
+            env = event.worker.result["report"]
+            how = "reused" if env.reused else "built"
+            text = (f"{env.repo}: environment {how} in {env.seconds:.1f} s, python "
+                    f"{env.python_version}, {len(env.packages)} package(s)")
+            bar.finish(text)
+            self.notify(text + (f"; left out {len(env.skipped)} optional requirement(s)"
+                                if env.skipped else ""), timeout=8)
+        elif event.state == WorkerState.SUCCESS:
             report = event.worker.result
             text = (f"{report['name']} @ {report['commit'][:12]}: "
                     f"{report['candidates']} candidates, {report['new']} new")
@@ -296,8 +335,8 @@ an accepted candidate became. **ctrl+l** reloads (after `curator mine` in a shel
             self.notify(text)
             self.reload()
         elif event.state == WorkerState.CANCELLED or event.worker.is_cancelled:
-            bar.finish("mining cancelled; nothing was written")
-            self.notify("Mining cancelled", severity="warning")
+            bar.finish("cancelled")
+            self.notify("Cancelled", severity="warning")
         elif event.state == WorkerState.ERROR:
-            bar.finish("mining failed")
-            self.app.show_error("Mining failed", event.worker.error)
+            bar.finish("failed")
+            self.app.show_error("Mining or environment build failed", event.worker.error)
