@@ -14,7 +14,12 @@ from importlib import resources
 from pathlib import Path
 
 from curator.errors import CuratorError, NotFoundError
+from curator.limits import Field, InputError, loads_json, read_text, schema_errors
 from curator.store import Store, now
+
+# Each category of a taxonomy document: ids may be numbers (1-15), the rest text.
+CATEGORY_SCHEMA = {"id": Field("str|int", required=True), "name": Field("str", required=True),
+                   "definition": Field("str"), "slug": Field("str")}
 
 NOT_DL = "not-dl"
 BUG = "bug"
@@ -111,6 +116,7 @@ def validate(doc: dict) -> list[str]:
     errors = []
     if not isinstance(doc, dict):
         return ["a taxonomy must be a JSON object"]
+    errors += schema_errors(doc, {"name": Field("str")})
     for key in ("categories", "dl_categories", "verdicts"):
         items = doc.get(key)
         if not isinstance(items, list) or not items:
@@ -121,6 +127,10 @@ def validate(doc: dict) -> list[str]:
             if not isinstance(item, dict) or not str(item.get("id", "")).strip() \
                     or not str(item.get("name", "")).strip():
                 errors.append(f"{key}[{position}] needs a non-empty 'id' and 'name'")
+                continue
+            wrong = schema_errors(item, CATEGORY_SCHEMA, f"{key}[{position}]")
+            if wrong:
+                errors += wrong
                 continue
             ident = str(item["id"])
             if "/" in ident:
@@ -203,9 +213,9 @@ def versions(store: Store) -> list[dict]:
 def load_file(store: Store, path: str | Path) -> tuple[int, bool]:
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CuratorError(f"{path}: cannot read: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise CuratorError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+        doc = loads_json(read_text(path))
+    except InputError:
+        raise
+    except ValueError as exc:
+        raise InputError(path, str(exc), getattr(exc, "line", None)) from None
     return add_version(store, doc, source=str(path))

@@ -46,7 +46,8 @@ def test_accept_method_creates_draft_repo_backed_problem(mined, dl_repo):
     assert (problem.kind, problem.entry_point, problem.status) == ("method", "FocalLoss.forward",
                                                                    "draft")
     assert (problem.stage, problem.task, problem.data) == ("", "", "")  # suggestions only
-    assert problem.source == {"repo": str(dl_repo["path"]), "commit": dl_repo["first"],
+    # no remote URL: the name stands in for it, never the local path
+    assert problem.source == {"repo": "dlrepo", "commit": dl_repo["first"],
                               "path": "pkg/boxes.py", "symbol": "FocalLoss.forward",
                               "lines": problem.source["lines"], "license": "MIT"}
     assert problem.test_node_ids == [

@@ -6,13 +6,13 @@ import json
 
 from click.testing import CliRunner
 from textual.widgets import Input
+from tui_support import *  # noqa: F403  (fixtures: app_for, no_blink)
+from tui_support import settle
 
 from curator.cli import main
 from curator.problem_files import read_problem
 from curator.store import Store
 from curator.store import problems as problem_store
-from tui_support import *  # noqa: F403  (fixtures: app_for, no_blink)
-from tui_support import settle
 
 FILES = ["problem.toml", "prompt.md", "solution.py", "test_solution.py"]
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -78,9 +80,33 @@ def progress_bar(description: str, enabled: bool = True) -> Iterator[Callable]:
         task = bar.add_task(description, total=None, label="")
 
         def update(done: int, total: int, label: str = "") -> None:
-            bar.update(task, completed=done, total=total, label=label)
+            bar.update(task, completed=done, total=total or None, label=label)
 
         yield update
+
+
+@contextmanager
+def interruptible() -> Iterator[Callable[[], bool]]:
+    """A cancel check for core functions that turns true at the first Ctrl-C.
+
+    The core then stops at its next check (milliseconds) and raises Cancelled, so nothing
+    half-done is written; a second Ctrl-C interrupts at once, as usual.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+    pressed = threading.Event()
+
+    def on_interrupt(signum, frame) -> None:
+        if pressed.is_set():
+            raise KeyboardInterrupt
+        pressed.set()
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield pressed.is_set
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 # Columns that hold ids: cut in the middle (both ends tell ids apart) to fit the width.
@@ -123,5 +149,5 @@ def rich_table(columns: list[str], rows: list[list[Any]], title: str | None = No
     console.print(table)
 
 
-__all__ = ["CliContext", "CuratorError", "fail", "json_option", "pass_ctx", "print_json",
-           "progress_bar", "rich_table"]
+__all__ = ["CliContext", "CuratorError", "fail", "interruptible", "json_option", "pass_ctx",
+           "print_json", "progress_bar", "rich_table"]

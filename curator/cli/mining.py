@@ -9,12 +9,14 @@ import click
 
 from curator.cli.context import (
     CliContext,
+    interruptible,
     json_option,
     pass_ctx,
     print_json,
     progress_bar,
     rich_table,
 )
+from curator.errors import Cancelled, CuratorError
 from curator.mining import candidates as candidate_store
 from curator.mining import promote, repos
 from curator.mining.candidates import STATUSES
@@ -26,18 +28,25 @@ from curator.mining.mine import mine
 @click.option("--rev", help="Branch, tag or commit to mine (default: the default branch).")
 @click.option("--with-tests/--all-candidates", "with_tests", default=None,
               help="Keep only functions some test exercises (default), or every function.")
+@click.option("--name", help="OWNER/NAME to record the repository under (default: from "
+                             "its remote URL).")
 @json_option
 @pass_ctx
 def mine_cmd(ctx: CliContext, source: str, rev: str | None, with_tests: bool | None,
-             as_json: bool) -> None:
+             name: str | None, as_json: bool) -> None:
     """Mine candidate functions and their tests from a git repository (URL or path).
 
     The repository is cloned or fetched into db/repos/ and every candidate is pinned to
     the resolved commit. Exit status 1 when some file could not be read or parsed.
     """
-    with progress_bar("mining", enabled=not as_json) as bar:
-        report = mine(ctx.store, ctx.workspace, source, rev=rev, with_tests=with_tests,
-                      progress=bar)
+    with interruptible() as cancelled, progress_bar("mining", enabled=not as_json) as bar:
+        try:
+            report = mine(ctx.store, ctx.workspace, source, rev=rev, with_tests=with_tests,
+                          progress=bar, cancelled=cancelled, name=name)
+        except CuratorError:
+            if cancelled():  # Ctrl-C also stops a git child (clone, fetch) with an error
+                raise Cancelled("mining cancelled; nothing was written") from None
+            raise
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False))
     else:

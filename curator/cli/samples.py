@@ -17,6 +17,7 @@ from curator.cli.context import (
 )
 from curator.cli.engine import backend_options, cluster_line
 from curator.errors import CuratorError
+from curator.evaluation import external
 from curator.evaluation import samples as sample_store
 from curator.evaluation.pass_at_k import KS
 from curator.labels import AXES
@@ -34,14 +35,21 @@ def _print_errors(errors: list[dict]) -> None:
 
 
 @samples_group.command("import")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=click.Path())
 @click.option("--model", help="Model name for rows that do not name one.")
 @click.option("--technique", help="Prompting technique for rows that do not name one.")
+@click.option("--format", "fmt", type=click.Choice(["samples", "dlbench-taxonomy"]),
+              default="samples", show_default=True,
+              help="samples: JSONL / DL-Bench JSON files. dlbench-taxonomy: DL-Bench's "
+                   "Taxonomy-Data folder, samples with the outcomes DL-Bench recorded.")
 @json_option
 @pass_ctx
 def import_cmd(ctx: CliContext, files: tuple[str, ...], model: str | None,
-               technique: str | None, as_json: bool) -> None:
+               technique: str | None, fmt: str, as_json: bool) -> None:
     """Import samples from JSONL files or DL-Bench per-problem JSON files."""
+    if fmt == "dlbench-taxonomy":
+        _import_taxonomy(ctx, files, model, technique, as_json)
+        return
     with progress_bar("importing", enabled=not as_json) as bar:
         report = sample_store.import_files(ctx.store, files, model=model, technique=technique,
                                            progress=bar)
@@ -52,6 +60,30 @@ def import_cmd(ctx: CliContext, files: tuple[str, ...], model: str | None,
         click.echo(f"{report.imported} imported, {report.duplicates} duplicate(s), "
                    f"{report.no_code} without code, {len(report.errors)} error(s)")
     if report.errors:
+        sys.exit(1)
+
+
+def _import_taxonomy(ctx: CliContext, folders: tuple[str, ...], model: str | None,
+                     technique: str | None, as_json: bool) -> None:
+    if not model:
+        raise CuratorError("--format dlbench-taxonomy needs --model NAME")
+    reports = []
+    for folder in folders:
+        with progress_bar("importing", enabled=not as_json) as bar:
+            reports.append(external.import_taxonomy(ctx.store, folder, model, technique,
+                                                    progress=bar))
+    errors = [e for r in reports for e in r.errors]
+    if as_json:
+        print_json(reports[0].to_json() if len(reports) == 1 else
+                   [r.to_json() for r in reports])
+    else:
+        _print_errors(errors)
+        for report in reports:
+            mix = ", ".join(f"{k} {v}" for k, v in sorted(report.outcomes.items()))
+            click.echo(f"{report.imported} imported ({mix or 'no outcomes'}; judged "
+                       f"elsewhere), {report.duplicates} duplicate(s), {report.pending} "
+                       f"without an outcome, {len(report.errors)} error(s)")
+    if errors:
         sys.exit(1)
 
 
@@ -92,7 +124,9 @@ def eval_cmd(ctx: CliContext, model: str | None, workers: int | None, timeout: f
         mix = ", ".join(f"{k} {v}" for k, v in sorted(report.outcomes.items())) or \
             "nothing to run"
         click.echo(f"{report.evaluated} evaluated ({mix}); {report.skipped} already had an "
-                   f"outcome" + ("; cancelled" if report.cancelled else ""))
+                   f"outcome" + ("; cancelled" if report.cancelled else "")
+                   + (f"; {report.claimed_elsewhere} left to another running evaluation"
+                      if report.claimed_elsewhere else ""))
         if report.cluster:
             click.echo(cluster_line(report.cluster))
         if report.infra:
@@ -161,18 +195,21 @@ def generate_cmd(ctx: CliContext, model: str, base_url: str, technique: str, n: 
 @pass_ctx
 def list_cmd(ctx: CliContext, model: str | None, problem_id: str | None, as_json: bool) -> None:
     """List samples with their latest outcome."""
-    from curator.evaluation.outcomes import PENDING, sample_outcomes
+    from curator.evaluation.outcomes import PENDING, sample_runs
 
     rows = sample_store.list_rows(ctx.store, model=model, problem_id=problem_id)
-    outcomes = sample_outcomes(ctx.store)
+    runs = sample_runs(ctx.store)
     for row in rows:
-        row["outcome"] = outcomes.get(row["id"], PENDING)
+        run = runs.get(row["id"]) or {}
+        row["outcome"] = run.get("outcome", PENDING)
+        row["judged_by"] = run.get("external")   # None: run here; else where it was judged
     if as_json:
         print_json(rows)
         return
     rich_table(["id", "problem", "model", "technique", "#", "extraction", "outcome"],
                [[r["id"], r["problem_id"], r["model"], r["technique"], r["sample_index"],
-                 r["extraction"], r["outcome"]] for r in rows], title=f"{len(rows)} sample(s)")
+                 r["extraction"], r["outcome"] + (f" ({r['judged_by']})" if r["judged_by"] else "")]
+                for r in rows], title=f"{len(rows)} sample(s)")
 
 
 @samples_group.command("show")
@@ -258,6 +295,10 @@ def _render_report(data: dict, by: str | None) -> None:
         rich_table(["model", *outcomes],
                    [[name, *[m["outcomes"].get(o, 0) for o in outcomes]]
                     for name, m in models.items()], title="outcomes")
+        for name, m in models.items():
+            if m.get("judged_elsewhere"):
+                click.echo(f"{name}: {m['judged_elsewhere']} sample(s) judged elsewhere "
+                           "(imported with their outcomes)")
     if data["excluded"]:
         rich_table(["problem", "why", "fix"],
                    [[pid, data["excluded_reasons"][pid], exclusion_fix(pid, data[

@@ -30,7 +30,8 @@ PARSE_PHASE, LINK_PHASE, SCORE_PHASE = "parse", "link tests", "score"
 
 # Reasons a Python file was not parsed; all but "excluded" count as failures.
 EXCLUDED = "excluded"
-FAILURE_REASONS = ("symlink", "too_large", "not_utf8", "syntax_error", "not_a_file")
+FAILURE_REASONS = ("symlink", "too_large", "not_utf8", "syntax_error", "not_a_file",
+                   "missing_object", "unreadable")
 NOT_CANDIDATE_FILES = {"conftest.py", "setup.py", "noxfile.py", "__main__.py"}
 _BUILTINS = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "self", "cls"}
 _SKIPPED_LIST_CAP = 500
@@ -161,7 +162,11 @@ class Indexer:
         try:
             for entry, data in zip(readable, blobs):
                 self._check_cancelled()
-                self._parse(entry.path, data)
+                if data is None:
+                    self.result.skip(entry.path, "unreadable",
+                                     f"git cannot read object {entry.sha} as a file")
+                else:
+                    self._parse(entry.path, data)
                 done += 1
                 now = time.perf_counter()
                 if self.progress and (now - last_report > 0.05 or done == len(python)):
@@ -185,6 +190,8 @@ class Indexer:
             result.skip(path, "symlink", "symbolic link, never followed")
         elif entry.type != "blob":
             result.skip(path, "not_a_file", f"{entry.type} entry")
+        elif entry.missing:
+            result.skip(path, "missing_object", f"object {entry.sha} is not in the repository")
         elif entry.size is not None and entry.size > self.settings.max_file_bytes:
             result.skip(path, "too_large",
                         f"{entry.size} bytes > {self.settings.max_file_bytes}")
@@ -231,8 +238,16 @@ class Indexer:
                   and (e.size or 0) < 1_000_000]
         if not wanted:
             return "unknown"
+        texts = {}
         with self.repo.reader() as reader:
-            return licenses.detect({e.path: reader.read(e.sha) for e in wanted})
+            for entry in wanted:
+                if entry.missing:
+                    continue
+                try:
+                    texts[entry.path] = reader.read(entry.sha)
+                except Exception:  # noqa: BLE001 - gitdb raises many kinds on bad objects
+                    continue  # an unreadable licence file: as if it were absent
+        return licenses.detect(texts) if texts else "unknown"
 
     # -- indexing --------------------------------------------------------------
 
@@ -328,7 +343,9 @@ class Indexer:
         bases = [relevance.resolve_chain(b, module) or b for b in function.class_bases]
         suggestions = suggest.suggest(function.name, function.class_name, function.args,
                                       rel.apis, bases,
-                                      function.name if function.class_name else None)
+                                      function.name if function.class_name else None,
+                                      docstring=function.docstring, path=module.path,
+                                      method_calls=function.refs.method_calls)
         return Candidate(
             path=module.path, qualname=function.qualname, kind=function.kind,
             signature=function.signature, docstring=function.docstring,

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -448,8 +447,13 @@ class BuildReport:
                 "released": self.released, "recorded": self.recorded}
 
 
-def _prepare_out(out: Path) -> None:
-    """Make `out` ready for a bundle: empty, or holding an older bundle (which is replaced)."""
+def _prepare_out(out: Path, keep: set[str]) -> None:
+    """Make `out` ready for a bundle: empty, or holding an older bundle.
+
+    The folder's files become this build's; of the older bundle only the files its own
+    manifest lists and this build does not write again are removed. Archives of every
+    version (NAME-X.Y.Z.tar.gz and .sha256) and anything else stay.
+    """
     if out.exists() and not out.is_dir():
         raise ReleaseError(f"{out}: exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)
@@ -461,19 +465,23 @@ def _prepare_out(out: Path) -> None:
                            "choose an empty or new folder")
     try:
         old = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
-        listed = set(old.get("files", {}))
-    except (OSError, ValueError, AttributeError):
+        listed = {str(rel) for rel in old.get("files", {})}
+    except (OSError, ValueError, AttributeError, RecursionError):
         listed = set()
-    for entry in entries:
-        rel = entry.name
-        if entry.is_dir() and rel == LICENSES:
-            shutil.rmtree(entry)
-        elif entry.is_file() and (rel in listed or rel == MANIFEST or is_archive_name(rel)):
-            entry.unlink()
+    for rel in sorted(listed - keep):
+        target = out / rel
+        if ".." in Path(rel).parts or Path(rel).is_absolute() or is_archive_name(rel):
+            continue
+        if target.is_file():
+            target.unlink()
+            parent = target.parent
+            while parent != out and parent.is_dir() and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
 
 
 def _write(out: Path, contents: Contents, archive: bytes) -> Path:
-    _prepare_out(out)
+    _prepare_out(out, set(contents.files))
     for rel, data in sorted(contents.files.items()):
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)

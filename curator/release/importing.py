@@ -2,9 +2,11 @@
 
 DL-Bench (a folder or tarball of `.txt` files, or the CSV form, or one such file): each
 record becomes a draft repo-backed problem with its source repo, path and symbol and its
-test node ids. The original never pinned a commit, so none is set and the problem is
-flagged `commit_unpinned` (the provenance gate keeps it out of releases until someone
-pins one); the reference code is not part of that release either (`solution_missing`).
+test node ids; nothing is dropped: a record without a prompt, function name, test target,
+repo or path is a draft flagged with what is missing (MISSING_FLAGS). The original never
+pinned a commit, so none is set and the problem is flagged `commit_unpinned` (the
+provenance gate keeps it out of releases until `curator dlbench resolve` pins one); the
+reference code is not part of that release either (`solution_missing`).
 Problem ids come from the file names, sanitised and made unique. Labels are mapped from
 DL-Bench spellings; unknown spellings are reported and the raw values kept with the
 import record (table problem_imports), never dropped silently.

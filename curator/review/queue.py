@@ -1,7 +1,8 @@
 """The review queue: failing samples (reference passes), who reviews which, and progress.
 
 A sample is in the queue when its latest run did not pass (failed, error, timeout, oom,
-crashed, no_code) and its problem's latest reference run passed. Samples not evaluated
+crashed, no_code) and its problem's latest reference run passed, or when that run was
+judged elsewhere (`runs.external`, e.g. DL-Bench's own test reports). Samples not evaluated
 yet, or whose only runs are `infra`, are not in the queue.
 
 Assignment gives every unassigned queue item to one annotator and a share (`overlap`) of
@@ -72,9 +73,11 @@ def queue_ids(store: Store, model: str | None = None) -> list[int]:
     runs = sample_runs(store)
     sql = "SELECT id, problem_id FROM samples" + (" WHERE model = ?" if model else "")
     rows = store.query(sql + " ORDER BY id", (model,) if model else ())
+    # A run judged elsewhere came with its own reference baseline (DL-Bench's report
+    # shows the reference's run), so it does not wait for the reference to run here.
     return [r["id"] for r in rows
             if r["id"] in runs and runs[r["id"]]["outcome"] != PASSED
-            and refs.get(r["problem_id"]) == PASSED]
+            and (refs.get(r["problem_id"]) == PASSED or runs[r["id"]].get("external"))]
 
 
 def _assignments(store: Store) -> dict[int, list[str]]:

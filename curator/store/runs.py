@@ -76,10 +76,12 @@ def _store_baseline(store: Store, run_id: int, result: RunResult, hash_: str) ->
 
 def record(store: Store, result: RunResult, solution_kind: str, solution_hash: str,
            sample_id: int | None = None, started_at: str | None = None,
-           unsaved: bool = False) -> int:
+           unsaved: bool = False, external: str | None = None) -> int:
     """Store one run (and its audit row); returns the run id.
 
     unsaved: a run of edits not saved yet (shown in history, never the reference's result).
+    external: where the outcome was judged when not here (e.g. "dlbench-taxonomy"); such
+    a run is never a baseline.
     """
     if solution_kind not in SOLUTION_KINDS:
         raise CuratorError(f"solution kind {solution_kind!r} must be one of "
@@ -94,18 +96,22 @@ def record(store: Store, result: RunResult, solution_kind: str, solution_hash: s
     }
     if unsaved:
         row["unsaved"] = 1
+    if external:
+        row["external"] = external
     with store.transaction():
         cursor = store.execute(
             f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
             list(row.values()))
         run_id = cursor.lastrowid
-        if solution_kind == "reference" and result.outcome == "passed" and not unsaved:
+        if solution_kind == "reference" and result.outcome == "passed" and not unsaved \
+                and not external:
             _store_baseline(store, run_id, result, solution_hash)
         store.audit("run", run_id, "create", after={
             "problem_id": result.problem_id, "solution_kind": solution_kind,
             "solution_hash": solution_hash, "sample_id": sample_id,
             "outcome": result.outcome, "job_id": result.job_id,
-            **({"unsaved": True} if unsaved else {})})
+            **({"unsaved": True} if unsaved else {}),
+            **({"external": external} if external else {})})
     return run_id
 
 

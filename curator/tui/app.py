@@ -19,6 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from curator import sync
+from curator.errors import CuratorError
 from curator.store import Store
 from curator.tui import recovery
 from curator.tui.commands import GoToProblem, binding_commands, screen_commands
@@ -238,6 +239,12 @@ class CuratorApp(App[None]):
         """The error modal: a one-line message, details below."""
         if isinstance(exc, BaseException):
             message, details = describe(exc)
+            if not isinstance(exc, CuratorError):  # a bug: its traceback goes to db/logs/
+                from curator import crashlog
+
+                path = crashlog.write(exc, self.workspace.db_dir)
+                if path is not None:
+                    message += f" (traceback in {path})"
         else:
             message = exc
         self.push_screen(ErrorModal(title, message, details))

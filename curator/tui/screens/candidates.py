@@ -6,16 +6,19 @@ and `curator mine`); this screen only shows and asks.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TextArea
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import Worker, get_current_worker
 
+from curator.errors import Cancelled
 from curator.mining import candidates as candidate_store
 from curator.mining import mine as mining
 from curator.mining import promote
@@ -77,7 +80,7 @@ reloads (after mining from a shell, say).
         Binding("e", "environment", "Environment", id="candidates.environment",
                 tooltip="Build the test environment of the candidate's repository"),
         Binding("ctrl+g", "cancel_mine", "Cancel", id="candidates.cancel",
-                tooltip="Cancel the mining or environment build in progress"),
+                tooltip="Cancel the mining in progress"),
         Binding("f", "cycle_status", "Status", id="candidates.status",
                 tooltip="Show new / all / accepted / rejected / vanished candidates"),
         Binding("o", "open_problem", "Open problem", id="candidates.open", show=False,
@@ -180,10 +183,9 @@ reloads (after mining from a shell, say).
     # -- actions ---------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        mining_now = self._mining is not None and self._mining.state in (
-            WorkerState.PENDING, WorkerState.RUNNING)
+        mining_now = self._mining is not None   # until its thread has really ended
         if action == "cancel_mine":
-            return mining_now
+            return mining_now and not self._mining.is_cancelled
         if action in ("mine", "environment"):
             return not mining_now
         return True
@@ -270,8 +272,35 @@ reloads (after mining from a shell, say).
 
     def action_cancel_mine(self) -> None:
         if self._mining is not None:
-            self._mining.cancel()
+            self._mining.cancel()   # the core's loops see it within a few milliseconds
             self.query_one(TaskBar).start("cancelling…")
+
+    @dataclass
+    class MineFinished(Message):
+        """Posted by the mining thread as its very last act: the work has really ended."""
+
+        report: dict | None = None
+        cancelled: bool = False
+        error: BaseException | None = None
+        environment: object | None = None   # an envs.EnvReport, from the e key
+
+    @work(thread=True, exclusive=True, group="mine", exit_on_error=False)
+    def _mine(self, source: str, rev: str | None) -> None:
+        worker = get_current_worker()
+        finished = self.MineFinished()
+        store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own
+        try:
+            report = mining.mine(store, self.app.workspace, source, rev,
+                                 progress=self.query_one(TaskBar).progress,
+                                 cancelled=lambda: worker.is_cancelled)
+            finished.report = report.to_json()
+        except Cancelled:
+            finished.cancelled = True
+        except Exception as exc:  # noqa: BLE001 - shown in the error modal
+            finished.error = exc
+        finally:
+            store.close()
+            self.post_message(finished)
 
     def action_environment(self) -> None:
         row = self.current()
@@ -285,48 +314,43 @@ reloads (after mining from a shell, say).
         self.refresh_bindings()
 
     @work(thread=True, exclusive=True, group="mine", exit_on_error=False)
-    def _environment(self, repo: str) -> dict:
+    def _environment(self, repo: str) -> None:
+        """The same core function as `curator repo env`, with progress and cancel."""
         from curator.mining import envs
 
         worker = get_current_worker()
+        finished = self.MineFinished()
         store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own
         try:
-            report = envs.build(store, self.app.workspace, repo,
-                                progress=self.query_one(TaskBar).progress,
-                                cancelled=lambda: worker.is_cancelled)
+            finished.environment = envs.build(store, self.app.workspace, repo,
+                                              progress=self.query_one(TaskBar).progress,
+                                              cancelled=lambda: worker.is_cancelled)
+        except Cancelled:
+            finished.cancelled = True
+        except Exception as exc:  # noqa: BLE001 - shown in the error modal
+            finished.error = exc
         finally:
             store.close()
-        return {"kind": "environment", "report": report}
-
-    @work(thread=True, exclusive=True, group="mine", exit_on_error=False)
-    def _mine(self, source: str, rev: str | None) -> dict:
-        worker = get_current_worker()
-        store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own
-        try:
-            report = mining.mine(store, self.app.workspace, source, rev,
-                                 progress=self.query_one(TaskBar).progress,
-                                 cancelled=lambda: worker.is_cancelled)
-        finally:
-            store.close()
-        return report.to_json()
+            self.post_message(finished)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is not self._mining or event.state in (WorkerState.PENDING,
-                                                               WorkerState.RUNNING):
-            return
-        bar = self.query_one(TaskBar)
+        if event.worker is self._mining:
+            self.refresh_bindings()
+
+    def on_candidates_screen_mine_finished(self, event: MineFinished) -> None:
+        self._mining = None
         self.refresh_bindings()
-        if event.state == WorkerState.SUCCESS and event.worker.result.get("kind") == \
-                "environment":
-            env = event.worker.result["report"]
+        bar = self.query_one(TaskBar)
+        if event.environment is not None:
+            env = event.environment
             how = "reused" if env.reused else "built"
             text = (f"{env.repo}: environment {how} in {env.seconds:.1f} s, python "
                     f"{env.python_version}, {len(env.packages)} package(s)")
             bar.finish(text)
             self.notify(text + (f"; left out {len(env.skipped)} optional requirement(s)"
                                 if env.skipped else ""), timeout=8)
-        elif event.state == WorkerState.SUCCESS:
-            report = event.worker.result
+        elif event.report is not None:
+            report = event.report
             text = (f"{report['name']} @ {report['commit'][:12]}: "
                     f"{report['candidates']} candidates, {report['new']} new")
             if report.get("already_mined"):
@@ -334,9 +358,9 @@ reloads (after mining from a shell, say).
             bar.finish(text)
             self.notify(text)
             self.reload()
-        elif event.state == WorkerState.CANCELLED or event.worker.is_cancelled:
-            bar.finish("cancelled")
-            self.notify("Cancelled", severity="warning")
-        elif event.state == WorkerState.ERROR:
+        elif event.cancelled:
+            bar.finish("mining cancelled; nothing was written")
+            self.notify("Mining cancelled", severity="warning")
+        else:
             bar.finish("failed")
-            self.app.show_error("Mining or environment build failed", event.worker.error)
+            self.app.show_error("Mining or environment build failed", event.error)

@@ -40,8 +40,8 @@ from curator.tui.screens.dialogs import ErrorModal, unsaved_modal
 from curator.tui.widgets.editors import CodeEditor, Editor, PromptEditor
 from curator.tui.widgets.history_pane import HistoryPane
 from curator.tui.widgets.label_picker import Choice, LabelPicker
-from curator.tui.widgets.runs_pane import RunsPane
 from curator.tui.widgets.nav_bar import NavBar
+from curator.tui.widgets.runs_pane import RunsPane
 
 if TYPE_CHECKING:
     from curator.tui.app import CuratorApp

@@ -14,8 +14,8 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from curator.store import problems as problem_store
 from curator.tui import filtering, queries
-from curator.tui.widgets.problem_table import ProblemTable
 from curator.tui.widgets.nav_bar import NavBar
+from curator.tui.widgets.problem_table import ProblemTable
 
 if TYPE_CHECKING:
     from curator.tui.app import CuratorApp
