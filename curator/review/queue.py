@@ -156,7 +156,8 @@ def assign(store: Store, annotators: list[str], overlap: float = 0.0, seed: int 
     if len(set(annotators)) != len(annotators):
         raise CuratorError("an annotator is listed twice")
     if not 0.0 <= overlap <= 1.0:
-        raise CuratorError(f"--overlap must be between 0 and 1, got {overlap}")
+        raise CuratorError(f"the share of items given to two annotators (--overlap) must "
+                           f"be between 0 and 1, got {overlap}")
     if overlap > 0 and len(annotators) < 2:
         raise CuratorError("an overlap needs at least two annotators")
     assigned = _assignments(store)
