@@ -259,7 +259,7 @@ def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None =
         items = groups[url]
         name = by_url.get(url)
         registered = store.one("SELECT * FROM repos WHERE url = ?", (url,)) if url else None
-        if name is None and registered is None:
+        if registered is None and (name is None or name not in sources):
             reason = ("no repository: the release names none" if not url else
                       f"repository not registered: give --repo NAME=SOURCE for {url}")
             for problem, _row in items:
