@@ -252,6 +252,10 @@ def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None =
         raise CuratorError(f"--rev {unknown_revs[0]}: no imported problem is from that "
                            "repository")
 
+    for name, url in sorted(named.items()):
+        if url not in groups:
+            report.notes.append({"id": "", "note": f"no imported draft is from {name} "
+                                                   f"({url}); nothing to resolve there"})
     done = 0
     total = len(drafts)
     by_url = {url: name for name, url in named.items()}
