@@ -739,7 +739,7 @@ def test_a_fork_flood_does_not_starve_the_run_on_the_other_worker(engine):
         import os, sys
         code = "import os, time\\nwhile True:\\n    try:\\n        os.fork()\\n    except OSError:\\n        time.sleep(0.01)\\n"
         os.execv(sys.executable, [sys.executable, "-c", code, "{tag}"])
-        """, timeout=6, processes=400)
+        """, timeout=6, processes=200)
     steady = job("""\
         import subprocess, sys, time
 
@@ -748,7 +748,7 @@ def test_a_fork_flood_does_not_starve_the_run_on_the_other_worker(engine):
             for _ in range(10):
                 subprocess.run([sys.executable, "-c", "pass"], check=True)
             return a + b
-        """, timeout=30, processes=16)
+        """, timeout=90, processes=16)
     results = {r.job_id: r for r in engine.run([flood, steady])}
     assert results[steady.job_id].outcome == "passed", results[steady.job_id].reason
     assert results[flood.job_id].outcome == "timeout"

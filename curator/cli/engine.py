@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 
 import click
 
@@ -59,7 +60,7 @@ def run_cmd(ctx: CliContext, ids: tuple[str, ...], run_all: bool, workers: int |
             timeout: float | None, repeat: int, resume: bool, backend: str | None,
             address: str | None, as_json: bool) -> None:
     """Run reference solutions against their tests and record each run."""
-    from curator.execution import runs
+    from curator import runs
 
     if run_all and ids:
         raise click.UsageError("give problem ids or --all, not both")
@@ -86,8 +87,12 @@ def _print_report(report) -> None:
     rows = []
     for run in report.runs:
         passed = sum(t["outcome"] == "passed" for t in run["tests"])
+        others = Counter(t["outcome"] for t in run["tests"]
+                         if t["outcome"] in ("skipped", "xfailed", "xpassed"))
+        shown = f"{passed}/{len(run['tests'])}" + "".join(
+            f" {n} {o}" for o, n in sorted(others.items()))
         rows.append([run["problem_id"], run["outcome"], f"{run['duration_s']:.2f}s",
-                     f"{passed}/{len(run['tests'])}", visible(run["reason"], False)[:100]])
+                     shown, visible(run["reason"], False)[:100]])
     if rows:
         rich_table(["problem", "outcome", "time", "tests", "reason"], rows)
     summary = report.summary()
@@ -118,6 +123,7 @@ def doctor_cmd(ctx: CliContext, as_json: bool) -> None:
     except CuratorError:
         pass  # doctor works outside a workspace too
     report = doctor.report(requested)
+    report["repo_envs"] = _repo_envs(ctx)
     if as_json:
         print_json(report)
         return
@@ -127,6 +133,31 @@ def doctor_cmd(ctx: CliContext, as_json: bool) -> None:
         click.echo(f"  {mark}{check['check']}: {check['detail']}")
     for item in report["missing"]:
         click.echo(f"missing: {item}")
+    for env in report["repo_envs"]:
+        mark = "ok " if env["imports"] else "!! "
+        click.echo(f"  {mark}repo env {env['repo']} ({env['commit'][:12]}, "
+                   f"{env['packages']} packages): {env['detail']}")
+
+
+def _repo_envs(ctx: CliContext) -> list[dict]:
+    """Repository environments and whether each imports its package (empty without a
+    workspace)."""
+    from curator.errors import CuratorError
+
+    try:
+        store = ctx.store
+    except CuratorError:
+        return []
+    from curator.mining import envs
+
+    out = []
+    for row in envs.list_envs(store):
+        ok, detail = envs.check_import(row)
+        out.append({"repo": row["repo_name"], "python": row["python"],
+                    "commit": row["commit_sha"], "package": row["package"],
+                    "packages": len(row["packages"]), "imports": ok, "detail": detail,
+                    "registered": row["registered"] == row["python"]})
+    return out
 
 
 COMMANDS = [run_cmd, doctor_cmd]

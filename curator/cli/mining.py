@@ -9,16 +9,18 @@ import click
 
 from curator.cli.context import (
     CliContext,
+    interruptible,
     json_option,
     pass_ctx,
     print_json,
     progress_bar,
     rich_table,
 )
-from curator.mining import candidates as candidate_store
+from curator.errors import Cancelled, CuratorError
 from curator.mining import promote, repos
-from curator.mining.candidates import STATUSES
 from curator.mining.mine import mine
+from curator.store import candidates as candidate_store
+from curator.store.candidates import STATUSES
 
 
 @click.command("mine")
@@ -26,18 +28,25 @@ from curator.mining.mine import mine
 @click.option("--rev", help="Branch, tag or commit to mine (default: the default branch).")
 @click.option("--with-tests/--all-candidates", "with_tests", default=None,
               help="Keep only functions some test exercises (default), or every function.")
+@click.option("--name", help="OWNER/NAME to record the repository under (default: from "
+                             "its remote URL).")
 @json_option
 @pass_ctx
 def mine_cmd(ctx: CliContext, source: str, rev: str | None, with_tests: bool | None,
-             as_json: bool) -> None:
+             name: str | None, as_json: bool) -> None:
     """Mine candidate functions and their tests from a git repository (URL or path).
 
     The repository is cloned or fetched into db/repos/ and every candidate is pinned to
     the resolved commit. Exit status 1 when some file could not be read or parsed.
     """
-    with progress_bar("mining", enabled=not as_json) as bar:
-        report = mine(ctx.store, ctx.workspace, source, rev=rev, with_tests=with_tests,
-                      progress=bar)
+    with interruptible() as cancelled, progress_bar("mining", enabled=not as_json) as bar:
+        try:
+            report = mine(ctx.store, ctx.workspace, source, rev=rev, with_tests=with_tests,
+                          progress=bar, cancelled=cancelled, name=name)
+        except CuratorError:
+            if cancelled():  # Ctrl-C also stops a git child (clone, fetch) with an error
+                raise Cancelled("mining cancelled; nothing was written") from None
+            raise
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False))
     else:
@@ -114,25 +123,42 @@ def candidates_show(ctx: CliContext, cid: str, as_json: bool) -> None:
     for item in row["suggestions"]:
         console.print(f"  [dim]{'suggest':>14}[/] {item['axis']}={item['slug']}: "
                       f"{item['evidence']}")
-    console.print(Syntax(row["source"], "python", line_numbers=True,
-                         start_line=row["line_start"]))
+    # Code is never cut: the source gets the width its longest line needs (a terminal
+    # narrower than that wraps it; a pipe gets the whole lines).
+    lines = row["source"].splitlines() or [""]
+    gutter = len(str(row["line_start"] + len(lines))) + 3
+    needed = max(len(line.expandtabs()) for line in lines) + gutter + 1
+    Console(width=max(console.width, needed)).print(
+        Syntax(row["source"], "python", line_numbers=True, start_line=row["line_start"]))
 
 
 @candidates_group.command("accept")
 @click.argument("cid")
 @click.option("--id", "problem_id", help="Problem id (default: <repo>_<qualname>).")
+@click.option("--exclude", "exclude", multiple=True, metavar="NODE_ID",
+              help="Leave out this upstream test (one of the candidate's node ids, or a "
+                   "test inside one); repeatable. Needs --exclude-reason.")
+@click.option("--exclude-reason", metavar="TEXT",
+              help="Why the --exclude tests are left out (e.g. 'needs --runslow', "
+                   "'xfail upstream'); recorded with each.")
 @json_option
 @pass_ctx
 def candidates_accept(ctx: CliContext, cid: str, problem_id: str | None,
+                      exclude: tuple[str, ...], exclude_reason: str | None,
                       as_json: bool) -> None:
     """Create a draft repo-backed problem from a candidate."""
-    result = promote.accept(ctx.store, ctx.workspace, cid, problem_id)
+    if exclude and not (exclude_reason or "").strip():
+        raise click.UsageError("--exclude needs --exclude-reason")
+    result = promote.accept(ctx.store, ctx.workspace, cid, problem_id,
+                            exclude={node: exclude_reason for node in exclude})
     if as_json:
         print_json(result)
         return
     labels = ", ".join(f"{k}={v}" for k, v in result["suggested"].items())
     click.echo(f"candidate {result['candidate']} -> draft problem {result['problem_id']} "
                f"({result['path']}); suggested labels: {labels}")
+    for item in result["excluded"]:
+        click.echo(f"left out {item['node_id']}: {item['reason']}")
 
 
 @candidates_group.command("reject")
@@ -184,6 +210,48 @@ def repo_set_python(ctx: CliContext, repo: str, path: str, as_json: bool) -> Non
                     "python": row["python"]})
         return
     click.echo(f"{row['name']}: tests run with {row['python'] or sys.executable}")
+
+
+@repo_group.command("env")
+@click.argument("repo")
+@click.option("--python", "python", metavar="X.Y",
+              help="Python version of the environment (default: the curator's own).")
+@click.option("--extra", "extras", multiple=True, metavar="PKG",
+              help="Another requirement to install (repeatable).")
+@click.option("--lock", "lock_file", type=click.Path(dir_okay=False, exists=True),
+              help="Install exactly this lock (e.g. from a release bundle) instead of "
+                   "resolving.")
+@click.option("--rebuild", is_flag=True, help="Build again even when nothing changed.")
+@json_option
+@pass_ctx
+def repo_env(ctx: CliContext, repo: str, python: str | None, extras: tuple[str, ...],
+             lock_file: str | None, rebuild: bool, as_json: bool) -> None:
+    """Build (or reuse) an isolated environment for REPO at its pinned commit and run its
+    tests with it: its declared runtime and test dependencies, pytest, the curator's torch
+    version, and the repository itself (from the pinned checkout, without dependencies)."""
+    from pathlib import Path
+
+    from curator.mining import envs
+
+    lock = None
+    if lock_file:
+        lock = Path(lock_file).read_text(encoding="utf-8")
+    with progress_bar("environment", enabled=not as_json) as bar:
+        report = envs.build(ctx.store, ctx.workspace, repo, python=python,
+                            extras=list(extras), lock=lock, progress=bar, force=rebuild)
+    if as_json:
+        print_json(report.to_json())
+        return
+    how = "reused" if report.reused else "built"
+    click.echo(f"{report.repo}: environment {how} in {report.seconds:.1f} s at {report.path}")
+    click.echo(f"python {report.python_version}: {report.python}")
+    click.echo(f"{len(report.packages)} package(s): " + ", ".join(
+        f"{p['name']}=={p['version']}" for p in report.packages))
+    for item in report.skipped:
+        click.echo(f"left out {item['requirement']}: {item['reason']}", err=True)
+    if report.repo_installed:
+        click.echo(f"warning: the repository itself was not installed ({report.repo_installed})"
+                   "; runs still import it from the checkout", err=True)
 
 
 COMMANDS = [mine_cmd, candidates_group, repo_group]

@@ -163,6 +163,8 @@ VETOED = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrac
           "sys.monitoring.register_callback", "sys.monitoring.set_events"}
 WATCHED = VETOED | {"sys._getframe", "object.__getattr__", "object.__setattr__",
                     "object.__delattr__", "open", "compile", "marshal.loads"}
+# Events judged by the code that raised them, not by who is further down the stack.
+INNERMOST_DECIDES = {"sys._getframe", "object.__getattr__", "compile", "marshal.loads"}
 # Library helpers that hand frames to their caller (formatting helpers only read them).
 FRAME_GIVERS = {"currentframe", "stack", "trace", "getouterframes", "getinnerframes",
                 "walk_stack", "walk_tb", "_walk_tb_with_full_positions", "extract",
@@ -281,8 +283,16 @@ class Guard:
             return _proc_mem(args[0])
         if event == "object.__getattr__" and (len(args) < 2 or args[1] not in FRAME_ATTRS):
             return None  # reading __code__ or f_code of something in hand is harmless
-        stack = self._stack(sys._getframe(2))  # from the code that raised the event
-        if threading.get_ident() != self._main:
+        origin = sys._getframe(2)  # the code that raised the event
+        on_main = threading.get_ident() == self._main
+        if on_main and event in INNERMOST_DECIDES:
+            # Only the innermost frame matters (or a helper it is in): pytest's and the
+            # libraries' own frame and code use stay cheap.
+            filename = origin.f_code.co_filename
+            if not self._untrusted_code(filename) and not filename.endswith(HELPER_FILES):
+                return None
+        stack = self._stack(origin)
+        if not on_main:
             stack.first_untrusted = True  # threads are the solution's: nothing else starts one
         elif not stack.solution:
             return None

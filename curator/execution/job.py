@@ -9,9 +9,11 @@ from __future__ import annotations
 import uuid
 from dataclasses import asdict, dataclass, field, fields
 
+# Every outcome a run can have; the one definition (the runs table's CHECK, the bundle
+# verifier and the app's filter all use this tuple). `tampered`: the solution tried to
+# change how it is judged, never a pass. `infra`: the harness failed, not the solution.
 OUTCOMES = ("passed", "failed", "error", "timeout", "oom", "crashed", "no_code", "tampered",
             "infra")
-ISOLATION_LEVELS = ("strong", "weak")
 
 
 @dataclass
@@ -46,9 +48,15 @@ class Job:
     kind: str = "function"
     tests: str | None = None           # test_solution.py text (self-contained problems)
     node_ids: list[str] | None = None  # pytest node ids that must all pass (repo-backed)
+    deselect: list[str] = field(default_factory=list)  # tests inside them left out
     repo_dir: str | None = None        # checkout of a repo-backed problem
     overlay: dict[str, str] = field(default_factory=dict)  # relpath -> text, for this run
     python: str | None = None          # interpreter for repo-backed runs
+    # How the run is judged (curator.execution.verdict): the reference by pytest's own
+    # rule; any other solution against the reference's per-test outcomes (baseline), or,
+    # with no baseline known, by requiring every test to pass.
+    reference: bool = False
+    baseline: dict[str, str] | None = None
     limits: Limits = field(default_factory=Limits)
     job_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
@@ -86,10 +94,6 @@ class RunResult:
     @property
     def passed(self) -> bool:
         return self.outcome == "passed"
-
-    def test_time_s(self) -> float:
-        """Time spent in the tests' own bodies (setup + call + teardown)."""
-        return sum(t.get("duration_s", 0.0) for t in self.tests)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -28,13 +28,13 @@ import tempfile
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from curator.execution import cgroups, proctree, sandbox
 from curator.execution.job import Job, RunResult
+from curator.progress import CancelCheck
 
-Cancelled = Callable[[], bool]
 READY_TIMEOUT_S = 300.0
 GRACE_S = 30.0            # time a worker gets beyond a run's own limit to answer
 REPO_MOUNT = "/tmp/.curator-src/repo"
@@ -45,7 +45,7 @@ class Pool(ABC):
     def start(self) -> None: ...
 
     @abstractmethod
-    def run(self, jobs: Iterable[Job], cancelled: Cancelled | None = None
+    def run(self, jobs: Iterable[Job], cancelled: CancelCheck | None = None
             ) -> Iterator[RunResult]: ...
 
     @abstractmethod
@@ -252,7 +252,7 @@ class LocalPool(Pool):
             thread.start()
             self._threads.append(thread)
 
-    def run(self, jobs: Iterable[Job], cancelled: Cancelled | None = None
+    def run(self, jobs: Iterable[Job], cancelled: CancelCheck | None = None
             ) -> Iterator[RunResult]:
         jobs = list(jobs)
         results: queue.Queue = queue.Queue()

@@ -119,25 +119,66 @@ def _privilege_args() -> list[str]:
 
 
 def python_paths(python: str | None = None) -> list[str]:
-    """Folders an interpreter needs: its prefixes, site-packages and editable installs."""
+    """Folders the sandbox mounts read-only so an interpreter starts and imports what it has.
+
+    The one answer to "what must a run see of this Python", for every kind of environment:
+    the environment's own prefix (a venv, uv or conda env, found from the path as given,
+    without resolving symlinks: two venvs symlinking the same base python are still two
+    environments), its base interpreter's prefix (pyvenv.cfg `home`, and where each link of
+    the symlink chain points), and folders that site-packages' .pth files and editable
+    installs add to sys.path. None means the curator's own interpreter, which also needs
+    the curator package.
+    """
     paths: set[str] = set()
-    if python is None or os.path.realpath(python) == os.path.realpath(sys.executable):
+    if python is None:
         paths.update([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix])
         paths.update(site.getsitepackages())
         for folder in site.getsitepackages():
             paths.update(_pth_dirs(Path(folder)))
         paths.add(str(Path(__file__).resolve().parents[1]))  # the curator package
         python = sys.executable
-    exe = Path(python)
-    paths.add(str(exe.parent.parent))
-    paths.add(str(Path(os.path.realpath(exe)).parent.parent))
-    cfg = exe.parent.parent / "pyvenv.cfg"
+    exe = Path(os.path.abspath(python))
+    prefix = exe.parent.parent
+    paths.add(str(prefix))
+    for link in _symlink_chain(exe):
+        paths.add(str(link.parent.parent))
+    cfg = prefix / "pyvenv.cfg"
     if cfg.is_file():
         for line in cfg.read_text(errors="replace").splitlines():
             key, _, value = line.partition("=")
             if key.strip() == "home" and value.strip():
-                paths.add(str(Path(value.strip()).parent))
+                home = Path(value.strip())
+                paths.add(str(home.parent))
+                paths.add(str(Path(os.path.realpath(home)).parent))
+    for libdir in ("lib", "lib64"):
+        for folder in prefix.glob(f"{libdir}/python*/site-packages"):
+            paths.update(_pth_dirs(folder))
     return sorted(p for p in paths if p and os.path.isdir(p) and p != "/")
+
+
+def _symlink_chain(exe: Path) -> list[Path]:
+    """The interpreter path and every path its symlinks lead through, to the real file."""
+    chain, current = [exe], exe
+    for _ in range(40):
+        if not current.is_symlink():
+            break
+        target = Path(os.readlink(current))
+        current = Path(os.path.normpath(current.parent / target))
+        chain.append(current)
+    chain.append(Path(os.path.realpath(exe)))
+    return chain
+
+
+def interpreter_problem(python: str) -> str | None:
+    """Why `python` cannot be exec'd as it is seen from here (None when it can)."""
+    if not os.path.lexists(python):
+        return f"{python} does not exist"
+    real = os.path.realpath(python)
+    if not os.path.exists(real):
+        return f"{python} is a symlink to {real}, which does not exist"
+    if not os.access(real, os.X_OK):
+        return f"{python} is not executable"
+    return None
 
 
 def _pth_dirs(folder: Path) -> set[str]:

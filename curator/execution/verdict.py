@@ -1,9 +1,19 @@
 """Deciding a run's outcome from what the harness reported and how the process ended.
 
-A pass needs positive evidence: the harness reported the session finished, every test
-it collected passed, every expected test is among them, and the process exited 0.
-Anything else (an early exit, a skip, an xfail, a missing test) is not a pass. A run
-whose guard reported tampering is `tampered`, whatever else it reported.
+A run is judged in two steps that compose:
+
+1. `decide`: what pytest itself says, read faithfully. A run passes when the harness
+   reported the session finished, at least one test passed and none failed or errored,
+   every expected test was reported, and the process exited 0. Skipped, xfailed and
+   xpassed tests neither pass nor fail a run; they stay in its per-test list.
+2. `against_baseline`: a solution other than the reference is held to the reference's
+   own per-test outcomes (the problem's baseline). Every test that passed on the
+   reference must pass: one skipped, xfailed, erroring or missing fails the run. Tests
+   the reference skipped or xfailed are reported, not counted. Without a baseline,
+   `strict` asks every reported test to pass.
+
+A run whose guard reported tampering is `tampered` in step 1, before anything else it
+reported is read, and step 2 leaves it so: it is never a pass.
 """
 
 from __future__ import annotations
@@ -105,6 +115,12 @@ def _mentions_memory(*texts: str) -> bool:
     return any(marker in (text or "") for text in texts for marker in MEMORY_MARKERS)
 
 
+def _last_line(text: str) -> str:
+    """": <the last non-empty line>" of a stderr tail, or "" when there is none."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return f": {lines[-1][:300]}" if lines else ""
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -140,8 +156,12 @@ def decide(events: Events, expected: list[str], *, exit_code: int | None,
         if exit_signal is not None:
             return Verdict("crashed", f"killed by {_signal_name(exit_signal)} before the "
                                       "tests finished", tests)
+        if events.collected is None and not events.tests and not events.collect_errors:
+            # Nothing from the harness at all: the interpreter or pytest never started.
+            return Verdict("crashed", f"exited with status {exit_code} before pytest "
+                                      f"started{_last_line(stderr_tail)}", tests)
         return Verdict("crashed", f"exited with status {exit_code} before the tests "
-                                  "finished", tests)
+                                  f"finished{_last_line(stderr_tail)}", tests)
     if events.collect_errors:
         error = events.collect_errors[0]
         outcome = "oom" if _mentions_memory(error.get("text", "")) else "error"
@@ -155,11 +175,8 @@ def decide(events: Events, expected: list[str], *, exit_code: int | None,
         outcome = "oom" if _mentions_memory(*texts) else "failed"
         return Verdict(outcome, f"{first['id']} {first['outcome']}: {first.get('message', '')}"
                        .strip(), tests)
-    not_passed = [t for t in events.tests if t.get("outcome") != "passed"]
-    if not_passed:
-        first = not_passed[0]
-        return Verdict("failed", f"{first['id']} {first['outcome']} (a pass needs every test "
-                                 f"to pass) {first.get('message', '')}".strip(), tests)
+    if not any(t.get("outcome") == "passed" for t in events.tests):
+        return Verdict("failed", f"no test passed ({_tally(tests)})", tests)
     reported = [t.get("id", "") for t in events.tests]
     missing = [n for n in expected if not any(_covers(n, r) for r in reported)]
     if missing:
@@ -171,3 +188,59 @@ def decide(events: Events, expected: list[str], *, exit_code: int | None,
         how = _signal_name(exit_signal) if exit_signal is not None else f"status {exit_code}"
         return Verdict("crashed", f"tests passed but the run ended with {how}", tests)
     return Verdict("passed", "", tests)
+
+
+NOT_COUNTED = ("skipped", "xfailed", "xpassed")
+
+
+def _tally(tests: list[dict]) -> str:
+    counts: dict[str, int] = {}
+    for test in tests:
+        counts[test["outcome"]] = counts.get(test["outcome"], 0) + 1
+    return ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items())) or "none ran"
+
+
+def baseline_of(tests: list[dict]) -> dict[str, str]:
+    """The per-test outcomes of a passing reference run: {node id: outcome}."""
+    return {t["id"]: t["outcome"] for t in tests}
+
+
+def against_baseline(verdict: Verdict, baseline: dict[str, str] | None,
+                     strict: bool = False) -> Verdict:
+    """Hold a solution's verdict to the reference's per-test outcomes.
+
+    Only a `passed` verdict can change: to `failed` when a test that passed on the
+    reference did not pass here (or did not run). Without a baseline and with `strict`,
+    every reported test must pass.
+    """
+    if verdict.outcome != "passed":
+        return verdict
+    outcomes = {t["id"]: t["outcome"] for t in verdict.tests}
+    if baseline is None:
+        if strict:
+            for test in verdict.tests:
+                if test["outcome"] != "passed":
+                    return Verdict("failed", f"{test['id']} {test['outcome']} (without a "
+                                             "reference baseline every test must pass) "
+                                             f"{test.get('message', '')}".strip(),
+                                   verdict.tests)
+        return verdict
+    for node_id, reference in sorted(baseline.items()):
+        if reference != "passed":
+            continue
+        here = outcomes.get(node_id)
+        if here is None:
+            return Verdict("failed", f"{node_id} passed on the reference but did not run",
+                           verdict.tests)
+        if here != "passed":
+            message = next((t.get("message", "") for t in verdict.tests
+                            if t["id"] == node_id), "")
+            return Verdict("failed", f"{node_id} {here} (it passed on the reference) "
+                                     f"{message}".strip(), verdict.tests)
+    return verdict
+
+
+def not_counted(tests: list[dict], baseline: dict[str, str] | None = None) -> list[str]:
+    """Node ids reported but not counted: skipped/xfailed/xpassed here or on the reference."""
+    ignored = {k for k, v in (baseline or {}).items() if v in NOT_COUNTED}
+    return sorted({t["id"] for t in tests if t["outcome"] in NOT_COUNTED} | ignored)

@@ -218,6 +218,7 @@ class Worker:
         decided = verdict.decide(events, expected, exit_code=exit_code, exit_signal=exit_signal,
                                  timed_out=timed_out, timeout_s=job.limits.timeout_s,
                                  stderr_tail=stderr[-4000:])
+        decided = verdict.against_baseline(decided, job.baseline, strict=not job.reference)
         return RunResult(job.job_id, job.problem_id, decided.outcome, tests=decided.tests,
                          duration_s=round(duration, 6), stdout=stdout, stderr=stderr,
                          reason=decided.reason, env=env, timeout_s=job.limits.timeout_s,
@@ -274,8 +275,19 @@ class Worker:
             env[HARNESS_ENV] = f"{RESULT_FD}:{token}:{watched}"
             python = job.python or sys.executable
             args = [python, "-m", "pytest", "-p", "_curator_harness", "-q", "--color=no",
-                    "-p", "no:cacheprovider", "--rootdir", os.getcwd(), *(job.node_ids or [])]
-            os.execve(python, args, env)
+                    "-p", "no:cacheprovider", "--rootdir", os.getcwd(), *(job.node_ids or []),
+                    *[arg for node in job.deselect for arg in ("--deselect", node)]]
+            problem = sandbox.interpreter_problem(python)
+            if problem:
+                reporter.send("setup_error", message=f"the interpreter cannot start inside "
+                              f"the sandbox: {problem}")
+                os._exit(70)
+            try:
+                os.execve(python, args, env)
+            except OSError as exc:
+                reporter.send("setup_error", message=f"the interpreter cannot start inside "
+                              f"the sandbox: exec {python}: {exc.strerror or exc}")
+                os._exit(70)
         os.environ.clear()
         os.environ.update(env)
         time.tzset()

@@ -7,15 +7,16 @@ import textwrap
 
 from curator import sync
 from curator.errors import CuratorError
-from curator.mining import candidates as candidate_store
-from curator.mining import suggest
+from curator.mining import drafts, repos, suggest
+from curator.mining.gitcache import cache_for
 from curator.problem import ID_PATTERN, Problem
 from curator.store import Store, now
+from curator.store import candidates as candidate_store
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
 
-DRAFT_MARK = "<!-- draft: written by `curator candidates accept` from the upstream " \
-             "signature and docstring; rewrite it for a model before review -->"
+DRAFT_MARK = "<!-- draft: written by `curator candidates accept` from the signature, " \
+             "docstring and class context; check it before review -->"
 
 
 def format_code(text: str) -> str:
@@ -41,21 +42,39 @@ def solution_text(row: dict) -> str:
     return format_code(text)
 
 
-def prompt_text(row: dict) -> str:
-    """A first prompt from the signature and docstring, for a person to rewrite."""
+def prompt_text(row: dict, module_text: str | None = None) -> str:
+    """A first prompt from the signature, docstring and (for methods) class context.
+
+    `module_text` is the upstream module at the pinned commit; without it the class
+    context is the class header alone. The prompt never says where the code lives.
+    """
     name = row["qualname"]
     if row["kind"] == "method":
         cls, method = name.split(".", 1)
-        intro = f"Implement the method `{method}` of the class `{cls}`."
-        code = row["class_header"] + "\n    " + row["signature"]
+        intro = (f"Implement the constructor of the class `{cls}`." if method == "__init__"
+                 else f"Implement the method `{method}` of the class `{cls}`.")
     else:
         intro = f"Implement the function `{name}`."
-        code = row["signature"]
-    doc = (row["docstring"] or "").strip()
-    about = doc if doc else ("(The upstream code has no docstring: say what it computes, "
-                             "its inputs and outputs, shapes and edge cases.)")
-    return (f"{DRAFT_MARK}\n\n{intro}\n\n```python\n{code}\n```\n\n{about}\n\n"
-            f"Upstream: `{row['path']}` in {row['repo_name']} at {row['commit_sha'][:12]}.\n")
+    context = drafts.context_for(module_text, name) if module_text else drafts.Context()
+    if row["kind"] == "method" and not context.class_header:
+        context.class_header = row["class_header"]
+    body = drafts.prompt_markdown(intro, row["signature"], row["kind"], row["docstring"],
+                                  context)
+    return f"{DRAFT_MARK}\n\n{body}"
+
+
+def upstream_module(store: Store, workspace: Workspace, row: dict) -> str | None:
+    """The candidate's module at its pinned commit, from the repository cache (or None)."""
+    record = repos.record_for(store, row["repo_url"])
+    if record is None:
+        return None
+    try:
+        cache = cache_for(workspace.repos_dir, record["url"])
+        if not cache.exists():
+            return None
+        return cache.read_file(row["commit_sha"], row["path"]).decode("utf-8-sig")
+    except (CuratorError, UnicodeDecodeError, OSError):
+        return None
 
 
 def default_id(store: Store, row: dict) -> str:
@@ -72,15 +91,41 @@ def default_id(store: Store, row: dict) -> str:
     return candidate
 
 
+def _split_excluded(tests: list[str], exclude: dict[str, str], cid) -> list[str]:
+    """The node ids the problem keeps; each excluded id must be one of them or inside one."""
+    for node_id, reason in exclude.items():
+        if not reason.strip():
+            raise CuratorError(f"candidate {cid}: say why {node_id} is left out "
+                               "(--exclude-reason)")
+        inside = any(node_id == t or node_id.startswith((t + "::", t + "[")) for t in tests)
+        if not inside:
+            raise CuratorError(f"candidate {cid}: {node_id} is not one of its tests "
+                               f"({', '.join(tests)})")
+    kept = [t for t in tests if t not in exclude]
+    if not kept:
+        raise CuratorError(f"candidate {cid}: leaving out {', '.join(exclude)} leaves no "
+                           "test to run")
+    return kept
+
+
 def accept(store: Store, workspace: Workspace, candidate_id: int | str,
-           problem_id: str | None = None) -> dict:
-    """Create the draft problem (database and problems/<id>/) from a candidate."""
+           problem_id: str | None = None, exclude: dict[str, str] | None = None) -> dict:
+    """Create the draft problem (database and problems/<id>/) from a candidate.
+
+    exclude: {node id: reason} upstream tests to leave out (they need options, or are
+    xfail upstream). A listed node id is dropped from the problem's node ids; a test
+    inside one (a class's method, a parameter) is deselected when the problem runs.
+    Each is recorded with its reason.
+    """
     row = candidate_store.get(store, candidate_id)
+    exclude = dict(exclude or {})
     if row["status"] == "accepted" and row["problem_id"]:
         raise CuratorError(f"candidate {row['id']} is already problem {row['problem_id']}")
     if not row["tests"]:
         raise CuratorError(f"candidate {row['id']} ({row['qualname']}) has no tests; a "
                            "repo-backed problem needs at least one test node id")
+    node_ids = _split_excluded(list(row["tests"]), exclude, row["id"]) if exclude \
+        else list(row["tests"])
     pid = problem_id or default_id(store, row)
     if not ID_PATTERN.match(pid):
         raise CuratorError(f"problem id {pid!r} must match {ID_PATTERN.pattern}")
@@ -91,10 +136,11 @@ def accept(store: Store, workspace: Workspace, candidate_id: int | str,
         id=pid, entry_point=row["qualname"], kind=row["kind"],
         title=f"{row['qualname']} from {row['repo_name']}",
         framework=row["framework"] or "pytorch", status="draft",
-        source={"repo": row["repo_url"], "commit": row["commit_sha"], "path": row["path"],
-                "symbol": row["qualname"], "lines": f"{row['line_start']}-{row['line_end']}",
-                "license": row["license"]},
-        test_node_ids=list(row["tests"]), prompt=prompt_text(row),
+        source={"repo": repos.portable_name(row), "commit": row["commit_sha"],
+                "path": row["path"], "symbol": row["qualname"],
+                "lines": f"{row['line_start']}-{row['line_end']}", "license": row["license"]},
+        test_node_ids=node_ids,
+        prompt=prompt_text(row, upstream_module(store, workspace, row)),
         solution=solution_text(row), tests=None)
     stamp = now()
     with store.transaction():
@@ -110,6 +156,13 @@ def accept(store: Store, workspace: Workspace, candidate_id: int | str,
                 store.audit("label_suggestion", cursor.lastrowid, "create", after={
                     "problem_id": pid, "axis": item["axis"], "slug": item["slug"],
                     "rule": item["rule"]})
+        for node_id, reason in sorted(exclude.items()):
+            store.execute("INSERT INTO excluded_tests (problem_id, node_id, reason, actor, "
+                          "created_at) VALUES (?, ?, ?, ?, ?)",
+                          (pid, node_id, reason.strip(), store.actor, stamp))
+            store.audit("excluded_test", f"{pid}::{node_id}", "create",
+                        after={"problem_id": pid, "node_id": node_id,
+                               "reason": reason.strip()})
         store.execute("UPDATE candidates SET status = 'accepted', problem_id = ?, "
                       "updated_at = ? WHERE id = ?", (pid, stamp, row["id"]))
         store.audit("candidate", row["id"], "accept", "status", row["status"], "accepted")
@@ -117,4 +170,6 @@ def accept(store: Store, workspace: Workspace, candidate_id: int | str,
     sync.dump_one(store, problem_store.get(store, pid), workspace.problems_dir)
     return {"candidate": row["id"], "problem_id": pid,
             "path": str(workspace.problems_dir / pid), "suggested": labels,
-            "suggestions": candidate_store.suggestions_for(store, pid)}
+            "suggestions": candidate_store.suggestions_for(store, pid),
+            "excluded": [{"node_id": k, "reason": v.strip()}
+                         for k, v in sorted(exclude.items())]}

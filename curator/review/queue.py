@@ -1,7 +1,8 @@
 """The review queue: failing samples (reference passes), who reviews which, and progress.
 
 A sample is in the queue when its latest run did not pass (failed, error, timeout, oom,
-crashed, no_code, tampered) and its problem's latest reference run passed. Samples not evaluated
+crashed, no_code, tampered) and its problem's latest reference run passed, or when that
+run was judged elsewhere (`runs.external`, e.g. DL-Bench's own test reports). Samples not evaluated
 yet, or whose only runs are `infra`, are not in the queue.
 
 Assignment gives every unassigned queue item to one annotator and a share (`overlap`) of
@@ -19,7 +20,7 @@ from itertools import combinations
 
 from curator.errors import CuratorError
 from curator.evaluation.outcomes import PASSED, reference_outcomes, sample_runs
-from curator.review import labels as label_store
+from curator.review import annotations as label_store
 from curator.store import Store, now
 
 
@@ -58,12 +59,14 @@ class ReviewItem:
 
 
 def _run_evidence(run: dict) -> list[str]:
-    evidence = run.get("evidence")
-    if isinstance(evidence, str):
+    """What a `tampered` run tried (stored with the run's environment)."""
+    env = run.get("env")
+    if isinstance(env, str):
         try:
-            evidence = json.loads(evidence)
+            env = json.loads(env)
         except ValueError:
-            evidence = []
+            env = {}
+    evidence = run.get("evidence") or (env.get("evidence") if isinstance(env, dict) else [])
     return [str(e) for e in evidence or []]
 
 
@@ -83,9 +86,11 @@ def queue_ids(store: Store, model: str | None = None) -> list[int]:
     runs = sample_runs(store)
     sql = "SELECT id, problem_id FROM samples" + (" WHERE model = ?" if model else "")
     rows = store.query(sql + " ORDER BY id", (model,) if model else ())
+    # A run judged elsewhere came with its own reference baseline (DL-Bench's report
+    # shows the reference's run), so it does not wait for the reference to run here.
     return [r["id"] for r in rows
             if r["id"] in runs and runs[r["id"]]["outcome"] != PASSED
-            and refs.get(r["problem_id"]) == PASSED]
+            and (refs.get(r["problem_id"]) == PASSED or runs[r["id"]].get("external"))]
 
 
 def _assignments(store: Store) -> dict[int, list[str]]:
@@ -165,7 +170,8 @@ def assign(store: Store, annotators: list[str], overlap: float = 0.0, seed: int 
     if len(set(annotators)) != len(annotators):
         raise CuratorError("an annotator is listed twice")
     if not 0.0 <= overlap <= 1.0:
-        raise CuratorError(f"--overlap must be between 0 and 1, got {overlap}")
+        raise CuratorError(f"the share of items given to two annotators (--overlap) must "
+                           f"be between 0 and 1, got {overlap}")
     if overlap > 0 and len(annotators) < 2:
         raise CuratorError("an overlap needs at least two annotators")
     assigned = _assignments(store)
