@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mining_support import mine_first_commit, mining_workspace, make_dl_repo
+from mining_support import make_dl_repo, mine_first_commit, mining_workspace
 
 from curator.mining import promote
 from curator.mining.drafts import context_for, docstring_text, skeleton
