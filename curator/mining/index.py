@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import gc
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -147,6 +148,18 @@ class Indexer:
     # -- reading and parsing -------------------------------------------------
 
     def run(self) -> IndexResult:
+        # The cyclic garbage collector would walk every syntax tree and table built so
+        # far again and again (time growing with the square of the repository's size);
+        # what indexing allocates is freed by reference counting, so it pauses meanwhile.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run()
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _run(self) -> IndexResult:
         started = time.perf_counter()
         entries = self.repo.ls_tree(self.commit)
         python = [e for e in entries if e.path.endswith(".py")]
@@ -177,6 +190,7 @@ class Indexer:
             blobs.close()  # stops the cat-file process when cancelled or on error
         if self.progress and not readable:
             self.progress(done, len(python), f"{PARSE_PHASE} 0 files/s")
+        gc.collect()  # once, for what parsing left in reference cycles
         self._index()
         self.result.seconds = time.perf_counter() - started
         return self.result
