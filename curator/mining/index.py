@@ -290,7 +290,7 @@ class Indexer:
             self._report(LINK_PHASE, done, total)
 
         indirect: dict[tuple[str, str], IndirectLink] = {}
-        if self.with_tests and self.settings.call_depth > 0 and seeds:
+        if self.settings.call_depth > 0 and seeds:
             graph = CallGraph(table, functions)
             indirect = graph.propagate(seeds, self.settings.call_depth,
                                        self.settings.indirect_tests, self.cancelled)
@@ -313,10 +313,12 @@ class Indexer:
                 if kept is None or (not kept[2] and tests):
                     present[function.ast_hash] = (module, function, tests, link)
         built = []
-        for ast_hash, (_, _, tests, _) in present.items():
-            if tests or not self.with_tests:
-                self._check_cancelled()
-                built.append(self.result.candidate(ast_hash))
+        wanted = [h for h, (_, _, tests, _) in present.items() if tests or not self.with_tests]
+        for done, ast_hash in enumerate(wanted, 1):
+            self._check_cancelled()
+            built.append(self.result.candidate(ast_hash))
+            if done % 50 == 0 or done == len(wanted):
+                self._report(SCORE_PHASE, done, len(wanted))
         for module in self.modules.values():
             module.release()
         self.result.candidates = sorted(built, key=lambda c: (c.path, c.start))
