@@ -197,6 +197,39 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
     return report
 
 
+def run_edited(store: Store, workspace: Workspace, problem: Problem,
+               progress: Progress | None = None, cancelled: CancelCheck | None = None,
+               engine: Engine | None = None) -> RunReport:
+    """Run a problem as edited on screen, not as saved: its solution against its tests.
+
+    When nothing that runs differs from the saved problem this is an ordinary reference
+    run; otherwise the run is recorded as `unsaved`, so it shows in the history but never
+    counts as the reference's result (ready, gates, baselines, scoring)."""
+    saved = problem_store.get(store, problem.id)
+    if (saved.solution, saved.tests, saved.entry_point, saved.kind) == (
+            problem.solution, problem.tests, problem.entry_point, problem.kind):
+        return run_problems(store, workspace, [problem.id], workers=1, progress=progress,
+                            cancelled=cancelled, engine=engine)
+    job = job_for(store, workspace, problem, problem.solution, "reference",
+                  default_limits(store, workspace, saved))
+    own = engine is None
+    if own:
+        conf = settings(workspace)
+        engine = Engine(workers=1, preload=conf.get("preload", ()),
+                        isolation=conf.get("isolation", "auto"), hide=[str(workspace.root)])
+    try:
+        report = RunReport(isolation=engine.isolation)
+        for result in engine.run([job], progress=progress, cancelled=cancelled):
+            run_id = record(store, result, "reference", solution_hash(problem.solution),
+                            unsaved=True)
+            report.runs.append({**_run_json(run_id, result), "unsaved": True})
+    finally:
+        if own:
+            engine.close()
+    report.cancelled = not report.runs
+    return report
+
+
 def _cpus() -> int:
     return default_workers()
 

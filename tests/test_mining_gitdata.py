@@ -10,11 +10,11 @@ from mining_support import commit, git, mining_workspace, write
 
 from curator.cli import main
 from curator.errors import CuratorError
-from curator.mining import candidates as candidate_store
 from curator.mining import promote, repos
 from curator.mining.mine import mine
 from curator.problem_files import read_problem
 from curator.store import Store
+from curator.store import candidates as candidate_store
 
 FILES = {
     "pkg/__init__.py": "",

@@ -12,11 +12,11 @@ from mining_support import make_dl_repo, mine_first_commit, mining_workspace
 from curator import sync
 from curator.cli import main
 from curator.errors import CuratorError
-from curator.mining import candidates as candidate_store
 from curator.mining import promote
 from curator.mining.mine import mine
 from curator.problem_files import read_problem
 from curator.store import Store
+from curator.store import candidates as candidate_store
 from curator.store import problems as problem_store
 
 
@@ -162,3 +162,18 @@ def test_repo_set_python_and_list(mined, dl_repo, tmp_path):
     assert unknown.exit_code == 1 and "not found" in unknown.stderr
     assert invoke(ws, "repo", "set-python", "dlrepo", "default").exit_code == 0
     assert json.loads(invoke(ws, "repo", "list", "--json").output)[0]["python"] is None
+
+
+def test_candidates_show_never_cuts_source_lines(mined):
+    ws, _, ids = mined
+    from curator.store import Store
+
+    with Store(ws.db_path, "tester") as store:
+        source = store.one("SELECT source FROM candidates WHERE id = ?",
+                           (ids["accuracy"],))["source"]
+        long_line = "    # " + "x" * 150 + " end-of-line"
+        store.execute("UPDATE candidates SET source = ? WHERE id = ?",
+                      (source + long_line + "\n", ids["accuracy"]))
+    shown = invoke(ws, "candidates", "show", str(ids["accuracy"]))
+    assert shown.exit_code == 0, shown.output
+    assert "x" * 150 + " end-of-line" in shown.output

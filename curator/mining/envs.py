@@ -403,6 +403,20 @@ def torch_pin() -> str | None:
         return None
 
 
+def torch_requirements() -> list[str]:
+    """Names of the packages the curator's torch requires (setuptools, sympy, ...).
+
+    An as-of date must not hold them back: torch 2.13 needs a setuptools newer than
+    September 2024, so they are excepted together with torch.
+    """
+    try:
+        requires = importlib.metadata.requires("torch") or []
+    except importlib.metadata.PackageNotFoundError:
+        return []
+    names = [requirement_name(r) for r in requires if "extra ==" not in r]
+    return sorted({n for n in names if n})
+
+
 def as_of(row: dict) -> str | None:
     """The repository's as-of date (set by `dlbench resolve --as-of`), when it has one."""
     value = (row or {}).get("as_of")
@@ -555,8 +569,9 @@ def _resolve(env_python: str, wanted: Declared, extras: list[str], torch: str | 
                 str(source)]
         if day:
             args += ["--exclude-newer", day]
-            if torch:  # torch comes from the curator's own pin, whatever its date
-                args += ["--exclude-newer-package", "torch=2100-01-01"]
+            if torch:  # torch (and what it needs) comes from the curator's own pin
+                for name in ("torch", *torch_requirements()):
+                    args += ["--exclude-newer-package", f"{name}=2100-01-01"]
         return _uv(args, options)
 
     try:

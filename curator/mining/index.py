@@ -23,7 +23,7 @@ from curator.mining.modules import Binding, FunctionInfo, ModuleInfo, parse_modu
 from curator.mining.settings import MiningSettings
 from curator.mining.symbols import CLASS, FUNCTION, Symbol, SymbolTable
 from curator.mining.testfind import find_tests, in_test_folder, is_test_module
-from curator.progress import Progress
+from curator.progress import CancelCheck, Progress
 
 # Phases reported through the progress callback's third argument (the parse phase also
 # carries the rate: "parse 812 files/s").
@@ -98,10 +98,6 @@ class IndexResult:
     def failed(self) -> int:
         return sum(n for reason, n in self.skipped.items() if reason in FAILURE_REASONS)
 
-    @property
-    def files_per_second(self) -> float:
-        return self.files / self.seconds if self.seconds > 0 else 0.0
-
     def skip(self, path: str, reason: str, detail: str = "") -> None:
         self.skipped[reason] += 1
         if reason != EXCLUDED and len(self.skipped_files) < _SKIPPED_LIST_CAP:
@@ -132,7 +128,7 @@ class Indexer:
 
     def __init__(self, repo: CachedRepo, commit: str, settings: MiningSettings,
                  with_tests: bool = True, progress: Progress | None = None,
-                 cancelled: Callable[[], bool] | None = None):
+                 cancelled: CancelCheck | None = None):
         self.repo = repo
         self.commit = commit
         self.settings = settings
@@ -428,7 +424,7 @@ def _common_prefix(path: str, folder: str) -> int:
 
 def index_commit(repo: CachedRepo, commit: str, settings: MiningSettings | None = None,
                  with_tests: bool = True, progress: Progress | None = None,
-                 cancelled: Callable[[], bool] | None = None) -> IndexResult:
+                 cancelled: CancelCheck | None = None) -> IndexResult:
     """Parse every Python file of `commit` and find candidates with their tests."""
     return Indexer(repo, commit, settings or MiningSettings(), with_tests, progress,
                    cancelled).run()

@@ -14,8 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +25,7 @@ from curator.mining.gitcache import cache_for, repo_name
 from curator.mining.licenses import LICENSE_FILES
 from curator.problem import Problem
 from curator.problem_files import TOML, toml_text
-from curator.progress import Progress, checkpoint
+from curator.progress import CancelCheck, Progress, checkpoint
 from curator.release import ReleaseError, datasheet, dlbench, gates
 from curator.release.reader import MANIFEST, PROBLEMS, is_archive_name
 from curator.release.rows import jsonl_line, problem_row
@@ -57,6 +55,29 @@ def default_name(workspace: Workspace) -> str:
     return str((workspace.config.get("release") or {}).get("name") or DEFAULT_NAME)
 
 
+def built_releases(store: Store, name: str | None = None) -> list[dict]:
+    """Releases built in this workspace, newest first: name, version, out_dir, archive."""
+    sql = "SELECT name, version, out_dir, archive_sha256, problem_count, built_at FROM releases"
+    rows = store.query(sql + (" WHERE name = ?" if name else "") + " ORDER BY id DESC",
+                       (name,) if name else ())
+    for row in rows:
+        row["archive"] = str(Path(row["out_dir"]) / archive_name(row["name"], row["version"])) \
+            if row["out_dir"] else ""
+    return rows
+
+
+def next_version(store: Store, name: str) -> str:
+    """The version to propose for the next build: 1.0.0, then the newest one's minor + 1."""
+    versions = []
+    for row in built_releases(store, name):
+        if VERSION_PATTERN.match(row["version"]):
+            versions.append(tuple(int(p) for p in row["version"].split(".")[:3]))
+    if not versions:
+        return "1.0.0"
+    major, minor, _ = max(versions)
+    return f"{major}.{minor + 1}.0"
+
+
 @dataclass
 class Contents:
     """Everything a bundle holds, in memory: relative path -> bytes, plus what it says."""
@@ -80,11 +101,6 @@ def _jsonl(rows: list[dict]) -> bytes:
     return "".join(jsonl_line(r) for r in rows).encode("utf-8")
 
 
-def _table_exists(store: Store, name: str) -> bool:
-    return store.one("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?",
-                     (name,)) is not None
-
-
 def _loads(value, default=None):
     if value is None:
         return default
@@ -106,8 +122,7 @@ def taxonomy_document(store: Store) -> dict:
             "slug": row["slug"], "name": row["name"], "definition": row["definition"],
             "dlbench": dlbench.EXPORT_SPELLINGS[row["axis"]].get(row["slug"], row["name"])})
     doc: dict = {"labels": labels}
-    if _table_exists(store, "taxonomy_versions"):
-        doc["bug_taxonomy"] = taxonomy.current(store).to_json()
+    doc["bug_taxonomy"] = taxonomy.current(store).to_json()
     return doc
 
 
@@ -136,8 +151,6 @@ def _label_history(store: Store, ids: set[str]) -> dict[str, list[dict]]:
 
 
 def _sample_keys(store: Store, ids: set[str]) -> dict[int, dict]:
-    if not _table_exists(store, "samples"):
-        return {}
     out = {}
     for row in store.query("SELECT id, problem_id, model, technique, temperature, "
                            "sample_index, content_hash, code_sha256 FROM samples"):
@@ -155,7 +168,7 @@ def annotations(store: Store, name: str, problems: list[Problem]) -> list[dict]:
              "history": history.get(p.id, [])} for p in problems]
     samples = _sample_keys(store, ids)
     reviews = []
-    if samples and _table_exists(store, "review_labels"):
+    if samples:
         for row in store.query("SELECT * FROM review_labels ORDER BY sample_id, annotator"):
             sample = samples.get(row["sample_id"])
             if sample is None:
@@ -165,7 +178,7 @@ def annotations(store: Store, name: str, problems: list[Problem]) -> list[dict]:
                             "annotator": row["annotator"], "verdict": row["verdict"],
                             "pairs": _loads(row["pairs"], []), "note": row["note"],
                             "taxonomy_version": row["taxonomy_version"]})
-    if samples and _table_exists(store, "review_final"):
+    if samples:
         for row in store.query("SELECT * FROM review_final ORDER BY sample_id"):
             sample = samples.get(row["sample_id"])
             if sample is None:
@@ -199,8 +212,6 @@ def _run_record(row: dict) -> dict:
 
 def results(store: Store, name: str, problems: list[Problem]) -> list[dict]:
     """The latest reference run of each problem's current solution and of each sample."""
-    if not _table_exists(store, "runs"):
-        return []
     ids = {p.id for p in problems}
     rows = []
     latest = {}
@@ -329,17 +340,16 @@ def _counts(problems: list[Problem], rows: dict[str, list]) -> dict:
 def _filename_map(store: Store, problems: list[Problem]) -> dict[str, str]:
     """The DL-Bench file name of each problem: the original one when it was imported."""
     names = {p.id: f"{p.id}.txt" for p in problems}
-    if _table_exists(store, "problem_imports"):
-        for row in store.query("SELECT problem_id, origin, origin_key FROM problem_imports "
-                               "WHERE origin IN ('dlbench-txt', 'dlbench-csv')"):
-            if row["problem_id"] in names and row["origin_key"].endswith(".txt"):
-                names[row["problem_id"]] = row["origin_key"]
+    for row in store.query("SELECT problem_id, origin, origin_key FROM problem_imports "
+                           "WHERE origin IN ('dlbench-txt', 'dlbench-csv')"):
+        if row["problem_id"] in names and row["origin_key"].endswith(".txt"):
+            names[row["problem_id"]] = row["origin_key"]
     return names
 
 
 def contents(store: Store, workspace: Workspace, version: str, name: str | None = None,
              allow_failing: bool = False, progress: Progress | None = None,
-             cancelled: Callable[[], bool] | None = None) -> Contents:
+             cancelled: CancelCheck | None = None) -> Contents:
     """Assemble a bundle in memory (no file is written). Raises when a gate blocks it."""
     name = name or default_name(workspace)
     if not VERSION_PATTERN.match(version or ""):
@@ -425,8 +435,13 @@ class BuildReport:
                 "released": self.released, "recorded": self.recorded}
 
 
-def _prepare_out(out: Path) -> None:
-    """Make `out` ready for a bundle: empty, or holding an older bundle (which is replaced)."""
+def _prepare_out(out: Path, keep: set[str]) -> None:
+    """Make `out` ready for a bundle: empty, or holding an older bundle.
+
+    The folder's files become this build's; of the older bundle only the files its own
+    manifest lists and this build does not write again are removed. Archives of every
+    version (NAME-X.Y.Z.tar.gz and .sha256) and anything else stay.
+    """
     if out.exists() and not out.is_dir():
         raise ReleaseError(f"{out}: exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)
@@ -438,19 +453,23 @@ def _prepare_out(out: Path) -> None:
                            "choose an empty or new folder")
     try:
         old = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
-        listed = set(old.get("files", {}))
-    except (OSError, ValueError, AttributeError):
+        listed = {str(rel) for rel in old.get("files", {})}
+    except (OSError, ValueError, AttributeError, RecursionError):
         listed = set()
-    for entry in entries:
-        rel = entry.name
-        if entry.is_dir() and rel == LICENSES:
-            shutil.rmtree(entry)
-        elif entry.is_file() and (rel in listed or rel == MANIFEST or is_archive_name(rel)):
-            entry.unlink()
+    for rel in sorted(listed - keep):
+        target = out / rel
+        if ".." in Path(rel).parts or Path(rel).is_absolute() or is_archive_name(rel):
+            continue
+        if target.is_file():
+            target.unlink()
+            parent = target.parent
+            while parent != out and parent.is_dir() and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
 
 
 def _write(out: Path, contents: Contents, archive: bytes) -> Path:
-    _prepare_out(out)
+    _prepare_out(out, set(contents.files))
     for rel, data in sorted(contents.files.items()):
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -565,7 +584,7 @@ def _write_status(files: dict[str, _StatusFile]) -> None:
 def build(store: Store, workspace: Workspace, version: str, out: str | Path,
           name: str | None = None, allow_failing: bool = False,
           progress: Progress | None = None,
-          cancelled: Callable[[], bool] | None = None) -> BuildReport:
+          cancelled: CancelCheck | None = None) -> BuildReport:
     """Build the bundle into `out` (files + NAME-X.Y.Z.tar.gz), record it, mark released."""
     out = Path(out)
     built = contents(store, workspace, version, name, allow_failing, progress, cancelled)

@@ -14,11 +14,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curator import timestamps
-from curator.errors import CuratorError
+from curator.limits import INT_MAX, Field, loads_json, read_text, schema_errors
 from curator.review import annotations as label_store
 from curator.store import Store
 
 FORMAT = "curator-review-labels/1"
+
+# The typed schema of one exchanged row, checked before anything is written.
+ROW_SCHEMA = {
+    "kind": Field("str", choices=("label", "final")), "sample": Field("str", required=True),
+    "problem_id": Field("str"), "model": Field("str"), "technique": Field("str"),
+    "sample_index": Field("int", min=0, max=INT_MAX), "annotator": Field("str"),
+    "adjudicator": Field("str"), "verdict": Field("str"), "pairs": Field("list"),
+    "note": Field("str"), "taxonomy_version": Field("int", min=0, max=INT_MAX),
+    "labelled_at": Field("str", required=True),
+}
+PAIR_SCHEMA = {"category": Field("str|int", required=True), "dl": Field("str"),
+               "reason": Field("str")}
 
 
 def export_rows(store: Store, annotator: str | None = None) -> list[dict]:
@@ -80,23 +92,22 @@ def _same(local: dict, value: label_store.LabelValue) -> bool:
 def import_jsonl(store: Store, path: str | Path) -> MergeReport:
     """Merge an exported label file into this database, in one transaction."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CuratorError(f"{path}: cannot read: {exc}") from None
+    text = read_text(path)
     report = MergeReport()
     with store.transaction():
         for number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = loads_json(line)
                 if not isinstance(row, dict):
                     raise ValueError("expected a JSON object")
+                errors = schema_errors(row, ROW_SCHEMA)
+                for index, pair in enumerate(row.get("pairs") or []):
+                    errors += schema_errors(pair, PAIR_SCHEMA, f"pairs[{index}]")
+                if errors:
+                    raise ValueError("; ".join(errors))
                 _merge_row(store, row, number, report)
-            except json.JSONDecodeError as exc:
-                report.errors.append({"file": str(path), "line": number,
-                                      "message": f"invalid JSON: {exc.msg}"})
             except (ValueError, KeyError, TypeError) as exc:
                 report.errors.append({"file": str(path), "line": number, "message": str(exc)})
     return report

@@ -1,7 +1,8 @@
 """The review queue: failing samples (reference passes), who reviews which, and progress.
 
 A sample is in the queue when its latest run did not pass (failed, error, timeout, oom,
-crashed, no_code) and its problem's latest reference run passed. Samples not evaluated
+crashed, no_code) and its problem's latest reference run passed, or when that run was
+judged elsewhere (`runs.external`, e.g. DL-Bench's own test reports). Samples not evaluated
 yet, or whose only runs are `infra`, are not in the queue.
 
 Assignment gives every unassigned queue item to one annotator and a share (`overlap`) of
@@ -72,9 +73,11 @@ def queue_ids(store: Store, model: str | None = None) -> list[int]:
     runs = sample_runs(store)
     sql = "SELECT id, problem_id FROM samples" + (" WHERE model = ?" if model else "")
     rows = store.query(sql + " ORDER BY id", (model,) if model else ())
+    # A run judged elsewhere came with its own reference baseline (DL-Bench's report
+    # shows the reference's run), so it does not wait for the reference to run here.
     return [r["id"] for r in rows
             if r["id"] in runs and runs[r["id"]]["outcome"] != PASSED
-            and refs.get(r["problem_id"]) == PASSED]
+            and (refs.get(r["problem_id"]) == PASSED or runs[r["id"]].get("external"))]
 
 
 def _assignments(store: Store) -> dict[int, list[str]]:
@@ -153,7 +156,8 @@ def assign(store: Store, annotators: list[str], overlap: float = 0.0, seed: int 
     if len(set(annotators)) != len(annotators):
         raise CuratorError("an annotator is listed twice")
     if not 0.0 <= overlap <= 1.0:
-        raise CuratorError(f"--overlap must be between 0 and 1, got {overlap}")
+        raise CuratorError(f"the share of items given to two annotators (--overlap) must "
+                           f"be between 0 and 1, got {overlap}")
     if overlap > 0 and len(annotators) < 2:
         raise CuratorError("an overlap needs at least two annotators")
     assigned = _assignments(store)

@@ -1,5 +1,9 @@
 """The `runs` table: one row per run of a reference solution or a sample.
 
+A run marked `unsaved` ran edits not saved yet (ctrl+r in the app): it shows in the
+problem's history but never stands for the reference (ready, gates, baselines, timeouts,
+scoring), so every reference query here leaves it out.
+
 Each function here is the only SQL on `runs`; curator.runs builds and schedules the jobs.
 """
 
@@ -25,7 +29,7 @@ def reference_time(store: Store, problem_id: str) -> float | None:
     """How long the latest passing reference run of this problem took on this machine."""
     row = store.one(
         "SELECT duration_s FROM runs WHERE problem_id = ? AND solution_kind = 'reference' "
-        "AND outcome = 'passed' ORDER BY id DESC LIMIT 1", (problem_id,))
+        "AND unsaved = 0 AND outcome = 'passed' ORDER BY id DESC LIMIT 1", (problem_id,))
     return row["duration_s"] if row else None
 
 
@@ -71,8 +75,14 @@ def _store_baseline(store: Store, run_id: int, result: RunResult, hash_: str) ->
 
 
 def record(store: Store, result: RunResult, solution_kind: str, solution_hash: str,
-           sample_id: int | None = None, started_at: str | None = None) -> int:
-    """Store one run (and its audit row); returns the run id."""
+           sample_id: int | None = None, started_at: str | None = None,
+           unsaved: bool = False, external: str | None = None) -> int:
+    """Store one run (and its audit row); returns the run id.
+
+    unsaved: a run of edits not saved yet (shown in history, never the reference's result).
+    external: where the outcome was judged when not here (e.g. "dlbench-taxonomy"); such
+    a run is never a baseline.
+    """
     if solution_kind not in SOLUTION_KINDS:
         raise CuratorError(f"solution kind {solution_kind!r} must be one of "
                            f"{', '.join(SOLUTION_KINDS)}")
@@ -84,17 +94,24 @@ def record(store: Store, result: RunResult, solution_kind: str, solution_hash: s
         "env": json.dumps(result.env, sort_keys=True), "timeout_s": result.timeout_s,
         "started_at": started_at or now(), "actor": store.actor, "job_id": result.job_id,
     }
+    if unsaved:
+        row["unsaved"] = 1
+    if external:
+        row["external"] = external
     with store.transaction():
         cursor = store.execute(
             f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
             list(row.values()))
         run_id = cursor.lastrowid
-        if solution_kind == "reference" and result.outcome == "passed":
+        if solution_kind == "reference" and result.outcome == "passed" and not unsaved \
+                and not external:
             _store_baseline(store, run_id, result, solution_hash)
         store.audit("run", run_id, "create", after={
             "problem_id": result.problem_id, "solution_kind": solution_kind,
             "solution_hash": solution_hash, "sample_id": sample_id,
-            "outcome": result.outcome, "job_id": result.job_id})
+            "outcome": result.outcome, "job_id": result.job_id,
+            **({"unsaved": True} if unsaved else {}),
+            **({"external": external} if external else {})})
     return run_id
 
 
@@ -116,7 +133,8 @@ def latest(store: Store, solution_kind: str = "reference") -> dict[str, dict]:
     """problem id -> its latest run of that kind (the Problems table's "last run")."""
     rows = store.query(
         "SELECT r.* FROM runs r JOIN (SELECT problem_id, MAX(id) AS id FROM runs "
-        "WHERE solution_kind = ? GROUP BY problem_id) last ON last.id = r.id",
+        "WHERE solution_kind = ? AND unsaved = 0 GROUP BY problem_id) last "
+        "ON last.id = r.id",
         (solution_kind,))
     return {row["problem_id"]: _decode(row) for row in rows}
 
@@ -125,7 +143,8 @@ def reference_passes(store: Store, problem: Problem) -> bool:
     """Whether the latest reference run of the problem's current solution passed."""
     row = store.one(
         "SELECT outcome FROM runs WHERE problem_id = ? AND solution_kind = 'reference' "
-        "AND solution_hash = ? AND outcome != 'infra' ORDER BY id DESC LIMIT 1",
+        "AND unsaved = 0 AND solution_hash = ? AND outcome != 'infra' "
+        "ORDER BY id DESC LIMIT 1",
         (problem.id, solution_hash(problem.solution)))
     return row is not None and row["outcome"] == "passed"
 
@@ -141,5 +160,5 @@ def recorded(store: Store, problem: Problem) -> int:
     """Runs (not infra) of this problem's current reference solution."""
     return store.one(
         "SELECT COUNT(*) AS n FROM runs WHERE problem_id = ? AND solution_kind = 'reference' "
-        "AND solution_hash = ? AND outcome != 'infra'",
+        "AND unsaved = 0 AND solution_hash = ? AND outcome != 'infra'",
         (problem.id, solution_hash(problem.solution)))["n"]

@@ -58,6 +58,31 @@ def guidelines(store: Store) -> str:
         for number, label in enumerate(store.labels(axis), 1):
             lines.append(f"{number}. **{label['name']}** (`{label['slug']}`) — "
                          f"{label['definition']}")
+    lines += ["", review_guidelines(store)]
+    return "\n".join(lines)
+
+
+def review_guidelines(store: Store) -> str:
+    """The bug taxonomy with the key of each category: the same keys as the Review
+    screen and the ids `curator review label` takes."""
+    from curator import taxonomy
+
+    tax = taxonomy.current(store)
+    lines = ["### Bug taxonomy (Review screen)", "",
+             "The key is the category's id: **1**–**9**, then **0** and the last digit for "
+             "10–15 (**0 0** is 10). The CLI takes the same ids "
+             "(`curator review label SAMPLE --category 10/shape-dimension --reason ...`). "
+             "**ctrl+t** picks the "
+             "DL-specific sub-category of the pair, **r** writes its reason.", "",
+             "| key | id | category | definition |", "|---|---|---|---|"]
+    for position, cat in enumerate(tax.categories, 1):
+        lines.append(f"| `{taxonomy.review_key(cat.id, position)}` | {cat.id} | {cat.name} "
+                     f"| {cat.definition} |")
+    lines += ["", "DL-specific sub-categories: " + "; ".join(
+        f"{c.name} (`{c.id}`)" for c in tax.dl_categories) + "."]
+    verdicts = {"sample-correct": "c", "benchmark-defect": "d"}
+    lines += ["", "Verdicts instead of pairs: " + "; ".join(
+        f"**{verdicts.get(v.id, '')}** {v.name}" for v in tax.verdicts) + "."]
     return "\n".join(lines)
 
 

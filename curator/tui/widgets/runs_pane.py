@@ -55,9 +55,11 @@ class RunsPane(Vertical):
     HELP = """\
 ## Runs
 
-**ctrl+r** runs the saved reference solution against its tests now, in the sandboxed
-engine (the same as `curator run`); **ctrl+g** cancels a run in progress. Unsaved edits
-are not part of the run — save first. The left table lists the tests of the selected
+**ctrl+r** runs what is on screen — the solution against the tests as they are in the
+editors, saved or not — in the sandboxed engine (the same as `curator run`); **ctrl+g**
+cancels a run in progress. A run of unsaved edits is marked *unsaved* in the history and
+never counts as the reference's result (for *ready*, the release gates or scoring): save,
+then run again. The left table lists the tests of the selected
 run, the right box its output; the table below is every run of this problem, newest
 first (select one to see its tests and output).
 """
@@ -122,8 +124,11 @@ first (select one to see its tests and output).
         table = self.query_one("#run-history", DataTable)
         table.clear()
         for row in self.history:
+            kind = row.get("solution_kind") or ""
+            if row.get("unsaved"):
+                kind = "unsaved edits"
             table.add_row(_when(row), row.get("outcome", ""), _tests_summary(row),
-                          _duration(row), row.get("solution_kind") or "",
+                          _duration(row), kind,
                           (row.get("reason") or "")[:60], key=str(row["id"]))
         if self.history:
             self.show_run(self.history[0])
@@ -138,6 +143,8 @@ first (select one to see its tests and output).
         log = self.query_one("#run-output", Log)
         log.clear()
         header = f"{row.get('outcome', '')}  {_duration(row)}  {row.get('reason') or ''}"
+        if row.get("unsaved"):
+            header = f"[unsaved edits] {header}"
         log.write_line(header.strip())
         env = row.get("env")
         if isinstance(env, dict) and env:
@@ -157,7 +164,8 @@ first (select one to see its tests and output).
 
     # -- running --------------------------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, problem=None) -> None:
+        """Run `problem` as given (edits on screen), or what the screen shows."""
         if self.running:
             self.notify("A run is already in progress", severity="warning")
             return
@@ -168,8 +176,11 @@ first (select one to see its tests and output).
         self.query_one("#run-start", Button).disabled = True
         self.query_one("#run-cancel", Button).disabled = False
         self.query_one("#run-progress", ProgressBar).update(total=None, progress=0)
+        if problem is None:
+            current = getattr(self.screen, "current", None)
+            problem = current() if callable(current) else None
         self.query_one("#run-status", Label).update("running…")
-        self._worker = self._run(self.problem_id)
+        self._worker = self._run(self.problem_id, problem)
 
     def cancel(self) -> None:
         if self.running and self._worker is not None:
@@ -187,18 +198,23 @@ first (select one to see its tests and output).
         self.cancel()
 
     @work(thread=True, exclusive=True, group="run-reference", exit_on_error=False)
-    def _run(self, problem_id: str) -> None:
+    def _run(self, problem_id: str, problem=None) -> None:
         from curator import runs
 
         worker = get_current_worker()
         # A connection of its own: this thread writes runs while the UI keeps reading.
         store = Store(self.app.workspace.db_path, self.app.actor)
+        progress = lambda done, total, label: self.post_message(   # noqa: E731
+            self.Progress(done, total, label))
         try:
-            report = runs.run_problems(
-                store, self.app.workspace, [problem_id], workers=1, timeout=None, repeat=1,
-                progress=lambda done, total, label: self.post_message(
-                    self.Progress(done, total, label)),
-                cancelled=lambda: worker.is_cancelled)
+            if problem is not None:
+                report = runs.run_edited(store, self.app.workspace, problem,
+                                         progress=progress,
+                                         cancelled=lambda: worker.is_cancelled)
+            else:
+                report = runs.run_problems(
+                    store, self.app.workspace, [problem_id], workers=1, timeout=None,
+                    repeat=1, progress=progress, cancelled=lambda: worker.is_cancelled)
         finally:
             store.close()
         self.post_message(self.Finished(problem_id, report.cancelled or worker.is_cancelled))
@@ -213,12 +229,16 @@ first (select one to see its tests and output).
         self.app.changed()
         self.refresh_history()
         outcome = self.history[0].get("outcome") if self.history else None
+        what = "unsaved edits" if self.history and self.history[0].get("unsaved") \
+            else "reference"
         if event.cancelled:
             self.notify("Run cancelled", severity="warning")
         elif outcome == "passed":
-            self.notify(f"{event.problem_id}: reference passed")
+            self.notify(f"{event.problem_id}: {what} passed"
+                        + (" (save, then ctrl+r, to make it count)"
+                           if what == "unsaved edits" else ""))
         else:
-            self.notify(f"{event.problem_id}: reference {outcome or 'did not run'}",
+            self.notify(f"{event.problem_id}: {what} {outcome or 'did not run'}",
                         severity="warning")
         self.query_one("#run-status", Label).update(outcome or "")
 
