@@ -178,9 +178,13 @@ wait_for "smoke_add · draft" 20
 show "a new problem from the template"
 lines() { for line in "$@"; do type_text "$line"; keys Enter; done; }
 keys M-2                      # Solution tab
+wait_for "solution.py ─"
+sleep 1
 keys F7                       # select all: what is typed replaces the template
 lines "def smoke_add(x):" "    return x + 1"
 keys M-3                      # Tests tab
+wait_for "test_solution.py ─"
+sleep 1
 keys F7
 lines "from solution import smoke_add" "" "" "def test_one():" "    assert smoke_add(1) == 2" \
       "" "" "def test_zero():" "    assert smoke_add(0) == 1" "" "" "def test_negative():" \
@@ -211,10 +215,13 @@ keys Enter
 wait_for "2 imported" 20
 keys e
 wait_for "evaluated" 120
+sleep 1
 show "samples evaluated (references first)"
 keys F5
 wait_for "smoke-lm" 20
+sleep 1                       # the first visit builds the screen
 keys 5                        # taxonomy id 5: fails edge cases
+wait_for "to save: 5 Fails edge cases"
 type_text "off by one"
 keys Enter
 wait_for "✓" 10
