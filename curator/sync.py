@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from curator.errors import CuratorError
 from curator.problem import Problem, validate
 from curator.problem_files import scan, write_problem
-from curator.progress import Progress, checkpoint
+from curator.progress import CancelCheck, Progress, checkpoint
 from curator.store import Store
 from curator.store import problems as problem_store
 from curator.store import runs as run_store
@@ -28,7 +27,7 @@ class LoadReport:
 
 
 def load(store: Store, problems_dir: str | Path, progress: Progress | None = None,
-         cancelled: Callable[[], bool] | None = None) -> LoadReport:
+         cancelled: CancelCheck | None = None) -> LoadReport:
     """Read every problem folder into the database in one transaction.
 
     Malformed folders are reported and skipped; the valid ones load. A process killed

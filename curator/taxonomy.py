@@ -15,7 +15,7 @@ from pathlib import Path
 
 from curator.errors import CuratorError, NotFoundError
 from curator.limits import Field, InputError, loads_json, read_text, schema_errors
-from curator.store import Store, now
+from curator.store import Store, taxonomy_versions
 
 # Each category of a taxonomy document: ids may be numbers (1-15), the rest text.
 CATEGORY_SCHEMA = {"id": Field("str|int", required=True), "name": Field("str", required=True),
@@ -172,33 +172,26 @@ def add_version(store: Store, doc: dict, source: str = "") -> tuple[int, bool]:
     body = _canonical(doc)
     digest = hashlib.sha256(body.encode()).hexdigest()
     with store.transaction():
-        latest = store.one("SELECT version, sha256 FROM taxonomy_versions "
-                           "ORDER BY version DESC LIMIT 1")
+        latest = taxonomy_versions.latest(store)
         if latest and latest["sha256"] == digest:
             return latest["version"], False
         version = (latest["version"] if latest else 0) + 1
-        store.execute(
-            "INSERT INTO taxonomy_versions (version, sha256, body, source, created_at, "
-            "created_by) VALUES (?, ?, ?, ?, ?, ?)",
-            (version, digest, body, source, now(), store.actor))
-        store.audit("taxonomy", str(version), "create", after={"source": source,
-                                                               "sha256": digest})
+        taxonomy_versions.insert(store, version, digest, body, source)
     return version, True
 
 
 def current(store: Store) -> Taxonomy:
     """The current taxonomy; the packaged default is stored as version 1 on first use."""
-    row = store.one("SELECT version, body FROM taxonomy_versions ORDER BY version DESC LIMIT 1")
+    row = taxonomy_versions.latest(store)
     if row is None:
         add_version(store, default_document(), source="default")
-        row = store.one("SELECT version, body FROM taxonomy_versions "
-                        "ORDER BY version DESC LIMIT 1")
+        row = taxonomy_versions.latest(store)
     return from_document(json.loads(row["body"]), row["version"])
 
 
 def get_version(store: Store, version: int) -> Taxonomy:
     current(store)
-    row = store.one("SELECT version, body FROM taxonomy_versions WHERE version = ?", (version,))
+    row = taxonomy_versions.get(store, version)
     if row is None:
         raise NotFoundError(f"taxonomy version {version} not found")
     return from_document(json.loads(row["body"]), row["version"])
@@ -206,8 +199,7 @@ def get_version(store: Store, version: int) -> Taxonomy:
 
 def versions(store: Store) -> list[dict]:
     current(store)
-    return store.query("SELECT version, source, created_at, created_by FROM taxonomy_versions "
-                       "ORDER BY version")
+    return taxonomy_versions.listing(store)
 
 
 def load_file(store: Store, path: str | Path) -> tuple[int, bool]:

@@ -248,8 +248,8 @@ def mining_workspace(root: Path):
 
 def mine_first_commit(store, ws, repo: dict) -> dict[str, int]:
     """Mine the repo's first commit; qualname -> candidate id."""
-    from curator.mining import candidates as candidate_store
     from curator.mining.mine import mine
+    from curator.store import candidates as candidate_store
 
     mine(store, ws, str(repo["path"]), rev=repo["first"])
     return {r["qualname"]: r["id"] for r in candidate_store.list_rows(store)}

@@ -13,8 +13,8 @@ from mining_support import commit, git, write
 from curator import workspace as workspace_mod
 from curator.cli import main
 from curator.execution import sandbox
-from curator.mining import candidates as candidate_store
 from curator.store import Store
+from curator.store import candidates as candidate_store
 
 STRONG_OK, STRONG_WHY = sandbox.probe()
 # A machine without a working bwrap fails these tests unless CURATOR_ALLOW_SKIP=1.

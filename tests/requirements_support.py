@@ -47,6 +47,7 @@ def bwrap_status() -> tuple[bool, str]:
 # Hooks, imported by tests/conftest.py: tests marked requires_bwrap fail or skip here.
 
 def pytest_configure(config):
+    # Also listed in pyproject.toml; registered here for suites run without it (pytester).
     config.addinivalue_line("markers", "requires_bwrap: needs a working bubblewrap sandbox "
                             f"(fails when missing unless {ALLOW_SKIP}=1)")
 

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from curator import sync
 from curator.cli import main
 from curator.errors import Cancelled
-from curator.evaluation import samples as sample_store
+from curator.evaluation import samples as sample_files
 from curator.store import Store
 from curator.store import problems as problem_store
 from tests.samples_support import make_problems, write_jsonl
@@ -131,7 +131,7 @@ def _samples_rows() -> list:
 def test_one_bad_sample_row_never_aborts_the_file(store, tmp_path):
     make_problems(store)
     path = write_jsonl(tmp_path / "mix.jsonl", _samples_rows())
-    report = sample_store.import_files(store, [path], model="m1")
+    report = sample_files.import_files(store, [path], model="m1")
     assert report.imported == 20
     assert len(report.errors) == 7, report.errors
     by_line = {e["line"]: e["message"] for e in report.errors}
@@ -161,7 +161,7 @@ def test_samples_import_resumes_and_commits_in_chunks(store, tmp_path, monkeypat
     rows = [{"task_id": "add_one", "solution": f"def add_one(x):\n    return x + {i}\n"}
             for i in range(50)]
     path = write_jsonl(tmp_path / "many.jsonl", rows)
-    monkeypatch.setattr(sample_store, "CHUNK_ROWS", 7)
+    monkeypatch.setattr(sample_files, "CHUNK_ROWS", 7)
     calls = {"n": 0}
 
     def cancel_after_two_chunks():
@@ -169,10 +169,10 @@ def test_samples_import_resumes_and_commits_in_chunks(store, tmp_path, monkeypat
         return calls["n"] > 20
 
     with pytest.raises(Cancelled):
-        sample_store.import_files(store, [path], model="m1", cancelled=cancel_after_two_chunks)
+        sample_files.import_files(store, [path], model="m1", cancelled=cancel_after_two_chunks)
     kept = store.one("SELECT COUNT(*) AS n FROM samples")["n"]
     assert 0 < kept < 50 and kept % 7 == 0
-    again = sample_store.import_files(store, [path], model="m1")
+    again = sample_files.import_files(store, [path], model="m1")
     assert again.imported == 50 - kept and again.duplicates == kept
     assert store.one("SELECT COUNT(*) AS n FROM samples")["n"] == 50
 
@@ -362,7 +362,7 @@ def test_a_200k_term_sample_costs_only_its_own_run(tmp_path):
                      "tests/test_shapes.py": TEST_SHAPES})
     commit(upstream, "geometry")
     from curator import workspace as workspace_mod
-    from curator.mining import candidates as candidate_store
+    from curator.store import candidates as candidate_store
 
     ws = workspace_mod.init(tmp_path / "ws")
     assert invoke(ws, "mine", str(upstream)).exit_code == 0

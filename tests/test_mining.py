@@ -13,11 +13,11 @@ from mining_support import BOXES, commit, git, make_dl_repo, mining_workspace, w
 
 from curator import workspace as workspace_mod
 from curator.errors import Cancelled, CuratorError
-from curator.mining import candidates as candidate_store
 from curator.mining import licenses
 from curator.mining.gitcache import cache_for
 from curator.mining.mine import mine
 from curator.store import Store
+from curator.store import candidates as candidate_store
 
 
 @pytest.fixture(scope="module")

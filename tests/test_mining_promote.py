@@ -12,11 +12,11 @@ from mining_support import make_dl_repo, mine_first_commit, mining_workspace
 from curator import sync
 from curator.cli import main
 from curator.errors import CuratorError
-from curator.mining import candidates as candidate_store
 from curator.mining import promote
 from curator.mining.mine import mine
 from curator.problem_files import read_problem
 from curator.store import Store
+from curator.store import candidates as candidate_store
 from curator.store import problems as problem_store
 
 

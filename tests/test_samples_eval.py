@@ -41,9 +41,9 @@ def setup(empty_workspace, tmp_path):
 
 def test_evaluate_records_outcomes_and_resumes(setup, engine):
     ws, store, path = setup
-    from curator.evaluation import samples as sample_store
+    from curator.evaluation import samples as sample_files
 
-    ids = sample_store.import_files(store, [path], model="m1").sample_ids
+    ids = sample_files.import_files(store, [path], model="m1").sample_ids
     # A harness failure earlier does not count as an outcome: that sample runs again.
     record_run(store, "add_one", "infra", ids[0])
     calls = []
@@ -82,10 +82,10 @@ def test_evaluate_records_outcomes_and_resumes(setup, engine):
 
 def test_model_filter_and_limit(setup, engine):
     ws, store, path = setup
-    from curator.evaluation import samples as sample_store
+    from curator.evaluation import samples as sample_files
 
-    sample_store.import_files(store, [path], model="m1")
-    sample_store.import_files(store, [path], model="m2")
+    sample_files.import_files(store, [path], model="m1")
+    sample_files.import_files(store, [path], model="m2")
     report = evaluate.evaluate(store, ws, model="m2", limit=2, engine=engine)
     assert report.evaluated == 2
     models = [r["model"] for r in store.query(

@@ -10,7 +10,7 @@ from tui_support import *  # fixtures: app_for, no_blink, synth_workspace
 from tui_support import settle
 
 from curator.store import Store
-from curator.tui.screens.dialogs import ChoiceModal, ErrorModal, InputModal
+from curator.tui.screens.dialogs import ChoiceModal, InputModal
 from curator.tui.screens.release import ReleaseScreen
 
 

@@ -17,10 +17,10 @@ from curator.cli.context import (
     rich_table,
 )
 from curator.errors import Cancelled, CuratorError
-from curator.mining import candidates as candidate_store
 from curator.mining import promote, repos
-from curator.mining.candidates import STATUSES
 from curator.mining.mine import mine
+from curator.store import candidates as candidate_store
+from curator.store.candidates import STATUSES
 
 
 @click.command("mine")

@@ -18,9 +18,10 @@ from curator.cli.context import (
 from curator.cli.engine import backend_options, cluster_line
 from curator.errors import CuratorError
 from curator.evaluation import external
-from curator.evaluation import samples as sample_store
+from curator.evaluation import samples as sample_files
 from curator.evaluation.pass_at_k import KS
 from curator.labels import AXES
+from curator.store import samples as sample_store
 
 
 @click.group("samples")
@@ -51,7 +52,7 @@ def import_cmd(ctx: CliContext, files: tuple[str, ...], model: str | None,
         _import_taxonomy(ctx, files, model, technique, as_json)
         return
     with progress_bar("importing", enabled=not as_json) as bar:
-        report = sample_store.import_files(ctx.store, files, model=model, technique=technique,
+        report = sample_files.import_files(ctx.store, files, model=model, technique=technique,
                                            progress=bar)
     if as_json:
         print_json(report.to_json())

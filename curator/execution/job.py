@@ -14,7 +14,6 @@ from dataclasses import asdict, dataclass, field, fields
 # change how it is judged, never a pass. `infra`: the harness failed, not the solution.
 OUTCOMES = ("passed", "failed", "error", "timeout", "oom", "crashed", "no_code", "tampered",
             "infra")
-ISOLATION_LEVELS = ("strong", "weak")
 
 
 @dataclass
@@ -94,10 +93,6 @@ class RunResult:
     @property
     def passed(self) -> bool:
         return self.outcome == "passed"
-
-    def test_time_s(self) -> float:
-        """Time spent in the tests' own bodies (setup + call + teardown)."""
-        return sum(t.get("duration_s", 0.0) for t in self.tests)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -41,7 +41,6 @@ _SCP = re.compile(r"^[\w.-]+@[\w.-]+:")
 _HEX = re.compile(r"^[0-9a-fA-F]{4,64}$")
 
 MODE_SYMLINK = "120000"
-MODE_SUBMODULE = "160000"
 
 
 class GitError(CuratorError):

@@ -5,21 +5,20 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from curator.errors import Cancelled
 from curator.mining import repos
 from curator.mining.gitcache import CachedRepo, GitError, cache_for, is_url
 from curator.mining.index import (
     FAILURE_REASONS,
     Candidate,
     IndexResult,
-    MiningCancelled,
     index_commit,
 )
 from curator.mining.settings import MiningSettings
-from curator.progress import Progress
+from curator.progress import CancelCheck, Progress
 from curator.store import Store, now
 from curator.workspace import Workspace
 
@@ -85,7 +84,7 @@ def _check_local(url: str) -> None:
 
 def mine(store: Store, workspace: Workspace, source: str, rev: str | None = None,
          with_tests: bool | None = None, progress: Progress | None = None,
-         cancelled: Callable[[], bool] | None = None, fetch: bool = True,
+         cancelled: CancelCheck | None = None, fetch: bool = True,
          name: str | None = None) -> MineReport:
     """Mine one commit (REV, default the default branch) of SOURCE into candidates.
 
@@ -145,7 +144,7 @@ def mine(store: Store, workspace: Workspace, source: str, rev: str | None = None
         report.warnings.append("no function is exercised by the tests found; "
                                "--all-candidates keeps untested ones")
     if cancelled and cancelled():
-        raise MiningCancelled("mining cancelled; nothing was written")
+        raise Cancelled("mining cancelled; nothing was written")
     with store.transaction():
         repo, _ = repos.register(store, workspace.repos_dir, url, source=identity.source,
                                  name=name or (None if repo["id"] else identity.name))

@@ -7,11 +7,11 @@ import textwrap
 
 from curator import sync
 from curator.errors import CuratorError
-from curator.mining import candidates as candidate_store
 from curator.mining import drafts, repos, suggest
 from curator.mining.gitcache import cache_for
 from curator.problem import ID_PATTERN, Problem
 from curator.store import Store, now
+from curator.store import candidates as candidate_store
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from curator.mining.gitcache import cache_for, repo_name
 from curator.mining.licenses import LICENSE_FILES
 from curator.problem import Problem
 from curator.problem_files import TOML, toml_text
-from curator.progress import Progress, checkpoint
+from curator.progress import CancelCheck, Progress, checkpoint
 from curator.release import ReleaseError, datasheet, dlbench, gates
 from curator.release.reader import MANIFEST, PROBLEMS, is_archive_name
 from curator.release.rows import jsonl_line, problem_row
@@ -102,11 +101,6 @@ def _jsonl(rows: list[dict]) -> bytes:
     return "".join(jsonl_line(r) for r in rows).encode("utf-8")
 
 
-def _table_exists(store: Store, name: str) -> bool:
-    return store.one("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?",
-                     (name,)) is not None
-
-
 def _loads(value, default=None):
     if value is None:
         return default
@@ -128,8 +122,7 @@ def taxonomy_document(store: Store) -> dict:
             "slug": row["slug"], "name": row["name"], "definition": row["definition"],
             "dlbench": dlbench.EXPORT_SPELLINGS[row["axis"]].get(row["slug"], row["name"])})
     doc: dict = {"labels": labels}
-    if _table_exists(store, "taxonomy_versions"):
-        doc["bug_taxonomy"] = taxonomy.current(store).to_json()
+    doc["bug_taxonomy"] = taxonomy.current(store).to_json()
     return doc
 
 
@@ -158,8 +151,6 @@ def _label_history(store: Store, ids: set[str]) -> dict[str, list[dict]]:
 
 
 def _sample_keys(store: Store, ids: set[str]) -> dict[int, dict]:
-    if not _table_exists(store, "samples"):
-        return {}
     out = {}
     for row in store.query("SELECT id, problem_id, model, technique, temperature, "
                            "sample_index, content_hash, code_sha256 FROM samples"):
@@ -177,7 +168,7 @@ def annotations(store: Store, name: str, problems: list[Problem]) -> list[dict]:
              "history": history.get(p.id, [])} for p in problems]
     samples = _sample_keys(store, ids)
     reviews = []
-    if samples and _table_exists(store, "review_labels"):
+    if samples:
         for row in store.query("SELECT * FROM review_labels ORDER BY sample_id, annotator"):
             sample = samples.get(row["sample_id"])
             if sample is None:
@@ -187,7 +178,7 @@ def annotations(store: Store, name: str, problems: list[Problem]) -> list[dict]:
                             "annotator": row["annotator"], "verdict": row["verdict"],
                             "pairs": _loads(row["pairs"], []), "note": row["note"],
                             "taxonomy_version": row["taxonomy_version"]})
-    if samples and _table_exists(store, "review_final"):
+    if samples:
         for row in store.query("SELECT * FROM review_final ORDER BY sample_id"):
             sample = samples.get(row["sample_id"])
             if sample is None:
@@ -221,8 +212,6 @@ def _run_record(row: dict) -> dict:
 
 def results(store: Store, name: str, problems: list[Problem]) -> list[dict]:
     """The latest reference run of each problem's current solution and of each sample."""
-    if not _table_exists(store, "runs"):
-        return []
     ids = {p.id for p in problems}
     rows = []
     latest = {}
@@ -351,17 +340,16 @@ def _counts(problems: list[Problem], rows: dict[str, list]) -> dict:
 def _filename_map(store: Store, problems: list[Problem]) -> dict[str, str]:
     """The DL-Bench file name of each problem: the original one when it was imported."""
     names = {p.id: f"{p.id}.txt" for p in problems}
-    if _table_exists(store, "problem_imports"):
-        for row in store.query("SELECT problem_id, origin, origin_key FROM problem_imports "
-                               "WHERE origin IN ('dlbench-txt', 'dlbench-csv')"):
-            if row["problem_id"] in names and row["origin_key"].endswith(".txt"):
-                names[row["problem_id"]] = row["origin_key"]
+    for row in store.query("SELECT problem_id, origin, origin_key FROM problem_imports "
+                           "WHERE origin IN ('dlbench-txt', 'dlbench-csv')"):
+        if row["problem_id"] in names and row["origin_key"].endswith(".txt"):
+            names[row["problem_id"]] = row["origin_key"]
     return names
 
 
 def contents(store: Store, workspace: Workspace, version: str, name: str | None = None,
              allow_failing: bool = False, progress: Progress | None = None,
-             cancelled: Callable[[], bool] | None = None) -> Contents:
+             cancelled: CancelCheck | None = None) -> Contents:
     """Assemble a bundle in memory (no file is written). Raises when a gate blocks it."""
     name = name or default_name(workspace)
     if not VERSION_PATTERN.match(version or ""):
@@ -596,7 +584,7 @@ def _write_status(files: dict[str, _StatusFile]) -> None:
 def build(store: Store, workspace: Workspace, version: str, out: str | Path,
           name: str | None = None, allow_failing: bool = False,
           progress: Progress | None = None,
-          cancelled: Callable[[], bool] | None = None) -> BuildReport:
+          cancelled: CancelCheck | None = None) -> BuildReport:
     """Build the bundle into `out` (files + NAME-X.Y.Z.tar.gz), record it, mark released."""
     out = Path(out)
     built = contents(store, workspace, version, name, allow_failing, progress, cancelled)

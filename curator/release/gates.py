@@ -28,7 +28,6 @@ Settings live under [release] in curator.toml: min_tests, near_duplicate_thresho
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -37,7 +36,7 @@ from curator.evaluation.extract import signature_problem
 from curator.labels import VOCAB
 from curator.mining.licenses import LICENSE_FILES, detect
 from curator.problem import SHA_PATTERN, Problem
-from curator.progress import Progress, checkpoint
+from curator.progress import CancelCheck, Progress, checkpoint
 from curator.release import similarity
 from curator.release.codeinfo import count_tests
 from curator.store import Store
@@ -136,11 +135,6 @@ class CheckReport:
                 "settings": fmt, "gates": gates}
 
 
-def _table_exists(store: Store, name: str) -> bool:
-    return store.one("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?",
-                     (name,)) is not None
-
-
 def _last_code_change(store: Store, ids: set[str]) -> dict[str, datetime | None]:
     """problem id -> when its solution or tests last changed (per the audit log)."""
     rows = store.query(
@@ -152,15 +146,12 @@ def _last_code_change(store: Store, ids: set[str]) -> dict[str, datetime | None]
 
 def reference_runs(store: Store, problems: list[Problem]) -> dict[str, list[dict]]:
     """problem id -> reference runs of its current solution, oldest first."""
-    if not _table_exists(store, "runs") or not problems:
+    if not problems:
         return {}
     wanted = {p.id: solution_hash(p.solution) for p in problems}
     out: dict[str, list[dict]] = {}
-    columns = {c["name"] for c in store.query("PRAGMA table_info(runs)")}
-    tests = "tests" if "tests" in columns else "NULL AS tests"
-    reason = "reason" if "reason" in columns else "'' AS reason"
     for row in store.query(
-            f"SELECT id, problem_id, solution_hash, outcome, started_at, {tests}, {reason} "
+            "SELECT id, problem_id, solution_hash, outcome, started_at, tests, reason "
             "FROM runs WHERE solution_kind = 'reference' AND unsaved = 0 ORDER BY id"):
         if wanted.get(row["problem_id"]) == row["solution_hash"]:
             out.setdefault(row["problem_id"], []).append(row)
@@ -290,7 +281,7 @@ def _duplicate_failures(problems: list[Problem], created: dict[str, str],
 
 def check(store: Store, workspace: Workspace, problems: list[Problem] | None = None,
           settings: Settings | None = None, progress: Progress | None = None,
-          cancelled: Callable[[], bool] | None = None) -> CheckReport:
+          cancelled: CancelCheck | None = None) -> CheckReport:
     """Run every gate over `problems` (default: every problem that is not retired)."""
     settings = settings or settings_for(workspace)
     if problems is None:

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from curator import sync
 from curator.limits import DEFAULT, InputError, Limits, read_bytes
 from curator.problem import ID_PATTERN, Problem, validate
-from curator.progress import Progress, checkpoint
+from curator.progress import CancelCheck, Progress, checkpoint
 from curator.release import ReleaseError, dlbench
 from curator.release.reader import read_bundle
 from curator.release.rows import row_errors, row_problem
@@ -304,7 +304,7 @@ def _record_import(store: Store, problem_id: str, origin: str, key: str, flags: 
 
 def import_dlbench(store: Store, workspace: Workspace, path: str | Path,
                    dry_run: bool = False, progress: Progress | None = None,
-                   cancelled: Callable[[], bool] | None = None) -> ImportReport:
+                   cancelled: CancelCheck | None = None) -> ImportReport:
     """Import the DL-Bench release at PATH as draft problems (files written too)."""
     path = Path(path)
     report = ImportReport(dry_run=dry_run)
@@ -366,7 +366,7 @@ def _same(a: Problem, b: Problem) -> bool:
 def import_release(store: Store, workspace: Workspace, path: str | Path,
                    status: str = "ready", dry_run: bool = False,
                    progress: Progress | None = None,
-                   cancelled: Callable[[], bool] | None = None) -> ImportReport:
+                   cancelled: CancelCheck | None = None) -> ImportReport:
     """Read one of our bundles (folder or .tar.gz) back into the workspace."""
     limits = Limits.from_config(workspace.config)
     checked = verify(path, limits=limits)

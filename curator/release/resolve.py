@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date
 
@@ -45,7 +44,7 @@ from curator.mining.gitcache import (
 from curator.mining.modules import start_line
 from curator.mining.patch import PatchError, replace_symbol
 from curator.problem import Problem
-from curator.progress import Progress, checkpoint
+from curator.progress import CancelCheck, Progress, checkpoint
 from curator.release import dlbench
 from curator.release.upstream import Snapshot, Unresolved, locate, reference_solution, test_node_ids
 from curator.store import Store, now
@@ -218,7 +217,7 @@ def _new_flags(old: str, resolved: bool, license_known: bool, dropped: bool) -> 
 def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None = None,
             as_of: str | None = None, revs: dict[str, str] | None = None,
             progress: Progress | None = None,
-            cancelled: Callable[[], bool] | None = None) -> ResolveReport:
+            cancelled: CancelCheck | None = None) -> ResolveReport:
     """Resolve the imported DL-Bench drafts of each repository (see the module docstring).
 
     sources: NAME -> SOURCE to register; repositories registered before (by an earlier
@@ -252,6 +251,10 @@ def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None =
         raise CuratorError(f"--rev {unknown_revs[0]}: no imported problem is from that "
                            "repository")
 
+    for name, url in sorted(named.items()):
+        if url not in groups:
+            report.notes.append({"id": "", "note": f"no imported draft is from {name} "
+                                                   f"({url}); nothing to resolve there"})
     done = 0
     total = len(drafts)
     by_url = {url: name for name, url in named.items()}
@@ -259,7 +262,7 @@ def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None =
         items = groups[url]
         name = by_url.get(url)
         registered = store.one("SELECT * FROM repos WHERE url = ?", (url,)) if url else None
-        if name is None and registered is None:
+        if registered is None and (name is None or name not in sources):
             reason = ("no repository: the release names none" if not url else
                       f"repository not registered: give --repo NAME=SOURCE for {url}")
             for problem, _row in items:

@@ -7,14 +7,13 @@ Every problem found is reported with the file and, where there is one, the row (
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from curator.errors import CuratorError
 from curator.execution.engine import Engine
 from curator.execution.job import OUTCOMES, Job
 from curator.limits import DEFAULT, Limits, csv_rows
-from curator.progress import Progress
+from curator.progress import CancelCheck, Progress
 from curator.release import dlbench
 from curator.release.reader import MANIFEST, PROBLEMS, Bundle, read_bundle
 from curator.release.rows import row_errors, row_problem
@@ -190,7 +189,7 @@ def _check_csv(bundle: Bundle, task_ids: set[str], report: VerifyReport) -> None
 
 
 def _rerun(bundle: Bundle, workers: int, progress: Progress | None,
-           cancelled: Callable[[], bool] | None, store=None, workspace=None) -> tuple[dict, list]:
+           cancelled: CancelCheck | None, store=None, workspace=None) -> tuple[dict, list]:
     """Run every canonical solution against its tests; (summary, issues for failures)."""
     rows = [(n, r) for n, r in bundle.jsonl(PROBLEMS) if isinstance(r, dict)
             and not row_errors(r)]
@@ -231,7 +230,7 @@ def _rerun(bundle: Bundle, workers: int, progress: Progress | None,
 
 
 def verify(path, rerun: bool = False, workers: int = 2, progress: Progress | None = None,
-           cancelled: Callable[[], bool] | None = None, store=None,
+           cancelled: CancelCheck | None = None, store=None,
            workspace=None, limits: Limits | None = None) -> VerifyReport:
     """Check a bundle folder or archive; `rerun` also runs every canonical solution."""
     if limits is None:

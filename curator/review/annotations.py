@@ -140,12 +140,6 @@ def get(store: Store, sample_id: int, annotator: str) -> dict | None:
         (int(sample_id), annotator)))
 
 
-def for_sample(store: Store, sample_id: int) -> dict[str, dict]:
-    rows = store.query("SELECT * FROM review_labels WHERE sample_id = ? ORDER BY annotator",
-                       (int(sample_id),))
-    return {r["annotator"]: _row_json(r) for r in rows}
-
-
 def all_labels(store: Store) -> list[dict]:
     return [_row_json(r) for r in store.query(
         "SELECT * FROM review_labels ORDER BY sample_id, annotator")]

@@ -234,7 +234,3 @@ class Store:
                     self.execute(f"UPDATE labels SET {field} = ? WHERE axis = ? AND slug = ?",
                                  (value, axis, slug))
                     self.audit("label", f"{axis}/{slug}", "update", field, row[field], value)
-
-
-def open_store(path: str | Path, actor: str = "unknown") -> Store:
-    return Store(path, actor)

@@ -335,12 +335,12 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
 
     @work(thread=True, exclusive=True, group="stats-task", exit_on_error=False)
     def _import(self, answer: dict) -> dict:
-        from curator.evaluation import samples as sample_store
+        from curator.evaluation import samples as sample_files
 
         worker = get_current_worker()
         store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own
         try:
-            report = sample_store.import_files(
+            report = sample_files.import_files(
                 store, [answer["path"]], model=answer["model"], technique=answer["technique"],
                 progress=self.query_one(TaskBar).progress,
                 cancelled=lambda: worker.is_cancelled)
