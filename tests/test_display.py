@@ -45,8 +45,8 @@ def test_run_reason_column_shows_escapes_and_json_keeps_them(workspace):
 
 
 def test_a_tampered_run_is_stored_with_its_evidence(store):
-    from curator.store import runs
     from curator.execution.job import RunResult
+    from curator.store import runs
 
     result = RunResult("job1", "xywh_to_xyxy_clipped", "tampered", reason="the run tried "
                        "to change how it is judged: gc.get_objects",
