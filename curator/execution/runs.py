@@ -107,11 +107,21 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
         job.solution = ""  # nothing to run: recorded as no_code
         return job
     job.repo_dir, job.overlay, job.python = str(repo_dir), dict(overlay), python
+    job.env_preload = _env_preload(store, problem, python)
     job.node_ids = list(problem.test_node_ids)
     job.deselect = [row["node_id"] for row in excluded(store, problem.id)
                     if row["node_id"] not in job.node_ids]
     job.tests = None
     return job
+
+
+def _env_preload(store: Store, problem: Problem, python: str) -> list[str]:
+    """What warm workers of the problem's repository environment import once."""
+    try:
+        envs = importlib.import_module("curator.mining.envs")
+    except ModuleNotFoundError:
+        return ["torch"]
+    return envs.preload_for(store, (problem.source or {}).get("repo"), python)
 
 
 # -- baselines and excluded tests -----------------------------------------------------------

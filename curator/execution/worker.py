@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 
 from curator.execution import proctree, sandbox, verdict
 from curator.execution.harness import ENV_VAR as HARNESS_ENV
-from curator.execution.harness import Reporter
+from curator.execution.harness import SHADOW_VAR, Reporter, install_shadow
 from curator.execution.job import Job, RunResult
 
 RESULT_FD = 3
@@ -55,6 +55,11 @@ class Settings:
     nproc_base: int = 0
     tmp_root: str = "/tmp"
     wipe_tmp: bool = False   # /dev/shm is ours too (strong isolation)
+    # A warm worker of one repository environment: it runs in that environment's
+    # interpreter, has imported its heavy third-party modules (preload), and runs each
+    # repo-backed job with pytest.main in a forked child that imports the patched checkout.
+    repo_mode: bool = False
+    shared_checkout: bool = False   # the checkout is a read-only mount: no copy per run
 
     @classmethod
     def from_json(cls, text: str) -> Settings:
@@ -105,7 +110,8 @@ class Worker:
                     importlib.import_module(name)
                 except Exception as exc:
                     problems.append(f"{name}: {exc}")
-            problems += self._prepare_pytest()
+            if not self.settings.repo_mode:   # a repository's own ini decides its options
+                problems += self._prepare_pytest()
         sandbox.become_subreaper()
         gc.collect()
         gc.freeze()  # children then do not copy pages just to touch GC headers
@@ -161,6 +167,8 @@ class Worker:
         isolation = self.settings.isolation
         env = {"python": self.versions["python"], "torch": self.versions["torch"],
                "isolation": isolation}
+        if job.repo_backed:
+            env["repo_run"] = "warm" if self.settings.repo_mode else "cold"
         if not (job.solution or "").strip():
             return RunResult(job.job_id, job.problem_id, "no_code", reason="empty solution",
                              env=env, timeout_s=job.limits.timeout_s)
@@ -256,13 +264,33 @@ class Worker:
         except BaseException as exc:  # our fault, not the solution's: say so on the channel
             reporter.send("setup_error", message=f"{type(exc).__name__}: {exc}")
             os._exit(70)
+        if job.repo_backed and self.settings.repo_mode:
+            shadow = json.loads(env.pop(SHADOW_VAR, "{}"))
+            os.environ.clear()
+            os.environ.update(env)
+            time.tzset()
+            # As `python -m pytest` run in the checkout: the checkout first on sys.path.
+            sys.path[:] = [*_import_roots(shadow, os.getcwd()),
+                           *[p for p in sys.path if p not in ("", ".")]]
+            install_shadow(shadow)
+            sys.argv = ["pytest"]
+            import pytest
+
+            code = pytest.main(repo_pytest_args(job, os.getcwd()), plugins=[reporter])
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:
+                    pass
+            os._exit(int(code))
         if job.repo_backed:
-            env["PYTHONPATH"] = str(self.harness_dir)
+            shadow = json.loads(env.get(SHADOW_VAR, "{}"))
+            env["PYTHONPATH"] = ":".join([str(self.harness_dir),
+                                          *_import_roots(shadow, os.getcwd())[1:]])
             env[HARNESS_ENV] = f"{RESULT_FD}:{token}"
             python = job.python or sys.executable
-            args = [python, "-m", "pytest", "-p", "_curator_harness", "-q", "--color=no",
-                    "-p", "no:cacheprovider", "--rootdir", os.getcwd(), *(job.node_ids or []),
-                    *[arg for node in job.deselect for arg in ("--deselect", node)]]
+            args = [python, "-m", "pytest", "-p", "_curator_harness",
+                    *repo_pytest_args(job, os.getcwd())]
             problem = sandbox.interpreter_problem(python)
             if problem:
                 reporter.send("setup_error", message=f"the interpreter cannot start inside "
@@ -294,10 +322,19 @@ class Worker:
         sandbox.drop_privileges(self.settings.uid)
         os.mkdir(rundir, 0o700)
         limits = job.limits
-        if job.repo_backed:
+        shadow = {}
+        if job.repo_backed and self.settings.shared_checkout:
+            # The checkout is mounted read-only for this sandbox alone: run in it, and
+            # serve the patched module from the run's private folder.
+            workdir = Path(job.repo_dir)
+            shadow = write_shadow(rundir / "shadow", workdir, job.overlay)
+            base = COLD_BASE_MB << 20 if not self.settings.repo_mode else \
+                sandbox.vm_size_bytes()
+        elif job.repo_backed:
             workdir = rundir / "repo"
             _copy_repo(Path(job.repo_dir), workdir, job.overlay)
-            base = COLD_BASE_MB << 20
+            base = COLD_BASE_MB << 20 if not self.settings.repo_mode else \
+                sandbox.vm_size_bytes()
         else:
             workdir = rundir
             (rundir / SOLUTION_FILE).write_text(job.solution, encoding="utf-8")
@@ -307,6 +344,8 @@ class Worker:
         os.chdir(workdir)
         env = sandbox.base_env(str(rundir), python=job.python, plugins_autoload=job.repo_backed)
         env[proctree.MARKER_VAR] = marker
+        if shadow:
+            env[SHADOW_VAR] = json.dumps(shadow)
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
         sandbox.apply_rlimits(
@@ -380,6 +419,59 @@ def _drain(fd: int) -> bytes:
             break
         data += chunk
     return bytes(data)
+
+
+def repo_pytest_args(job: Job, rootdir: str) -> list[str]:
+    """pytest's arguments for a repo-backed run, the same warm and cold."""
+    return ["-q", "--color=no", "-p", "no:cacheprovider", "--rootdir", rootdir,
+            *(job.node_ids or []),
+            *[arg for node in job.deselect for arg in ("--deselect", node)]]
+
+
+def module_name(checkout: Path, relpath: str) -> tuple[str, str, str | None] | None:
+    """(module name, import root, package folder or None) of a file in a checkout: the
+    module is named from the first folder up that is not a package."""
+    parts = PurePosixPath(relpath).parts
+    if not parts or not parts[-1].endswith(".py"):
+        return None
+    folders = list(parts[:-1])
+    names = [parts[-1][:-3]]
+    package_dir = None
+    if names[0] == "__init__":
+        names = []
+        package_dir = str(checkout.joinpath(*folders))
+    while folders and (checkout.joinpath(*folders) / "__init__.py").is_file():
+        names.insert(0, folders.pop())
+    if not names or not all(n.isidentifier() for n in names):
+        return None
+    return ".".join(names), str(checkout.joinpath(*folders)), package_dir
+
+
+def write_shadow(folder: Path, checkout: Path, overlay: dict[str, str]) -> dict:
+    """Write each patched module under `folder`; {module: [file, package folder]}."""
+    mapping = {}
+    for relpath, text in (overlay or {}).items():
+        parts = PurePosixPath(relpath).parts
+        if not parts or PurePosixPath(relpath).is_absolute() or ".." in parts:
+            raise ValueError(f"overlay path {relpath!r} escapes the repository")
+        found = module_name(checkout, relpath)
+        if found is None:
+            raise ValueError(f"overlay path {relpath!r} is not an importable module")
+        name, root, package_dir = found
+        target = folder.joinpath(*parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        mapping[name] = [str(target), package_dir, root]
+    return mapping
+
+
+def _import_roots(shadow: dict, checkout: str) -> list[str]:
+    """The checkout, then the import roots of patched modules outside it (src layouts)."""
+    roots = [checkout]
+    for entry in shadow.values():
+        if len(entry) > 2 and entry[2] not in roots:
+            roots.append(entry[2])
+    return roots
 
 
 def _copy_repo(source: Path, target: Path, overlay: dict[str, str]) -> None:

@@ -623,6 +623,16 @@ def check_import(row: dict) -> tuple[bool, str]:
     return True, f"imports {package}"
 
 
+def preload_for(store: Store, url: str | None, python: str) -> list[str]:
+    """Modules warm workers of this repository's environment import once: those recorded
+    when `repo env` built it, else torch and numpy (a module that is missing is skipped)."""
+    row = store.one("SELECT e.preload, e.python FROM repo_envs e JOIN repos r "
+                    "ON r.id = e.repo_id WHERE r.url = ?", (url,)) if url else None
+    if row is not None and row["python"] == python:
+        return json.loads(row["preload"])
+    return ["torch", "numpy"]
+
+
 def preload_modules(runtime: list[str]) -> list[str]:
     """Third-party modules a warm worker of the environment imports once: torch, numpy
     and the repository's runtime dependencies (by their usual import names)."""
