@@ -66,10 +66,6 @@ WRONG = '''def scale(values, by=None):
     return [v * (by or 2) for v in values]
 '''
 
-RAISES = '''def scale(values, by=None):
-    raise RuntimeError("not implemented")
-'''
-
 HELPER = '''import math
 
 
