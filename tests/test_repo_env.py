@@ -164,6 +164,19 @@ def test_repo_env_builds_reuses_and_runs_in_the_strong_sandbox(tmp_path, offline
     assert (run["outcome"], code) == ("passed", 0), run["reason"]
     assert len(run["tests"]) == 2
 
+    # What a cluster node does with the lock alone: the same environment, built once.
+    spec = {"url": str(upstream), "commit": env["commit_sha"], "lock": env["lock"],
+            "python_version": "%d.%d" % tuple(int(x) for x in
+                                              env["python_version"].split(".")[:2])}
+    checkout, node_python = envs.materialize(spec, tmp_path / "node")
+    assert (Path(checkout) / "units" / "convert.py").is_file()
+    assert envs.materialize(spec, tmp_path / "node") == (checkout, node_python)
+    import subprocess
+
+    versions = subprocess.run([node_python, "-c", "import tinyunits, tinycheck, torch; "
+                               "print(torch.__version__)"], capture_output=True, text=True)
+    assert versions.stdout.strip() == envs.torch_pin().split("==")[1], versions.stderr
+
     doctor = runner.invoke(main, [*base, "doctor", "--json"])
     (listed,) = json.loads(doctor.stdout)["repo_envs"]
     assert listed["imports"] is True and listed["package"] == "units", listed

@@ -79,6 +79,17 @@ def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
 # -- the actor on each node ----------------------------------------------------------------
 
 
+def _host_bound(job: Job) -> bool:
+    """A repo-backed job whose checkout and interpreter exist only on the driver's host."""
+    return job.repo_backed and not job.repo
+
+
+def _visible_here(job: Job) -> bool:
+    """Whether the driver's checkout and interpreter are on this node too (same host or
+    a shared file system): then they are used as they are."""
+    return os.path.isdir(job.repo_dir) and (not job.python or os.path.exists(job.python))
+
+
 class NodeRunner:
     """Runs jobs on one node through a LocalPool of warm, sandboxed workers.
 
@@ -107,6 +118,17 @@ class NodeRunner:
         if batch in self._stopped:
             return None
         job = Job.from_dict(job)
+        if job.repo_backed and job.repo and not _visible_here(job):
+            # Each node builds (or reuses) the pinned checkout and environment itself.
+            try:
+                from curator.mining.envs import materialize
+
+                job.repo_dir, job.python = materialize(
+                    job.repo, self._pool.settings.extra.get("node_cache"))
+            except Exception as exc:  # noqa: BLE001 - any failure here is the node's
+                return RunResult.infra(job, f"node {socket.gethostname()} cannot prepare "
+                                            f"{job.repo.get('url')}: {_one_line(exc)}"
+                                       ).to_dict()
         if job.repo_dir and not os.path.isdir(job.repo_dir):
             return RunResult.infra(job, f"the repository checkout {job.repo_dir} is not on "
                                         f"node {socket.gethostname()}").to_dict()
@@ -215,7 +237,7 @@ class RayPool(Pool):
         local_only: deque[Job] = deque()   # repo-backed: their checkout is on this host
         anywhere: deque[Job] = deque()
         for job in jobs:
-            (local_only if job.repo_backed and self._has_driver_node() else anywhere).append(job)
+            (local_only if _host_bound(job) and self._has_driver_node() else anywhere).append(job)
         attempts: Counter = Counter()
         finished: set[str] = set()
         inflight: dict[Any, tuple[Job, Runner]] = {}
@@ -259,7 +281,7 @@ class RayPool(Pool):
                     if result is None:
                         continue
                     if isinstance(result, str):   # "retry": its runner was lost
-                        (local_only if job.repo_backed and self._has_driver_node()
+                        (local_only if _host_bound(job) and self._has_driver_node()
                          else anywhere).appendleft(job)
                         continue
                     if result.job_id in finished:   # a job that ran twice counts once

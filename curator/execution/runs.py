@@ -108,6 +108,9 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
         return job
     job.repo_dir, job.overlay, job.python = str(repo_dir), dict(overlay), python
     job.env_preload = _env_preload(store, problem, python)
+    envs = importlib.import_module("curator.mining.envs")
+    job.repo = envs.portable_spec(store, problem.source["repo"], problem.source["commit"],
+                                  python)
     job.node_ids = list(problem.test_node_ids)
     job.deselect = [row["node_id"] for row in excluded(store, problem.id)
                     if row["node_id"] not in job.node_ids]
