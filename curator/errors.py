@@ -24,3 +24,7 @@ class ProblemFormatError(CuratorError):
 
 class NotFoundError(CuratorError):
     """An id (problem, sample, candidate ...) does not exist."""
+
+
+class Cancelled(CuratorError):
+    """The person cancelled a long operation; nothing it would have written was written."""

@@ -6,6 +6,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 
 from curator.labels import VOCAB
+from curator.limits import Field, schema_errors, text_problem
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 SHA_PATTERN = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
@@ -16,6 +17,12 @@ SOURCE_KEYS = ("repo", "commit", "path", "symbol", "lines", "license")
 # Fields that live in problem.toml, in canonical order.
 META_FIELDS = ("id", "title", "entry_point", "kind", "stage", "task", "data", "framework",
                "status")
+# The typed schema of problem.toml: every key's type, checked before anything is written.
+META_SCHEMA = {key: Field("str", nullable=False) for key in META_FIELDS}
+SOURCE_SCHEMA = {"repo": Field("str", nullable=False), "commit": Field("str", nullable=False),
+                 "path": Field("str", nullable=False), "symbol": Field("str", nullable=False),
+                 "lines": Field("str|int|int-list", nullable=False, min=0),
+                 "license": Field("str", nullable=False)}
 
 
 @dataclass
@@ -60,7 +67,13 @@ class Problem:
 
 def validate(problem: Problem) -> list[str]:
     """Every reason this problem is malformed (empty when it is fine)."""
-    errors = []
+    errors = schema_errors({k: getattr(problem, k) for k in META_FIELDS}, META_SCHEMA)
+    if errors:
+        return errors
+    for name in ("prompt", "solution", "tests", *META_FIELDS):
+        value = getattr(problem, name)
+        if isinstance(value, str) and text_problem(value):
+            errors.append(f"{name}: {text_problem(value)}")
     if not ID_PATTERN.match(problem.id or ""):
         errors.append(f"id {problem.id!r} must match {ID_PATTERN.pattern}")
     if not problem.entry_point or not re.match(
@@ -78,17 +91,21 @@ def validate(problem: Problem) -> list[str]:
             errors.append(f"unknown {axis} label {value!r} (expected one of {', '.join(allowed)})")
     if problem.status not in STATUSES:
         errors.append(f"status {problem.status!r} must be one of {', '.join(STATUSES)}")
-    if problem.source is not None:
+    if problem.source is not None and not isinstance(problem.source, dict):
+        errors.append("[source] must be a table")
+    elif problem.source is not None:
         unknown = sorted(set(problem.source) - set(SOURCE_KEYS))
         if unknown:
             errors.append(f"unknown [source] key(s): {', '.join(unknown)}")
+        errors += schema_errors(problem.source, SOURCE_SCHEMA, "[source]")
         commit = problem.source.get("commit")
-        if commit and not SHA_PATTERN.match(str(commit)):
+        if isinstance(commit, str) and commit and not SHA_PATTERN.match(commit):
             errors.append(f"[source] commit {commit!r} must be a full hex SHA")
     if problem.test_node_ids is not None:
         if not isinstance(problem.test_node_ids, list) or not all(
                 isinstance(n, str) and n.strip() for n in problem.test_node_ids):
             errors.append("[tests] node_ids must be a list of non-empty strings")
-    if problem.tests is None and not problem.test_node_ids:
+    if problem.tests is None and not problem.test_node_ids and problem.status != "draft":
+        # A draft may lack tests (an import says so with a flag); nothing else may.
         errors.append("no tests: add test_solution.py or [tests] node_ids")
     return errors

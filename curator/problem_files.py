@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from curator.errors import ProblemFormatError
+from curator.limits import DEFAULT, loads_toml
 from curator.problem import META_FIELDS, SOURCE_KEYS, Problem, validate
 
 TOML = "problem.toml"
@@ -19,6 +19,8 @@ KNOWN_KEYS = set(META_FIELDS) | {"source", "tests"}
 
 def _read_text(path: Path) -> str:
     try:
+        if path.stat().st_size > DEFAULT.file_bytes:
+            raise ProblemFormatError(path, f"larger than {DEFAULT.file_bytes} bytes")
         with open(path, encoding="utf-8", newline="") as fh:
             return fh.read()
     except UnicodeDecodeError as exc:
@@ -29,9 +31,9 @@ def _read_text(path: Path) -> str:
 
 def parse_toml(text: str, path: Path) -> Problem:
     try:
-        meta = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ProblemFormatError(path, f"malformed TOML: {exc}") from None
+        meta = loads_toml(text)
+    except ValueError as exc:
+        raise ProblemFormatError(path, str(exc)) from None
     unknown = sorted(set(meta) - KNOWN_KEYS)
     if unknown:
         raise ProblemFormatError(path, f"unknown key(s): {', '.join(unknown)}")
@@ -50,8 +52,17 @@ def parse_toml(text: str, path: Path) -> Problem:
         if not isinstance(tests, dict) or set(tests) - {"node_ids"}:
             raise ProblemFormatError(path, "[tests] may only hold node_ids")
         node_ids = tests.get("node_ids")
+    if node_ids is not None and (not isinstance(node_ids, list) or not all(
+            isinstance(n, str) for n in node_ids)):
+        raise ProblemFormatError(path, "[tests] node_ids must be a list of strings")
     kwargs = {k: meta[k] for k in META_FIELDS if k in meta}
-    return Problem(**kwargs, source=source, test_node_ids=node_ids)
+    problem = Problem(**kwargs, source=source, test_node_ids=node_ids)
+    if source is not None:
+        # Wrong types in [source] (a table, a date) are refused here, before any write.
+        errors = [e for e in validate(problem) if "[source]" in e]
+        if errors:
+            raise ProblemFormatError(path, "; ".join(errors))
+    return problem
 
 
 def read_problem(folder: str | os.PathLike) -> tuple[Problem, str]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curator.errors import CuratorError
-from curator.problem import Problem
+from curator.problem import Problem, validate
 from curator.problem_files import scan, write_problem
 from curator.store import Store
 from curator.store import problems as problem_store
@@ -58,10 +58,11 @@ def load(store: Store, problems_dir: str | Path, progress: Progress | None = Non
 class DumpReport:
     written: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    errors: list[dict] = field(default_factory=list)     # {"path", "message"}
 
     def to_json(self) -> dict:
         return {"written": len(self.written), "unchanged": len(self.unchanged),
-                "written_ids": self.written}
+                "written_ids": self.written, "errors": self.errors}
 
 
 def dump(store: Store, problems_dir: str | Path, ids: list[str] | None = None,
@@ -71,6 +72,11 @@ def dump(store: Store, problems_dir: str | Path, ids: list[str] | None = None,
     problems = problem_store.all_problems(store) if ids is None else [
         problem_store.get(store, i) for i in ids]
     for index, problem in enumerate(problems, 1):
+        errors = validate(problem)
+        if errors:  # a row from an older database that problem.toml cannot hold
+            report.errors.append({"path": str(Path(problems_dir) / problem.id / "problem.toml"),
+                                  "message": "; ".join(errors)})
+            continue
         if dump_one(store, problem, problems_dir):
             report.written.append(problem.id)
         else:

@@ -1,4 +1,9 @@
-"""Shared fixtures: a temporary workspace holding a copy of the seed benchmark."""
+"""Shared fixtures: a temporary workspace holding a copy of the seed benchmark.
+
+The tool's tests never read the live problems/ folder (a maintainer may be halfway through
+editing it): they use a frozen copy, tests/fixtures/seed_problems/, taken from the
+committed tree. The benchmark's own health is `curator release check`.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from curator import sync, workspace as workspace_mod
 from curator.store import Store
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SEED_DIR = REPO_ROOT / "problems"
+SEED_DIR = REPO_ROOT / "tests" / "fixtures" / "seed_problems"
 
 
 @pytest.fixture(autouse=True)

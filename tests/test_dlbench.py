@@ -157,10 +157,14 @@ def test_sanitise_and_unique_ids():
 def test_import_txt_corpus(empty_workspace):
     ws = empty_workspace
     result = import_cmd(ws, str(TXT), "--json")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, result.output  # nothing skipped: drafts keep what is missing
     data = json.loads(result.output)
-    assert data["imported"] == 12
-    assert data["skipped"] == [{"file": "lightlynoprompt5.txt", "reason": "no prompt"}]
+    assert data["imported"] == 13 and data["skipped"] == []
+    flags = {p["id"]: p["flags"] for p in data["problems"]}
+    assert "prompt_missing" in flags["lightlynoprompt5"]   # kept as a draft, never dropped
+    assert data["drafts"] == 1 and data["flags"]["prompt_missing"] == 1
+    assert data["unmapped"] == {"data": {"Point Cloud": 1}, "stage": {"Data Loading": 1},
+                                "task": {"Clustering": 1}}
     assert data["unknown_labels"] == [
         {"file": "pytorch3dknn_points4.txt", "problem_id": "pytorch3dknn_points4",
          "axis": axis, "value": value, "key": axis}
@@ -225,10 +229,11 @@ def test_import_tarball_matches_folder(empty_workspace, tmp_path):
 
 def test_import_csv_form(empty_workspace):
     result = import_cmd(empty_workspace, str(CSV), "--json")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, result.output  # nothing skipped: drafts keep what is missing
     data = json.loads(result.output)
-    assert data["imported"] == 5
-    assert data["skipped"] == [{"file": "korniamissing_tests6.txt", "reason": "no test_cases"}]
+    assert data["imported"] == 6 and data["skipped"] == []
+    flags = {p["file"]: p["flags"] for p in data["problems"]}
+    assert "tests_missing" in flags["korniamissing_tests6.txt"]
     assert data["unknown_labels"] == [{"file": "pfrlcompute_loss4.txt",
                                        "problem_id": "pfrlcompute_loss4", "axis": "task",
                                        "value": "Reinforcement Learning", "key": "task"}]
@@ -272,10 +277,10 @@ def test_import_reports_unreadable_files(empty_workspace, tmp_path):
                                         "test_cases: t.py\n")
     (folder / "notests.txt").write_text("prompt: x\nrepo: kornia\nfunction: f\n")
     data = json.loads(import_cmd(empty_workspace, str(folder), "--json").output)
-    assert data["imported"] == 0
-    assert sorted(data["skipped"], key=lambda s: s["file"]) == [
-        {"file": "badname.txt", "reason": "function 'not a name' is not a Python name"},
-        {"file": "latin1.txt", "reason": "not UTF-8 (byte 27)"},
-        {"file": "notests.txt", "reason": "no test_cases"}]
+    assert data["imported"] == 2 and data["drafts"] == 2
+    assert data["skipped"] == [{"file": "latin1.txt", "reason": "not UTF-8 (byte 27)"}]
+    flags = {p["file"]: p["flags"] for p in data["problems"]}
+    assert "function_invalid" in flags["badname.txt"]
+    assert "tests_missing" in flags["notests.txt"]
     text = import_cmd(empty_workspace, str(folder))
-    assert text.exit_code == 0 and "skipped latin1.txt: not UTF-8" in text.stderr
+    assert text.exit_code == 1 and "error: latin1.txt: not UTF-8" in text.stderr

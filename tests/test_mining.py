@@ -45,7 +45,9 @@ def test_mine_finds_tested_candidates_with_node_ids(ws, store, dl_repo):
     report = mine(store, ws, str(dl_repo["path"]), rev=dl_repo["first"])
     assert report.commit == dl_repo["first"]
     rows = by_name(store)
-    assert set(rows) == {"box_area", "xyxy_to_cxcywh", "FocalLoss.forward", "accuracy"}
+    # FocalLoss(...) in the tests makes its constructor a candidate too
+    assert set(rows) == {"box_area", "xyxy_to_cxcywh", "FocalLoss.forward",
+                         "FocalLoss.__init__", "accuracy"}
     assert rows["box_area"]["tests"] == [
         "tests/test_boxes.py::test_area", "tests/test_boxes.py::test_area_empty",
         "tests/test_boxes.py::test_area_negative_is_zero"]
@@ -88,7 +90,7 @@ def test_summary_counts_every_skipped_file_with_its_reason(ws, store, dl_repo):
     assert reasons == {"pkg/escape.py": "symlink", "pkg/latin1.py": "not_utf8",
                        "pkg/legacy.py": "syntax_error", "pkg/generated.py": "too_large"}
     assert data["failed"] == 4 and data["ok"] is False
-    assert data["candidates"] == 4 and data["commit"] == dl_repo["first"]
+    assert data["candidates"] == 5 and data["commit"] == dl_repo["first"]
     assert data["license"] == "MIT" and data["test_modules"] == 2 and data["tests"] == 9
 
 
@@ -97,7 +99,9 @@ def test_all_candidates_keeps_untested_functions_but_not_stubs_or_duplicates(ws,
     mine(store, ws, str(dl_repo["path"]), rev=dl_repo["first"], with_tests=False)
     rows = candidate_store.list_rows(store, status="all")
     names = [r["qualname"] for r in rows]
-    assert "gelu_approx" in names and "_stub" not in names and "FocalLoss.__init__" not in names
+    assert "gelu_approx" in names and "_stub" not in names
+    # a constructor is a candidate only when some test builds its class
+    assert "FocalLoss.__init__" in names and by_name(store)["FocalLoss.__init__"]["tests"]
     assert names.count("xyxy_to_cxcywh") == 1
     assert by_name(store)["gelu_approx"]["tests"] == []
 
@@ -127,7 +131,7 @@ def test_newer_commit_adds_new_marks_vanished_and_repins(ws, store, dl_repo):
     assert rows["box_area"]["id"] == old["box_area"]["id"]
     assert rows["box_area"]["commit_sha"] == dl_repo["second"]
     qualnames = [r["qualname"] for r in candidate_store.list_rows(store, status="all")]
-    assert len(qualnames) == len(set(qualnames)) == 5
+    assert len(qualnames) == len(set(qualnames)) == 6
     # mining the older commit again changes nothing that is already known
     again = mine(store, ws, str(dl_repo["path"]), rev=dl_repo["first"])
     assert again.already_mined
@@ -159,7 +163,7 @@ def test_cache_is_a_bare_clone_in_db_repos_and_source_can_be_bare(ws, store, dl_
     subprocess.run(["git", "clone", "-q", "--bare", str(dl_repo["path"]), str(bare)],
                    check=True, capture_output=True)
     report = mine(store, ws, str(bare))
-    assert report.commit == dl_repo["second"] and report.candidates == 4
+    assert report.commit == dl_repo["second"] and report.candidates == 5
     cache = cache_for(ws.repos_dir, str(bare))
     assert cache.path.parent == ws.repos_dir and (cache.path / "HEAD").is_file()
     assert not (cache.path / "pkg").exists()  # bare: no work tree
@@ -169,7 +173,12 @@ def test_progress_reports_files_per_second_and_cancel_writes_nothing(ws, store, 
     calls = []
     mine(store, ws, str(dl_repo["path"]), rev=dl_repo["first"],
          progress=lambda done, total, label: calls.append((done, total, label)))
-    assert calls[-1][0] == calls[-1][1] == 14 and calls[-1][2].endswith("files/s")
+    phases = [label.split(" ")[0] for _, _, label in calls]
+    assert list(dict.fromkeys(phases)) == ["fetch", "parse", "link", "score"]
+    parsed = [c for c in calls if c[2].startswith("parse")]
+    assert parsed[-1][0] == parsed[-1][1] == 14 and parsed[-1][2].endswith("files/s")
+    linked = [c for c in calls if c[2] == "link tests"]
+    assert linked[-1][0] == linked[-1][1] == 2  # both test modules
     other = workspace_mod.init(ws.root.parent / "ws2")
     with Store(other.db_path, "miner") as fresh:
         with pytest.raises(MiningCancelled):
@@ -301,7 +310,7 @@ def test_mine_cli_json_summary_is_one_line_and_exit_status(ws, dl_repo, tmp_path
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     for key in ("files", "parsed", "skipped", "candidates", "commit"):
         assert key in summary
-    assert summary["commit"] == dl_repo["first"] and summary["candidates"] == 4
+    assert summary["commit"] == dl_repo["first"] and summary["candidates"] == 5
     clean = tmp_path / "clean"
     clean.mkdir()
     git(clean, "init", "-q", "-b", "main")

@@ -122,7 +122,7 @@ def test_candidates_cli_list_accept_reject(mined):
     result = invoke(ws, "candidates", "list", "--json")
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)
-    assert len(rows) == 4
+    assert len(rows) == 5
     for key in ("id", "repo", "commit", "path", "qualname", "score", "tests", "license"):
         assert key in rows[0]
     assert [r["score"] for r in rows] == sorted((r["score"] for r in rows), reverse=True)

@@ -2,7 +2,7 @@
 # Drive the real app in a real terminal (tmux) the way a person does, and check what it
 # shows and what it writes. Run by hand before a release of the app:
 #
-#     tests/tmux_smoke.sh            # uses .venv/bin/curator, a copy of problems/
+#     tests/tmux_smoke.sh            # uses .venv/bin/curator, a copy of the frozen seed
 #     KEEP=1 tests/tmux_smoke.sh     # keep the temporary workspace for a look
 #
 # Each step prints the screen it saw (capture-pane), so the log shows the session.
@@ -43,7 +43,7 @@ command -v tmux >/dev/null || { echo "tmux is not installed" >&2; exit 2; }
 
 "$CURATOR" init "$WS" >/dev/null
 rm -rf "$WS/problems"
-cp -r "$ROOT/problems" "$WS/problems"
+cp -r "$ROOT/tests/fixtures/seed_problems" "$WS/problems"
 "$CURATOR" --workspace "$WS" load --quiet
 PID="$(ls "$WS/problems" | sort | head -1)"
 TOTAL="$(ls "$WS/problems" | wc -l | tr -d ' ')"

@@ -24,6 +24,7 @@ _COMMAND_MODULES = {
     "samples": "samples", "report": "samples", "taxonomy": "samples",
     "review": "review",
     "release": "release", "import-dlbench": "release", "import-release": "release",
+    "dlbench": "dlbench",
     "dev": "dev",
 }
 

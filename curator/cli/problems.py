@@ -66,7 +66,11 @@ def dump_cmd(ctx: CliContext, ids: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         print_json(report.to_json())
     else:
+        for error in report.errors:
+            click.echo(f"error: {error['path']}: {error['message']}", err=True)
         click.echo(f"{len(report.written)} written, {len(report.unchanged)} unchanged")
+    if report.errors:
+        sys.exit(1)
 
 
 @click.group("problems")

@@ -80,7 +80,13 @@ def build_cmd(ctx: CliContext, version: str, out: str, name: str | None, allow_f
 @pass_ctx
 def verify_cmd(ctx: CliContext, bundle: str, rerun: bool, workers: int, as_json: bool) -> None:
     """Check a bundle (folder or .tar.gz) against its manifest and schema."""
+    from curator.limits import DEFAULT, Limits
+
     store = workspace = None
+    try:
+        limits = Limits.from_config(ctx.workspace.config)
+    except WorkspaceError:
+        limits = DEFAULT  # verifying a bundle needs no workspace
     if rerun:
         try:
             import curator.execution.engine  # noqa: F401
@@ -93,7 +99,7 @@ def verify_cmd(ctx: CliContext, bundle: str, rerun: bool, workers: int, as_json:
             pass  # self-contained problems re-run without a workspace
     with progress_bar("re-running", enabled=rerun and not as_json) as bar:
         report = verify_mod.verify(bundle, rerun=rerun, workers=workers, progress=bar,
-                                   store=store, workspace=workspace)
+                                   store=store, workspace=workspace, limits=limits)
     if as_json:
         print_json(report.to_json())
     else:
@@ -121,18 +127,32 @@ def diff_cmd(old: str, new: str, as_json: bool) -> None:
         click.echo(result.markdown(), nl=False)
 
 
+def _already(item: dict) -> bool:
+    return item["reason"].startswith("already") or ": already present" in item["reason"]
+
+
 def _print_import(report: importing.ImportReport, as_json: bool) -> None:
+    """The report; exit status 1 when a bad item was skipped (not one already imported)."""
+    bad = [item for item in report.skipped if not _already(item)]
     if as_json:
         print_json(report.to_json())
+        if bad:
+            sys.exit(1)
         return
     for item in report.skipped:
-        click.echo(f"skipped {item['file']}: {item['reason']}", err=True)
+        if _already(item):
+            click.echo(f"skipped {item['file']}: {item['reason']}", err=True)
+        else:
+            click.echo(f"error: {item['file']}: {item['reason']}", err=True)
     for item in report.unknown_labels:
         click.echo(f"unknown {item['axis']} label {item['value']!r} in {item['file']} "
                    f"(problem {item['problem_id']})", err=True)
     verb = "would import" if report.dry_run else "imported"
-    click.echo(f"{verb} {len(report.problems)} problem(s), skipped {len(report.skipped)}, "
-               f"{len(report.unknown_labels)} unknown label spelling(s)")
+    drafts = f" ({report.drafts} missing something, see flags)" if report.drafts else ""
+    click.echo(f"{verb} {len(report.problems)} problem(s){drafts}, skipped "
+               f"{len(report.skipped)}, {len(report.unknown_labels)} unknown label spelling(s)")
+    if bad:
+        sys.exit(1)
 
 
 @click.command("import-dlbench")

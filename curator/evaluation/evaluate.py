@@ -84,6 +84,12 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
         except CuratorError as exc:
             report.errors.append({"sample_id": sample["id"], "message": str(exc)})
             continue
+        except (RecursionError, MemoryError) as exc:
+            # Hostile code must cost only its own sample, never the batch.
+            what = "nested too deeply" if isinstance(exc, RecursionError) else "too large"
+            report.errors.append({"sample_id": sample["id"],
+                                  "message": f"cannot prepare the run: the code is {what}"})
+            continue
         jobs.append(job)
         owners[job.job_id] = (sample["id"], run_store.solution_hash(sample["code"] or ""))
     if not jobs:

@@ -39,7 +39,7 @@ def metrics(counts: list[tuple[int, int]]) -> dict:
 
 
 def build(store: Store, model: str | None = None, by: str | None = None) -> dict:
-    """The report as a JSON-ready dict (shape in the module docstring and issue 6)."""
+    """The report as a JSON-ready dict (shape in the module docstring)."""
     params: list = []
     sql = "SELECT id, problem_id, model, technique FROM samples"
     if model is not None:

@@ -5,8 +5,11 @@ the prompt's code) or `response` (raw model text, code extracted from it); optio
 `model`, `technique`, `temperature`, `sample_index`. DL-Bench LLM-output files are JSON
 objects with `result` (raw text), `function_name`, `class`, `repo`, ...
 
-An import is one transaction; bad rows are reported with file and line and skipped, the
-rest import. A sample's identity is the hash of (model, technique, problem, format, text,
+Every row is checked against a typed schema (and the shared limits of curator.limits)
+before anything is written; a bad row is reported with file and line and skipped, the
+rest import. Rows are committed in chunks of CHUNK_ROWS, so a long import never holds
+the write lock for long, and an interrupted import is resumed by running it again (rows
+already there are skipped by their identity). A sample's identity is the hash of (model, technique, problem, format, text,
 sample index), so importing the same file twice adds nothing. A row without a
 `sample_index` gets its position among the file's rows for the same problem, model and
 technique.
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -23,6 +27,17 @@ from pathlib import Path
 
 from curator.errors import CuratorError, NotFoundError
 from curator.evaluation import extract
+from curator.limits import (
+    DEFAULT,
+    INT_MAX,
+    Field,
+    InputError,
+    decode,
+    loads_json,
+    read_bytes,
+    schema_errors,
+    value_problem,
+)
 from curator.problem import Problem
 from curator.store import Store, now
 from curator.store import problems as problem_store
@@ -30,6 +45,21 @@ from curator.store import problems as problem_store
 CODE_FIELDS = ("solution", "completion", "response")
 DLBENCH_KEYS = {"result", "function_name"}
 Progress = Callable[[int, int, str], None]
+CHUNK_ROWS = 2000      # rows per write transaction
+
+# The typed schema of a JSONL row, and of a DL-Bench LLM-output object.
+ROW_SCHEMA = {
+    "task_id": Field("str|int"), "solution": Field("str"), "completion": Field("str"),
+    "response": Field("str"), "model": Field("str"), "technique": Field("str"),
+    "temperature": Field("number|str", min=0), "sample_index": Field("int|str", min=0,
+                                                                     max=INT_MAX),
+}
+DLBENCH_SCHEMA = {
+    "result": Field("str|str-list"), "function_name": Field("str"), "f_name": Field("str"),
+    "class": Field("str"), "repo": Field("str"), "model": Field("str"),
+    "technique": Field("str"), "temperature": Field("number|str", min=0),
+    "sample_index": Field("int|str", min=0, max=INT_MAX),
+}
 
 
 @dataclass
@@ -88,9 +118,10 @@ def read_rows(path: str | Path, report: ImportReport) -> Iterator[Row]:
     path = Path(path)
     name = str(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        report.error(name, None, f"cannot read file: {exc}")
+        text = decode(read_bytes(path, DEFAULT.file_bytes), path)
+    except InputError as exc:
+        message = exc.message.removeprefix("cannot read: ")
+        report.error(name, None, f"cannot read file: {message}")
         return
     if not text.strip():
         report.error(name, None, "file is empty")
@@ -101,15 +132,31 @@ def read_rows(path: str | Path, report: ImportReport) -> Iterator[Row]:
         whole = None
         multi = exc.msg == "Extra data"
         if path.suffix.lower() == ".json" and not multi:
-            report.error(name, exc.lineno, f"invalid JSON: {exc.msg}")
+            report.error(name, exc.lineno, f"invalid JSON: {exc.msg} (line {exc.lineno} "
+                                           f"column {exc.colno})")
+            return
+    except (RecursionError, ValueError):
+        whole = None
+        if path.suffix.lower() == ".json":
+            try:
+                loads_json(text)
+            except ValueError as exc:
+                report.error(name, None, str(exc))
             return
     else:
         if isinstance(whole, dict):
+            problem = value_problem(whole)
+            if problem:
+                report.error(name, None, f"invalid JSON: {problem}")
+                return
             yield Row(name, 1, whole)
             return
         if isinstance(whole, list):
             for index, item in enumerate(whole):
-                if isinstance(item, dict):
+                problem = value_problem(item)
+                if problem:
+                    report.error(name, 1, f"item {index}: invalid JSON: {problem}")
+                elif isinstance(item, dict):
                     yield Row(name, 1, item, item=index)
                 else:
                     report.error(name, 1, f"item {index}: expected a JSON object")
@@ -118,9 +165,9 @@ def read_rows(path: str | Path, report: ImportReport) -> Iterator[Row]:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            report.error(name, number, f"invalid JSON: {exc.msg}")
+            data = loads_json(line)
+        except ValueError as exc:
+            report.error(name, number, str(exc))
             continue
         if not isinstance(data, dict):
             report.error(name, number, "expected a JSON object")
@@ -233,9 +280,12 @@ def _optional_float(data: dict, key: str) -> float | None:
     if isinstance(value, bool):
         raise ValueError(f"{key!r} must be a number")
     try:
-        return float(value)
+        number = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{key!r} must be a number, got {value!r}") from None
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(f"{key!r} must be a finite number >= 0, got {value!r}")
+    return number
 
 
 def _optional_int(data: dict, key: str) -> int | None:
@@ -250,6 +300,8 @@ def _optional_int(data: dict, key: str) -> int | None:
         raise ValueError(f"{key!r} must be a whole number, got {value!r}") from None
     if number < 0:
         raise ValueError(f"{key!r} must not be negative")
+    if number > INT_MAX:
+        raise ValueError(f"{key!r} is out of range")
     return number
 
 
@@ -258,6 +310,9 @@ def samples_from_row(row: Row, index: ProblemIndex, model: str | None, technique
     """The samples one row holds (DL-Bench files may hold several results). Raises ValueError."""
     data = row.data
     dlbench = "task_id" not in data and bool(DLBENCH_KEYS & set(data))
+    errors = schema_errors(data, DLBENCH_SCHEMA if dlbench else ROW_SCHEMA)
+    if errors:
+        raise ValueError("; ".join(errors))
     if dlbench:
         try:
             problem = index.for_dlbench(data, row.file)
@@ -326,37 +381,63 @@ def insert(store: Store, sample: NewSample) -> int | None:
     return sample_id
 
 
+def _rows(paths: list[Path], report: ImportReport) -> Iterator[tuple[int, Path, Row | None]]:
+    """(file number, file, row) for every row; (number, file, None) once a file is done."""
+    for number, path in enumerate(paths, 1):
+        for row in read_rows(path, report):
+            yield number, path, row
+        yield number, path, None
+
+
 def import_files(store: Store, paths: Iterable[str | Path], model: str | None = None,
                  technique: str | None = None, progress: Progress | None = None,
                  cancelled: Callable[[], bool] | None = None) -> ImportReport:
-    """Import sample files in one transaction; see the module docstring."""
+    """Import sample files, CHUNK_ROWS rows per transaction; see the module docstring."""
     paths = [Path(p) for p in paths]
     report = ImportReport(files=[str(p) for p in paths])
     index = ProblemIndex(problem_store.all_problems(store))
-    with store.transaction():
-        for number, path in enumerate(paths, 1):
-            ordinals: dict = {}
-            for row in read_rows(path, report):
-                if cancelled and cancelled():
-                    raise KeyboardInterrupt("import cancelled")
-                try:
-                    samples = samples_from_row(row, index, model, technique, ordinals)
-                except ValueError as exc:
-                    prefix = f"item {row.item}: " if row.item is not None else ""
-                    report.error(row.file, row.line, prefix + str(exc))
+    ordinals: dict = {}
+    chunk: list[NewSample] = []
+
+    def flush() -> None:
+        # Rows are checked and converted before the write lock is taken; the lock is
+        # held only for the inserts of one chunk.
+        if not chunk:
+            return
+        with store.transaction():
+            for sample in chunk:
+                sample_id = insert(store, sample)
+                if sample_id is None:
+                    report.duplicates += 1
                     continue
-                for sample in samples:
-                    sample_id = insert(store, sample)
-                    if sample_id is None:
-                        report.duplicates += 1
-                        continue
-                    report.imported += 1
-                    report.sample_ids.append(sample_id)
-                    report.models[sample.model] = report.models.get(sample.model, 0) + 1
-                    if sample.code is None:
-                        report.no_code += 1
+                report.imported += 1
+                report.sample_ids.append(sample_id)
+                report.models[sample.model] = report.models.get(sample.model, 0) + 1
+                if sample.code is None:
+                    report.no_code += 1
+        chunk.clear()
+
+    rows_in_chunk = 0
+    for number, path, row in _rows(paths, report):
+        if row is None:
+            ordinals = {}
             if progress:
                 progress(number, len(paths), str(path))
+            continue
+        if cancelled and cancelled():
+            raise KeyboardInterrupt("import cancelled")
+        try:
+            chunk.extend(samples_from_row(row, index, model, technique, ordinals))
+        except (ValueError, RecursionError) as exc:
+            prefix = f"item {row.item}: " if row.item is not None else ""
+            message = str(exc) if isinstance(exc, ValueError) else "code nested too deeply"
+            report.error(row.file, row.line, prefix + message)
+            continue
+        rows_in_chunk += 1
+        if rows_in_chunk >= CHUNK_ROWS:
+            flush()
+            rows_in_chunk = 0
+    flush()
     return report
 
 

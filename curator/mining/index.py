@@ -14,14 +14,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from curator.errors import CuratorError
+from curator.errors import Cancelled
 from curator.mining import licenses, relevance, suggest
+from curator.mining.callgraph import CallGraph, IndirectLink
 from curator.mining.gitcache import MODE_SYMLINK, CachedRepo, TreeEntry
 from curator.mining.modules import Binding, FunctionInfo, ModuleInfo, parse_module, resolve_relative
 from curator.mining.settings import MiningSettings
+from curator.mining.symbols import CLASS, FUNCTION, Symbol, SymbolTable
 from curator.mining.testfind import find_tests, in_test_folder, is_test_module
 
 Progress = Callable[[int, int, str], None]
+
+# Phases reported through the progress callback's third argument (the parse phase also
+# carries the rate: "parse 812 files/s").
+PARSE_PHASE, LINK_PHASE, SCORE_PHASE = "parse", "link tests", "score"
 
 # Reasons a Python file was not parsed; all but "excluded" count as failures.
 EXCLUDED = "excluded"
@@ -31,7 +37,7 @@ _BUILTINS = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "self", "cl
 _SKIPPED_LIST_CAP = 500
 
 
-class MiningCancelled(CuratorError):
+class MiningCancelled(Cancelled):
     """The person cancelled mining; nothing was written."""
 
 
@@ -138,7 +144,6 @@ class Indexer:
         self.modules: dict[str, ModuleInfo] = {}        # source modules
         self.found_tests: dict[str, list] = {}             # test module -> FoundTest
         self.referenced: set[str] = set()                  # every name part tests use
-        self.aliases: dict[str, list[ModuleInfo]] = {}
         self.import_name: dict[str, str] = {}
 
     # -- reading and parsing -------------------------------------------------
@@ -158,19 +163,18 @@ class Indexer:
         last_report = 0.0
         try:
             for entry, data in zip(readable, blobs):
-                if self.cancelled and self.cancelled():
-                    raise MiningCancelled("mining cancelled; nothing was written")
+                self._check_cancelled()
                 self._parse(entry.path, data)
                 done += 1
                 now = time.perf_counter()
                 if self.progress and (now - last_report > 0.05 or done == len(python)):
                     last_report = now
                     rate = done / max(now - started, 1e-9)
-                    self.progress(done, len(python), f"{rate:.0f} files/s")
+                    self.progress(done, len(python), f"{PARSE_PHASE} {rate:.0f} files/s")
         finally:
             blobs.close()  # stops the cat-file process when cancelled or on error
         if self.progress and not readable:
-            self.progress(done, len(python), "0 files/s")
+            self.progress(done, len(python), f"{PARSE_PHASE} 0 files/s")
         self._index()
         self.result.seconds = time.perf_counter() - started
         return self.result
@@ -216,6 +220,7 @@ class Indexer:
         elif self._is_source(path):
             module.infos = module.candidates()
             for info in module.infos:
+                info.index_calls()
                 if not self.with_tests or info.name in self.referenced:
                     info.prebuild()
                 info.release()
@@ -239,101 +244,90 @@ class Indexer:
         return not (is_test_module(path) or in_test_folder(path) or name in NOT_CANDIDATE_FILES)
 
     def _index(self) -> None:
-        sources = self.modules
-        for module in sources.values():
-            parts = module.name.split(".")
-            for i in range(len(parts)):
-                self.aliases.setdefault(".".join(parts[i:]), []).append(module)
-            own = self.import_name.get(module.path)
-            if own and own != module.name:
-                self.aliases.setdefault(own, []).append(module)
-
+        table = SymbolTable(self.modules, self.import_name)
+        functions = {(path, info.qualname): info for path, module in self.modules.items()
+                     for info in module.infos}
         tests_of: dict[tuple[str, str], set[str]] = {}
-        for path, found in self.found_tests.items():
+        seeds: dict[Symbol, set[str]] = {}
+        total = len(self.found_tests)
+        for done, (path, found) in enumerate(sorted(self.found_tests.items()), 1):
+            self._check_cancelled()
             self.result.test_modules += 1
             self.result.tests += len(found)
             test_dir = path.rsplit("/", 1)[0] if "/" in path else ""
             for test in found:
                 for ref in test.refs:
-                    for target in self._resolve_ref(ref, test_dir):
-                        tests_of.setdefault(target, set()).add(test.node_id)
+                    for target in self._targets(table, ref, test_dir):
+                        if target.key in functions:
+                            tests_of.setdefault(target.key, set()).add(test.node_id)
+                            seeds.setdefault(target, set()).add(test.node_id)
+            self._report(LINK_PHASE, done, total)
+
+        indirect: dict[tuple[str, str], IndirectLink] = {}
+        if self.with_tests and self.settings.call_depth > 0 and seeds:
+            graph = CallGraph(table, functions)
+            indirect = graph.propagate(seeds, self.settings.call_depth,
+                                       self.settings.indirect_tests, self.cancelled)
+        self._report(SCORE_PHASE, 0, 0)
 
         present = self.result.present
         self.result._build = self._candidate
-        for path, module in sources.items():
+        for path, module in self.modules.items():
             for function in module.infos:
+                key = (path, function.qualname)
+                tests = sorted(tests_of.get(key, ()))
+                link = indirect.get(key) if not tests else None
+                if function.name == "__init__" and not tests and link is None:
+                    continue  # constructors only of classes some test builds
                 self.result.functions += 1
-                tests = sorted(tests_of.get((path, function.qualname), ()))
+                if link is not None:
+                    tests = sorted(link.tests)
                 kept = present.get(function.ast_hash)
                 # Duplicates (same normalised AST): keep one, preferring one with tests.
                 if kept is None or (not kept[2] and tests):
-                    present[function.ast_hash] = (module, function, tests)
-        self.result.candidates = sorted(
-            (self.result.candidate(h) for h, (_, _, tests) in present.items()
-             if tests or not self.with_tests), key=lambda c: (c.path, c.start))
+                    present[function.ast_hash] = (module, function, tests, link)
+        built = []
+        for ast_hash, (_, _, tests, _) in present.items():
+            if tests or not self.with_tests:
+                self._check_cancelled()
+                built.append(self.result.candidate(ast_hash))
+        for module in self.modules.values():
+            module.release()
+        self.result.candidates = sorted(built, key=lambda c: (c.path, c.start))
 
-    # -- resolving references from tests -------------------------------------
+    def _targets(self, table: SymbolTable, ref: str, test_dir: str) -> list[Symbol]:
+        """The repository functions a test reference reaches (a class: its __init__)."""
+        found = table.resolve(ref)
+        if len(found) > 1:  # the same name in several places: the one nearest the test
+            best = max(_common_prefix(s.path, test_dir) for s in found)
+            found = [s for s in found if _common_prefix(s.path, test_dir) == best][:1]
+        targets = []
+        for symbol in found:
+            if symbol.kind == FUNCTION:
+                targets.append(symbol)
+            elif symbol.kind == CLASS:
+                targets.extend(s for s in table.method(symbol, "__init__")
+                               if s.kind == FUNCTION)
+        return targets
 
-    def _resolve_ref(self, ref: str, test_dir: str, depth: int = 0) -> list[tuple[str, str]]:
-        parts = ref.split(".")
-        for i in range(len(parts) - 1, 0, -1):
-            modules = self.aliases.get(".".join(parts[:i]))
-            if not modules:
-                continue
-            found = []
-            for module in modules:
-                found.extend(self._resolve_symbol(module, parts[i:], test_dir, depth))
-            if len(found) > 1:
-                found.sort(key=lambda t: -_common_prefix(t[0], test_dir))
-                best = _common_prefix(found[0][0], test_dir)
-                found = [t for t in found if _common_prefix(t[0], test_dir) == best][:1]
-            if found:
-                return found
-        return []
+    def _check_cancelled(self) -> None:
+        if self.cancelled and self.cancelled():
+            raise MiningCancelled("mining cancelled; nothing was written")
 
-    def _resolve_symbol(self, module: ModuleInfo, rest: list[str], test_dir: str,
-                        depth: int) -> list[tuple[str, str]]:
-        if depth > 6 or not rest:
-            return []
-        symbol = rest[0]
-        if symbol in module.functions:
-            return [(module.path, symbol)]
-        if symbol in module.classes:
-            if len(rest) < 2:
-                return []
-            return self._method(module, symbol, rest[1], test_dir, depth)
-        binding = module.bindings.get(symbol)
-        if binding is not None:
-            return self._resolve_ref(".".join([binding.target, *rest[1:]]), test_dir, depth + 1)
-        for star in module.stars:
-            found = self._resolve_ref(".".join([star, *rest]), test_dir, depth + 1)
-            if found:
-                return found
-        return []
-
-    def _method(self, module: ModuleInfo, cls: str, method: str, test_dir: str,
-                depth: int) -> list[tuple[str, str]]:
-        info = module.classes[cls]
-        if method in info.methods:
-            return [(module.path, f"{cls}.{method}")]
-        for base in info.bases:  # inherited: Base.method defined in this repository
-            root = base.split(".")[0]
-            if base in module.classes and depth < 6:
-                found = self._method(module, base, method, test_dir, depth + 1)
-            elif root in module.bindings:
-                target = module.bindings[root].target + base[len(root):]
-                found = self._resolve_ref(f"{target}.{method}", test_dir, depth + 1)
-            else:
-                found = []
-            if found:
-                return found
-        return []
+    def _report(self, phase: str, done: int, total: int) -> None:
+        if self.progress:
+            self.progress(done, total, phase)
 
     # -- one candidate ---------------------------------------------------------
 
     def _candidate(self, module: ModuleInfo, function: FunctionInfo,
-                   tests: list[str]) -> Candidate:
+                   tests: list[str], link: IndirectLink | None = None) -> Candidate:
         rel = relevance.score(function, module)
+        evidence = list(rel.evidence)
+        if link is not None:
+            evidence.append({"kind": "indirect-tests", "weight": 0.0,
+                             "detail": f"{len(link.tests)} test(s) of a caller, through "
+                                       f"{' -> '.join(link.via)}"})
         bases = [relevance.resolve_chain(b, module) or b for b in function.class_bases]
         suggestions = suggest.suggest(function.name, function.class_name, function.args,
                                       rel.apis, bases,
@@ -345,7 +339,7 @@ class Indexer:
             decorators=function.decorators, imports=module.imports,
             needed_imports=self._needed_imports(module, function),
             class_header=function.class_header, ast_hash=function.ast_hash,
-            score=rel.score, evidence=rel.evidence, framework=rel.framework, apis=rel.apis,
+            score=rel.score, evidence=evidence, framework=rel.framework, apis=rel.apis,
             tests=tests, suggestions=suggestions)
 
     def _needed_imports(self, module: ModuleInfo, function: FunctionInfo) -> list[str]:

@@ -95,7 +95,7 @@ def mine(store: Store, workspace: Workspace, source: str, rev: str | None = None
         _check_local(url)
     cache = cache_for(workspace.repos_dir, url)
     if progress:
-        progress(0, 0, "fetching")
+        progress(0, 0, "fetch")
     if rev and cache.exists() and cache.has_commit(rev):
         fetch = False  # a full SHA already in the cache: nothing to fetch
     cache.ensure(fetch=fetch)

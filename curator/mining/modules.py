@@ -11,7 +11,7 @@ from functools import cached_property
 _LINE_END = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
 
 # Methods worth a problem of their own; other dunders are plumbing.
-KEPT_DUNDERS = {"__call__"}
+KEPT_DUNDERS = {"__call__", "__init__"}
 
 
 def split_lines(text: str) -> list[str]:
@@ -268,13 +268,23 @@ class FunctionInfo:
         self.start = start_line(node)
         self.end = node.end_lineno or node.lineno
         self.ast_hash = ast_hash(node)
+        # What it calls and names, for the call graph (filled by `index_calls`).
+        self.calls: frozenset[str] = frozenset()
+        self.names: frozenset[str] = frozenset()
+
+    def index_calls(self) -> None:
+        refs = collect_references(self.node)
+        self.calls = frozenset(c for c in refs.calls
+                               if c.split(".", 1)[0] in ("self", "cls")
+                               or c.split(".", 1)[0] not in refs.bound)
+        self.names = frozenset(refs.names)
 
     @property
     def kind(self) -> str:
         return "method" if self.class_name else "function"
 
     def _reparse(self) -> None:
-        tree = ast.parse(self.module.text, filename=self.module.path)
+        tree = self.module.reparsed()
         for stmt in tree.body:
             if self.class_name is None and isinstance(stmt, (ast.FunctionDef,
                                                               ast.AsyncFunctionDef)):
@@ -378,10 +388,28 @@ class ModuleInfo:
     classes: dict[str, ClassInfo]
     assigned: set[str]
     infos: list[FunctionInfo] = field(default_factory=list)  # candidates(), once indexed
+    all_names: frozenset[str] | None = None   # a literal `__all__`, when the module has one
+
+    def exports(self, name: str) -> bool:
+        """Whether `from this_module import *` binds `name` (when the module has it)."""
+        if self.all_names is not None:
+            return name in self.all_names
+        return not name.startswith("_")
+
+    def exported_own(self) -> list[str]:
+        """Names a star import of this module takes from its own definitions and imports."""
+        own = self.functions | set(self.classes) | self.assigned | set(self.bindings)
+        return [name for name in own if self.exports(name)]
 
     @cached_property
     def lines(self) -> list[str]:
         return split_lines(self.text)
+
+    def reparsed(self) -> ast.Module:
+        """The syntax tree, parsed again after `release()` (kept until the next release)."""
+        if self.tree is None:
+            self.tree = ast.parse(self.text, filename=self.path)
+        return self.tree
 
     def release(self) -> None:
         """Drop the syntax tree (the bulk of the memory); the text stays for re-parsing."""
@@ -443,6 +471,7 @@ def parse_module(path: str, text: str) -> ModuleInfo:
     functions: set[str] = set()
     classes: dict[str, ClassInfo] = {}
     assigned: set[str] = set()
+    all_names: frozenset[str] | None = None
     for stmt in top_level_statements(tree.body):
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
@@ -462,10 +491,25 @@ def parse_module(path: str, text: str) -> ModuleInfo:
                                            methods)
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            listed = _all_literal(stmt, targets)
+            if listed is not None:
+                all_names = listed if not isinstance(stmt, ast.AugAssign) else \
+                    listed | (all_names or frozenset())
             for target in targets:
                 for node in ast.walk(target):
                     if isinstance(node, ast.Name):
                         assigned.add(node.id)
     return ModuleInfo(path=path, tree=tree, text=text, bindings=bindings, stars=stars,
                       import_nodes=imports, future=future, functions=functions,
-                      classes=classes, assigned=assigned)
+                      classes=classes, assigned=assigned, all_names=all_names)
+
+
+def _all_literal(stmt: ast.stmt, targets: list[ast.expr]) -> frozenset[str] | None:
+    """The names of `__all__ = [...]` / `__all__ += [...]` when written as a literal."""
+    if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+        return None
+    value = stmt.value
+    if not isinstance(value, (ast.List, ast.Tuple)):
+        return None
+    return frozenset(e.value for e in value.elts
+                     if isinstance(e, ast.Constant) and isinstance(e.value, str))

@@ -203,6 +203,8 @@ def replace_symbol(module_text: str, qualname: str, solution_text: str,
         module = ast.parse(module_text, filename=path)
     except SyntaxError as exc:
         raise PatchError(f"{path}: upstream module does not parse: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise PatchError(f"{path}: upstream module is nested too deeply to parse") from None
     target, target_cls = _find(module, qualname)
     if target is None:
         raise PatchError(f"{path}: {qualname} not found in the upstream module")
@@ -214,7 +216,9 @@ def replace_symbol(module_text: str, qualname: str, solution_text: str,
 
     try:
         solution = ast.parse(solution_text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # Patched in as it is: the run then reports why it does not compile, as an
+        # outcome of this solution (a 200k-term expression must not stop a batch).
         raw = split_lines(solution_text.rstrip("\n") + "\n")
         replaced = lines[:t_start - 1] + _reindent(raw, 1, 0, column) + lines[t_end:]
         return "".join(replaced)

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from curator.errors import CuratorError, NotFoundError
-from curator.mining.gitcache import cache_key, is_url, repo_name
+from curator.mining.gitcache import CachedRepo, GitError, cache_for, cache_key, is_url, \
+    normalise_source, repo_name, run_git
 from curator.store import Store, now
 
 
@@ -25,6 +26,51 @@ def get_or_create(store: Store, url: str) -> dict:
         if cursor.rowcount:
             store.audit("repo", cursor.lastrowid, "create", after={"url": url})
     return store.one("SELECT * FROM repos WHERE url = ?", (url,))
+
+
+def register(store: Store, repos_dir: str | Path, url: str, source: str | None = None,
+             name: str | None = None) -> tuple[dict, CachedRepo]:
+    """Record a repository and make sure its cache exists, cloned from SOURCE.
+
+    `url` is the repository's identity (what problems name in [source] repo); `source`
+    is where to clone it from (a URL, a local clone or a bare mirror; default `url`). A
+    local source never touches the network: the cache's `origin` points at it, so later
+    fetches for missing commits read it too. `name` (default owner/name of the URL) is
+    what `repo set-python NAME` and friends find it by.
+    """
+    url = url.rstrip("/")
+    source = normalise_source(source) if source else url
+    if not is_url(source) and not Path(source).is_dir():
+        raise GitError(f"{source}: not a URL and no such folder")
+    row = get_or_create(store, url)
+    cache = cache_for(repos_dir, url)
+    if not cache.exists():
+        CachedRepo(url=source, path=cache.path).ensure(fetch=False)
+    elif source != url:
+        run_git(["remote", "set-url", "origin", source], cwd=cache.path)
+    changes = {}
+    if name and name != row["name"]:
+        changes["name"] = name
+    if (source if source != url else None) != row.get("source"):
+        changes["source"] = source if source != url else None
+    if changes:
+        with store.transaction():
+            sets = ", ".join(f"{k} = ?" for k in changes)
+            store.execute(f"UPDATE repos SET {sets}, updated_at = ? WHERE id = ?",
+                          (*changes.values(), now(), row["id"]))
+            for key, value in changes.items():
+                store.audit("repo", row["id"], "update", key, row.get(key), value)
+    return store.one("SELECT * FROM repos WHERE id = ?", (row["id"],)), cache
+
+
+def set_as_of(store: Store, repo_id: int, as_of: str | None) -> None:
+    """Remember the date a repository's commit was pinned as of (None: pinned by revision)."""
+    row = store.one("SELECT as_of FROM repos WHERE id = ?", (repo_id,))
+    if row is not None and row["as_of"] != as_of:
+        with store.transaction():
+            store.execute("UPDATE repos SET as_of = ?, updated_at = ? WHERE id = ?",
+                          (as_of, now(), repo_id))
+            store.audit("repo", repo_id, "update", "as_of", row["as_of"], as_of)
 
 
 def find(store: Store, ident: str) -> dict:

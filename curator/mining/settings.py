@@ -13,6 +13,8 @@ DEFAULT_EXCLUDE = (
     "node_modules", ".*", "__pycache__", "*.egg-info", "setup.py", "noxfile.py",
 )
 DEFAULT_MAX_FILE_BYTES = 1_000_000
+DEFAULT_CALL_DEPTH = 3          # calls followed from a tested function (0: direct tests only)
+DEFAULT_INDIRECT_TESTS = 20     # node ids a function gets from the callers that test it
 
 
 @dataclass
@@ -20,6 +22,8 @@ class MiningSettings:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     with_tests: bool = True
+    call_depth: int = DEFAULT_CALL_DEPTH
+    indirect_tests: int = DEFAULT_INDIRECT_TESTS
     _dir_patterns: tuple[str, ...] = field(default=(), repr=False)
     _path_patterns: tuple[str, ...] = field(default=(), repr=False)
 
@@ -35,7 +39,9 @@ class MiningSettings:
         exclude += tuple(section.get("extra_exclude", ()))
         return cls(exclude=exclude,
                    max_file_bytes=int(section.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)),
-                   with_tests=bool(section.get("with_tests", True)))
+                   with_tests=bool(section.get("with_tests", True)),
+                   call_depth=int(section.get("call_depth", DEFAULT_CALL_DEPTH)),
+                   indirect_tests=int(section.get("indirect_tests", DEFAULT_INDIRECT_TESTS)))
 
     def excluded(self, path: str) -> bool:
         parts = path.split("/")

@@ -1,6 +1,6 @@
 """Building a release bundle: a folder and a byte-reproducible NAME-X.Y.Z.tar.gz.
 
-Contents (DESIGN §6): problems.jsonl, dlbench.csv (the DL-Bench CSV form with its label
+Contents (docs/ARCHITECTURE.md#file-formats): problems.jsonl, dlbench.csv (the DL-Bench CSV form with its label
 spellings), taxonomy.json, annotations.jsonl, results.jsonl, README.md (the datasheet),
 LICENSES/, manifest.json (sha256 and size of every other file).
 

@@ -1,6 +1,6 @@
 """The original DL-Bench release formats: `.txt` files, the CSV form, and label spellings.
 
-Pure functions: text in, records out (no store, no files written). See DESIGN §2.
+Pure functions: text in, records out (no store, no files written). See docs/ARCHITECTURE.md#file-formats.
 
 A `.txt` file is a sequence of `key: value` blocks. A key counts only when it starts a
 line with at most two leading spaces (so indented code in a prompt that happens to
@@ -18,6 +18,8 @@ import csv
 import io
 import re
 from dataclasses import dataclass, field
+
+from curator.limits import DEFAULT, csv_rows
 
 CSV_COLUMNS = ("repo", "filename", "function", "class", "ground Truth", "test_cases",
                "prompt", "stage", "task", "data")
@@ -51,7 +53,8 @@ _SPELLINGS = {
         "prepost": ["pre/post processing", "pre-post processing", "pre post processing",
                     "preprocessing", "pre-processing", "postprocessing", "post-processing",
                     "pre/postprocessing", "pre and post processing", "prepost",
-                    "pre-post-processing", "data preprocessing", "pre/post-processing"],
+                    "pre-post-processing", "data preprocessing", "pre/post-processing",
+                    "pre-post process", "pre/post process"],
         "model": ["model construction", "model", "model constructions", "model building",
                   "model contruction", "model construcion", "modelconstruction",
                   "model architecture"],
@@ -65,14 +68,17 @@ _SPELLINGS = {
     "task": {
         "classification": ["classification", "classififcation", "classfication",
                            "clasification", "classifcation", "classificaiton",
-                           "image classification", "text classification"],
+                           "image classification", "text classification", "classificatoin"],
         "regression": ["regression", "regresion", "regressions"],
         "detection": ["object detection", "detection", "objectdetection", "object detecion"],
         "segmentation": ["image segmentation", "segmentation", "image segmantation",
                          "semantic segmentation"],
         "timeseries": ["time series prediction", "time series", "time-series prediction",
                        "timeseries", "time series forecasting", "time-series",
-                       "timeseries prediction", "forecasting"],
+                       "timeseries prediction", "forecasting",
+                       # DL-Bench's annotators wrote the last word of a task's name
+                       # (Detection, Segmentation), so a bare "Prediction" is this one.
+                       "prediction"],
         "recommendation": ["recommendation", "recommendations", "recommender",
                            "recommendation system", "recommender system", "recomendation"],
         "general": ["general", "generic", "none", "n/a"],
@@ -83,10 +89,12 @@ _SPELLINGS = {
         "tabular": ["structured array", "structured arrays", "table", "tables", "tabular",
                     "tabular data", "structured data", "structured", "structure array",
                     "structured-array", "array", "arrays"],
-        "other": ["others", "other", "none", "n/a", "misc"],
+        # Time series are neither images, text nor tables in DL-Bench's published counts
+        # (image 238, text 28, structured 84 over 520 files), so they are Others.
+        "other": ["others", "other", "none", "n/a", "misc", "timeseries", "time series"],
     },
 }
-# An empty value means this (DESIGN §2); an empty stage has no default.
+# An empty value means this (docs/ARCHITECTURE.md#file-formats); an empty stage has no default.
 EMPTY_MEANS = {"task": "general", "data": "other"}
 
 
@@ -163,13 +171,17 @@ def parse_txt(text: str, origin: str) -> Record:
     return record
 
 
-def parse_csv(text: str, origin: str) -> tuple[list[Record], list[dict]]:
-    """Read the CSV form; returns its records and the rows that could not be read."""
-    reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""))
+def parse_csv(text: str, origin: str, field_limit: int = DEFAULT.archive_member_bytes
+              ) -> tuple[list[Record], list[dict]]:
+    """Read the CSV form; returns its records and the rows that could not be read
+    (fields up to `field_limit` characters; a malformed row is skipped, not the file)."""
+    reader = iter(csv_rows(text.lstrip("\ufeff"), field_limit))
     try:
-        header = next(reader)
+        header_line, header = next(reader)
     except StopIteration:
         return [], [{"file": origin, "reason": "empty CSV file"}]
+    if isinstance(header, str):
+        return [], [{"file": f"{origin}:{header_line}", "reason": header}]
     columns = {}
     for index, name in enumerate(header):
         key = KEY_NAMES.get(name.strip().lower())
@@ -181,7 +193,11 @@ def parse_csv(text: str, origin: str) -> tuple[list[Record], list[dict]]:
         return [], [{"file": origin, "reason": "CSV header has no prompt column; expected "
                      + ", ".join(CSV_COLUMNS)}]
     records, errors = [], []
-    for line_no, row in enumerate(reader, start=2):
+    # Rows are numbered by record (header = 1), as ids of unnamed rows have always been.
+    for line_no, (_physical, row) in enumerate(reader, start=2):
+        if isinstance(row, str):
+            errors.append({"file": f"{origin}:{line_no}", "reason": row})
+            continue
         if not any(cell.strip() for cell in row):
             continue
         if len(row) > len(header):
@@ -203,6 +219,7 @@ class Labels:
     data: str | None
     swapped: bool
     unknown: list[dict]               # {"axis", "value", "key"}: key = where it was written
+    data_repeats_stage: bool = False  # the data field held the stage again (read as empty)
 
 
 def resolve_labels(record: Record, table: dict[str, dict[str, str]]) -> Labels:
@@ -225,10 +242,17 @@ def resolve_labels(record: Record, table: dict[str, dict[str, str]]) -> Labels:
     else:
         use_swap = score(swapped) > score(plain)
     chosen, chosen_raw = (swapped, swapped_raw) if use_swap else (plain, raw)
+    repeated = False
+    if chosen["data"] is None and chosen["stage"] is not None and \
+            map_label("stage", chosen_raw["data"], table) == chosen["stage"]:
+        # The stage written in both fields (classes-*: "stage: Training / data: Training"):
+        # no data type was given, and an empty data field means Others.
+        chosen = dict(chosen, data=EMPTY_MEANS["data"])
+        repeated = True
     written_under = {"stage": "data", "data": "stage"} if use_swap else {}
     unknown = [{"axis": axis, "value": chosen_raw[axis], "key": written_under.get(axis, axis)}
                for axis in ("stage", "task", "data") if chosen[axis] is None]
-    return Labels(chosen["stage"], chosen["task"], chosen["data"], use_swap, unknown)
+    return Labels(chosen["stage"], chosen["task"], chosen["data"], use_swap, unknown, repeated)
 
 
 _ANCHOR = re.compile(r"#L(\d+)(?:-L?(\d+))?$")
@@ -312,6 +336,18 @@ KNOWN_REPOS = {
     "small-text": ("https://github.com/webis-de/small-text", "pytorch"),
     "neurodiffeq": ("https://github.com/NeuroDiffGym/neurodiffeq", "pytorch"),
     "laplace": ("https://github.com/aleximmer/Laplace", "pytorch"),
+    "emukit": ("https://github.com/EmuKit/emukit", "numpy"),
+    "neupy": ("https://github.com/itdxer/neupy", "numpy"),
+    "pytorch-widedeep": ("https://github.com/jrzaurin/pytorch-widedeep", "pytorch"),
+    "torchgeo": ("https://github.com/microsoft/torchgeo", "pytorch"),
+    "sparseml": ("https://github.com/neuralmagic/sparseml", "pytorch"),
+    "pytorch": ("https://github.com/pytorch/pytorch", "pytorch"),
+    "recommenders": ("https://github.com/recommenders-team/recommenders", "tensorflow"),
+    "inference": ("https://github.com/roboflow/inference", "pytorch"),
+    "pytorch-forecasting": ("https://github.com/sktime/pytorch-forecasting", "pytorch"),
+    "compressai": ("https://github.com/InterDigitalInc/CompressAI", "pytorch"),
+    "nlp-architect": ("https://github.com/IntelLabs/nlp-architect", "tensorflow"),
+    "deepchecks": ("https://github.com/deepchecks/deepchecks", "scikit-learn"),
 }
 
 

@@ -1,4 +1,4 @@
-"""Release gates (DESIGN §6): what every problem must satisfy before it is released.
+"""Release gates (docs/ARCHITECTURE.md#data-flow): what every problem must satisfy before it is released.
 
 Gates, in order:
   reference_passes   the reference solution passes its tests on this (pinned) environment:

@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import json
 import re
-import tarfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from curator import sync
+from curator.limits import DEFAULT, InputError, Limits, read_bytes
 from curator.problem import ID_PATTERN, Problem, validate
 from curator.release import ReleaseError, dlbench
 from curator.release.reader import read_bundle
 from curator.release.rows import row_errors, row_problem
+from curator.release.tarball import ArchiveError, iter_members
 from curator.release.verify import verify
 from curator.store import Store, now
 from curator.store import problems as problem_store
@@ -44,8 +45,33 @@ class ImportReport:
     notes: list[dict] = field(default_factory=list)          # {"file", "note"}
     dry_run: bool = False
 
+    @property
+    def flags(self) -> dict[str, int]:
+        """flag -> how many imported problems carry it."""
+        counts: dict[str, int] = {}
+        for item in self.problems:
+            for flag in item.get("flags", ()):
+                counts[flag] = counts.get(flag, 0) + 1
+        return dict(sorted(counts.items()))
+
+    @property
+    def drafts(self) -> int:
+        """Problems that lack something a person must supply (a MISSING_FLAGS flag)."""
+        return sum(1 for item in self.problems
+                   if set(item.get("flags", ())) & set(MISSING_FLAGS))
+
+    @property
+    def unmapped(self) -> dict[str, dict[str, int]]:
+        """axis -> {label as spelled -> count} for spellings no vocabulary entry matched."""
+        out: dict[str, dict[str, int]] = {}
+        for item in self.unknown_labels:
+            spelled = out.setdefault(item["axis"], {})
+            spelled[item["value"]] = spelled.get(item["value"], 0) + 1
+        return {axis: dict(sorted(v.items())) for axis, v in sorted(out.items())}
+
     def to_json(self) -> dict:
-        return {"imported": len(self.problems), "problems": self.problems,
+        return {"imported": len(self.problems), "drafts": self.drafts, "flags": self.flags,
+                "unmapped": self.unmapped, "problems": self.problems,
                 "skipped": self.skipped, "unknown_labels": self.unknown_labels,
                 "notes": self.notes, "dry_run": self.dry_run}
 
@@ -62,41 +88,55 @@ def _wanted(name: str) -> bool:
             and "__MACOSX" not in PurePosixPath(name).parts)
 
 
-def read_sources(path: Path) -> Iterator[tuple[str, bytes]]:
-    """(name relative to PATH, bytes) of every .txt/.csv file in a folder, tarball or file."""
+def read_sources(path: Path, limits: Limits = DEFAULT) -> Iterator[tuple[str, bytes]]:
+    """(name relative to PATH, bytes) of every .txt/.csv file in a folder, tarball or file.
+
+    Tarballs are read as a stream within the [limits] caps (see tarball.iter_members);
+    every file within the member cap."""
     if path.is_dir():
+        total = 0
         for item in sorted(path.rglob("*")):
             if item.is_file() and _wanted(item.name):
-                yield item.relative_to(path).as_posix(), item.read_bytes()
+                data = _read_capped(item, limits)
+                total += len(data)
+                if total > limits.archive_total_bytes:
+                    raise ReleaseError(f"{path}: files add up to more than "
+                                       f"{limits.archive_total_bytes} bytes ([limits] "
+                                       "archive_total_bytes in curator.toml)")
+                yield item.relative_to(path).as_posix(), data
     elif path.is_file() and _is_tar(path):
         try:
-            with tarfile.open(path, mode="r:*") as tar:
-                members = sorted((m for m in tar if m.isfile() and _wanted(m.name)),
-                                 key=lambda m: m.name)
-                for member in members:
-                    handle = tar.extractfile(member)
-                    if handle is not None:
-                        yield member.name, handle.read()
-        except (tarfile.TarError, OSError, EOFError) as exc:
-            raise ReleaseError(f"{path}: not a readable tarball: {exc}") from None
+            found = [(m.name, data) for m, data in iter_members(path, limits, _wanted)
+                     if data is not None]
+        except ArchiveError as exc:
+            raise ReleaseError(f"{path}: {exc}") from None
+        yield from sorted(found, key=lambda item: item[0])
     elif path.is_file():
-        yield path.name, path.read_bytes()
+        yield path.name, _read_capped(path, limits)
     else:
         raise ReleaseError(f"{path}: no such file or folder")
 
 
-def records(path: Path, report: ImportReport) -> list[tuple[dlbench.Record, str]]:
+def _read_capped(path: Path, limits: Limits) -> bytes:
+    try:
+        return read_bytes(path, limits.archive_member_bytes)
+    except InputError as exc:
+        raise ReleaseError(str(exc).replace("file_bytes", "archive_member_bytes")) from None
+
+
+def records(path: Path, report: ImportReport,
+            limits: Limits = DEFAULT) -> list[tuple[dlbench.Record, str]]:
     """Every DL-Bench record under PATH with its origin kind (dlbench-txt | dlbench-csv)."""
     out = []
     seen: dict[str, str] = {}
-    for name, data in read_sources(path):
+    for name, data in read_sources(path, limits):
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             report.skipped.append({"file": name, "reason": f"not UTF-8 (byte {exc.start})"})
             continue
         if name.lower().endswith(".csv"):
-            parsed, errors = dlbench.parse_csv(text, name)
+            parsed, errors = dlbench.parse_csv(text, name, limits.archive_member_bytes)
             report.skipped.extend(errors)
             found = [(r, "dlbench-csv") for r in parsed]
         else:
@@ -148,32 +188,52 @@ class Converted:
     unknown: list[dict]
 
 
+# Flags that say a problem lacks something `dlbench resolve` needs (it stays a draft
+# until a person supplies it); "drafts" in the import report counts these problems.
+MISSING_FLAGS = ("prompt_missing", "function_missing", "function_invalid", "class_invalid",
+                 "tests_missing", "repo_missing", "path_missing")
+_PROMPT_DEF = re.compile(r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)
+
+
+def _function_from_prompt(prompt: str) -> str | None:
+    """The first `def name(` in the prompt (files that name no function often show it)."""
+    match = _PROMPT_DEF.search(prompt)
+    return match.group(1) if match else None
+
+
 def convert(record: dlbench.Record, problem_id: str, table: dict,
             repos: dict[str, str]) -> Converted | str:
-    """A draft problem for one record, or the reason it cannot be one."""
+    """A draft problem for one record (flags say what is missing), or why it cannot be one.
+
+    Nothing a file says is dropped: a missing prompt, function name, test target, repo or
+    path gives a draft with a `*_missing` flag, and the raw record is kept with the import.
+    """
     f = record.fields
+    flags: list[str] = []
     prompt = f.get("prompt", "").strip()
     if not prompt:
-        return "no prompt"
-    function = dlbench.identifier(f.get("function", ""))
+        flags.append("prompt_missing")
+    function_value = f.get("function", "").strip()
+    function = dlbench.identifier(function_value)
     if not function:
-        value = f.get("function", "").strip()
-        return f"function {value!r} is not a Python name" if value else "no function name"
+        flags.append("function_invalid" if function_value else "function_missing")
+        function = _function_from_prompt(prompt)
+        if function:
+            flags.append("function_from_prompt")
+        else:
+            function = "unknown_function"
     class_value = f.get("class", "").strip()
     class_name = dlbench.identifier(class_value) if class_value else None
     if class_value and not class_name:
-        return f"class {class_value!r} is not a Python name"
+        flags.append("class_invalid")
     nodes = dlbench.node_ids(f.get("test_cases", ""))
     if not nodes:
-        return "no test_cases"
+        flags.append("tests_missing")
     repo_value = f.get("repo", "").strip()
     ground = dlbench.parse_ground_truth(f.get("ground_truth", ""))
-    flags = []
     repo = ground.repo_url
     framework = "pytorch"
-    if not repo:
-        if not repo_value:
-            return "no repo"
+    if not repo and repo_value:
         known = repos.get(repo_value.lower()) or repos.get(repo_value)
         builtin = dlbench.KNOWN_REPOS.get(repo_value.lower())
         if known:
@@ -183,6 +243,8 @@ def convert(record: dlbench.Record, problem_id: str, table: dict,
         else:
             repo = repo_value
             flags.append("repo_unresolved")
+    elif not repo:
+        flags.append("repo_missing")
     for url, fw in dlbench.KNOWN_REPOS.values():
         if url == repo:
             framework = fw
@@ -190,8 +252,10 @@ def convert(record: dlbench.Record, problem_id: str, table: dict,
     labels = dlbench.resolve_labels(record, table)
     if labels.swapped:
         flags.append("labels_swapped")
+    if labels.data_repeats_stage:
+        flags.append("data_repeats_stage")
     entry_point = f"{class_name}.{function}" if class_name else function
-    source: dict = {"repo": repo}
+    source: dict = {"repo": repo} if repo else {}
     if dlbench.is_commit(ground.ref):
         source["commit"] = ground.ref
     else:
@@ -208,10 +272,10 @@ def convert(record: dlbench.Record, problem_id: str, table: dict,
         flags.append("labels_unknown")
     problem = Problem(
         id=problem_id, entry_point=entry_point, kind="method" if class_name else "function",
-        title=f"{entry_point} ({dlbench.repo_short_name(repo)})",
+        title=f"{entry_point} ({dlbench.repo_short_name(repo)})" if repo else entry_point,
         stage=labels.stage or "", task=labels.task or "", data=labels.data or "",
         framework=framework, status="draft", source=source, test_node_ids=nodes,
-        prompt=prompt + "\n", solution="", tests=None)
+        prompt=prompt + "\n" if prompt else "", solution="", tests=None)
     errors = validate(problem)
     if errors:
         return "; ".join(errors)
@@ -245,7 +309,7 @@ def import_dlbench(store: Store, workspace: Workspace, path: str | Path,
     config = workspace.config.get("dlbench") or {}
     table = dlbench.spelling_map(config.get("spellings"))
     repos = {str(k): str(v) for k, v in (config.get("repos") or {}).items()}
-    found = records(path, report)
+    found = records(path, report, Limits.from_config(workspace.config))
     already = _imported_keys(store, ("dlbench-txt", "dlbench-csv"))
     taken = {r["id"] for r in store.query("SELECT id FROM problems")}
     made: list[tuple[Converted, dlbench.Record, str]] = []
@@ -303,12 +367,13 @@ def import_release(store: Store, workspace: Workspace, path: str | Path,
                    progress: Progress | None = None,
                    cancelled: Callable[[], bool] | None = None) -> ImportReport:
     """Read one of our bundles (folder or .tar.gz) back into the workspace."""
-    checked = verify(path)
+    limits = Limits.from_config(workspace.config)
+    checked = verify(path, limits=limits)
     if not checked.ok:
         first = checked.issues[0]
         raise ReleaseError(f"{path}: bundle does not verify ({len(checked.issues)} issue(s), "
                            f"first: {first}); run `curator release verify`")
-    bundle = read_bundle(path)
+    bundle = read_bundle(path, limits)
     key = f"{bundle.name}-{bundle.version}"
     titles = _titles(bundle)
     report = ImportReport(dry_run=dry_run)

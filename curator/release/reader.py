@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from curator.limits import DEFAULT, InputError, Limits, decode, loads_json, read_bytes
 from curator.release import ReleaseError
 from curator.release.tarball import ArchiveError, read_tar_gz
 
@@ -32,9 +32,9 @@ class Bundle:
         if raw is None:
             raise ReleaseError(f"{self.path}: no {MANIFEST}; not a release bundle")
         try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ReleaseError(f"{self.path}: {MANIFEST} is not valid JSON: {exc}") from None
+            data = loads_json(decode(raw, MANIFEST, bom=False))
+        except ValueError as exc:
+            raise ReleaseError(f"{self.path}: {MANIFEST}: {exc}") from None
         if not isinstance(data, dict):
             raise ReleaseError(f"{self.path}: {MANIFEST} must be a JSON object")
         return data
@@ -48,17 +48,23 @@ class Bundle:
         return str(self.manifest.get("version", ""))
 
     def jsonl(self, name: str) -> list[tuple[int, object]]:
-        """(line number, parsed value or the JSONDecodeError) for each non-empty line."""
+        """(line number, parsed value or the ValueError saying why not) for each non-empty
+        line; values are checked against the shared limits (curator.limits)."""
         raw = self.files.get(name)
         if raw is None:
             return []
         out = []
-        for number, line in enumerate(raw.decode("utf-8", "replace").split("\n"), 1):
+        for number, line in enumerate(raw.split(b"\n"), 1):
             if not line.strip():
                 continue
             try:
-                out.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                out.append((number, ValueError(f"not valid UTF-8 (byte {exc.start})")))
+                continue
+            try:
+                out.append((number, loads_json(text)))
+            except ValueError as exc:
                 out.append((number, exc))
         return out
 
@@ -71,12 +77,13 @@ class Bundle:
         return rows
 
 
-def read_bundle(path: str | Path) -> Bundle:
-    """A bundle folder (with manifest.json) or a bundle .tar.gz."""
+def read_bundle(path: str | Path, limits: Limits = DEFAULT) -> Bundle:
+    """A bundle folder (with manifest.json) or a bundle .tar.gz, within the size limits."""
     path = Path(path)
     if path.is_dir():
         files = {}
         archives = []
+        total = 0
         for item in sorted(path.rglob("*")):
             if not item.is_file():
                 continue
@@ -85,13 +92,21 @@ def read_bundle(path: str | Path) -> Bundle:
                 if rel.endswith(ARCHIVE_SUFFIXES):
                     archives.append(item)
                 continue
-            files[rel] = item.read_bytes()
+            try:
+                files[rel] = read_bytes(item, limits.archive_member_bytes)
+            except InputError as exc:
+                raise ReleaseError(f"{path}: {rel}: {exc.message}") from None
+            total += len(files[rel])
+            if total > limits.archive_total_bytes:
+                raise ReleaseError(f"{path}: files add up to more than "
+                                   f"{limits.archive_total_bytes} bytes ([limits] "
+                                   "archive_total_bytes in curator.toml)")
         if MANIFEST not in files:
             raise ReleaseError(f"{path}: no {MANIFEST}; not a release bundle folder")
         return Bundle(path, "folder", files, archives)
     if path.is_file():
         try:
-            _prefix, files = read_tar_gz(path)
+            _prefix, files = read_tar_gz(path, limits)
         except ArchiveError as exc:
             raise ReleaseError(f"{path}: {exc}") from None
         if MANIFEST not in files:

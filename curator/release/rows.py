@@ -1,6 +1,6 @@
 """problems.jsonl rows: a problem as a release row and back, the content hash, the schema.
 
-Row fields (DESIGN §6), in this order:
+Row fields (docs/ARCHITECTURE.md#file-formats), in this order:
   task_id            "<bundle name>/<problem id>"
   entry_point, kind  "name" | "Class.method";  "function" | "method"
   instruct_prompt    the natural-language prompt (prompt.md)

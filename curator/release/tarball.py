@@ -7,13 +7,18 @@ folders), PAX format, and a gzip header with mtime 0 and no file name.
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import io
+import lzma
 import tarfile
+import zlib
+from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
 
+from curator.limits import DEFAULT, Limits
+
 MTIME = 0
-MAX_MEMBER_BYTES = 2 << 30
 
 
 def _info(name: str, size: int | None) -> tarfile.TarInfo:
@@ -58,35 +63,105 @@ class ArchiveError(Exception):
     pass
 
 
-def read_tar_gz(path) -> tuple[str, dict[str, bytes]]:
+class _Capped(io.RawIOBase):
+    """A decompressed stream that stops once more than `cap` bytes came out of it."""
+
+    def __init__(self, stream, cap: int, what: str):
+        self.stream, self.cap, self.what, self.count = stream, cap, what, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self.stream.read(len(buffer))
+        self.count += len(data)
+        if self.count > self.cap:
+            raise ArchiveError(f"expands past {self.cap} bytes ({self.what})")
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def _open_stream(path):
+    raw = open(path, "rb")
+    magic = raw.read(6)
+    raw.seek(0)
+    if magic[:2] == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=raw, mode="rb"), raw
+    if magic[:3] == b"BZh":
+        return bz2.BZ2File(raw, "rb"), raw
+    if magic == b"\xfd7zXZ\x00":
+        return lzma.LZMAFile(raw, "rb"), raw
+    return raw, raw
+
+
+def iter_members(path, limits: Limits = DEFAULT,
+                 wanted: Callable[[str], bool] | None = None
+                 ) -> Iterator[tuple[tarfile.TarInfo, bytes | None]]:
+    """Stream the members of a tar archive (plain, .gz, .bz2 or .xz), never extracting.
+
+    Yields (member, bytes) for wanted regular files and (member, None) for the others.
+    Refuses (ArchiveError) a member larger than [limits] archive_member_bytes, or members
+    adding up to more than archive_total_bytes, as soon as a header says so: nothing is
+    decompressed past a cap, so a small archive expanding to gigabytes is refused at once.
+    """
+    member_cap, total_cap = limits.archive_member_bytes, limits.archive_total_bytes
+    total = 0
+    try:
+        stream, raw = _open_stream(path)
+    except OSError as exc:
+        raise ArchiveError(f"cannot read: {exc.strerror or exc}") from None
+    # Headers and padding come on top of the members' bytes: a margin, still bounded.
+    capped = io.BufferedReader(_Capped(stream, total_cap + total_cap // 8 + (1 << 20),
+                                       "[limits] archive_total_bytes"), 1 << 16)
+    try:
+        with tarfile.open(fileobj=capped, mode="r|") as tar:
+            for member in tar:
+                if member.isfile():
+                    if member.size > member_cap:
+                        raise ArchiveError(
+                            f"member {member.name!r} is {member.size} bytes, over the limit "
+                            f"of {member_cap} ([limits] archive_member_bytes in curator.toml)")
+                    total += member.size
+                    if total > total_cap:
+                        raise ArchiveError(
+                            f"members add up to more than {total_cap} bytes ([limits] "
+                            "archive_total_bytes in curator.toml)")
+                if member.isfile() and (wanted is None or wanted(member.name)):
+                    handle = tar.extractfile(member)
+                    yield member, handle.read() if handle else b""
+                else:
+                    yield member, None
+    except ArchiveError:
+        raise
+    except (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+        raise ArchiveError(f"not a readable tar archive: {exc}") from None
+    finally:
+        raw.close()
+
+
+def read_tar_gz(path, limits: Limits = DEFAULT) -> tuple[str, dict[str, bytes]]:
     """(top folder, relative path -> bytes) of a bundle archive; nothing is extracted.
 
     Refuses absolute paths, `..`, links and device files, and members outside one top
-    folder, so a hostile archive cannot touch the file system.
+    folder, so a hostile archive cannot touch the file system; and archives over the
+    size caps (see iter_members).
     """
     files: dict[str, bytes] = {}
     prefix = None
-    try:
-        with tarfile.open(path, mode="r:*") as tar:
-            for member in tar:
-                name = PurePosixPath(member.name)
-                if name.is_absolute() or ".." in name.parts:
-                    raise ArchiveError(f"unsafe member path {member.name!r}")
-                if not (member.isfile() or member.isdir()):
-                    raise ArchiveError(f"member {member.name!r} is not a file or folder")
-                top = name.parts[0] if name.parts else ""
-                if prefix is None:
-                    prefix = top
-                elif top != prefix:
-                    raise ArchiveError(f"member {member.name!r} is outside {prefix}/")
-                if member.isdir():
-                    continue
-                if len(name.parts) < 2:
-                    raise ArchiveError(f"member {member.name!r} is not inside a folder")
-                if member.size > MAX_MEMBER_BYTES:
-                    raise ArchiveError(f"member {member.name!r} is too large")
-                handle = tar.extractfile(member)
-                files[str(PurePosixPath(*name.parts[1:]))] = handle.read() if handle else b""
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise ArchiveError(f"not a readable tar archive: {exc}") from None
+    for member, data in iter_members(path, limits):
+        name = PurePosixPath(member.name)
+        if name.is_absolute() or ".." in name.parts:
+            raise ArchiveError(f"unsafe member path {member.name!r}")
+        if not (member.isfile() or member.isdir()):
+            raise ArchiveError(f"member {member.name!r} is not a file or folder")
+        top = name.parts[0] if name.parts else ""
+        if prefix is None:
+            prefix = top
+        elif top != prefix:
+            raise ArchiveError(f"member {member.name!r} is outside {prefix}/")
+        if member.isdir():
+            continue
+        if len(name.parts) < 2:
+            raise ArchiveError(f"member {member.name!r} is not inside a folder")
+        files[str(PurePosixPath(*name.parts[1:]))] = data or b""
     return prefix or "", files

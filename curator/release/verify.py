@@ -6,12 +6,11 @@ Every problem found is reported with the file and, where there is one, the row (
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from curator.limits import DEFAULT, Limits, csv_rows
 from curator.release import dlbench
 from curator.release.reader import MANIFEST, PROBLEMS, Bundle, read_bundle
 from curator.release.rows import row_errors, row_problem
@@ -80,17 +79,28 @@ def _check_files(bundle: Bundle, manifest: dict, report: VerifyReport) -> None:
         report.issues.append(Issue(rel, "not listed in the manifest"))
 
 
-def _check_archives(bundle: Bundle, report: VerifyReport) -> None:
-    """A folder's .tar.gz must hold exactly the folder's files; its .sha256 must match."""
+def _check_archives(bundle: Bundle, report: VerifyReport, limits: Limits) -> None:
+    """A folder's own .tar.gz must hold exactly the folder's files; its .sha256 must match.
+
+    Archives of other versions built into the same folder are left to be verified by path.
+    """
+    own = f"{bundle.name}-{bundle.version}.tar.gz"
     for archive in bundle.archives:
+        if len(bundle.archives) > 1 and archive.name != own:
+            continue
         sidecar = archive.with_name(archive.name + ".sha256")
-        data = archive.read_bytes()
+        try:
+            with open(archive, "rb") as handle:
+                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        except OSError as exc:
+            report.issues.append(Issue(archive.name, f"cannot read: {exc.strerror}"))
+            continue
         if sidecar.is_file():
             expected = sidecar.read_text(encoding="utf-8", errors="replace").split()
-            if not expected or expected[0] != hashlib.sha256(data).hexdigest():
+            if not expected or expected[0] != digest:
                 report.issues.append(Issue(sidecar.name, f"does not match {archive.name}"))
         try:
-            _prefix, files = read_tar_gz(archive)
+            _prefix, files = read_tar_gz(archive, limits)
         except ArchiveError as exc:
             report.issues.append(Issue(archive.name, str(exc)))
             continue
@@ -107,7 +117,7 @@ def _check_problems(bundle: Bundle, manifest: dict, report: VerifyReport) -> set
     for number, row in bundle.jsonl(PROBLEMS):
         report.rows_checked += 1
         if isinstance(row, Exception):
-            report.issues.append(Issue(PROBLEMS, f"not valid JSON: {row.msg}", number))
+            report.issues.append(Issue(PROBLEMS, str(row), number))
             continue
         for error in row_errors(row, name):
             report.issues.append(Issue(PROBLEMS, error, number))
@@ -131,7 +141,7 @@ def _check_linked(bundle: Bundle, file: str, task_ids: set[str], report: VerifyR
     for number, row in bundle.jsonl(file):
         report.rows_checked += 1
         if isinstance(row, Exception):
-            report.issues.append(Issue(file, f"not valid JSON: {row.msg}", number))
+            report.issues.append(Issue(file, str(row), number))
             continue
         if not isinstance(row, dict):
             report.issues.append(Issue(file, "a row must be a JSON object", number))
@@ -152,12 +162,17 @@ def _check_csv(bundle: Bundle, task_ids: set[str], report: VerifyReport) -> None
     if raw is None:
         report.issues.append(Issue("dlbench.csv", "missing"))
         return
-    reader = csv.reader(io.StringIO(raw.decode("utf-8", "replace"), newline=""))
-    header = next(reader, [])
+    records = iter(csv_rows(raw.decode("utf-8", "replace")))
+    _line, header = next(records, (1, []))
     if tuple(header) != dlbench.CSV_COLUMNS:
         report.issues.append(Issue("dlbench.csv", f"header {header} != "
                                                   f"{list(dlbench.CSV_COLUMNS)}", 1))
-    rows = [r for r in reader if any(c.strip() for c in r)]
+    rows = []
+    for line, row in records:
+        if isinstance(row, str):
+            report.issues.append(Issue("dlbench.csv", row, line))
+        elif any(c.strip() for c in row):
+            rows.append(row)
     if len(rows) != len(task_ids):
         report.issues.append(Issue("dlbench.csv", f"{len(rows)} rows but {PROBLEMS} has "
                                                   f"{len(task_ids)}"))
@@ -212,15 +227,17 @@ def _rerun(bundle: Bundle, workers: int, progress: Progress | None,
 
 def verify(path, rerun: bool = False, workers: int = 2, progress: Progress | None = None,
            cancelled: Callable[[], bool] | None = None, store=None,
-           workspace=None) -> VerifyReport:
+           workspace=None, limits: Limits | None = None) -> VerifyReport:
     """Check a bundle folder or archive; `rerun` also runs every canonical solution."""
-    bundle = read_bundle(path)
+    if limits is None:
+        limits = Limits.from_config(workspace.config) if workspace is not None else DEFAULT
+    bundle = read_bundle(path, limits)
     report = VerifyReport(str(path))
     manifest = bundle.manifest
     report.name, report.version = bundle.name, bundle.version
     _check_files(bundle, manifest, report)
     if bundle.kind == "folder":
-        _check_archives(bundle, report)
+        _check_archives(bundle, report, limits)
     task_ids = _check_problems(bundle, manifest, report)
     _check_linked(bundle, "annotations.jsonl", task_ids, report, ("type", "task_id"))
     _check_linked(bundle, "results.jsonl", task_ids, report,
