@@ -62,6 +62,14 @@ def test_cwd_is_the_checkout():
     assert os.path.isfile("conftest.py")
 '''
 
+# Like kornia's: the session start creates a folder in the working directory.
+CONFTEST = '''import os
+
+
+def pytest_sessionstart(session):
+    os.makedirs("weights/", exist_ok=True)
+'''
+
 WRONG = '''def scale(values, by=None):
     return [v * (by or 2) for v in values]
 '''
@@ -89,7 +97,7 @@ def _outcomes(result):
     "weak"])
 def test_warm_and_cold_repository_runs_agree(tmp_path, isolation):
     upstream = make_repo(tmp_path / "pkgrepo", {
-        "conftest.py": "", "pkg/__init__.py": "from .ops import scale\n",
+        "conftest.py": CONFTEST, "pkg/__init__.py": "from .ops import scale\n",
         "pkg/consts.py": "FACTOR = 3\n", "pkg/ops.py": CODE, "tests/test_ops.py": TESTS})
     ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation=isolation)
     python = symlinked_venv(tmp_path / "repo-venv")

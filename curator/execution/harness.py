@@ -8,7 +8,8 @@ repo-backed runs load it with `-p _curator_harness` into a foreign interpreter.
 Events, one JSON object per line after the token:
   {"event": "collected", "ids": [...]}
   {"event": "collect_error", "id": ..., "message": ..., "text": ...}
-  {"event": "test", "id": ..., "outcome": passed|failed|error|skipped|xfailed|xpassed,
+  {"event": "test", "id": ..., "outcome": passed|failed|error|skipped|xfailed|xpassed|
+   deselected,
    "duration_s": ..., "message": ...}
   {"event": "finish", "exitstatus": ..., "python": ..., "torch": ...}
   {"event": "setup_error", "message": ...}   (the worker could not prepare the run)
@@ -100,6 +101,13 @@ class Reporter:
         if report.failed:
             self.send("collect_error", id=report.nodeid, message=_crash_message(report),
                        text=_longrepr_text(report))
+
+    def pytest_deselected(self, items):
+        # Left out by an option or by the repository's own conftest (e.g. tests that need
+        # --runslow): reported, so the run says what did not run and why not.
+        for item in items:
+            self.send("test", id=item.nodeid, outcome="deselected", duration_s=0.0,
+                      message="deselected")
 
     def pytest_collection_finish(self, session):
         self.send("collected", ids=[item.nodeid for item in session.items])

@@ -324,9 +324,12 @@ class Worker:
         limits = job.limits
         shadow = {}
         if job.repo_backed and self.settings.shared_checkout:
-            # The checkout is mounted read-only for this sandbox alone: run in it, and
-            # serve the patched module from the run's private folder.
-            workdir = Path(job.repo_dir)
+            # The checkout is mounted read-only for this sandbox alone. The run works in
+            # a private folder of links to its top-level entries (so files a test or
+            # conftest creates land there), and the patched module is served from the
+            # run's private folder.
+            workdir = rundir / "repo"
+            link_tree(Path(job.repo_dir), workdir)
             shadow = write_shadow(rundir / "shadow", workdir, job.overlay)
             base = COLD_BASE_MB << 20 if not self.settings.repo_mode else \
                 sandbox.vm_size_bytes()
@@ -472,6 +475,14 @@ def _import_roots(shadow: dict, checkout: str) -> list[str]:
         if len(entry) > 2 and entry[2] not in roots:
             roots.append(entry[2])
     return roots
+
+
+def link_tree(source: Path, target: Path) -> None:
+    """A writable folder whose entries are links to the checkout's top-level entries."""
+    target.mkdir()
+    for entry in os.scandir(source):
+        if entry.name != ".git":
+            os.symlink(entry.path, target / entry.name)
 
 
 def _copy_repo(source: Path, target: Path, overlay: dict[str, str]) -> None:
