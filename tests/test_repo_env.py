@@ -180,3 +180,24 @@ def test_repo_env_builds_reuses_and_runs_in_the_strong_sandbox(tmp_path, offline
     doctor = runner.invoke(main, [*base, "doctor", "--json"])
     (listed,) = json.loads(doctor.stdout)["repo_envs"]
     assert listed["imports"] is True and listed["package"] == "units", listed
+
+
+def test_release_bundles_carry_each_repository_lock(store):
+    from curator.mining import repos
+    from curator.problem import Problem
+    from curator.release.bundle import env_locks
+
+    row = repos.get_or_create(store, "https://github.com/kornia/kornia")
+    store.execute("INSERT INTO repo_envs (repo_id, commit_sha, key, path, python, "
+                  "python_version, lock, built_at, actor) VALUES (?, 'abc123', 'k', '/e', "
+                  "'/e/bin/python', '3.11.7', ?, 'now', 'tester')",
+                  (row["id"], "numpy==2.0.0 \\\n    --hash=sha256:00\n"))
+    source = {"repo": "https://github.com/kornia/kornia", "commit": "abc123",
+              "path": "kornia/x.py"}
+    problems = [Problem(id="p1", entry_point="f", source=source, test_node_ids=["t.py::a"]),
+                Problem(id="p2", entry_point="g", source=source, test_node_ids=["t.py::b"])]
+    files = env_locks(store, problems)
+    assert list(files) == ["envs/kornia_kornia.lock.txt"]
+    text = files["envs/kornia_kornia.lock.txt"].decode()
+    assert text.endswith("numpy==2.0.0 \\\n    --hash=sha256:00\n")
+    assert "abc123" in text.splitlines()[0]
