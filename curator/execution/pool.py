@@ -16,6 +16,7 @@ backend runs each job with curator.execution.worker exactly as the local one doe
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import queue
@@ -41,6 +42,31 @@ GRACE_S = 30.0            # time a worker gets beyond a run's own limit to answe
 REPO_MOUNT = "/tmp/.curator-src/repo"
 LIB_MOUNT = "/tmp/.curator-src/lib"       # holds only the curator package, for foreign Pythons
 REPO_WORKERS_PER_SLOT = 2                 # warm repository workers a slot keeps (LRU)
+
+
+def conftest_imports(checkout: Path) -> list[str]:
+    """Third-party modules the checkout's top conftest files import (its own packages
+    excepted: runs import those patched): warm workers import them once."""
+    own = {p.name for p in checkout.iterdir() if (p / "__init__.py").is_file()} | \
+        {p.name for p in (checkout / "src").glob("*") if (p / "__init__.py").is_file()}
+    found: list[str] = []
+    for path in (checkout / "conftest.py", checkout / "tests" / "conftest.py"):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for node in tree.body:
+            inner = node.body if isinstance(node, ast.Try) else [node]
+            for stmt in inner:
+                names = []
+                if isinstance(stmt, ast.Import):
+                    names = [a.name for a in stmt.names]
+                elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
+                    names = [stmt.module]
+                for name in names:
+                    if name.split(".")[0] not in own and name not in found:
+                        found.append(name)
+    return found
 
 
 class Pool(ABC):
@@ -394,8 +420,9 @@ class LocalPool(Pool):
     def _run_repo(self, slot: int, job: Job) -> RunResult:
         """A repo-backed job on the slot's warm worker of its environment (started when
         missing); when that worker cannot start, the job runs cold, which says why."""
-        key = (job.python or sys.executable, os.path.realpath(job.repo_dir),
-               tuple(job.env_preload))
+        preload = tuple(dict.fromkeys([*job.env_preload,
+                                       *conftest_imports(Path(job.repo_dir))]))
+        key = (job.python or sys.executable, os.path.realpath(job.repo_dir), preload)
         workers = self._repo_workers.setdefault(slot, {})
         worker = workers.pop(key, None)
         if worker is not None and not worker.alive:
@@ -408,7 +435,7 @@ class LocalPool(Pool):
             worker = WorkerProcess(self.settings, self.isolation, warm=True,
                                    python=job.python, ro_binds=binds,
                                    nproc_base=self._nproc_base, repo_mode=True,
-                                   preload=tuple(job.env_preload))
+                                   preload=preload)
             worker.start()
             try:
                 worker.wait_ready()

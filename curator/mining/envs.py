@@ -533,15 +533,29 @@ def _install(env_python: str, lock: str, checkout: Path, options: IndexOptions) 
     why the repository itself could not be installed."""
     lock_path = Path(env_python).parents[1] / ".curator" / "lock.txt"
     lock_path.write_text(lock, encoding="utf-8")
-    _uv(["pip", "sync", "--quiet", "--python", env_python, *options.uv_args(),
-         str(lock_path)], options)
+    # Bytecode compiled once here: runs never write it (PYTHONDONTWRITEBYTECODE), and
+    # compiling torch's and the repository's modules again in every run costs seconds.
+    _uv(["pip", "sync", "--quiet", "--compile-bytecode", "--python", env_python,
+         *options.uv_args(), str(lock_path)], options)
+    compile_checkout(env_python, checkout)
     try:
-        _uv(["pip", "install", "--quiet", "--no-deps", "--python", env_python,
-             *options.uv_args(), str(checkout)], options)
+        _uv(["pip", "install", "--quiet", "--no-deps", "--compile-bytecode", "--python",
+             env_python, *options.uv_args(), str(checkout)], options)
     except UvError as exc:
         # Runs import the package from the checkout anyway; only its metadata is missing.
         return str(exc)
     return ""
+
+
+def compile_checkout(python: str, checkout: Path) -> None:
+    """Byte-compile the pinned checkout's modules for this interpreter (best effort: a
+    file that does not compile is the runs' business)."""
+    try:
+        subprocess.run([python, "-m", "compileall", "-q", "-j", "0", "-x", r"/\.git/",
+                        str(checkout)], capture_output=True, timeout=UV_TIMEOUT_S,
+                       check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
 
 
 def node_cache() -> Path:
