@@ -201,3 +201,16 @@ def test_release_bundles_carry_each_repository_lock(store):
     text = files["envs/kornia_kornia.lock.txt"].decode()
     assert text.endswith("numpy==2.0.0 \\\n    --hash=sha256:00\n")
     assert "abc123" in text.splitlines()[0]
+
+
+def test_an_as_of_date_resolves_everything_but_torch_as_of_that_day(tmp_path):
+    options = envs.pip_options(PIP_CONFIG)
+    plain = envs.compile_args("/env/bin/python", options, tmp_path / "r.in", None, True)
+    assert "--exclude-newer" not in plain
+    dated = envs.compile_args("/env/bin/python", options, tmp_path / "r.in", "2024-06-01",
+                              True)
+    assert dated[dated.index("--exclude-newer") + 1] == "2024-06-01"
+    excepted = [dated[i + 1] for i, a in enumerate(dated) if a == "--exclude-newer-package"]
+    assert "torch=2100-01-01" in excepted
+    assert envs.as_of({"as_of": "2024-06-01"}) == "2024-06-01"
+    assert envs.as_of({"name": "x"}) is None and envs.as_of({"as_of": None}) is None

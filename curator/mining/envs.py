@@ -405,6 +405,21 @@ def torch_pin() -> str | None:
         return None
 
 
+def _torch_family() -> list[str]:
+    names = ["torch"]
+    try:
+        requires = importlib.metadata.requires("torch") or []
+    except importlib.metadata.PackageNotFoundError:
+        return names
+    for requirement in requires:
+        if "extra ==" in requirement:
+            continue
+        name = requirement_name(requirement)
+        if name and name not in names:
+            names.append(name)
+    return names
+
+
 def as_of(row: dict) -> str | None:
     """The repository's as-of date (set by `dlbench resolve --as-of`), when it has one."""
     value = (row or {}).get("as_of")
@@ -613,6 +628,21 @@ def portable_spec(store: Store, url: str, commit: str, python: str) -> dict | No
     return {"url": url, "commit": commit, "lock": row["lock"], "python_version": version}
 
 
+def compile_args(env_python: str, options: IndexOptions, source: Path, day: str | None,
+                 pinned_torch: bool) -> list[str]:
+    """uv's arguments to lock `source` (hashes included), as of `day` when given."""
+    args = ["pip", "compile", "--quiet", "--no-header", "--generate-hashes",
+            "--python", env_python, *options.uv_args(), *options.constraint_args(),
+            str(source)]
+    if day:
+        args += ["--exclude-newer", day]
+        # torch comes from the curator's own pin, whatever its date, and so do the
+        # packages it requires (an old cut-off cannot satisfy a new torch's needs).
+        for name in _torch_family() if pinned_torch else ():
+            args += ["--exclude-newer-package", f"{name}=2100-01-01"]
+    return args
+
+
 def _resolve(env_python: str, wanted: Declared, extras: list[str], torch: str | None,
              day: str | None, options: IndexOptions, work: Path,
              skipped: list[dict]) -> str:
@@ -631,14 +661,7 @@ def _resolve(env_python: str, wanted: Declared, extras: list[str], torch: str | 
     def compile_(requirements: list[str]) -> str:
         source = work / "requirements.in"
         source.write_text("\n".join(requirements) + "\n", encoding="utf-8")
-        args = ["pip", "compile", "--quiet", "--no-header", "--generate-hashes",
-                "--python", env_python, *options.uv_args(), *options.constraint_args(),
-                str(source)]
-        if day:
-            args += ["--exclude-newer", day]
-            if torch:  # torch comes from the curator's own pin, whatever its date
-                args += ["--exclude-newer-package", "torch=2100-01-01"]
-        return _uv(args, options)
+        return _uv(compile_args(env_python, options, source, day, bool(torch)), options)
 
     try:
         return compile_(core + optional)
