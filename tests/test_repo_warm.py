@@ -4,7 +4,7 @@ same outcomes as cold ones (a fresh `python -m pytest` per run)."""
 from __future__ import annotations
 
 import pytest
-from repo_support import STRONG_OK, make_repo, mine_and_accept, symlinked_venv
+from repo_support import make_repo, mine_and_accept, needs_strong, symlinked_venv
 
 from curator.execution import runs
 from curator.execution.engine import Engine
@@ -93,7 +93,7 @@ def _outcomes(result):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("isolation", [
-    pytest.param("strong", marks=pytest.mark.skipif(not STRONG_OK, reason="no bwrap")),
+    pytest.param("strong", marks=needs_strong),
     "weak"])
 def test_warm_and_cold_repository_runs_agree(tmp_path, isolation):
     upstream = make_repo(tmp_path / "pkgrepo", {

@@ -125,7 +125,7 @@ def _signal_name(number: int) -> str:
 
 def decide(events: Events, expected: list[str], *, exit_code: int | None,
            exit_signal: int | None, timed_out: bool, timeout_s: float | None,
-           stderr_tail: str = "") -> Verdict:
+           stderr_tail: str = "", uncollected_ok: bool = False) -> Verdict:
     """The outcome of one run. exit_code/exit_signal describe how the run's process ended."""
     tests = [{"id": t.get("id", ""), "outcome": t.get("outcome", "error"),
               "duration_s": float(t.get("duration_s") or 0.0),
@@ -169,10 +169,12 @@ def decide(events: Events, expected: list[str], *, exit_code: int | None,
         return Verdict("failed", f"no test passed ({_tally(tests)})", tests)
     reported = [t.get("id", "") for t in events.tests]
     missing = [n for n in expected if not any(_covers(n, r) for r in reported)]
-    # An expected node id that pytest never collected (a repository's conftest may drop
-    # tests silently, e.g. dynamo tests without an optimizer) is reported, not counted,
-    # as pytest itself does; a solution held to a baseline still needs every test that
-    # passed on the reference.
+    if missing and not uncollected_ok:
+        return Verdict("failed", f"expected test {missing[0]} did not run", tests)
+    # uncollected_ok (repo-backed runs): an upstream node id that pytest never collected
+    # (a repository's conftest may drop tests silently, e.g. dynamo tests without an
+    # optimizer) is reported, not counted, as pytest itself does; a solution held to a
+    # baseline still needs every test that passed on the reference.
     tests += [{"id": node_id, "outcome": "deselected", "duration_s": 0.0,
                "message": "not collected"} for node_id in missing]
     if events.collected is not None and set(events.collected) - set(reported):

@@ -210,7 +210,7 @@ class Worker:
             else None
         decided = verdict.decide(events, expected, exit_code=exit_code, exit_signal=exit_signal,
                                  timed_out=timed_out, timeout_s=job.limits.timeout_s,
-                                 stderr_tail=stderr[-4000:])
+                                 stderr_tail=stderr[-4000:], uncollected_ok=job.repo_backed)
         decided = verdict.against_baseline(decided, job.baseline, strict=not job.reference)
         if decided.outcome == "passed" and not tests_intact:
             decided = verdict.Verdict("failed", "the run deleted or changed its test file",
