@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: run test install install-test bench lint clean
+.PHONY: run test install install-test bench lint mutate clean
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -38,8 +38,18 @@ test: install-test
 bench: install
 	$(PY) benchmarks/engine_vs_pytest.py
 
-lint:
-	$(PY) -m ruff check curator tests
+# ruff, then the import contracts of docs/ARCHITECTURE.md#layers ([tool.importlinter]).
+lint: install-test
+	$(PY) -m ruff check curator tests benchmarks
+	$(VENV)/bin/lint-imports
+
+# Mutation testing of the core modules ([tool.mutmut] in pyproject.toml); slow, so not part
+# of `make test`. Prints the score per module (equivalent mutants: docs/ARCHITECTURE.md).
+MUTATE_CHILDREN ?= 2
+mutate: install-test
+	rm -rf mutants
+	$(VENV)/bin/mutmut run --max-children $(MUTATE_CHILDREN) >/dev/null || true
+	$(PY) tests/mutation_report.py
 
 clean:
-	rm -rf $(VENV) db/curator.sqlite*
+	rm -rf $(VENV) mutants db/curator.sqlite*

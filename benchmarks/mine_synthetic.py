@@ -1,13 +1,22 @@
-"""Mining speed on a synthetic repository of 2,000 generated modules.
+"""Mining speed on synthetic repositories.
 
-Builds a git repository in a temporary folder (2,000 source modules with torch / numpy
-functions and classes, plus a test module for every fourth one), mines it once to fill
-the cache, then times the parse-and-index step on the cached repository and a full
-re-mine into a fresh database (index + store), and prints files per second.
+Flat layout (default): a git repository of 2,000 source modules with torch / numpy
+functions and classes, plus a test module for every fourth one. It is mined once to fill
+the cache, then the parse-and-index step is timed on the cached repository, and a full
+re-mine into a fresh database (index + store); files per second are printed.
 
     .venv/bin/python benchmarks/mine_synthetic.py [--modules 2000] [--keep DIR]
 
 Target: >= 200 Python files per second for parse-and-index on one core.
+
+Star layout (`--layout star`): package `__init__` files each re-exporting 20 children
+with `from .x import *`, four levels deep (lib/sI/sJ/mK.py), every leaf star-importing
+its parent and the root package (import cycles) and calling a neighbour's helper through
+them; tests import everything from the root. Repositories of growing size (1, 2, 4 ...
+top-level subpackages) are indexed in one run, and the table shows seconds per 1,000
+files for each: time grows linearly when that column stays flat.
+
+    .venv/bin/python benchmarks/mine_synthetic.py --layout star [--sizes 1,2,4]
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from curator import workspace as workspace_mod
-from curator.mining.gitcache import cache_for
+from curator.mining.gitcache import CachedRepo, cache_for
 from curator.mining.index import index_commit
 from curator.mining.mine import mine
 from curator.mining.settings import MiningSettings
@@ -133,8 +142,80 @@ def build_repo(root: Path, modules: int) -> Path:
     return repo
 
 
+def star_files(top: int, fanout: int = 20) -> dict[str, str]:
+    """The star layout with `top` subpackages under the root (see the module docstring)."""
+    files = {"lib/__init__.py": "".join(f"from .s{i} import *\n" for i in range(top))}
+    for i in range(top):
+        files[f"lib/s{i}/__init__.py"] = "".join(
+            f"from .s{j} import *\n" for j in range(fanout))
+        for j in range(fanout):
+            package = f"lib/s{i}/s{j}"
+            files[f"{package}/__init__.py"] = "".join(
+                f"from .m{k} import *\n" for k in range(fanout)) + "from lib import *\n"
+            names = []
+            for k in range(fanout):
+                tag, neighbour = f"{i}_{j}_{k}", f"{i}_{j}_{(k + 1) % fanout}"
+                files[f"{package}/m{k}.py"] = (
+                    "from .. import *\nfrom lib import *\nimport torch\n\n\n"
+                    f"def helper_{tag}(x):\n    return torch.relu(x) + {k}\n\n\n"
+                    f"def op_{tag}(x):\n    return helper_{neighbour}(x) * 2\n")
+                names.append(f"op_{tag}")
+            tests = "".join(f"\n\ndef test_{n}():\n    assert lib.{n}(1) is not None\n"
+                            for n in names[: fanout // 2])
+            tests += "".join(f"\n\ndef test_{n}():\n    assert {n}(1) is not None\n"
+                             for n in names[fanout // 2:])
+            files[f"tests/s{i}/test_s{j}.py"] = (
+                f"import lib\nfrom lib import {', '.join(names[fanout // 2:])}\n{tests}")
+    return files
+
+
+def build_star_repo(root: Path, top: int) -> Path:
+    repo = root / f"star{top}"
+    for path, text in star_files(top).items():
+        target = repo / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "star layout")
+    return repo
+
+
+def star_benchmark(root: Path, sizes: list[int]) -> int:
+    """Index star layouts of growing size in one run; print seconds per 1,000 files."""
+    rows = []
+    for top in sizes:
+        repo = build_star_repo(root, top)
+        cache = CachedRepo(url=str(repo), path=repo / ".git")
+        commit = cache.resolve(None)
+        started, cpu = time.perf_counter(), time.process_time()
+        result = index_commit(cache, commit, MiningSettings(), with_tests=True)
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+        expected = top * 20 * 20 * 2   # every op_ directly, every helper through a call
+        rows.append((top, result.files, wall, cpu, len(result.candidates), expected))
+    print(f"star layout: __init__ re-exporting 20 children, 4 levels, cycles "
+          f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print(f"{'top':>4} {'files':>6} {'wall s':>7} {'cpu s':>6} {'cpu s/1k files':>15} "
+          f"{'x smallest':>10} {'candidates':>10}")
+    base = rows[0][3] / rows[0][1]
+    ok = True
+    for top, files, wall, cpu, found, expected in rows:
+        per_k = 1000 * cpu / files
+        print(f"{top:>4} {files:>6} {wall:>7.2f} {cpu:>6.2f} {per_k:>15.2f} "
+              f"{per_k / (1000 * base):>10.2f} {found:>5}/{expected}")
+        ok &= found == expected
+    growth = (rows[-1][3] / rows[-1][1]) / base
+    print(f"CPU time per file at the largest size is {growth:.2f}x the smallest "
+          f"({'linear' if growth < 1.5 else 'NOT linear'}); candidates "
+          f"{'all found' if ok else 'MISSING'}")
+    return 0 if ok and growth < 1.5 else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layout", choices=("flat", "star"), default="flat")
+    parser.add_argument("--sizes", default="1,2,4",
+                        help="Star layout: top-level subpackages per run (20 x 21 files each).")
     parser.add_argument("--modules", type=int, default=2000)
     parser.add_argument("--keep", help="Build in this folder and keep it.")
     parser.add_argument("--repeat", type=int, default=3,
@@ -142,6 +223,12 @@ def main() -> int:
     args = parser.parse_args()
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="mine-bench-"))
     root.mkdir(parents=True, exist_ok=True)
+    if args.layout == "star":
+        try:
+            return star_benchmark(root, [int(n) for n in args.sizes.split(",")])
+        finally:
+            if not args.keep:
+                shutil.rmtree(root, ignore_errors=True)
     try:
         started = time.perf_counter()
         repo = build_repo(root, args.modules)

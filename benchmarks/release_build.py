@@ -29,13 +29,13 @@ from pathlib import Path
 
 from curator import sync
 from curator import workspace as workspace_mod
-from curator.execution.runs import solution_hash
 from curator.labels import DATA, STAGES, TASKS
 from curator.problem import Problem
 from curator.release import bundle, gates
 from curator.release.verify import verify
 from curator.store import Store, now
 from curator.store import problems as problem_store
+from curator.store.runs import solution_hash
 
 OPS = ("torch.relu", "torch.sigmoid", "torch.tanh", "torch.exp", "torch.abs", "torch.sqrt",
        "torch.log1p", "torch.square", "torch.neg", "torch.floor")

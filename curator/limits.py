@@ -10,8 +10,8 @@ The limits are configurable in curator.toml:
 
     [limits]
     file_bytes = 268435456            # one input file (or one archive member read whole)
-    archive_total_bytes = 1073741824  # all members of one archive, uncompressed
-    archive_member_bytes = 268435456  # one archive member, uncompressed
+    archive_total_bytes = 536870912   # all members of one archive, uncompressed
+    archive_member_bytes = 134217728  # one archive member, uncompressed
     depth = 64                        # nesting of JSON / TOML values
 """
 
@@ -39,8 +39,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 @dataclass(frozen=True)
 class Limits:
     file_bytes: int = 256 * MiB
-    archive_total_bytes: int = 1 * GiB
-    archive_member_bytes: int = 256 * MiB
+    archive_total_bytes: int = 512 * MiB
+    archive_member_bytes: int = 128 * MiB
     depth: int = 64
 
     @classmethod
@@ -148,7 +148,7 @@ def value_problem(value: Any, depth: int = DEFAULT.depth) -> str | None:
     stack = [(value, 0, "")]
     while stack:
         item, level, path = stack.pop()
-        where = f" at {path}" if path else ""
+        where = f" in {path}" if path else ""
         if level > depth:
             return f"nested deeper than {depth} levels"
         if isinstance(item, bool) or item is None:
@@ -168,7 +168,7 @@ def value_problem(value: Any, depth: int = DEFAULT.depth) -> str | None:
                 if isinstance(key, str):
                     problem = text_problem(key)
                     if problem:
-                        return f"key with a {problem}{where}"
+                        return f"a key with a {problem}{where}"
                 stack.append((sub, level + 1, f"{path}.{key}" if path else str(key)))
         elif isinstance(item, list):
             for index, sub in enumerate(item):
@@ -181,9 +181,19 @@ def _no_constant(name: str):
 
 
 def _int(text: str) -> int:
-    if len(text.lstrip("-")) > 19:
+    # Far out of range: refused before int() spends time on it (value_problem says where
+    # an integer just past the 64-bit range is).
+    if len(text.lstrip("-")) > 400:
         raise ValueError("integer out of range")
     return int(text)
+
+
+class JSONError(ValueError):
+    """Invalid or unsafe JSON; `line` is where in the text, when known."""
+
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.line = line
 
 
 def loads_json(text: str, depth: int = DEFAULT.depth) -> Any:
@@ -194,14 +204,14 @@ def loads_json(text: str, depth: int = DEFAULT.depth) -> Any:
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else \
             f"column {exc.colno}"
-        raise ValueError(f"invalid JSON: {exc.msg} ({where})") from None
+        raise JSONError(f"invalid JSON: {exc.msg} ({where})", exc.lineno) from None
     except RecursionError:
-        raise ValueError(f"invalid JSON: nested deeper than {depth} levels") from None
+        raise JSONError(f"invalid JSON: nested deeper than {depth} levels") from None
     except ValueError as exc:
-        raise ValueError(f"invalid JSON: {exc}") from None
+        raise JSONError(f"invalid JSON: {exc}") from None
     problem = value_problem(value, depth)
     if problem:
-        raise ValueError(f"invalid JSON: {problem}")
+        raise JSONError(f"invalid JSON: {problem}")
     return value
 
 
@@ -236,7 +246,7 @@ class Field:
 
 _KINDS = {
     "str": "a string", "int": "a whole number", "number": "a number", "bool": "true or false",
-    "str-list": "a list of strings", "int-list": "a list of whole numbers", "table": "a table (JSON object)", "any": "a value",
+    "str-list": "a list of strings", "int-list": "a list of whole numbers", "table": "a table (JSON object)", "list": "a list", "any": "a value",
 }
 
 
@@ -258,6 +268,8 @@ def _type_ok(kind: str, value: Any) -> bool:
             isinstance(v, int) and not isinstance(v, bool) for v in value)
     if kind == "table":
         return isinstance(value, dict)
+    if kind == "list":
+        return isinstance(value, list)
     return kind == "any"
 
 

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from curator.errors import CuratorError
 from curator.problem import Problem, validate
 from curator.problem_files import scan, write_problem
+from curator.progress import CancelCheck, Progress, checkpoint
 from curator.store import Store
 from curator.store import problems as problem_store
-
-Progress = Callable[[int, int, str], None]
+from curator.store import runs as run_store
 
 
 @dataclass
@@ -28,7 +27,7 @@ class LoadReport:
 
 
 def load(store: Store, problems_dir: str | Path, progress: Progress | None = None,
-         cancelled: Callable[[], bool] | None = None) -> LoadReport:
+         cancelled: CancelCheck | None = None) -> LoadReport:
     """Read every problem folder into the database in one transaction.
 
     Malformed folders are reported and skipped; the valid ones load. A process killed
@@ -41,8 +40,7 @@ def load(store: Store, problems_dir: str | Path, progress: Progress | None = Non
     total = len(result.problems)
     with store.transaction():
         for index, (problem, raw, _folder) in enumerate(result.problems, 1):
-            if cancelled and cancelled():
-                raise KeyboardInterrupt("load cancelled")
+            checkpoint(cancelled, "load")
             changed = problem_store.save(store, problem, raw_toml=raw)
             if changed:
                 report.loaded.append(problem.id)
@@ -105,12 +103,11 @@ def save_and_write(store: Store, problem: Problem, problems_dir: str | Path) -> 
     if problem.status == "ready" and problem_store.exists(store, problem.id):
         before = problem_store.get(store, problem.id)
         if before.status != "ready":
-            from curator.execution.runs import reference_passes
-
-            if not reference_passes(store, problem):
+            if not run_store.reference_passes(store, problem):
                 raise CuratorError(
-                    f"problem {problem.id}: cannot mark ready before its reference solution "
-                    f"passes its tests; run `curator run {problem.id}` first")
+                    f"problem {problem.id}: cannot mark ready before its saved reference "
+                    f"solution passes its tests; run it first (ctrl+r on the problem in the "
+                    f"app, `curator run {problem.id}` in a shell)")
     changed = problem_store.save(store, problem, keep_raw=True)
     dump_one(store, problem_store.get(store, problem.id), problems_dir)
     return changed

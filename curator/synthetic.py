@@ -9,17 +9,16 @@ small and real: each reference solution passes its own tests.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from curator import sync
 from curator import workspace as workspace_mod
 from curator.labels import DATA, STAGES, TASKS
 from curator.problem import Problem
+from curator.progress import CancelCheck, Progress, checkpoint
 from curator.store import Store
 from curator.store import problems as problem_store
-
-Progress = Callable[[int, int, str], None]
 
 _VERBS = ("normalize", "clip", "pad", "mask", "pool", "scale", "encode", "decode", "merge",
           "split", "smooth", "rank", "threshold", "align", "crop", "shift", "tile", "sample")
@@ -81,13 +80,12 @@ def make_problems(count: int, seed: int = 0, start: int = 1) -> Iterator[Problem
 
 
 def populate(store: Store, count: int, seed: int = 0, progress: Progress | None = None,
-             cancelled: Callable[[], bool] | None = None) -> list[str]:
+             cancelled: CancelCheck | None = None) -> list[str]:
     """Save `count` synthetic problems into the database (one transaction); returns ids."""
     ids = []
     with store.transaction():
         for done, problem in enumerate(make_problems(count, seed), 1):
-            if cancelled and cancelled():
-                raise KeyboardInterrupt("synthetic generation cancelled")
+            checkpoint(cancelled, "synthetic generation")
             problem_store.save(store, problem)
             ids.append(problem.id)
             if progress:

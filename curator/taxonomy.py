@@ -14,7 +14,12 @@ from importlib import resources
 from pathlib import Path
 
 from curator.errors import CuratorError, NotFoundError
-from curator.store import Store, now
+from curator.limits import Field, InputError, loads_json, read_text, schema_errors
+from curator.store import Store, taxonomy_versions
+
+# Each category of a taxonomy document: ids may be numbers (1-15), the rest text.
+CATEGORY_SCHEMA = {"id": Field("str|int", required=True), "name": Field("str", required=True),
+                   "definition": Field("str"), "slug": Field("str")}
 
 NOT_DL = "not-dl"
 BUG = "bug"
@@ -26,6 +31,21 @@ class Category:
     name: str
     definition: str
     slug: str = ""
+
+
+def review_key(category_id: str, position: int) -> str:
+    """The key that picks a category when reviewing: its id.
+
+    Ids 1-9 are one key; 10-19 are `0` then the last digit (`0 0` is 10, `0 5` is 15).
+    A category whose id is not a number takes its 1-based position the same way. The app,
+    the CLI's `taxonomy` table and the labelling guidelines all show this key.
+    """
+    number = int(category_id) if category_id.isdigit() else position
+    if 1 <= number <= 9:
+        return str(number)
+    if 10 <= number <= 19:
+        return f"0 {number - 10}"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -59,6 +79,12 @@ class Taxonomy:
     def verdict_ids(self) -> tuple[str, ...]:
         return tuple(v.id for v in self.verdicts)
 
+    def verdict_name(self, verdict: str) -> str:
+        return next((v.name for v in self.verdicts if v.id == verdict), verdict)
+
+    def category_name(self, category: str) -> str:
+        return next((c.name for c in self.categories if c.id == category), "")
+
     def to_json(self) -> dict:
         return {"version": self.version, "name": self.name,
                 "categories": [_cat_json(c, slug=True) for c in self.categories],
@@ -79,11 +105,18 @@ def default_document() -> dict:
     return json.loads(text)
 
 
+# The review verdicts: ids from the shipped taxonomy.json (the one definition; review
+# labels, the database's CHECK and the app's keys use these ids, the names come from the
+# taxonomy in use).
+VERDICTS: tuple[str, ...] = tuple(str(v["id"]) for v in default_document()["verdicts"])
+
+
 def validate(doc: dict) -> list[str]:
     """Every reason this taxonomy document is malformed (empty when fine)."""
     errors = []
     if not isinstance(doc, dict):
         return ["a taxonomy must be a JSON object"]
+    errors += schema_errors(doc, {"name": Field("str")})
     for key in ("categories", "dl_categories", "verdicts"):
         items = doc.get(key)
         if not isinstance(items, list) or not items:
@@ -94,6 +127,10 @@ def validate(doc: dict) -> list[str]:
             if not isinstance(item, dict) or not str(item.get("id", "")).strip() \
                     or not str(item.get("name", "")).strip():
                 errors.append(f"{key}[{position}] needs a non-empty 'id' and 'name'")
+                continue
+            wrong = schema_errors(item, CATEGORY_SCHEMA, f"{key}[{position}]")
+            if wrong:
+                errors += wrong
                 continue
             ident = str(item["id"])
             if "/" in ident:
@@ -106,8 +143,9 @@ def validate(doc: dict) -> list[str]:
         errors.append(f"dl_categories must include {NOT_DL!r}")
     if isinstance(doc.get("verdicts"), list):
         ids = {c.get("id") for c in doc["verdicts"] if isinstance(c, dict)}
-        if ids != {"sample-correct", "benchmark-defect"}:
-            errors.append("verdicts must be exactly 'sample-correct' and 'benchmark-defect'")
+        if ids != set(VERDICTS):
+            errors.append("verdicts must be exactly "
+                          + " and ".join(repr(v) for v in VERDICTS))
     return errors
 
 
@@ -134,33 +172,26 @@ def add_version(store: Store, doc: dict, source: str = "") -> tuple[int, bool]:
     body = _canonical(doc)
     digest = hashlib.sha256(body.encode()).hexdigest()
     with store.transaction():
-        latest = store.one("SELECT version, sha256 FROM taxonomy_versions "
-                           "ORDER BY version DESC LIMIT 1")
+        latest = taxonomy_versions.latest(store)
         if latest and latest["sha256"] == digest:
             return latest["version"], False
         version = (latest["version"] if latest else 0) + 1
-        store.execute(
-            "INSERT INTO taxonomy_versions (version, sha256, body, source, created_at, "
-            "created_by) VALUES (?, ?, ?, ?, ?, ?)",
-            (version, digest, body, source, now(), store.actor))
-        store.audit("taxonomy", str(version), "create", after={"source": source,
-                                                               "sha256": digest})
+        taxonomy_versions.insert(store, version, digest, body, source)
     return version, True
 
 
 def current(store: Store) -> Taxonomy:
     """The current taxonomy; the packaged default is stored as version 1 on first use."""
-    row = store.one("SELECT version, body FROM taxonomy_versions ORDER BY version DESC LIMIT 1")
+    row = taxonomy_versions.latest(store)
     if row is None:
         add_version(store, default_document(), source="default")
-        row = store.one("SELECT version, body FROM taxonomy_versions "
-                        "ORDER BY version DESC LIMIT 1")
+        row = taxonomy_versions.latest(store)
     return from_document(json.loads(row["body"]), row["version"])
 
 
 def get_version(store: Store, version: int) -> Taxonomy:
     current(store)
-    row = store.one("SELECT version, body FROM taxonomy_versions WHERE version = ?", (version,))
+    row = taxonomy_versions.get(store, version)
     if row is None:
         raise NotFoundError(f"taxonomy version {version} not found")
     return from_document(json.loads(row["body"]), row["version"])
@@ -168,16 +199,15 @@ def get_version(store: Store, version: int) -> Taxonomy:
 
 def versions(store: Store) -> list[dict]:
     current(store)
-    return store.query("SELECT version, source, created_at, created_by FROM taxonomy_versions "
-                       "ORDER BY version")
+    return taxonomy_versions.listing(store)
 
 
 def load_file(store: Store, path: str | Path) -> tuple[int, bool]:
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CuratorError(f"{path}: cannot read: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise CuratorError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+        doc = loads_json(read_text(path))
+    except InputError:
+        raise
+    except ValueError as exc:
+        raise InputError(path, str(exc), getattr(exc, "line", None)) from None
     return add_version(store, doc, source=str(path))

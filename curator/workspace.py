@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import getpass
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curator.errors import WorkspaceError
+from curator.errors import CuratorError, WorkspaceError
+from curator.limits import Limits, loads_toml, read_text
 
 CONFIG_NAME = "curator.toml"
 
@@ -67,9 +67,19 @@ def load_config(root: Path) -> dict:
     if not path.exists():
         return {}
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        config = loads_toml(read_text(path, 1 << 20))
+    except CuratorError as exc:
+        raise WorkspaceError(str(exc)) from None
+    except ValueError as exc:
         raise WorkspaceError(f"{path}: invalid config: {exc}") from None
+    bad = sorted(k for k, v in config.items() if not isinstance(v, dict))
+    if bad:
+        raise WorkspaceError(f"{path}: invalid config: {', '.join(bad)} must be a [table]")
+    try:
+        Limits.from_config(config)
+    except CuratorError as exc:
+        raise WorkspaceError(f"{path}: {str(exc).removeprefix('curator.toml: ')}") from None
+    return config
 
 
 def init(root: str | os.PathLike) -> Workspace:

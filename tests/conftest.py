@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from curator import sync, workspace as workspace_mod
+from curator import sync
+from curator import workspace as workspace_mod
 from curator.store import Store
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -248,8 +248,25 @@ def mining_workspace(root: Path):
 
 def mine_first_commit(store, ws, repo: dict) -> dict[str, int]:
     """Mine the repo's first commit; qualname -> candidate id."""
-    from curator.mining import candidates as candidate_store
     from curator.mining.mine import mine
+    from curator.store import candidates as candidate_store
 
     mine(store, ws, str(repo["path"]), rev=repo["first"])
     return {r["qualname"]: r["id"] for r in candidate_store.list_rows(store)}
+
+
+def make_slow_repo(root: Path, modules: int = 200, functions: int = 120) -> Path:
+    """A repository that takes seconds to mine (for cancel tests): many small functions,
+    each module with a test module calling its first function."""
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    files = {"big/__init__.py": ""}
+    for m in range(modules):
+        files[f"big/mod{m}.py"] = "import torch\n" + "".join(
+            f"\n\ndef f{m}_{i}(x):\n    return torch.relu(x) * {i} + f{m}_{(i + 1) % functions}(x)\n"
+            for i in range(functions))
+        files[f"tests/test_mod{m}.py"] = (f"from big.mod{m} import f{m}_0\n\n\n"
+                                          f"def test_f():\n    assert f{m}_0(1)\n")
+    write(root, files)
+    commit(root, "slow")
+    return root

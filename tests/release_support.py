@@ -6,10 +6,10 @@ import uuid
 from pathlib import Path
 
 from curator.execution.job import RunResult
-from curator.execution.runs import record, solution_hash
 from curator.problem import Problem
 from curator.store import Store, now
 from curator.store import problems as problem_store
+from curator.store.runs import record, solution_hash
 from curator.workspace import Workspace, discover
 
 ENV = {"python": "3.11.0", "torch": "2.13.0", "isolation": "strong"}

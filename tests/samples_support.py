@@ -136,7 +136,7 @@ def record_run(store: Store, problem_id: str, outcome: str, sample_id: int | Non
     import hashlib
 
     from curator.execution.job import RunResult
-    from curator.execution.runs import record
+    from curator.store.runs import record
 
     if sample_id is not None:
         code = store.one("SELECT code FROM samples WHERE id = ?", (sample_id,))["code"] or ""
@@ -156,8 +156,8 @@ def record_run(store: Store, problem_id: str, outcome: str, sample_id: int | Non
 
 def add_samples(store: Store, tmp_path: Path, rows: list[dict], model: str = "m1",
                 name: str = "samples.jsonl") -> list[int]:
-    from curator.evaluation import samples as sample_store
+    from curator.evaluation import samples as sample_files
 
-    report = sample_store.import_files(store, [write_jsonl(tmp_path / name, rows)], model=model)
+    report = sample_files.import_files(store, [write_jsonl(tmp_path / name, rows)], model=model)
     assert report.errors == [], report.errors
     return report.sample_ids

@@ -6,8 +6,9 @@ import pytest
 from click.testing import CliRunner
 from repo_support import make_repo, mine_and_accept, run_json
 
+from curator import runs
 from curator.cli import main
-from curator.execution import runs, verdict
+from curator.execution import verdict
 from curator.execution.engine import Engine
 from curator.store import Store
 from curator.store import problems as problem_store

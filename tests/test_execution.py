@@ -11,9 +11,10 @@ import pytest
 from click.testing import CliRunner
 from execution_support import GOOD_SOLUTION, needs_bwrap, run_one, start_engine
 
+from curator import runs
 from curator.cli import main
 from curator.errors import CuratorError
-from curator.execution import runs, verdict
+from curator.execution import verdict
 from curator.execution.engine import Engine
 from curator.execution.job import Job, Limits, RunResult
 from curator.execution.pool import Pool
@@ -257,9 +258,18 @@ def test_job_for_self_contained_and_repo_backed(store, workspace, monkeypatch):
     job = runs.job_for(store, workspace, problem, problem.solution)
     assert job.tests == problem.tests and job.repo_dir is None and job.problem_id == problem.id
     problem.test_node_ids = ["tests/test_x.py::test_y"]
-    monkeypatch.setitem(sys.modules, "curator.mining.checkout", None)
-    with pytest.raises(CuratorError, match="mining"):
-        runs.job_for(store, workspace, problem, problem.solution)
+    monkeypatch.setattr(runs.checkout, "prepare", lambda *a, **k: (
+        "/repo", {"pkg/mod.py": "x = 1\n"}, "/usr/bin/python3"))
+    job = runs.job_for(store, workspace, problem, problem.solution)
+    assert (job.repo_dir, job.overlay, job.python) == (
+        "/repo", {"pkg/mod.py": "x = 1\n"}, "/usr/bin/python3")
+    assert job.node_ids == ["tests/test_x.py::test_y"] and job.tests is None
+
+    def missing(*a, **k):
+        raise runs.checkout.MissingSymbol("no such symbol")
+
+    monkeypatch.setattr(runs.checkout, "prepare", missing)
+    assert runs.job_for(store, workspace, problem, problem.solution).solution == ""
 
 
 class ScriptedPool(Pool):

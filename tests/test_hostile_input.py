@@ -18,7 +18,8 @@ from click.testing import CliRunner
 
 from curator import sync
 from curator.cli import main
-from curator.evaluation import samples as sample_store
+from curator.errors import Cancelled
+from curator.evaluation import samples as sample_files
 from curator.store import Store
 from curator.store import problems as problem_store
 from tests.samples_support import make_problems, write_jsonl
@@ -82,12 +83,30 @@ def test_hostile_problem_toml_is_skipped_and_the_rest_load(empty_workspace):
     assert ids == {"good_one", "zz_good"}
 
 
-def test_dump_and_set_never_half_write(empty_workspace):
+def test_a_bad_source_never_reaches_the_database_and_dump_goes_on(empty_workspace):
     ws = empty_workspace
-    write_problem(ws.problems_dir, "good_one")
+    for pid in ("aa_bad", "good_one", "zz_good"):
+        write_problem(ws.problems_dir, pid)
     assert invoke(ws, "load").exit_code == 0
-    result = invoke(ws, "problems", "set", "good_one", "--status", "ready")
-    assert "Traceback" not in result.output
+    from curator.problem import Problem
+
+    with Store(ws.db_path) as store:
+        bad = problem_store.get(store, "aa_bad")
+        bad.source = {"repo": {"a": 1}}
+        with pytest.raises(Exception, match="'repo' must be a string"):
+            problem_store.save(store, bad)
+        assert problem_store.get(store, "aa_bad").source is None
+        # a row an older curator let in: dump reports it and writes the others
+        store.execute("UPDATE problems SET source = ? WHERE id = 'aa_bad'",
+                      ('{"repo": {"a": 1}}',))
+        good = problem_store.get(store, "zz_good")
+        good.title = "changed"
+        problem_store.save(store, good)
+    assert isinstance(good, Problem)
+    result = invoke(ws, "dump")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "error: " in result.output and "aa_bad/problem.toml" in result.output
+    assert 'title = "changed"' in (ws.problems_dir / "zz_good" / "problem.toml").read_text()
 
 
 # -- samples JSONL -----------------------------------------------------------------------
@@ -112,7 +131,7 @@ def _samples_rows() -> list:
 def test_one_bad_sample_row_never_aborts_the_file(store, tmp_path):
     make_problems(store)
     path = write_jsonl(tmp_path / "mix.jsonl", _samples_rows())
-    report = sample_store.import_files(store, [path], model="m1")
+    report = sample_files.import_files(store, [path], model="m1")
     assert report.imported == 20
     assert len(report.errors) == 7, report.errors
     by_line = {e["line"]: e["message"] for e in report.errors}
@@ -142,18 +161,18 @@ def test_samples_import_resumes_and_commits_in_chunks(store, tmp_path, monkeypat
     rows = [{"task_id": "add_one", "solution": f"def add_one(x):\n    return x + {i}\n"}
             for i in range(50)]
     path = write_jsonl(tmp_path / "many.jsonl", rows)
-    monkeypatch.setattr(sample_store, "CHUNK_ROWS", 7)
+    monkeypatch.setattr(sample_files, "CHUNK_ROWS", 7)
     calls = {"n": 0}
 
     def cancel_after_two_chunks():
         calls["n"] += 1
         return calls["n"] > 20
 
-    with pytest.raises(KeyboardInterrupt):
-        sample_store.import_files(store, [path], model="m1", cancelled=cancel_after_two_chunks)
+    with pytest.raises(Cancelled):
+        sample_files.import_files(store, [path], model="m1", cancelled=cancel_after_two_chunks)
     kept = store.one("SELECT COUNT(*) AS n FROM samples")["n"]
     assert 0 < kept < 50 and kept % 7 == 0
-    again = sample_store.import_files(store, [path], model="m1")
+    again = sample_files.import_files(store, [path], model="m1")
     assert again.imported == 50 - kept and again.duplicates == kept
     assert store.one("SELECT COUNT(*) AS n FROM samples")["n"] == 50
 
@@ -343,7 +362,7 @@ def test_a_200k_term_sample_costs_only_its_own_run(tmp_path):
                      "tests/test_shapes.py": TEST_SHAPES})
     commit(upstream, "geometry")
     from curator import workspace as workspace_mod
-    from curator.mining import candidates as candidate_store
+    from curator.store import candidates as candidate_store
 
     ws = workspace_mod.init(tmp_path / "ws")
     assert invoke(ws, "mine", str(upstream)).exit_code == 0
@@ -365,3 +384,71 @@ def test_a_200k_term_sample_costs_only_its_own_run(tmp_path):
             "SELECT s.sample_index, r.outcome FROM samples s JOIN runs r ON r.sample_id = s.id")}
     assert outcomes[0] == "passed" and outcomes[2] == "failed"
     assert outcomes.get(1) == "error", (outcomes, data)
+
+
+# -- label exchange, taxonomy, curator.toml: a generated corpus ------------------------
+
+HOSTILE_JSON_LINES = [
+    "[" * 100_000 + "]" * 100_000,
+    '{"kind": "label", "sample": "\\ud800", "labelled_at": "2026-01-01"}',
+    '{"kind": "label", "sample": "abc", "labelled_at": "2026-01-01", "sample_index": '
+    + "9" * 5000 + "}",
+    '{"kind": "label", "sample": "abc", "labelled_at": NaN}',
+    '{"kind": ["label"], "sample": "abc", "labelled_at": "2026-01-01"}',
+    '{"kind": "label", "sample": {"a": 1}, "labelled_at": "2026-01-01"}',
+    '{"kind": "label", "sample": "abc", "labelled_at": "2026-01-01", "pairs": ["x"]}',
+    '{"kind": "label", "sample": "abc", "labelled_at": "2026-01-01", "note": 1e999}',
+    '{"kind": "label", "sample": "abc", "labelled_at": "2026-01-01", "note": "unterminated',
+    "\xff\xfe not json",
+]
+
+
+def test_hostile_label_exchange_rows_are_one_line_each(workspace, tmp_path):
+    path = tmp_path / "labels.jsonl"
+    path.write_text("\n".join(HOSTILE_JSON_LINES) + "\n", encoding="utf-8")
+    result = invoke(workspace, "review", "import", str(path))
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    errors = [ln for ln in result.output.splitlines() if ln.startswith("error:")]
+    assert len(errors) == len(HOSTILE_JSON_LINES), result.output
+    with Store(workspace.db_path) as store:
+        assert store.one("SELECT COUNT(*) AS n FROM review_labels")["n"] == 0
+
+
+@pytest.mark.parametrize("text", [
+    "[" * 100_000 + "]" * 100_000,
+    '{"name": "t", "categories": [{"id": "1", "name": "\\ud800"}]}',
+    '{"name": ["t"], "categories": [], "dl_categories": [], "verdicts": []}',
+    '{"name": "t", "categories": [{"id": 1, "name": {"a": 1}}]}',
+    '{"name": "t", "categories": NaN}',
+    '{"name": "t"',
+])
+def test_hostile_taxonomy_files_are_refused_in_one_line(workspace, tmp_path, text):
+    path = tmp_path / "taxonomy.json"
+    path.write_text(text, encoding="utf-8")
+    with Store(workspace.db_path) as store:
+        from curator import taxonomy
+
+        before = len(taxonomy.versions(store))
+    result = invoke(workspace, "taxonomy", "--load", str(path))
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output.count("\n") == 1 and result.output.startswith("error: ")
+    with Store(workspace.db_path) as store:
+        assert len(taxonomy.versions(store)) == before
+
+
+@pytest.mark.parametrize("text", [
+    "[limits]\nfile_bytes = " + "[" * 5000 + "]" * 5000 + "\n",
+    "[limits]\nfile_bytes = -1\n",
+    "[limits]\narchive_total_bytes = \"big\"\n",
+    "[limits]\nnope = 1\n",
+    "release = 1979-05-27T07:32:00Z\n",
+    "[release]\nname = \"\\ud800\"\n",
+    "\xff\xfe",
+])
+def test_hostile_curator_toml_is_one_line(empty_workspace, text):
+    path = empty_workspace.root / "curator.toml"
+    path.write_bytes(text.encode("utf-8", "surrogatepass") if "\xff" not in text
+                     else text.encode("latin-1"))
+    result = invoke(empty_workspace, "problems", "list")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output.count("\n") == 1 and "curator.toml" in result.output

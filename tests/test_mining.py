@@ -12,13 +12,12 @@ import pytest
 from mining_support import BOXES, commit, git, make_dl_repo, mining_workspace, write
 
 from curator import workspace as workspace_mod
-from curator.errors import CuratorError
-from curator.mining import candidates as candidate_store
+from curator.errors import Cancelled, CuratorError
 from curator.mining import licenses
 from curator.mining.gitcache import cache_for
-from curator.mining.index import MiningCancelled
 from curator.mining.mine import mine
 from curator.store import Store
+from curator.store import candidates as candidate_store
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +180,7 @@ def test_progress_reports_files_per_second_and_cancel_writes_nothing(ws, store, 
     assert linked[-1][0] == linked[-1][1] == 2  # both test modules
     other = workspace_mod.init(ws.root.parent / "ws2")
     with Store(other.db_path, "miner") as fresh:
-        with pytest.raises(MiningCancelled):
+        with pytest.raises(Cancelled):
             mine(fresh, other, str(dl_repo["path"]), rev=dl_repo["first"],
                  cancelled=lambda: True)
         assert fresh.one("SELECT COUNT(*) AS n FROM candidates")["n"] == 0

@@ -195,6 +195,10 @@ def test_prepare_method_problem_and_configured_python(accepted, dl_repo):
 def test_prepare_clones_into_a_fresh_workspace(accepted, tmp_path, dl_repo):
     _, store = accepted
     problem = problem_store.get(store, "convert")
+    # the upstream folder has no remote, so its problems name it "dlrepo", which another
+    # workspace cannot clone; a portable URL in [source] repo can be
+    assert problem.source["repo"] == "dlrepo"
+    problem.source["repo"] = f"file://{dl_repo['path']}"
     other = workspace_mod.init(tmp_path / "elsewhere")
     repo_dir, overlay, python = prepare(other, problem, problem.solution)
     assert repo_dir.startswith(str(other.repos_dir))

@@ -12,11 +12,11 @@ from mining_support import make_dl_repo, mine_first_commit, mining_workspace
 from curator import sync
 from curator.cli import main
 from curator.errors import CuratorError
-from curator.mining import candidates as candidate_store
 from curator.mining import promote
 from curator.mining.mine import mine
 from curator.problem_files import read_problem
 from curator.store import Store
+from curator.store import candidates as candidate_store
 from curator.store import problems as problem_store
 
 
@@ -46,7 +46,8 @@ def test_accept_method_creates_draft_repo_backed_problem(mined, dl_repo):
     assert (problem.kind, problem.entry_point, problem.status) == ("method", "FocalLoss.forward",
                                                                    "draft")
     assert (problem.stage, problem.task, problem.data) == ("", "", "")  # suggestions only
-    assert problem.source == {"repo": str(dl_repo["path"]), "commit": dl_repo["first"],
+    # no remote URL: the name stands in for it, never the local path
+    assert problem.source == {"repo": "dlrepo", "commit": dl_repo["first"],
                               "path": "pkg/boxes.py", "symbol": "FocalLoss.forward",
                               "lines": problem.source["lines"], "license": "MIT"}
     assert problem.test_node_ids == [
@@ -161,3 +162,18 @@ def test_repo_set_python_and_list(mined, dl_repo, tmp_path):
     assert unknown.exit_code == 1 and "not found" in unknown.stderr
     assert invoke(ws, "repo", "set-python", "dlrepo", "default").exit_code == 0
     assert json.loads(invoke(ws, "repo", "list", "--json").output)[0]["python"] is None
+
+
+def test_candidates_show_never_cuts_source_lines(mined):
+    ws, _, ids = mined
+    from curator.store import Store
+
+    with Store(ws.db_path, "tester") as store:
+        source = store.one("SELECT source FROM candidates WHERE id = ?",
+                           (ids["accuracy"],))["source"]
+        long_line = "    # " + "x" * 150 + " end-of-line"
+        store.execute("UPDATE candidates SET source = ? WHERE id = ?",
+                      (source + long_line + "\n", ids["accuracy"]))
+    shown = invoke(ws, "candidates", "show", str(ids["accuracy"]))
+    assert shown.exit_code == 0, shown.output
+    assert "x" * 150 + " end-of-line" in shown.output

@@ -7,9 +7,9 @@ import time
 import pytest
 from mining_support import commit, git, mining_workspace, write
 
-from curator.mining import candidates as candidate_store
 from curator.mining.mine import mine
 from curator.store import Store
+from curator.store import candidates as candidate_store
 
 FANOUT = 5   # 1 + 5 + 25 packages and 125 leaf modules, four levels deep
 

@@ -8,11 +8,11 @@ import pytest
 from click.testing import CliRunner
 from mining_support import commit, git, write
 
+from curator import runs
 from curator import workspace as workspace_mod
 from curator.cli import main
-from curator.execution import runs
-from curator.mining import candidates as candidate_store
 from curator.store import Store
+from curator.store import candidates as candidate_store
 from curator.store import problems as problem_store
 
 # numpy only, so each run's fresh interpreter starts fast.

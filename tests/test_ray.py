@@ -19,13 +19,14 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from requirements_support import import_or_fail
 
-from curator.execution import runs
+from curator import runs
 from curator.execution.engine import Engine
 from curator.execution.job import Job, Limits
 from curator.store import problems as problem_store
 
-ray = pytest.importorskip("ray")
+ray = import_or_fail("ray")
 pytestmark = pytest.mark.ray
 
 BIN = Path(sys.executable).parent

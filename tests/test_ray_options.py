@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from click.testing import CliRunner
+from requirements_support import import_or_fail
 
 from curator.cli import main
 from curator.errors import CuratorError
@@ -86,7 +87,7 @@ def test_run_resume_tops_up_to_repeat(workspace, store):
 
 
 def test_unreachable_cluster_fails_fast_in_one_line(workspace):
-    pytest.importorskip("ray")
+    import_or_fail("ray")
     import socket
 
     with socket.socket() as sock:   # a port nobody listens on

@@ -18,15 +18,15 @@ from release_support import make_releasable, record_reference
 from curator.cli import main
 from curator.evaluation.samples import import_files
 from curator.execution.job import RunResult
-from curator.execution.runs import record
 from curator.release import ReleaseError, bundle, dlbench
 from curator.release.diff import diff
 from curator.release.rows import FIELDS, content_sha256, jsonl_line
 from curator.release.tarball import tar_gz_bytes
 from curator.release.verify import verify
-from curator.review import labels as review_labels
+from curator.review import annotations as review_labels
 from curator.store import Store
 from curator.store import problems as problem_store
+from curator.store.runs import record
 from curator.workspace import init
 
 
@@ -201,7 +201,8 @@ def cli_load(store) -> dict:
 
 
 def test_same_version_with_other_content_is_refused(built, ready, store, tmp_path):
-    problem_store.update_fields(store, "soft_dice_loss", prompt="Changed prompt.\n")
+    before = problem_store.get(store, "soft_dice_loss").prompt
+    problem_store.update_fields(store, "soft_dice_loss", prompt=before + "\nChanged.\n")
     with pytest.raises(ReleaseError, match="already built with different content"):
         bundle.build(store, ready, "1.0.0", tmp_path / "again", name="seed")
     with pytest.raises(ReleaseError, match="X.Y.Z"):
@@ -327,12 +328,14 @@ def test_verify_detects_a_tampered_archive(built, tmp_path):
 # -- diff -------------------------------------------------------------------------------------
 
 def test_diff_lists_added_removed_changed(built, ready, store, tmp_path):
-    problem_store.update_fields(store, "soft_dice_loss", prompt="A new prompt.\n")
+    old_prompt = problem_store.get(store, "soft_dice_loss").prompt
+    problem_store.update_fields(store, "soft_dice_loss", prompt="A new prompt.\n\n"
+                                + old_prompt)
     problem_store.update_fields(store, "pairwise_box_iou", stage="evaluation")
     problem_store.update_fields(store, "nms_single_class", status="retired")
     new = problem_store.get(store, "xywh_to_xyxy_clipped")
     new.id, new.status = "xywh_copy_for_diff", "ready"
-    new.prompt = "Convert boxes, a fresh prompt.\n"
+    new.prompt = "Convert boxes, a fresh prompt.\n\n" + new.prompt
     new.solution += "\n\ndef _unused_helper(values):\n    return [v * 2 for v in values if v]\n"
     problem_store.save(store, new)
     for pid in ("soft_dice_loss", "pairwise_box_iou", "xywh_copy_for_diff"):

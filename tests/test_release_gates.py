@@ -34,7 +34,8 @@ def test_fresh_seed_fails_reference_and_licence_gates_only(workspace, store):
     assert all("never run" in r for r in failing(report, "reference_passes").values())
     # The seed problems are original work; this temporary workspace declares no licence.
     assert set(failing(report, "provenance_known")) == ids
-    for gate in ("min_tests", "labels_set", "prompt_present", "no_near_duplicate"):
+    for gate in ("min_tests", "labels_set", "prompt_present", "code_prompt",
+                 "no_near_duplicate"):
         assert failing(report, gate) == {}, gate
     assert not report.ok and report.blocking == sorted(ids)
 
@@ -185,6 +186,29 @@ def test_labels_and_prompt_gates(workspace, store):
     assert failing(report, "labels_set") == {"soft_dice_loss": "unset: task, data"}
     assert failing(report, "prompt_present") == {"pairwise_box_iou": "prompt is empty"}
     assert report.blocking == ["pairwise_box_iou", "soft_dice_loss"]
+
+
+def test_code_prompt_gate_needs_a_parsable_signature_of_the_entry_point(workspace, store):
+    ws = make_releasable(workspace, store)
+    problem = problem_store.get(store, "soft_dice_loss")
+    no_block = "# Soft Dice\n\nWrite the soft Dice loss.\n"
+    problem_store.update_fields(store, "soft_dice_loss", prompt=no_block)
+    other = problem_store.get(store, "pairwise_box_iou")
+    broken = other.prompt.replace("def box_iou(", "def box_iou(((", 1) \
+        if "def box_iou(" in other.prompt else None
+    assert broken is not None, other.prompt[:200]
+    problem_store.update_fields(store, "pairwise_box_iou", prompt=broken)
+    report = gates.check(store, ws)
+    reasons = failing(report, "code_prompt")
+    assert set(reasons) == {"soft_dice_loss", "pairwise_box_iou"}
+    assert "no ```python block" in reasons["soft_dice_loss"]
+    assert "does not parse" in reasons["pairwise_box_iou"]
+    assert "soft_dice_loss" in report.blocking
+    # what the bundle would have shipped without the gate: imports and no signature
+    from curator.evaluation.extract import code_prompt
+
+    assert f"def {problem.entry_point}" not in code_prompt(no_block, problem.entry_point,
+                                                           problem.solution)
 
 
 # -- provenance_known --------------------------------------------------------------------------

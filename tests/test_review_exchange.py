@@ -89,8 +89,8 @@ def test_conflict_keeps_the_newer_and_reports_it(machines, tmp_path):
     assert report.added == 0 and report.updated == 1
     kept = {c["sample_id"]: c["kept"] for c in report.conflicts}
     assert kept == {b_ids[2]: "imported", b_ids[3]: "local"}
-    assert review.labels.get(b, b_ids[2], "carol")["pairs"][0]["category"] == "13"
-    assert review.labels.get(b, b_ids[3], "carol")["pairs"][0]["category"] == "7"
+    assert review.annotations.get(b, b_ids[2], "carol")["pairs"][0]["category"] == "13"
+    assert review.annotations.get(b, b_ids[3], "carol")["pairs"][0]["category"] == "7"
     history = b.history("review_label", f"{b_ids[2]}/carol")
     assert history[-1]["action"] == "import" and history[-1]["actor"] == "bob"
     # Importing again changes nothing more (the local newer label still wins).
@@ -147,4 +147,31 @@ def test_undo_refuses_when_an_import_changed_the_label(machines, tmp_path):
     assert exchange.import_jsonl(b, path).updated == 1
     with pytest.raises(CuratorError, match="changed since"):
         review.undo(b)
-    assert review.labels.get(b, b_ids[0], "dana")["pairs"][0]["category"] == "6"
+    assert review.annotations.get(b, b_ids[0], "dana")["pairs"][0]["category"] == "6"
+
+
+def test_conflicts_compare_moments_not_strings(machines, tmp_path):
+    """12:00+02:00 is 10:00 UTC: older than a local 11:00 UTC label, though it sorts later;
+    a stamp without a zone is UTC."""
+    (_, a, a_ids), (_, b, b_ids) = machines
+    review.label(a, a_ids[2], "carol", pairs=[("13", "from a")])
+    review.label(b, b_ids[2], "carol", pairs=[("5", "from b")])
+    review.label(a, a_ids[3], "carol", pairs=[("1", "from a")])
+    review.label(b, b_ids[3], "carol", pairs=[("7", "from b")])
+    b.execute("UPDATE review_labels SET labelled_at = ? WHERE sample_id = ?",
+              ("2026-03-01T11:00:00+00:00", b_ids[2]))
+    b.execute("UPDATE review_labels SET labelled_at = ? WHERE sample_id = ?",
+              ("2026-03-01T11:00:00", b_ids[3]))
+    rows = [r for r in exchange.export_rows(a) if r["kind"] == "label"]
+    stamps = {a_ids[2]: "2026-03-01T12:00:00+02:00",      # 10:00 UTC: older
+              a_ids[3]: "2026-03-01T07:30:00-04:00"}      # 11:30 UTC: newer than 11:00
+    by_hash = {s["content_hash"]: s["id"] for s in a.query("SELECT id, content_hash FROM samples")}
+    for row in rows:
+        row["labelled_at"] = stamps[by_hash[row["sample"]]]
+    path = tmp_path / "offsets.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    report = exchange.import_jsonl(b, path)
+    kept = {c["sample_id"]: c["kept"] for c in report.conflicts}
+    assert kept == {b_ids[2]: "local", b_ids[3]: "imported"}
+    assert review.annotations.get(b, b_ids[2], "carol")["pairs"][0]["category"] == "5"
+    assert review.annotations.get(b, b_ids[3], "carol")["pairs"][0]["category"] == "1"

@@ -65,7 +65,7 @@ def test_new_versions_and_validation(db, tmp_path):
         tax.add_version(db, dup)
     bad_json = tmp_path / "bad.json"
     bad_json.write_text("{", encoding="utf-8")
-    with pytest.raises(CuratorError, match="line 1"):
+    with pytest.raises(CuratorError, match="bad.json:1: invalid JSON"):
         tax.load_file(db, bad_json)
     assert [v["version"] for v in tax.versions(db)] == [1, 2]
 

@@ -11,7 +11,7 @@ from samples_support import ADD_SOLUTION, COUNTER_SOLUTION, make_problems, recor
 from curator.cli import main
 from curator.evaluation import evaluate
 from curator.execution.engine import Engine
-from curator.execution.runs import run_problems
+from curator.runs import run_problems
 from curator.store import Store
 
 ROWS = [
@@ -41,23 +41,29 @@ def setup(empty_workspace, tmp_path):
 
 def test_evaluate_records_outcomes_and_resumes(setup, engine):
     ws, store, path = setup
-    from curator.evaluation import samples as sample_store
+    from curator.evaluation import samples as sample_files
 
-    ids = sample_store.import_files(store, [path], model="m1").sample_ids
+    ids = sample_files.import_files(store, [path], model="m1").sample_ids
     # A harness failure earlier does not count as an outcome: that sample runs again.
     record_run(store, "add_one", "infra", ids[0])
     calls = []
 
     def cancel_after_first() -> bool:
-        return len(store.query("SELECT id FROM runs WHERE outcome != 'infra'")) >= 1 \
+        return len(store.query("SELECT id FROM runs WHERE sample_id IS NOT NULL "
+                               "AND outcome != 'infra'")) >= 1 \
             and bool(calls.append(1) or True)
 
     first = evaluate.evaluate(store, ws, engine=engine, cancelled=cancel_after_first)
     assert first.cancelled
+    # no reference had run: evaluation ran them first, so the report can score
+    assert sorted(r["problem_id"] for r in first.references) == [
+        "add_one", "counter_bump", "double_it"]
+    assert {r["outcome"] for r in first.references} == {"passed"}
     done_first = first.evaluated
     assert 1 <= done_first < len(ROWS)
 
     second = evaluate.evaluate(store, ws, engine=engine)
+    assert second.references == []   # they have current runs now
     assert second.skipped == done_first
     assert second.evaluated == len(ROWS) - done_first and not second.cancelled
 
@@ -76,10 +82,10 @@ def test_evaluate_records_outcomes_and_resumes(setup, engine):
 
 def test_model_filter_and_limit(setup, engine):
     ws, store, path = setup
-    from curator.evaluation import samples as sample_store
+    from curator.evaluation import samples as sample_files
 
-    sample_store.import_files(store, [path], model="m1")
-    sample_store.import_files(store, [path], model="m2")
+    sample_files.import_files(store, [path], model="m1")
+    sample_files.import_files(store, [path], model="m2")
     report = evaluate.evaluate(store, ws, model="m2", limit=2, engine=engine)
     assert report.evaluated == 2
     models = [r["model"] for r in store.query(

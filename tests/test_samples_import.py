@@ -9,7 +9,8 @@ from click.testing import CliRunner
 from samples_support import ADD_SOLUTION, COUNTER_SOLUTION, make_problems, write_jsonl
 
 from curator.cli import main
-from curator.evaluation import samples as sample_store
+from curator.errors import Cancelled
+from curator.evaluation import samples as sample_files
 from curator.store import Store
 
 
@@ -35,7 +36,7 @@ def test_jsonl_each_code_field(db, tmp_path):
          "model": "other-model", "technique": "cot", "sample_index": 7},
         {"task_id": "counter_bump", "response": "Sorry, I can't."},
     ])
-    report = sample_store.import_files(db, [path], model="m1", technique="zero-shot")
+    report = sample_files.import_files(db, [path], model="m1", technique="zero-shot")
     assert report.errors == []
     assert report.imported == 4 and report.no_code == 1
     rows = db.query("SELECT * FROM samples ORDER BY id")
@@ -65,16 +66,16 @@ def test_importing_twice_adds_nothing(db, tmp_path):
         {"task_id": "add_one", "solution": ADD_SOLUTION},  # same text, next sample
         {"task_id": "double_it", "response": "```python\ndef double(x):\n    return x\n```"},
     ])
-    first = sample_store.import_files(db, [path], model="m1")
+    first = sample_files.import_files(db, [path], model="m1")
     assert first.imported == 3
-    second = sample_store.import_files(db, [path], model="m1")
+    second = sample_files.import_files(db, [path], model="m1")
     assert second.imported == 0 and second.duplicates == 3
     assert db.one("SELECT COUNT(*) AS n FROM samples")["n"] == 3
     indices = [r["sample_index"] for r in db.query(
         "SELECT sample_index FROM samples WHERE problem_id = 'add_one' ORDER BY id")]
     assert indices == [0, 1]
     # Another model with the same text is a different sample.
-    third = sample_store.import_files(db, [path], model="m2")
+    third = sample_files.import_files(db, [path], model="m2")
     assert third.imported == 3
 
 
@@ -91,7 +92,7 @@ def test_bad_rows_reported_with_file_and_line_rest_imports(db, tmp_path):
         {"task_id": "add_one", "solution": "z = 3", "temperature": "hot"},   # 9
         {"task_id": "double_it", "response": "```python\ndef double(x):\n    return 2*x\n```"},
     ])
-    report = sample_store.import_files(db, [path], model="m1")
+    report = sample_files.import_files(db, [path], model="m1")
     assert report.imported == 2
     lines = {e["line"]: e["message"] for e in report.errors}
     assert sorted(lines) == [2, 3, 4, 5, 6, 7, 8, 9]
@@ -105,7 +106,7 @@ def test_bad_rows_reported_with_file_and_line_rest_imports(db, tmp_path):
 
 def test_row_without_model_needs_model_option(db, tmp_path):
     path = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "add_one", "solution": ADD_SOLUTION}])
-    report = sample_store.import_files(db, [path])
+    report = sample_files.import_files(db, [path])
     assert report.imported == 0 and "no model" in report.errors[0]["message"]
 
 
@@ -127,7 +128,7 @@ def test_dlbench_per_problem_json(db, tmp_path):
     unknown = tmp_path / "whatever7.json"
     unknown.write_text(json.dumps({"result": "x", "function_name": "nothing_like_it"}),
                        encoding="utf-8")
-    report = sample_store.import_files(db, [function_file, class_file, by_name, unknown],
+    report = sample_files.import_files(db, [function_file, class_file, by_name, unknown],
                                        model="gpt-x")
     assert report.imported == 3
     assert [(e["file"], e["line"]) for e in report.errors] == [(str(unknown), 1)]
@@ -136,7 +137,7 @@ def test_dlbench_per_problem_json(db, tmp_path):
     assert rows["add_one"]["code"] == ADD_SOLUTION
     assert rows["counter_bump"]["code"] == COUNTER_SOLUTION
     assert rows["double_it"]["extraction"] == "whole"
-    again = sample_store.import_files(db, [function_file, class_file, by_name], model="gpt-x")
+    again = sample_files.import_files(db, [function_file, class_file, by_name], model="gpt-x")
     assert again.imported == 0 and again.duplicates == 3
 
 
@@ -149,8 +150,8 @@ def test_whole_import_is_one_transaction(db, tmp_path):
         return len(calls) > 1  # cancel on the second file's first row
 
     other = write_jsonl(tmp_path / "b.jsonl", [{"task_id": "double_it", "solution": "x=1"}])
-    with pytest.raises(KeyboardInterrupt):
-        sample_store.import_files(db, [good, other], model="m1", cancelled=cancel)
+    with pytest.raises(Cancelled):
+        sample_files.import_files(db, [good, other], model="m1", cancelled=cancel)
     assert db.one("SELECT COUNT(*) AS n FROM samples")["n"] == 0
 
 
@@ -161,7 +162,7 @@ def test_unreadable_and_malformed_files(db, tmp_path):
     empty.write_text("", encoding="utf-8")
     binary = tmp_path / "bin.jsonl"
     binary.write_bytes(b"\xff\xfe\x00bad")
-    report = sample_store.import_files(db, [broken, empty, binary, tmp_path / "missing.jsonl"],
+    report = sample_files.import_files(db, [broken, empty, binary, tmp_path / "missing.jsonl"],
                                        model="m")
     assert report.imported == 0
     by_file = {e["file"]: e for e in report.errors}

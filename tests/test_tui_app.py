@@ -80,8 +80,10 @@ async def test_errors_open_a_modal_with_details(workspace, app_for):
             app.show_error("Something broke", exc)
         await settle(pilot)
         assert isinstance(app.screen, ErrorModal)
-        assert app.screen.message == "KeyError: 'missing'"
+        assert app.screen.message.startswith("KeyError: 'missing' (traceback in ")
         assert "Traceback" in app.screen.details
+        (log,) = (workspace.db_dir / "logs").glob("crash-*.log")  # a bug is logged
+        assert "KeyError" in log.read_text(encoding="utf-8")
         await pilot.press("enter")
         assert not isinstance(app.screen, ErrorModal)
 

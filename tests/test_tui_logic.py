@@ -51,7 +51,9 @@ def test_filter_apply():
     rows = [{"id": "a", "stage": "model", "status": "draft", "outcome": ""},
             {"id": "b", "stage": "", "status": "ready", "outcome": "failed"},
             {"id": "c", "stage": "model", "status": "retired", "outcome": "passed"}]
-    ids = lambda q: [r["id"] for r in filtering.apply(rows, filtering.parse(q))]
+    def ids(q):
+        return [r["id"] for r in filtering.apply(rows, filtering.parse(q))]
+
     assert ids("stage:model") == ["a", "c"]
     assert ids("stage:model -status:retired") == ["a"]
     assert ids("stage:none") == ["b"]

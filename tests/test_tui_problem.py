@@ -236,3 +236,30 @@ async def test_run_reference_now_records_a_run_and_shows_its_tests(workspace, st
         rows = {r["id"]: r for r in app.screen.query_one("ProblemTable").rows}
         assert rows[PID]["outcome"] == "passed"
 
+
+
+async def test_ctrl_r_runs_unsaved_edits_and_labels_them(workspace, store, app_for):
+    from textual.widgets import DataTable
+
+    from curator.runs import reference_passes
+
+    app = app_for(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_problem(pilot, PID)
+        await pilot.press("alt+2")   # Solution tab
+        await settle(pilot)
+        editor = screen.query_one("#solution-editor")
+        editor.replace_all(editor.text + "\nraise RuntimeError('broken on screen')\n")
+        await settle(pilot)
+        assert screen.dirty_fields() == ["solution"]
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        runs = store.query("SELECT * FROM runs WHERE problem_id = ?", (PID,))
+        # what ran is the broken text on screen, not the saved (passing) solution
+        assert [(r["outcome"], r["unsaved"]) for r in runs] == [("error", 1)]
+        history = screen.query_one("#run-history", DataTable)
+        assert "unsaved edits" in [str(c) for c in history.get_row_at(0)]
+        assert "[unsaved edits]" in "\n".join(screen.query_one("#run-output").lines)
+        # an unsaved run never stands for the reference
+        assert not reference_passes(store, problem_store.get(store, PID))
+        assert app.problem_screen.dirty_fields() == ["solution"]   # edits still there

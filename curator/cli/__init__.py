@@ -6,13 +6,13 @@ Each sub-command module exposes COMMANDS; they are registered below.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
 from curator import __version__
 from curator.cli.context import CliContext
-from curator.errors import CuratorError
-
+from curator.errors import Cancelled, CuratorError
 
 # Sub-command -> the module that defines it (in its COMMANDS list). Modules are imported
 # only when their command runs, so `curator` opens the app without importing every area.
@@ -52,10 +52,43 @@ class CuratorGroup(click.Group):
             # One line for people, whatever a library put into the message.
             lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
             click.echo(f"error: {' '.join(lines)}", err=True)
+            sys.exit(130 if isinstance(exc, Cancelled) else 1)   # 130: stopped by Ctrl-C
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort,
+                SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the last resort: no traceback for people
+            from curator import crashlog
+            from curator.store import lock_message
+
+            db_dir = _db_dir(ctx.obj)
+            message = lock_message(exc, _db_path(ctx.obj))
+            if message is None:
+                message = crashlog.report(exc, db_dir)
+            click.echo(f"error: {message}", err=True)
             sys.exit(1)
         finally:
             if isinstance(ctx.obj, CliContext):
                 ctx.obj.close()
+
+
+def _db_path(obj) -> Path | None:
+    """The workspace's database file when there is a workspace, else None."""
+    if not isinstance(obj, CliContext):
+        return None
+    try:
+        return obj.workspace.db_path
+    except Exception:  # noqa: BLE001 - no workspace: the log goes to the temp folder
+        return None
+
+
+def _db_dir(obj) -> Path | None:
+    """db/ of the workspace (where logs/ goes), else None."""
+    if not isinstance(obj, CliContext):
+        return None
+    try:
+        return obj.workspace.db_dir
+    except Exception:  # noqa: BLE001
+        return None
 
 
 @click.group(cls=CuratorGroup, invoke_without_command=True)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -78,22 +80,76 @@ def progress_bar(description: str, enabled: bool = True) -> Iterator[Callable]:
         task = bar.add_task(description, total=None, label="")
 
         def update(done: int, total: int, label: str = "") -> None:
-            bar.update(task, completed=done, total=total, label=label)
+            bar.update(task, completed=done, total=total or None, label=label)
 
         yield update
+
+
+@contextmanager
+def interruptible() -> Iterator[Callable[[], bool]]:
+    """A cancel check for core functions that turns true at the first Ctrl-C.
+
+    The core then stops at its next check (milliseconds) and raises Cancelled, so nothing
+    half-done is written; a second Ctrl-C interrupts at once, as usual.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+    pressed = threading.Event()
+
+    def on_interrupt(signum, frame) -> None:
+        pressed.set()
+        signal.signal(signal.SIGINT, previous)   # a second Ctrl-C acts as it always does
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield pressed.is_set
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+# Columns that hold ids: cut in the middle (both ends tell ids apart) to fit the width.
+ID_COLUMNS = {"id", "problem", "problem_id", "task_id", "sample", "candidate"}
+# Columns never cut or wrapped: an outcome must read whole ("passed", not "passe").
+WHOLE_COLUMNS = {"outcome", "status", "run", "kind", "verdict"}
+
+
+def middle_ellipsis(text: str, width: int) -> str:
+    """`text` cut in the middle with an ellipsis to at most `width` characters."""
+    if len(text) <= width or width < 5:
+        return text
+    head = width // 2
+    tail = width - 1 - head
+    return text[:head] + "…" + (text[-tail:] if tail else "")
 
 
 def rich_table(columns: list[str], rows: list[list[Any]], title: str | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
+    from curator.display import visible
+
+    console = Console()
+    cells = [[visible(v) for v in row] for row in rows]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    # borders and padding: 3 per column plus 1
+    over = sum(widths) + 3 * len(columns) + 1 - console.width
+    for i, column in enumerate(columns):
+        if over > 0 and column in ID_COLUMNS and widths[i] > 14:
+            cut = min(over, widths[i] - 14)
+            widths[i] -= cut
+            over -= cut
+            for row in cells:
+                row[i] = middle_ellipsis(row[i], widths[i])
     table = Table(title=title, show_lines=False)
     for column in columns:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*["" if v is None else str(v) for v in row])
-    Console().print(table)
+        table.add_column(column, no_wrap=column in WHOLE_COLUMNS or column in ID_COLUMNS,
+                         min_width=len(column) if column in WHOLE_COLUMNS else None)
+    for row in cells:  # Text, not markup: cells hold whatever runs printed, shown as is
+        table.add_row(*[Text(cell) for cell in row])
+    console.print(table)
 
 
-__all__ = ["CliContext", "CuratorError", "fail", "json_option", "pass_ctx", "print_json",
-           "progress_bar", "rich_table"]
+__all__ = ["CliContext", "CuratorError", "fail", "interruptible", "json_option", "pass_ctx",
+           "print_json", "progress_bar", "rich_table"]

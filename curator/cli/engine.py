@@ -60,7 +60,7 @@ def run_cmd(ctx: CliContext, ids: tuple[str, ...], run_all: bool, workers: int |
             timeout: float | None, repeat: int, resume: bool, backend: str | None,
             address: str | None, as_json: bool) -> None:
     """Run reference solutions against their tests and record each run."""
-    from curator.execution import runs
+    from curator import runs
 
     if run_all and ids:
         raise click.UsageError("give problem ids or --all, not both")
@@ -82,6 +82,8 @@ def run_cmd(ctx: CliContext, ids: tuple[str, ...], run_all: bool, workers: int |
 
 
 def _print_report(report) -> None:
+    from curator.display import visible
+
     rows = []
     for run in report.runs:
         passed = sum(t["outcome"] == "passed" for t in run["tests"])
@@ -90,7 +92,7 @@ def _print_report(report) -> None:
         shown = f"{passed}/{len(run['tests'])}" + "".join(
             f" {n} {o}" for o, n in sorted(others.items()))
         rows.append([run["problem_id"], run["outcome"], f"{run['duration_s']:.2f}s",
-                     shown, run["reason"][:100]])
+                     shown, visible(run["reason"], False)[:100]])
     if rows:
         rich_table(["problem", "outcome", "time", "tests", "reason"], rows)
     summary = report.summary()

@@ -9,16 +9,18 @@ import click
 
 from curator.cli.context import (
     CliContext,
+    interruptible,
     json_option,
     pass_ctx,
     print_json,
     progress_bar,
     rich_table,
 )
-from curator.mining import candidates as candidate_store
+from curator.errors import Cancelled, CuratorError
 from curator.mining import promote, repos
-from curator.mining.candidates import STATUSES
 from curator.mining.mine import mine
+from curator.store import candidates as candidate_store
+from curator.store.candidates import STATUSES
 
 
 @click.command("mine")
@@ -26,18 +28,25 @@ from curator.mining.mine import mine
 @click.option("--rev", help="Branch, tag or commit to mine (default: the default branch).")
 @click.option("--with-tests/--all-candidates", "with_tests", default=None,
               help="Keep only functions some test exercises (default), or every function.")
+@click.option("--name", help="OWNER/NAME to record the repository under (default: from "
+                             "its remote URL).")
 @json_option
 @pass_ctx
 def mine_cmd(ctx: CliContext, source: str, rev: str | None, with_tests: bool | None,
-             as_json: bool) -> None:
+             name: str | None, as_json: bool) -> None:
     """Mine candidate functions and their tests from a git repository (URL or path).
 
     The repository is cloned or fetched into db/repos/ and every candidate is pinned to
     the resolved commit. Exit status 1 when some file could not be read or parsed.
     """
-    with progress_bar("mining", enabled=not as_json) as bar:
-        report = mine(ctx.store, ctx.workspace, source, rev=rev, with_tests=with_tests,
-                      progress=bar)
+    with interruptible() as cancelled, progress_bar("mining", enabled=not as_json) as bar:
+        try:
+            report = mine(ctx.store, ctx.workspace, source, rev=rev, with_tests=with_tests,
+                          progress=bar, cancelled=cancelled, name=name)
+        except CuratorError:
+            if cancelled():  # Ctrl-C also stops a git child (clone, fetch) with an error
+                raise Cancelled("mining cancelled; nothing was written") from None
+            raise
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False))
     else:
@@ -114,8 +123,13 @@ def candidates_show(ctx: CliContext, cid: str, as_json: bool) -> None:
     for item in row["suggestions"]:
         console.print(f"  [dim]{'suggest':>14}[/] {item['axis']}={item['slug']}: "
                       f"{item['evidence']}")
-    console.print(Syntax(row["source"], "python", line_numbers=True,
-                         start_line=row["line_start"]))
+    # Code is never cut: the source gets the width its longest line needs (a terminal
+    # narrower than that wraps it; a pipe gets the whole lines).
+    lines = row["source"].splitlines() or [""]
+    gutter = len(str(row["line_start"] + len(lines))) + 3
+    needed = max(len(line.expandtabs()) for line in lines) + gutter + 1
+    Console(width=max(console.width, needed)).print(
+        Syntax(row["source"], "python", line_numbers=True, start_line=row["line_start"]))
 
 
 @candidates_group.command("accept")

@@ -75,7 +75,7 @@ def dump_cmd(ctx: CliContext, ids: tuple[str, ...], as_json: bool) -> None:
 
 @click.group("problems")
 def problems_group() -> None:
-    """List and show problems."""
+    """Create, list, show and set problems."""
 
 
 @problems_group.command("list")
@@ -127,6 +127,34 @@ def problems_show(ctx: CliContext, problem_id: str, as_json: bool) -> None:
     if problem.tests is not None:
         console.rule("test_solution.py")
         console.print(Syntax(problem.tests, "python"))
+
+
+@problems_group.command("new")
+@click.argument("problem_id", metavar="ID")
+@click.option("--entry-point", "entry_point", metavar="NAME",
+              help="Function name, or Class.method (default: from the id).")
+@click.option("--kind", type=click.Choice(("function", "method")), default="function",
+              show_default=True)
+@json_option
+@pass_ctx
+def problems_new(ctx: CliContext, problem_id: str, entry_point: str | None, kind: str,
+                 as_json: bool) -> None:
+    """Start a problem: problems/ID/ from a template and a draft row in the database."""
+    from curator import problem_template
+
+    problem = problem_template.create(ctx.store, ctx.workspace.problems_dir, problem_id,
+                                      entry_point=entry_point, kind=kind)
+    folder = ctx.workspace.problems_dir / problem.id
+    files = sorted(p.name for p in folder.iterdir() if p.is_file())
+    if as_json:
+        print_json({"id": problem.id, "entry_point": problem.entry_point,
+                    "kind": problem.kind, "status": problem.status, "path": str(folder),
+                    "files": files})
+        return
+    click.echo(f"created draft problem {problem.id} ({problem.kind} {problem.entry_point}) "
+               f"in {folder}: {', '.join(files)}")
+    click.echo(f"next: write prompt.md, solution.py and test_solution.py, then "
+               f"`curator run {problem.id}`")
 
 
 @problems_group.command("set")

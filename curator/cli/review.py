@@ -6,10 +6,11 @@ import sys
 
 import click
 
-from curator import review
+from curator import review, taxonomy
 from curator.cli.context import CliContext, json_option, pass_ctx, print_json, rich_table
 from curator.errors import CuratorError
 from curator.review import exchange
+from curator.review.annotations import format_label
 
 
 @click.group("review")
@@ -38,13 +39,8 @@ def _label_options(func):
     return func
 
 
-def _describe(label: dict | None) -> str:
-    if label is None:
-        return "no label"
-    if label["verdict"] != "bug":
-        return label["verdict"]
-    return "; ".join(f"{p['category']}" + (f"/{p['dl']}" if p.get("dl") else "")
-                     + (f" ({p['reason']})" if p.get("reason") else "") for p in label["pairs"])
+def _describe(ctx: CliContext, label: dict | None) -> str:
+    return format_label(label, taxonomy.current(ctx.store))
 
 
 @review_group.command("queue")
@@ -62,7 +58,7 @@ def queue_cmd(ctx: CliContext, annotator: str | None, model: str | None, pending
         return
     rich_table(["sample", "problem", "model", "outcome", "assigned", "label"],
                [[i.sample_id, i.problem_id, i.model, i.outcome, ",".join(i.assigned),
-                 _describe(i.label) if annotator else ""] for i in items],
+                 _describe(ctx, i.label) if annotator else ""] for i in items],
                title=f"{len(items)} item(s)")
 
 
@@ -100,7 +96,7 @@ def label_cmd(ctx: CliContext, sample_id: int, categories, reasons, verdict, not
     if as_json:
         print_json(result)
     else:
-        click.echo(f"sample {sample_id} ({result['annotator']}): {_describe(result)}")
+        click.echo(f"sample {sample_id} ({result['annotator']}): {_describe(ctx, result)}")
 
 
 @review_group.command("undo")
@@ -117,7 +113,7 @@ def undo_cmd(ctx: CliContext, as_json: bool) -> None:
     else:
         who = f" ({result['annotator']})" if result["annotator"] else " (final)"
         click.echo(f"undid {result['action']} on sample {result['sample_id']}{who}: now "
-                   f"{_describe(result['restored'])}")
+                   f"{_describe(ctx, result['restored'])}")
 
 
 @review_group.command("stats")
@@ -151,7 +147,7 @@ def stats_cmd(ctx: CliContext, model: str | None, as_json: bool) -> None:
     if data["disagreements"]:
         rich_table(["sample", "problem", "labels", "adjudicated"],
                    [[d["sample_id"], d["problem_id"],
-                     " | ".join(f"{a}: {_describe(v)}" for a, v in d["labels"].items()),
+                     " | ".join(f"{a}: {_describe(ctx, v)}" for a, v in d["labels"].items()),
                      "yes" if d["adjudicated"] else ""] for d in data["disagreements"]],
                    title="disagreements")
 
@@ -174,7 +170,7 @@ def adjudicate_cmd(ctx: CliContext, sample_id: int | None, categories, reasons, 
         else:
             rich_table(["sample", "problem", "labels"],
                        [[d["sample_id"], d["problem_id"],
-                         " | ".join(f"{a}: {_describe(v)}" for a, v in d["labels"].items())]
+                         " | ".join(f"{a}: {_describe(ctx, v)}" for a, v in d["labels"].items())]
                         for d in pending], title="awaiting adjudication")
         return
     result = review.adjudicate(ctx.store, sample_id, pairs=_pairs(categories, reasons),
@@ -182,7 +178,7 @@ def adjudicate_cmd(ctx: CliContext, sample_id: int | None, categories, reasons, 
     if as_json:
         print_json(result)
     else:
-        click.echo(f"sample {sample_id} final: {_describe(result)}")
+        click.echo(f"sample {sample_id} final: {_describe(ctx, result)}")
 
 
 @review_group.command("export")

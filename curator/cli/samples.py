@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 
 import click
 
@@ -16,9 +17,11 @@ from curator.cli.context import (
 )
 from curator.cli.engine import backend_options, cluster_line
 from curator.errors import CuratorError
-from curator.evaluation import samples as sample_store
+from curator.evaluation import external
+from curator.evaluation import samples as sample_files
 from curator.evaluation.pass_at_k import KS
 from curator.labels import AXES
+from curator.store import samples as sample_store
 
 
 @click.group("samples")
@@ -33,16 +36,23 @@ def _print_errors(errors: list[dict]) -> None:
 
 
 @samples_group.command("import")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=click.Path())
 @click.option("--model", help="Model name for rows that do not name one.")
 @click.option("--technique", help="Prompting technique for rows that do not name one.")
+@click.option("--format", "fmt", type=click.Choice(["samples", "dlbench-taxonomy"]),
+              default="samples", show_default=True,
+              help="samples: JSONL / DL-Bench JSON files. dlbench-taxonomy: DL-Bench's "
+                   "Taxonomy-Data folder, samples with the outcomes DL-Bench recorded.")
 @json_option
 @pass_ctx
 def import_cmd(ctx: CliContext, files: tuple[str, ...], model: str | None,
-               technique: str | None, as_json: bool) -> None:
+               technique: str | None, fmt: str, as_json: bool) -> None:
     """Import samples from JSONL files or DL-Bench per-problem JSON files."""
+    if fmt == "dlbench-taxonomy":
+        _import_taxonomy(ctx, files, model, technique, as_json)
+        return
     with progress_bar("importing", enabled=not as_json) as bar:
-        report = sample_store.import_files(ctx.store, files, model=model, technique=technique,
+        report = sample_files.import_files(ctx.store, files, model=model, technique=technique,
                                            progress=bar)
     if as_json:
         print_json(report.to_json())
@@ -51,6 +61,30 @@ def import_cmd(ctx: CliContext, files: tuple[str, ...], model: str | None,
         click.echo(f"{report.imported} imported, {report.duplicates} duplicate(s), "
                    f"{report.no_code} without code, {len(report.errors)} error(s)")
     if report.errors:
+        sys.exit(1)
+
+
+def _import_taxonomy(ctx: CliContext, folders: tuple[str, ...], model: str | None,
+                     technique: str | None, as_json: bool) -> None:
+    if not model:
+        raise CuratorError("--format dlbench-taxonomy needs --model NAME")
+    reports = []
+    for folder in folders:
+        with progress_bar("importing", enabled=not as_json) as bar:
+            reports.append(external.import_taxonomy(ctx.store, folder, model, technique,
+                                                    progress=bar))
+    errors = [e for r in reports for e in r.errors]
+    if as_json:
+        print_json(reports[0].to_json() if len(reports) == 1 else
+                   [r.to_json() for r in reports])
+    else:
+        _print_errors(errors)
+        for report in reports:
+            mix = ", ".join(f"{k} {v}" for k, v in sorted(report.outcomes.items()))
+            click.echo(f"{report.imported} imported ({mix or 'no outcomes'}; judged "
+                       f"elsewhere), {report.duplicates} duplicate(s), {report.pending} "
+                       f"without an outcome, {len(report.errors)} error(s)")
+    if errors:
         sys.exit(1)
 
 
@@ -77,12 +111,23 @@ def eval_cmd(ctx: CliContext, model: str | None, workers: int | None, timeout: f
     if as_json:
         print_json(report.to_json())
     else:
+        if report.references:
+            mix = Counter(r["outcome"] for r in report.references)
+            click.echo(f"ran {len(report.references)} reference(s) first, which had no run of "
+                       "their current solution: " + ", ".join(
+                           f"{n} {o}" for o, n in sorted(mix.items())))
+            for ref in report.references:
+                if ref["outcome"] != "passed":
+                    click.echo(f"warning: {ref['problem_id']}: reference {ref['outcome']}; its "
+                               "samples are not scored until it passes", err=True)
         for error in report.errors:
             click.echo(f"error: sample {error['sample_id']}: {error['message']}", err=True)
         mix = ", ".join(f"{k} {v}" for k, v in sorted(report.outcomes.items())) or \
             "nothing to run"
         click.echo(f"{report.evaluated} evaluated ({mix}); {report.skipped} already had an "
-                   f"outcome" + ("; cancelled" if report.cancelled else ""))
+                   f"outcome" + ("; cancelled" if report.cancelled else "")
+                   + (f"; {report.claimed_elsewhere} left to another running evaluation"
+                      if report.claimed_elsewhere else ""))
         if report.cluster:
             click.echo(cluster_line(report.cluster))
         if report.infra:
@@ -151,18 +196,21 @@ def generate_cmd(ctx: CliContext, model: str, base_url: str, technique: str, n: 
 @pass_ctx
 def list_cmd(ctx: CliContext, model: str | None, problem_id: str | None, as_json: bool) -> None:
     """List samples with their latest outcome."""
-    from curator.evaluation.outcomes import PENDING, sample_outcomes
+    from curator.evaluation.outcomes import PENDING, sample_runs
 
     rows = sample_store.list_rows(ctx.store, model=model, problem_id=problem_id)
-    outcomes = sample_outcomes(ctx.store)
+    runs = sample_runs(ctx.store)
     for row in rows:
-        row["outcome"] = outcomes.get(row["id"], PENDING)
+        run = runs.get(row["id"]) or {}
+        row["outcome"] = run.get("outcome", PENDING)
+        row["judged_by"] = run.get("external")   # None: run here; else where it was judged
     if as_json:
         print_json(rows)
         return
     rich_table(["id", "problem", "model", "technique", "#", "extraction", "outcome"],
                [[r["id"], r["problem_id"], r["model"], r["technique"], r["sample_index"],
-                 r["extraction"], r["outcome"]] for r in rows], title=f"{len(rows)} sample(s)")
+                 r["extraction"], r["outcome"] + (f" ({r['judged_by']})" if r["judged_by"] else "")]
+                for r in rows], title=f"{len(rows)} sample(s)")
 
 
 @samples_group.command("show")
@@ -226,7 +274,9 @@ def _fmt(metrics: dict, k: int) -> str:
 
 def _render_report(data: dict, by: str | None) -> None:
     models = data["models"]
-    if not models:
+    if not models and data["excluded"]:
+        click.echo("nothing scored yet: every problem with samples is excluded (see below)")
+    elif not models:
         click.echo("no evaluated samples (import with `curator samples import`, then run "
                    "`curator samples eval`)")
     ks = [f"pass@{k}" for k in KS]
@@ -246,9 +296,23 @@ def _render_report(data: dict, by: str | None) -> None:
         rich_table(["model", *outcomes],
                    [[name, *[m["outcomes"].get(o, 0) for o in outcomes]]
                     for name, m in models.items()], title="outcomes")
+        for name, m in models.items():
+            if m.get("judged_elsewhere"):
+                click.echo(f"{name}: {m['judged_elsewhere']} sample(s) judged elsewhere "
+                           "(imported with their outcomes)")
     if data["excluded"]:
-        click.echo(f"excluded ({len(data['excluded'])}, reference does not pass): " + ", ".join(
-            f"{pid} ({data['excluded_reasons'][pid]})" for pid in data["excluded"]))
+        rich_table(["problem", "why", "fix"],
+                   [[pid, data["excluded_reasons"][pid], exclusion_fix(pid, data[
+                       "excluded_reasons"][pid])] for pid in data["excluded"]],
+                   title=f"excluded: {len(data['excluded'])} problem(s) not scored until "
+                         "their reference passes")
+
+
+def exclusion_fix(problem_id: str, reason: str) -> str:
+    """The command that brings an excluded problem into the report."""
+    if reason == "reference never run":
+        return f"curator run {problem_id}"
+    return f"fix its reference or tests, then curator run {problem_id}"
 
 
 # -- taxonomy ----------------------------------------------------------------------------------
@@ -282,8 +346,9 @@ def taxonomy_cmd(ctx: CliContext, load_path: str | None, export_path: str | None
     if as_json:
         print_json(current.to_json())
         return
-    rich_table(["id", "slug", "name", "definition"],
-               [[c.id, c.slug, c.name, c.definition] for c in current.categories],
+    rich_table(["id", "key", "slug", "name", "definition"],
+               [[c.id, tax.review_key(c.id, n), c.slug, c.name, c.definition]
+                for n, c in enumerate(current.categories, 1)],
                title=f"{current.name} (version {current.version}) — top level")
     rich_table(["id", "name", "definition"],
                [[c.id, c.name, c.definition] for c in current.dl_categories],

@@ -1,5 +1,12 @@
 """Evaluating samples: run every sample without an outcome through the execution engine.
 
+Two evaluations of one workspace at once split the work: samples are claimed a batch at
+a time (curator.evaluation.claims), and a sample claimed by the other is left to it.
+
+A report scores only problems whose reference passes, so evaluation first runs every
+reference (of the problems these samples belong to) that has no run of its current
+solution yet, and says so in the report (`references`).
+
 Resumable: a sample counts as evaluated once it has a run whose outcome is not `infra`
 (a harness failure says nothing about the sample, so it is tried again). Each result is
 recorded as soon as it arrives, so an interrupted evaluation keeps what finished and the
@@ -10,19 +17,17 @@ next one picks up the rest. Self-contained and repo-backed problems go through t
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from curator import runs as run_store
 from curator.errors import CuratorError
+from curator.evaluation.claims import Claims
 from curator.evaluation.outcomes import INFRA
-from curator.execution import runs as run_store
 from curator.execution.engine import Engine, default_workers
+from curator.progress import CancelCheck, Progress
 from curator.store import Store
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
-
-Progress = Callable[[int, int, str], None]
-Cancelled = Callable[[], bool]
 
 
 @dataclass
@@ -35,13 +40,17 @@ class EvalReport:
     run_ids: list[int] = field(default_factory=list)
     isolation: str = ""
     cancelled: bool = False
+    claimed_elsewhere: int = 0         # pending samples another evaluation is running
     cluster: dict = field(default_factory=dict)   # ray backend: nodes, runs/s, retries
+    # references run first because they had no current run: {"problem_id", "outcome"}
+    references: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"evaluated": self.evaluated, "skipped": self.skipped,
+                "references": self.references,
                 "outcomes": dict(sorted(self.outcomes.items())), "infra": self.infra,
                 "errors": self.errors, "run_ids": self.run_ids, "isolation": self.isolation,
-                "cancelled": self.cancelled,
+                "cancelled": self.cancelled, "claimed_elsewhere": self.claimed_elsewhere,
                 **({"cluster": self.cluster} if self.cluster else {})}
 
 
@@ -56,23 +65,136 @@ def pending(store: Store, model: str | None = None) -> list[dict]:
     return store.query(sql + " ORDER BY s.id", params)
 
 
+def references_to_run(store: Store, model: str | None = None) -> list[str]:
+    """Problems with samples (of this model) whose current reference has no run yet."""
+    sql = "SELECT DISTINCT problem_id FROM samples" + (" WHERE model = ?" if model else "")
+    ids = [r["problem_id"] for r in store.query(sql + " ORDER BY problem_id",
+                                                 (model,) if model else ())]
+    todo = []
+    for pid in ids:
+        if not problem_store.exists(store, pid):
+            continue
+        problem = problem_store.get(store, pid)
+        if not run_store.recorded(store, problem):
+            todo.append(pid)
+    return todo
+
+
 def evaluate(store: Store, workspace: Workspace, model: str | None = None,
              workers: int | None = None, timeout: float | None = None,
              limit: int | None = None, progress: Progress | None = None,
-             cancelled: Cancelled | None = None, engine: Engine | None = None,
+             cancelled: CancelCheck | None = None, engine: Engine | None = None,
              backend: str | None = None, address: str | None = None) -> EvalReport:
     """Run the not-yet-evaluated samples (of one model, or all) and record each outcome.
 
     backend/address: "local" or "ray" (default: [execution] backend/address)."""
+    references = references_to_run(store, model)
     todo = pending(store, model)
     total_sql = "SELECT COUNT(*) AS n FROM samples" + (" WHERE model = ?" if model else "")
     total = store.one(total_sql, (model,) if model else ())["n"]
     report = EvalReport(skipped=total - len(todo))
     if limit is not None:
         todo = todo[:limit]
+    conf = run_store.settings(workspace)
+    own = engine is None and bool(todo or references)
+    if own:
+        from curator.execution.engine import resolve_backend
+
+        backend, address = resolve_backend(conf, backend, address)
+        size = max(len(todo), len(references), 1)
+        engine = Engine(workers=min(workers or conf.get("workers") or default_workers(),
+                                    size) if backend == "local"
+                        else workers or conf.get("workers"),
+                        preload=conf.get("preload", ()), isolation=conf.get("isolation", "auto"),
+                        hide=[str(workspace.root)], backend=backend, address=address)
+    try:
+        if references:
+            refs = run_store.run_problems(
+                store, workspace, references, engine=engine, cancelled=cancelled,
+                progress=(lambda done, total, label: progress(done, total,
+                                                               f"reference {label}"))
+                if progress else None)
+            report.references = [{"problem_id": r["problem_id"], "outcome": r["outcome"]}
+                                 for r in refs.runs]
+            if refs.cancelled:
+                report.cancelled = True
+                return report
+        _run_samples(store, workspace, report, todo, engine, timeout, progress, cancelled)
+    finally:
+        if own and engine is not None:
+            engine.close()
+    return report
+
+
+def _run_samples(store: Store, workspace: Workspace, report: EvalReport, todo: list[dict],
+                 engine: Engine | None, timeout: float | None, progress: Progress | None,
+                 cancelled: CancelCheck | None) -> None:
+    """Run the samples a batch at a time, each batch claimed first (see the docstring)."""
+    if engine is None or not todo:
+        return
+    batch_size = max(8, 4 * max(1, getattr(engine, "workers", 1) or 1))
+    claims = Claims(store)
     problems: dict = {}
+    counts: Counter = Counter()
+    done = 0
+    try:
+        for start in range(0, len(todo), batch_size):
+            if cancelled and cancelled():
+                report.cancelled = True
+                break
+            part = todo[start:start + batch_size]
+            mine = claims.claim([s["id"] for s in part])
+            finished = _finished(store, sorted(mine))
+            report.claimed_elsewhere += len(part) - len(mine)
+            report.skipped += len(finished)
+            part = [s for s in part if s["id"] in mine and s["id"] not in finished]
+            jobs, owners = _jobs(store, workspace, part, problems, timeout, report)
+            if not jobs:
+                continue
+            report.isolation = engine.isolation
+            offset = done
+
+            def step(count: int, _total: int, label: str = "", offset: int = offset) -> None:
+                if progress:
+                    progress(offset + count, len(todo), label)
+
+            recorded = 0
+            for result in engine.run(jobs, progress=step, cancelled=cancelled):
+                sample_id, digest = owners[result.job_id]
+                report.run_ids.append(run_store.record(store, result, "sample", digest,
+                                                       sample_id=sample_id))
+                recorded += 1
+                counts[result.outcome] += 1
+                if result.outcome == INFRA:
+                    report.infra += 1
+                else:
+                    report.evaluated += 1
+            done += len(part)
+            if recorded < len(jobs):
+                report.cancelled = True
+                break
+        report.cluster = engine.info().get("cluster") or {}
+    finally:
+        claims.release()
+    report.outcomes = dict(counts)
+
+
+def _finished(store: Store, sample_ids: list[int]) -> set[int]:
+    """Those of the samples that got an outcome since they were listed (by another eval)."""
+    out: set[int] = set()
+    for start in range(0, len(sample_ids), 500):
+        part = sample_ids[start:start + 500]
+        out |= {r["sample_id"] for r in store.query(
+            f"SELECT DISTINCT sample_id FROM runs WHERE outcome != ? AND sample_id IN "
+            f"({','.join('?' * len(part))})", [INFRA, *part])}
+    return out
+
+
+def _jobs(store: Store, workspace: Workspace, samples: list[dict], problems: dict,
+          timeout: float | None, report: EvalReport) -> tuple[list, dict]:
+    """The engine jobs for these samples; a sample whose job cannot be built is an error."""
     jobs, owners = [], {}
-    for sample in todo:
+    for sample in samples:
         pid = sample["problem_id"]
         try:
             if pid not in problems:
@@ -92,35 +214,4 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
             continue
         jobs.append(job)
         owners[job.job_id] = (sample["id"], run_store.solution_hash(sample["code"] or ""))
-    if not jobs:
-        return report
-    conf = run_store.settings(workspace)
-    own = engine is None
-    if own:
-        from curator.execution.engine import resolve_backend
-
-        backend, address = resolve_backend(conf, backend, address)
-        engine = Engine(workers=min(workers or conf.get("workers") or default_workers(),
-                                    len(jobs)) if backend == "local"
-                        else workers or conf.get("workers"),
-                        preload=conf.get("preload", ()), isolation=conf.get("isolation", "auto"),
-                        hide=[str(workspace.root)], backend=backend, address=address)
-    counts: Counter = Counter()
-    try:
-        report.isolation = engine.isolation
-        for result in engine.run(jobs, progress=progress, cancelled=cancelled):
-            sample_id, digest = owners[result.job_id]
-            report.run_ids.append(run_store.record(store, result, "sample", digest,
-                                                   sample_id=sample_id))
-            counts[result.outcome] += 1
-            if result.outcome == INFRA:
-                report.infra += 1
-            else:
-                report.evaluated += 1
-        report.cluster = engine.info().get("cluster") or {}
-    finally:
-        if own:
-            engine.close()
-    report.outcomes = dict(counts)
-    report.cancelled = len(report.run_ids) < len(jobs)
-    return report
+    return jobs, owners

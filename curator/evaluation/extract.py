@@ -294,6 +294,38 @@ def code_prompt(prompt: str, entry_point: str, reference: str | None = None) -> 
     return head + body + ("\n" if body else "")
 
 
+def _declares(tree: ast.Module, entry_point: str) -> bool:
+    if "." in entry_point:
+        cls, method = entry_point.split(".", 1)
+        return any(isinstance(node, ast.ClassDef) and node.name == cls and any(
+            isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == method
+            for item in node.body) for node in tree.body)
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and node.name == entry_point for node in tree.body)
+
+
+def signature_problem(prompt: str, entry_point: str) -> str | None:
+    """Why the prompt has no parsable signature for the entry point (None: it has one).
+
+    The bundle's `code_prompt` is that signature: a python block that declares the entry
+    point (`def name(...)`, or `class C:` with `def method(...)` for `C.method`) and
+    parses, a body of `...` or none at all.
+    """
+    blocks = python_blocks(prompt)
+    if not blocks:
+        return "the prompt has no ```python block with the signature of " + entry_point
+    for block in blocks:
+        text = block.rstrip()
+        tree = parse(text) or (parse(text + "\n    ...") if text.endswith(":") else None)
+        if tree is None and "." in entry_point and text.endswith(":"):
+            tree = parse(text + "\n        ...")
+        if tree is not None and _declares(tree, entry_point):
+            return None
+    if any(_mentions(b, entry_point) for b in blocks):
+        return f"the prompt's python block declaring {entry_point} does not parse"
+    return f"no python block of the prompt declares {entry_point}"
+
+
 def _reference_imports(reference: str, body: str) -> list[str]:
     tree = parse(reference)
     if tree is None:

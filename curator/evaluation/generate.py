@@ -26,15 +26,15 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 
 from curator.errors import CuratorError
-from curator.evaluation import samples as sample_store
+from curator.evaluation import samples as sample_files
 from curator.evaluation.extract import extract_code
 from curator.problem import Problem
+from curator.progress import CancelCheck, Progress
 from curator.store import Store, now
 from curator.store import problems as problem_store
 
 TECHNIQUES = ("zero-shot", "few-shot", "cot")
 RETRY_STATUSES = {408, 409, 425, 429}
-Progress = Callable[[int, int, str], None]
 
 SYSTEM = ("You are an expert Python and deep-learning engineer. You write correct, "
           "self-contained code that uses PyTorch idiomatically.")
@@ -131,7 +131,7 @@ class ChatClient:
     sleep: Callable[[float], None] = time.sleep
     waits: list[float] = field(default_factory=list)  # every wait made, for reports and tests
 
-    def complete(self, body: dict, cancelled: Callable[[], bool] | None = None) -> dict:
+    def complete(self, body: dict, cancelled: CancelCheck | None = None) -> dict:
         """POST one chat-completions request; returns the response JSON."""
         data = json.dumps(body).encode()
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -251,11 +251,11 @@ def _store_result(store: Store, req: _Request, text: str, response: dict | None,
                 (*req.key, req.problem.id, json.dumps(req.body, ensure_ascii=False),
                  json.dumps(response, ensure_ascii=False), text, now()))
         extraction = extract_code(text, req.problem.entry_point)
-        sample = sample_store.NewSample(
+        sample = sample_files.NewSample(
             problem_id=req.problem.id, model=model, technique=technique,
             temperature=temperature, sample_index=index, format="response", raw=text,
             code=extraction.code, extraction=extraction.method, origin=origin)
-        sample_id = sample_store.insert(store, sample)
+        sample_id = sample_files.insert(store, sample)
     if sample_id is None:
         report.duplicates += 1
         return
@@ -269,7 +269,7 @@ def generate(store: Store, model: str, base_url: str, technique: str = "zero-sho
              concurrency: int = 4, api_key_env: str = "OPENAI_API_KEY",
              max_tokens: int | None = None, shots: int = 2,
              client: ChatClient | None = None, progress: Progress | None = None,
-             cancelled: Callable[[], bool] | None = None) -> GenerateReport:
+             cancelled: CancelCheck | None = None) -> GenerateReport:
     """Ask `model` for `n` samples per problem and import them as samples."""
     if technique not in TECHNIQUES:
         raise CuratorError(f"unknown technique {technique!r} (expected {', '.join(TECHNIQUES)})")

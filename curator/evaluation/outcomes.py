@@ -13,26 +13,18 @@ INFRA = "infra"
 PENDING = "pending"  # a sample with no usable run yet
 
 
-def has_runs_table(store: Store) -> bool:
-    return store.one("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'runs'") \
-        is not None
-
-
 def reference_outcomes(store: Store) -> dict[str, str]:
     """problem id -> outcome of its latest reference run (problems never run are absent)."""
-    if not has_runs_table(store):
-        return {}
     rows = store.query(
         "SELECT r.problem_id, r.outcome FROM runs r JOIN ("
         "  SELECT problem_id, MAX(id) AS id FROM runs WHERE solution_kind = 'reference' "
+        "  AND unsaved = 0 "
         "  GROUP BY problem_id) last ON last.id = r.id")
     return {r["problem_id"]: r["outcome"] for r in rows}
 
 
 def sample_runs(store: Store, sample_ids: list[int] | None = None) -> dict[int, dict]:
     """sample id -> its latest non-infra run row (samples without one are absent)."""
-    if not has_runs_table(store):
-        return {}
     sql = ("SELECT r.* FROM runs r JOIN ("
            "  SELECT sample_id, MAX(id) AS id FROM runs "
            "  WHERE sample_id IS NOT NULL AND outcome != 'infra' GROUP BY sample_id"

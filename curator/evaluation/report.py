@@ -1,7 +1,10 @@
 """pass@k reports per model: overall, by stage / task / data, and the outcome mix.
 
 Only problems whose latest reference run passed are scored; the others are listed in
-"excluded". Per problem, n is the number of evaluated samples and c the passing ones;
+"excluded". Samples judged elsewhere (`runs.external`) are scored all the same, since
+their reference passed where they were judged; "judged_elsewhere" counts them (the key
+is there only when there are some). Per problem, n is the number of evaluated samples
+and c the passing ones;
 pass@k averages over the problems with n >= k, and is absent where no problem has.
 A model evaluated with several techniques gets one entry per technique, "model [technique]".
 """
@@ -11,18 +14,12 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from curator.evaluation.outcomes import PASSED, PENDING, excluded_problems, sample_outcomes
-from curator.evaluation.pass_at_k import KS, mean_pass_at_k
+from curator.evaluation.outcomes import PASSED, PENDING, excluded_problems, sample_runs
+from curator.evaluation.pass_at_k import KS, mean_pass_at_k, model_key, per_problem
 from curator.labels import AXES
 from curator.store import Store
 
 UNLABELLED = "unlabelled"
-
-
-def model_key(model: str, technique: str, techniques_of_model: set[str]) -> str:
-    if len(techniques_of_model) > 1:
-        return f"{model} [{technique or 'default'}]"
-    return model
 
 
 def metrics(counts: list[tuple[int, int]]) -> dict:
@@ -46,32 +43,38 @@ def build(store: Store, model: str | None = None, by: str | None = None) -> dict
         sql += " WHERE model = ?"
         params.append(model)
     samples = store.query(sql + " ORDER BY id", params)
-    outcomes = sample_outcomes(store)
+    runs = sample_runs(store)
+    outcomes = {sid: run["outcome"] for sid, run in runs.items()}
+    # Judged elsewhere against a reference that passed there: scored even when the
+    # reference has not run here.
+    external = {sid for sid, run in runs.items() if run.get("external")}
     labels = {r["id"]: r for r in store.query("SELECT id, stage, task, data FROM problems")}
-    excluded = excluded_problems(store, sorted({s["problem_id"] for s in samples}))
+    excluded = excluded_problems(store, sorted({s["problem_id"] for s in samples
+                                                if s["id"] not in external}))
     techniques: dict[str, set[str]] = {}
     for s in samples:
         techniques.setdefault(s["model"], set()).add(s["technique"])
 
-    # key -> problem -> [n, c]; key -> outcome -> count
-    counts: dict[str, dict[str, list[int]]] = {}
+    # key -> problem -> (n, c); key -> outcome -> count
+    counts = per_problem(((s["model"], s["technique"], s["problem_id"],
+                           None if outcomes.get(s["id"], PENDING) == PENDING
+                           else outcomes[s["id"]] == PASSED) for s in samples), skip=set(excluded))
     mixes: dict[str, dict[str, int]] = {}
+    judged_elsewhere: dict[str, int] = {}
     for s in samples:
         if s["problem_id"] in excluded:
             continue
         key = model_key(s["model"], s["technique"], techniques[s["model"]])
         outcome = outcomes.get(s["id"], PENDING)
+        if s["id"] in external:
+            judged_elsewhere[key] = judged_elsewhere.get(key, 0) + 1
         mix = mixes.setdefault(key, {})
         mix[outcome] = mix.get(outcome, 0) + 1
-        per_problem = counts.setdefault(key, {}).setdefault(s["problem_id"], [0, 0])
-        if outcome != PENDING:
-            per_problem[0] += 1
-            per_problem[1] += outcome == PASSED
     axes = (by,) if by else AXES
     models: dict[str, dict] = {}
     for key in sorted(mixes):
         problems = counts.get(key, {})
-        entry: dict = {"overall": metrics([tuple(v) for v in problems.values()])}
+        entry: dict = {"overall": metrics(list(problems.values()))}
         for axis in axes:
             buckets: dict[str, list[tuple[int, int]]] = {}
             for pid, (n, c) in problems.items():
@@ -79,6 +82,8 @@ def build(store: Store, model: str | None = None, by: str | None = None) -> dict
                 buckets.setdefault(value, []).append((n, c))
             entry[axis] = {value: metrics(pairs) for value, pairs in sorted(buckets.items())}
         entry["outcomes"] = dict(sorted(mixes[key].items()))
+        if judged_elsewhere.get(key):
+            entry["judged_elsewhere"] = judged_elsewhere[key]
         models[key] = entry
     return {"models": models, "excluded": sorted(excluded),
             "excluded_reasons": dict(sorted(excluded.items()))}

@@ -21,11 +21,11 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curator.errors import CuratorError, NotFoundError
+from curator.errors import NotFoundError
 from curator.evaluation import extract
 from curator.limits import (
     DEFAULT,
@@ -39,12 +39,13 @@ from curator.limits import (
     value_problem,
 )
 from curator.problem import Problem
-from curator.store import Store, now
+from curator.progress import CancelCheck, Progress, checkpoint
+from curator.store import Store
 from curator.store import problems as problem_store
+from curator.store import samples as sample_rows
 
 CODE_FIELDS = ("solution", "completion", "response")
 DLBENCH_KEYS = {"result", "function_name"}
-Progress = Callable[[int, int, str], None]
 CHUNK_ROWS = 2000      # rows per write transaction
 
 # The typed schema of a JSONL row, and of a DL-Bench LLM-output object.
@@ -340,7 +341,8 @@ def samples_from_row(row: Row, index: ProblemIndex, model: str | None, technique
         texts = [data[fmt]]
     row_model = str(data.get("model") or model or "").strip()
     if not row_model:
-        raise ValueError("no model: add a 'model' field or pass --model")
+        raise ValueError("no model: give the row a 'model' field, or name the model of the "
+                         "whole file (--model; the Model box in the app)")
     row_technique = str(data.get("technique") or technique or "").strip()
     temperature = _optional_float(data, "temperature")
     given_index = _optional_int(data, "sample_index")
@@ -362,23 +364,11 @@ def samples_from_row(row: Row, index: ProblemIndex, model: str | None, technique
 
 def insert(store: Store, sample: NewSample) -> int | None:
     """Insert one sample (inside the caller's transaction); None when it already exists."""
-    if store.one("SELECT id FROM samples WHERE content_hash = ?", (sample.content_hash,)):
-        return None
-    code_hash = hashlib.sha256(sample.code.encode()).hexdigest() if sample.code is not None \
-        else None
-    cursor = store.execute(
-        "INSERT INTO samples (problem_id, model, technique, temperature, sample_index, format, "
-        "raw, code, extraction, code_sha256, content_hash, origin, created_at, created_by) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (sample.problem_id, sample.model, sample.technique, sample.temperature,
-         sample.sample_index, sample.format, sample.raw, sample.code, sample.extraction,
-         code_hash, sample.content_hash, sample.origin, now(), store.actor))
-    sample_id = cursor.lastrowid
-    store.audit("sample", sample_id, "create", after={
-        "problem_id": sample.problem_id, "model": sample.model, "technique": sample.technique,
-        "sample_index": sample.sample_index, "format": sample.format,
-        "extraction": sample.extraction, "origin": sample.origin})
-    return sample_id
+    return sample_rows.insert(
+        store, problem_id=sample.problem_id, model=sample.model, technique=sample.technique,
+        temperature=sample.temperature, sample_index=sample.sample_index,
+        format=sample.format, raw=sample.raw, code=sample.code, extraction=sample.extraction,
+        content_hash=sample.content_hash, origin=sample.origin)
 
 
 def _rows(paths: list[Path], report: ImportReport) -> Iterator[tuple[int, Path, Row | None]]:
@@ -391,7 +381,7 @@ def _rows(paths: list[Path], report: ImportReport) -> Iterator[tuple[int, Path, 
 
 def import_files(store: Store, paths: Iterable[str | Path], model: str | None = None,
                  technique: str | None = None, progress: Progress | None = None,
-                 cancelled: Callable[[], bool] | None = None) -> ImportReport:
+                 cancelled: CancelCheck | None = None) -> ImportReport:
     """Import sample files, CHUNK_ROWS rows per transaction; see the module docstring."""
     paths = [Path(p) for p in paths]
     report = ImportReport(files=[str(p) for p in paths])
@@ -424,8 +414,7 @@ def import_files(store: Store, paths: Iterable[str | Path], model: str | None = 
             if progress:
                 progress(number, len(paths), str(path))
             continue
-        if cancelled and cancelled():
-            raise KeyboardInterrupt("import cancelled")
+        checkpoint(cancelled, "import")
         try:
             chunk.extend(samples_from_row(row, index, model, technique, ordinals))
         except (ValueError, RecursionError) as exc:
@@ -439,46 +428,3 @@ def import_files(store: Store, paths: Iterable[str | Path], model: str | None = 
             rows_in_chunk = 0
     flush()
     return report
-
-
-# -- reading samples back --------------------------------------------------------------------
-
-_SUMMARY = ("id, problem_id, model, technique, temperature, sample_index, format, extraction, "
-            "code IS NULL AS no_code, origin, created_at")
-
-
-def get(store: Store, sample_id: int) -> dict:
-    row = store.one("SELECT * FROM samples WHERE id = ?", (int(sample_id),))
-    if row is None:
-        raise NotFoundError(f"sample {sample_id} not found")
-    return row
-
-
-def by_hash(store: Store, content_hash: str) -> dict | None:
-    return store.one("SELECT * FROM samples WHERE content_hash = ?", (content_hash,))
-
-
-def list_rows(store: Store, model: str | None = None, problem_id: str | None = None,
-              technique: str | None = None) -> list[dict]:
-    where, params = [], []
-    for column, value in (("model", model), ("problem_id", problem_id),
-                          ("technique", technique)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            params.append(value)
-    sql = f"SELECT {_SUMMARY} FROM samples" + (" WHERE " + " AND ".join(where) if where else "") \
-        + " ORDER BY id"
-    rows = store.query(sql, params)
-    for row in rows:
-        row["no_code"] = bool(row["no_code"])
-    return rows
-
-
-def models(store: Store) -> list[str]:
-    return [r["model"] for r in store.query("SELECT DISTINCT model FROM samples ORDER BY model")]
-
-
-def check_models_exist(store: Store, model: str | None) -> None:
-    if model is not None and not store.one("SELECT 1 AS x FROM samples WHERE model = ?",
-                                           (model,)):
-        raise CuratorError(f"no samples for model {model!r} (import some first)")

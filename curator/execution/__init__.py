@@ -9,6 +9,5 @@ sandbox.py  bubblewrap command, scrubbed environment, rlimits, privilege drop
 proctree.py killing every process a run left behind
 harness.py  the pytest plugin that reports results over a per-run channel
 verdict.py  deciding a run's outcome from the harness's report
-runs.py     jobs for problems, the runs table, `curator run`'s core
 doctor.py   what isolation this machine gives and what is missing
 """

@@ -10,13 +10,12 @@ Results come back as they finish, not in submission order.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from curator.execution.job import Job, RunResult
 from curator.execution.pool import LocalPool, Pool, PoolSettings
+from curator.progress import CancelCheck, Progress
 
-Progress = Callable[[int, int, str], None]
-Cancelled = Callable[[], bool]
 BACKENDS = ("local", "ray")
 
 
@@ -87,7 +86,7 @@ class Engine:
             self._started = False
 
     def run(self, jobs: Iterable[Job], progress: Progress | None = None,
-            cancelled: Cancelled | None = None) -> Iterator[RunResult]:
+            cancelled: CancelCheck | None = None) -> Iterator[RunResult]:
         """Execute jobs; yield each result as it finishes. Cancelling skips unstarted jobs."""
         self.start()
         jobs = list(jobs)

@@ -9,8 +9,11 @@ from __future__ import annotations
 import uuid
 from dataclasses import asdict, dataclass, field, fields
 
-OUTCOMES = ("passed", "failed", "error", "timeout", "oom", "crashed", "no_code", "infra")
-ISOLATION_LEVELS = ("strong", "weak")
+# Every outcome a run can have; the one definition (the runs table's CHECK, the bundle
+# verifier and the app's filter all use this tuple). `tampered`: the solution tried to
+# change how it is judged, never a pass. `infra`: the harness failed, not the solution.
+OUTCOMES = ("passed", "failed", "error", "timeout", "oom", "crashed", "no_code", "tampered",
+            "infra")
 
 
 @dataclass
@@ -90,14 +93,11 @@ class RunResult:
     reason: str = ""
     env: dict = field(default_factory=dict)  # {"python", "torch", "isolation"}
     timeout_s: float | None = None
+    evidence: list[str] = field(default_factory=list)  # what a `tampered` run tried
 
     @property
     def passed(self) -> bool:
         return self.outcome == "passed"
-
-    def test_time_s(self) -> float:
-        """Time spent in the tests' own bodies (setup + call + teardown)."""
-        return sum(t.get("duration_s", 0.0) for t in self.tests)
 
     def to_dict(self) -> dict:
         return asdict(self)

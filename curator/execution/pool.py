@@ -29,14 +29,14 @@ import tempfile
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from curator.execution import proctree, sandbox
+from curator.execution import cgroups, proctree, sandbox
 from curator.execution.job import Job, RunResult
+from curator.progress import CancelCheck
 
-Cancelled = Callable[[], bool]
 READY_TIMEOUT_S = 300.0
 GRACE_S = 30.0            # time a worker gets beyond a run's own limit to answer
 REPO_MOUNT = "/tmp/.curator-src/repo"
@@ -74,7 +74,7 @@ class Pool(ABC):
     def start(self) -> None: ...
 
     @abstractmethod
-    def run(self, jobs: Iterable[Job], cancelled: Cancelled | None = None
+    def run(self, jobs: Iterable[Job], cancelled: CancelCheck | None = None
             ) -> Iterator[RunResult]: ...
 
     @abstractmethod
@@ -109,8 +109,8 @@ class WorkerProcess:
 
     def __init__(self, settings: PoolSettings, isolation: str, *, warm: bool = True,
                  python: str | None = None, ro_binds: list[tuple[str, str]] | None = None,
-                 nproc_base: int = 0, repo_mode: bool = False,
-                 preload: tuple[str, ...] | None = None):
+                 nproc_base: int = 0, group: cgroups.SlotGroup | None = None,
+                 repo_mode: bool = False, preload: tuple[str, ...] | None = None):
         self.settings = settings
         self.isolation = isolation
         self.warm = warm
@@ -120,6 +120,7 @@ class WorkerProcess:
         self._lib: str | None = None
         self.ro_binds = ro_binds or []
         self.nproc_base = nproc_base
+        self.group = group
         self.proc: subprocess.Popen | None = None
         self.versions: dict = {}
         self.busy = False
@@ -139,7 +140,8 @@ class WorkerProcess:
             "warm": self.warm, "preload": list(self.preload),
             "isolation": self.isolation, "host_pid_ns": os.readlink("/proc/self/ns/pid"),
             "uid": sandbox.run_uid(self.isolation), "nproc_base": self.nproc_base,
-            "tmp_root": tmp_root, "wipe_tmp": strong, "repo_mode": self.repo_mode,
+            "tmp_root": tmp_root, "wipe_tmp": strong,
+            "slot_cgroup": self.group is not None, "repo_mode": self.repo_mode,
             "shared_checkout": strong and any(i == REPO_MOUNT for _, i in self.ro_binds)}
         interpreter = (self.python or sys.executable) if self.repo_mode else sys.executable
         command = [interpreter, "-m", "curator.execution.worker",
@@ -162,6 +164,8 @@ class WorkerProcess:
             if self.python:
                 spec.python = self.python
             command = spec.argv(command)
+        if self.group is not None:
+            command = self.group.wrap(command)
         env = sandbox.base_env("/tmp" if strong else tmp_root, python=interpreter)
         if lib:
             env["PYTHONPATH"] = lib
@@ -185,6 +189,15 @@ class WorkerProcess:
             self.busy = False
 
     def _execute(self, job: Job, marker: str) -> RunResult:
+        if self.group is not None:
+            self.group.limit(job.limits.processes, job.limits.memory_mb)
+        try:
+            return self._exchange(job, marker)
+        finally:
+            if self.group is not None:
+                self.group.release()
+
+    def _exchange(self, job: Job, marker: str) -> RunResult:
         try:
             self.proc.stdin.write(json.dumps({"job": job.to_dict(), "marker": marker})
                                   .encode() + b"\n")
@@ -280,6 +293,7 @@ class LocalPool(Pool):
         # slot -> {environment key: warm worker of that repository environment}
         self._repo_workers: dict[int, dict[tuple, WorkerProcess]] = {}
         self._nproc_base = 0
+        self._groups: dict[int, cgroups.SlotGroup | None] = {}  # a pids/memory cgroup a slot
 
     # -- Pool --------------------------------------------------------------------------
 
@@ -287,12 +301,13 @@ class LocalPool(Pool):
         uid = sandbox.run_uid(self.isolation)
         self._nproc_base = sandbox.count_tasks(os.getuid() if uid is None else uid)
         for slot in range(max(1, self.settings.workers)):
+            self._groups[slot] = cgroups.SlotGroup.create(slot)
             thread = threading.Thread(target=self._serve, args=(slot,), daemon=True,
                                       name=f"curator-worker-{slot}")
             thread.start()
             self._threads.append(thread)
 
-    def run(self, jobs: Iterable[Job], cancelled: Cancelled | None = None
+    def run(self, jobs: Iterable[Job], cancelled: CancelCheck | None = None
             ) -> Iterator[RunResult]:
         jobs = list(jobs)
         results: queue.Queue = queue.Queue()
@@ -327,10 +342,15 @@ class LocalPool(Pool):
         for thread in self._threads:
             thread.join(timeout=60)
         self._threads.clear()
+        for group in self._groups.values():
+            if group is not None:
+                group.remove()
+        self._groups.clear()
 
     def info(self) -> dict:
         return {"backend": "local", "workers": self.settings.workers,
-                "isolation": self.isolation, "reason": self.reason}
+                "isolation": self.isolation, "reason": self.reason,
+                "slot_cgroups": bool(self._groups) and all(self._groups.values())}
 
     def worker_pids(self, busy_only: bool = False) -> list[int]:
         """Host pids of the running worker processes (bwrap's, under strong isolation)."""
@@ -369,7 +389,8 @@ class LocalPool(Pool):
                 repo_worker.close()
 
     def _start_worker(self, slot: int) -> WorkerProcess:
-        worker = WorkerProcess(self.settings, self.isolation, nproc_base=self._nproc_base)
+        worker = WorkerProcess(self.settings, self.isolation, nproc_base=self._nproc_base,
+                               group=self._groups.get(slot))
         worker.start()
         try:
             worker.wait_ready()
@@ -435,7 +456,7 @@ class LocalPool(Pool):
             worker = WorkerProcess(self.settings, self.isolation, warm=True,
                                    python=job.python, ro_binds=binds,
                                    nproc_base=self._nproc_base, repo_mode=True,
-                                   preload=preload)
+                                   preload=preload, group=self._groups.get(slot))
             worker.start()
             try:
                 worker.wait_ready()
@@ -462,7 +483,8 @@ class LocalPool(Pool):
         """Repo-backed jobs run in their own one-shot sandbox with the repo bound in."""
         binds, sent = self._repo_binds(job)
         worker = WorkerProcess(self.settings, self.isolation, warm=False, python=job.python,
-                               ro_binds=binds, nproc_base=self._nproc_base)
+                               ro_binds=binds, nproc_base=self._nproc_base,
+                               group=self._groups.get(slot))
         marker = secrets.token_hex(8)
         self._cold[slot] = worker
         try:

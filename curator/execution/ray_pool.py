@@ -36,7 +36,8 @@ from typing import Any
 
 from curator.errors import CuratorError
 from curator.execution.job import Job, RunResult
-from curator.execution.pool import Cancelled, LocalPool, Pool, PoolSettings
+from curator.execution.pool import LocalPool, Pool, PoolSettings
+from curator.progress import CancelCheck
 
 RAY_HINT = 'the ray backend needs Ray: pip install ".[ray]"'
 MAX_ATTEMPTS = 3            # dispatches of one job before it comes back as infra
@@ -227,7 +228,7 @@ class RayPool(Pool):
             self.close()
             raise
 
-    def run(self, jobs: Iterable[Job], cancelled: Cancelled | None = None
+    def run(self, jobs: Iterable[Job], cancelled: CancelCheck | None = None
             ) -> Iterator[RunResult]:
         self.start()
         ray = self._ray

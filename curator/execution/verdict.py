@@ -13,7 +13,8 @@ A run is judged in two steps that compose:
    the reference skipped or xfailed are reported, not counted. Without a baseline,
    `strict` asks every reported test to pass.
 
-Further checks (a changed test file, tampering) take a Verdict and return one, too.
+A run whose guard reported tampering is `tampered` in step 1, before anything else it
+reported is read, and step 2 leaves it so: it is never a pass.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class Events:
     tests: list[dict] = field(default_factory=list)
     finish: dict | None = None
     setup_error: str | None = None
+    tampered: list[str] = field(default_factory=list)
 
     @classmethod
     def parse(cls, data: bytes, token: str) -> Events:
@@ -90,6 +92,9 @@ class Events:
                 events.tests.append(event)
             elif kind == "finish":
                 events.finish = event
+            elif kind == "tampered":
+                events.tampered += [str(e) for e in event.get("evidence") or []
+                                    if str(e) not in events.tampered]
             elif kind == "setup_error":
                 events.setup_error = str(event.get("message") or "unknown error")
         return events
@@ -100,6 +105,7 @@ class Verdict:
     outcome: str
     reason: str
     tests: list[dict]
+    evidence: list[str] = field(default_factory=list)
 
 
 def _covers(node_id: str, reported: str) -> bool:
@@ -133,6 +139,11 @@ def decide(events: Events, expected: list[str], *, exit_code: int | None,
              for t in events.tests]
     if events.setup_error:
         return Verdict("infra", f"the run could not be set up: {events.setup_error}", tests)
+    if events.tampered:
+        # Decided before anything else the run reported: once it has tried to change how
+        # it is judged, none of its reports can be taken at their word.
+        return Verdict("tampered", "the run tried to change how it is judged: "
+                       + events.tampered[0], tests, list(events.tampered[:50]))
     if timed_out:
         return Verdict("timeout", f"wall-clock limit of {timeout_s:g} s exceeded", tests)
     if exit_signal == signal.SIGXCPU:
@@ -219,7 +230,7 @@ def against_baseline(verdict: Verdict, baseline: dict[str, str] | None,
                     return Verdict("failed", f"{test['id']} {test['outcome']} (without a "
                                              "reference baseline every test must pass) "
                                              f"{test.get('message', '')}".strip(),
-                                   verdict.tests)
+                                   verdict.tests, verdict.evidence)
         return verdict
     for node_id, reference in sorted(baseline.items()):
         if reference != "passed":
@@ -227,12 +238,12 @@ def against_baseline(verdict: Verdict, baseline: dict[str, str] | None,
         here = outcomes.get(node_id)
         if here is None:
             return Verdict("failed", f"{node_id} passed on the reference but did not run",
-                           verdict.tests)
+                           verdict.tests, verdict.evidence)
         if here != "passed":
             message = next((t.get("message", "") for t in verdict.tests
                             if t["id"] == node_id), "")
             return Verdict("failed", f"{node_id} {here} (it passed on the reference) "
-                                     f"{message}".strip(), verdict.tests)
+                                     f"{message}".strip(), verdict.tests, verdict.evidence)
     return verdict
 
 

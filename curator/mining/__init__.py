@@ -6,7 +6,7 @@ The pieces, each usable from the CLI, the app and tests alike:
   fetch SOURCE into db/repos/ (gitcache), index one commit (index: parse with `ast`,
   find tests, score DL relevance, detect the licence) and store the candidates; returns
   a MineReport whose `to_json()` is the `curator mine --json` summary.
-- `candidates.list_rows / get / to_json / reject / suggestions_for` — the review queue.
+- `curator.store.candidates.list_rows / get / to_json / reject / suggestions_for` — the review queue.
 - `promote.accept(store, workspace, candidate_id, problem_id=None)` — a draft
   repo-backed problem in the database and in problems/<id>/, with label suggestions in
   the `label_suggestions` table (never written as labels).

@@ -10,11 +10,12 @@ depth-limited, so each (function, receiver) is expanded once per level at most.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from curator.errors import Cancelled
 from curator.mining.modules import FunctionInfo
 from curator.mining.symbols import CLASS, FUNCTION, Symbol, SymbolTable
+from curator.progress import CancelCheck
 
 SELF_NAMES = ("self", "cls")
 
@@ -71,7 +72,7 @@ class CallGraph:
         return found
 
     def propagate(self, seeds: dict[Symbol, set[str]], depth: int, cap: int,
-                  cancelled: Callable[[], bool] | None = None
+                  cancelled: CancelCheck | None = None
                   ) -> dict[tuple[str, str], IndirectLink]:
         """Indirect tests per function key, from every seed outwards up to `depth` calls.
 
@@ -87,8 +88,6 @@ class CallGraph:
             following: dict[Symbol, tuple[set[str], list[str]]] = {}
             for node, (tests, via) in level.items():
                 if cancelled and cancelled():
-                    from curator.errors import Cancelled
-
                     raise Cancelled("mining cancelled; nothing was written")
                 for callee in self.callees(node):
                     if callee in visited:

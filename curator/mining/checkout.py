@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from curator.errors import CuratorError
 from curator.mining import repos
-from curator.mining.gitcache import cache_for
+from curator.mining.gitcache import CachedRepo, cache_for
 from curator.mining.patch import MissingSymbol, PatchError, replace_symbol
 from curator.problem import Problem
 from curator.store import Store
@@ -31,9 +31,16 @@ def _source(problem: Problem) -> tuple[str, str, str, str]:
     return url, commit, path, source.get("symbol") or problem.entry_point
 
 
-def pinned_checkout(workspace: Workspace, url: str, commit: str):
-    """(cached repo, worktree path) for a commit, cloning or fetching only when missing."""
-    cache = cache_for(workspace.repos_dir, url)
+def pinned_checkout(workspace: Workspace, url: str, commit: str, store: Store | None = None):
+    """(cached repo, worktree path) for a commit, cloning or fetching only when missing.
+
+    With `store`, URL may be a repository's name too, and a repository registered from a
+    local folder is cloned from that folder.
+    """
+    row = repos.record_for(store, url) if store is not None else None
+    identity = row["url"] if row else url
+    cache = CachedRepo(url=(row or {}).get("source") or identity,
+                       path=cache_for(workspace.repos_dir, identity).path)
     if not cache.exists():
         cache.ensure(fetch=False)
     if not cache.has_commit(commit):
@@ -53,15 +60,14 @@ def prepare(workspace: Workspace, problem: Problem, solution_text: str,
     run); a solution with a syntax error is patched in as it is, so the run reports it.
     """
     url, commit, path, symbol = _source(problem)
-    cache, worktree = pinned_checkout(workspace, url, commit)
+    if store is None:
+        with Store(workspace.db_path, "curator") as own:
+            return prepare(workspace, problem, solution_text, own)
+    cache, worktree = pinned_checkout(workspace, url, commit, store)
     try:
         original = cache.read_file(commit, path).decode("utf-8-sig")
     except UnicodeDecodeError:
         raise PatchError(f"{path} at {commit[:12]} is not UTF-8") from None
     patched = replace_symbol(original, symbol, solution_text, path=path)
-    if store is None:
-        with Store(workspace.db_path, "curator") as own:
-            python = repos.python_for(own, url)
-    else:
-        python = repos.python_for(store, url)
+    python = repos.python_for(store, url)
     return str(worktree), {path: patched}, python

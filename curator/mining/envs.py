@@ -33,12 +33,12 @@ import subprocess
 import sys
 import time
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from curator.errors import CuratorError
 from curator.mining import repos
+from curator.progress import CancelCheck, Progress
 from curator.store import Store, now
 from curator.workspace import Workspace
 
@@ -49,8 +49,6 @@ NOT_PACKAGES = {"tests", "test", "testing", "docs", "doc", "benchmarks", "exampl
                 "scripts", "tools", "build", "dist", "setup"}
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
-Progress = Callable[[int, int, str], None]
-Cancelled = Callable[[], bool]
 
 
 def canonical(name: str) -> str:
@@ -405,19 +403,18 @@ def torch_pin() -> str | None:
         return None
 
 
-def _torch_family() -> list[str]:
-    names = ["torch"]
+def torch_requirements() -> list[str]:
+    """Names of the packages the curator's torch requires (setuptools, sympy, ...).
+
+    An as-of date must not hold them back: torch 2.13 needs a setuptools newer than
+    September 2024, so they are excepted together with torch.
+    """
     try:
         requires = importlib.metadata.requires("torch") or []
     except importlib.metadata.PackageNotFoundError:
-        return names
-    for requirement in requires:
-        if "extra ==" in requirement:
-            continue
-        name = requirement_name(requirement)
-        if name and name not in names:
-            names.append(name)
-    return names
+        return []
+    names = [requirement_name(r) for r in requires if "extra ==" not in r]
+    return sorted({n for n in names if n})
 
 
 def as_of(row: dict) -> str | None:
@@ -459,7 +456,7 @@ def env_row(store: Store, repo_id: int) -> dict | None:
 
 def build(store: Store, workspace: Workspace, ident: str, python: str | None = None,
           extras: list[str] | tuple[str, ...] = (), lock: str | None = None,
-          progress: Progress | None = None, cancelled: Cancelled | None = None,
+          progress: Progress | None = None, cancelled: CancelCheck | None = None,
           force: bool = False) -> EnvReport:
     """Build (or reuse) the environment of a mined repository and register its interpreter.
 
@@ -480,7 +477,7 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
     row = repos.find(store, ident)
     commit = _pinned_commit(store, row)
     step(0, "checkout")
-    _, checkout = pinned_checkout(workspace, row["url"], commit)
+    _, checkout = pinned_checkout(workspace, row["url"], commit, store)
     version = python or f"{sys.version_info.major}.{sys.version_info.minor}"
     if not re.fullmatch(r"\d+\.\d+(\.\d+)?", version):
         raise CuratorError(f"--python {version!r}: give a version such as 3.11")
@@ -638,7 +635,7 @@ def compile_args(env_python: str, options: IndexOptions, source: Path, day: str 
         args += ["--exclude-newer", day]
         # torch comes from the curator's own pin, whatever its date, and so do the
         # packages it requires (an old cut-off cannot satisfy a new torch's needs).
-        for name in _torch_family() if pinned_torch else ():
+        for name in ("torch", *torch_requirements()) if pinned_torch else ():
             args += ["--exclude-newer-package", f"{name}=2100-01-01"]
     return args
 

@@ -41,7 +41,6 @@ _SCP = re.compile(r"^[\w.-]+@[\w.-]+:")
 _HEX = re.compile(r"^[0-9a-fA-F]{4,64}$")
 
 MODE_SYMLINK = "120000"
-MODE_SUBMODULE = "160000"
 
 
 class GitError(CuratorError):
@@ -96,6 +95,39 @@ def repo_name(url: str) -> str:
     return Path(text).name or "repo"
 
 
+_SECTION = re.compile(r'^\s*\[\s*remote\s+"([^"]*)"\s*\]\s*$')
+_URL_LINE = re.compile(r"^\s*url\s*=\s*(.+?)\s*$", re.IGNORECASE)
+
+
+def remote_url(folder: str | Path) -> str | None:
+    """The URL of a local repository's `origin` remote (else its first remote), when it
+    is a URL; read from the config file, so no git (and no config of the folder's) runs."""
+    folder = Path(folder)
+    for config in (folder / ".git" / "config", folder / "config"):
+        try:
+            text = config.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        urls: dict[str, str] = {}
+        remote = None
+        for line in text.splitlines():
+            section = _SECTION.match(line)
+            if section:
+                remote = section.group(1)
+                continue
+            if line.lstrip().startswith("["):
+                remote = None
+                continue
+            found = _URL_LINE.match(line)
+            if remote is not None and found and remote not in urls:
+                urls[remote] = found.group(1).strip('"')
+        for value in ([urls["origin"]] if "origin" in urls else []) + list(urls.values()):
+            if is_url(value):
+                return value
+        return None
+    return None
+
+
 def cache_key(url: str) -> str:
     """Folder name in db/repos for a source: readable name plus a hash of the URL."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", repo_name(url)).strip("-.").lower() or "repo"
@@ -136,6 +168,7 @@ class TreeEntry:
     sha: str
     size: int | None
     path: str
+    missing: bool = False   # git could not read the object (its size showed as BAD)
 
 
 @dataclass
@@ -186,6 +219,12 @@ class CachedRepo:
             run_git(args, cwd=self.path, network=True)
         except GitError as exc:
             raise GitError(f"cannot fetch {self.url}: {exc}") from None
+
+    def point_origin_at(self, source: str) -> None:
+        """Fetch from SOURCE from now on (a local clone standing in for the URL)."""
+        current = run_git(["config", "--get", "remote.origin.url"], cwd=self.path).strip()
+        if current != source:
+            run_git(["remote", "set-url", "origin", source], cwd=self.path)
 
     @contextmanager
     def lock(self) -> Iterator[None]:
@@ -255,11 +294,16 @@ class CachedRepo:
             if len(parts) < 4:
                 continue
             mode, kind, obj, size = parts[:4]
-            entries.append(TreeEntry(mode, kind, obj, None if size == "-" else int(size), path))
+            # git prints "-" for entries without a size and "BAD" when it cannot read
+            # the object (missing from a shallow or damaged repository).
+            missing = not size.isdigit() and size != "-"
+            entries.append(TreeEntry(mode, kind, obj, int(size) if size.isdigit() else None,
+                                     path, missing))
         return entries
 
-    def read_blobs(self, shas: list[str]) -> Iterator[bytes]:
-        """The contents of many blobs, in order, through one pipelined `cat-file --batch`.
+    def read_blobs(self, shas: list[str]) -> Iterator[bytes | None]:
+        """The contents of many blobs, in order, through one pipelined `cat-file --batch`;
+        None for an object git cannot read as a blob (missing, or not a blob).
 
         All requests are written up front (by a thread) so there is no round trip per
         file; that matters on a busy machine, where each round trip waits for a slice.
@@ -285,12 +329,16 @@ class CachedRepo:
         try:
             out = proc.stdout
             for sha in shas:
-                header = out.readline().split()
-                if len(header) < 3 or header[1] != b"blob":
-                    raise GitError(f"{self.url}: cannot read object {sha}")
+                line = out.readline()
+                if not line:
+                    raise GitError(f"{self.url}: git cat-file stopped before object {sha}")
+                header = line.split()
+                if len(header) < 3 or not header[2].isdigit():
+                    yield None  # "<sha> missing" / "ambiguous": nothing follows
+                    continue
                 data = out.read(int(header[2]))
                 out.read(1)  # the LF after each object
-                yield data
+                yield data if header[1] == b"blob" else None
         finally:
             if proc.poll() is None:
                 proc.kill()

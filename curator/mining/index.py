@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import gc
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -22,8 +23,7 @@ from curator.mining.modules import Binding, FunctionInfo, ModuleInfo, parse_modu
 from curator.mining.settings import MiningSettings
 from curator.mining.symbols import CLASS, FUNCTION, Symbol, SymbolTable
 from curator.mining.testfind import find_tests, in_test_folder, is_test_module
-
-Progress = Callable[[int, int, str], None]
+from curator.progress import CancelCheck, Progress
 
 # Phases reported through the progress callback's third argument (the parse phase also
 # carries the rate: "parse 812 files/s").
@@ -31,15 +31,14 @@ PARSE_PHASE, LINK_PHASE, SCORE_PHASE = "parse", "link tests", "score"
 
 # Reasons a Python file was not parsed; all but "excluded" count as failures.
 EXCLUDED = "excluded"
-FAILURE_REASONS = ("symlink", "too_large", "not_utf8", "syntax_error", "not_a_file")
+FAILURE_REASONS = ("symlink", "too_large", "not_utf8", "syntax_error", "not_a_file",
+                   "missing_object", "unreadable")
 NOT_CANDIDATE_FILES = {"conftest.py", "setup.py", "noxfile.py", "__main__.py"}
 _BUILTINS = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "self", "cls"}
 _SKIPPED_LIST_CAP = 500
 
 
-class MiningCancelled(Cancelled):
-    """The person cancelled mining; nothing was written."""
-
+MiningCancelled = Cancelled  # the old name; mining raises curator.errors.Cancelled
 
 @dataclass
 class Candidate:
@@ -99,10 +98,6 @@ class IndexResult:
     def failed(self) -> int:
         return sum(n for reason, n in self.skipped.items() if reason in FAILURE_REASONS)
 
-    @property
-    def files_per_second(self) -> float:
-        return self.files / self.seconds if self.seconds > 0 else 0.0
-
     def skip(self, path: str, reason: str, detail: str = "") -> None:
         self.skipped[reason] += 1
         if reason != EXCLUDED and len(self.skipped_files) < _SKIPPED_LIST_CAP:
@@ -133,7 +128,7 @@ class Indexer:
 
     def __init__(self, repo: CachedRepo, commit: str, settings: MiningSettings,
                  with_tests: bool = True, progress: Progress | None = None,
-                 cancelled: Callable[[], bool] | None = None):
+                 cancelled: CancelCheck | None = None):
         self.repo = repo
         self.commit = commit
         self.settings = settings
@@ -149,6 +144,18 @@ class Indexer:
     # -- reading and parsing -------------------------------------------------
 
     def run(self) -> IndexResult:
+        # The cyclic garbage collector would walk every syntax tree and table built so
+        # far again and again (time growing with the square of the repository's size);
+        # what indexing allocates is freed by reference counting, so it pauses meanwhile.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run()
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _run(self) -> IndexResult:
         started = time.perf_counter()
         entries = self.repo.ls_tree(self.commit)
         python = [e for e in entries if e.path.endswith(".py")]
@@ -164,7 +171,11 @@ class Indexer:
         try:
             for entry, data in zip(readable, blobs):
                 self._check_cancelled()
-                self._parse(entry.path, data)
+                if data is None:
+                    self.result.skip(entry.path, "unreadable",
+                                     f"git cannot read object {entry.sha} as a file")
+                else:
+                    self._parse(entry.path, data)
                 done += 1
                 now = time.perf_counter()
                 if self.progress and (now - last_report > 0.05 or done == len(python)):
@@ -175,6 +186,7 @@ class Indexer:
             blobs.close()  # stops the cat-file process when cancelled or on error
         if self.progress and not readable:
             self.progress(done, len(python), f"{PARSE_PHASE} 0 files/s")
+        gc.collect()  # once, for what parsing left in reference cycles
         self._index()
         self.result.seconds = time.perf_counter() - started
         return self.result
@@ -188,6 +200,8 @@ class Indexer:
             result.skip(path, "symlink", "symbolic link, never followed")
         elif entry.type != "blob":
             result.skip(path, "not_a_file", f"{entry.type} entry")
+        elif entry.missing:
+            result.skip(path, "missing_object", f"object {entry.sha} is not in the repository")
         elif entry.size is not None and entry.size > self.settings.max_file_bytes:
             result.skip(path, "too_large",
                         f"{entry.size} bytes > {self.settings.max_file_bytes}")
@@ -234,8 +248,16 @@ class Indexer:
                   and (e.size or 0) < 1_000_000]
         if not wanted:
             return "unknown"
+        texts = {}
         with self.repo.reader() as reader:
-            return licenses.detect({e.path: reader.read(e.sha) for e in wanted})
+            for entry in wanted:
+                if entry.missing:
+                    continue
+                try:
+                    texts[entry.path] = reader.read(entry.sha)
+                except Exception:  # noqa: BLE001 - gitdb raises many kinds on bad objects
+                    continue  # an unreadable licence file: as if it were absent
+        return licenses.detect(texts) if texts else "unknown"
 
     # -- indexing --------------------------------------------------------------
 
@@ -264,7 +286,7 @@ class Indexer:
             self._report(LINK_PHASE, done, total)
 
         indirect: dict[tuple[str, str], IndirectLink] = {}
-        if self.with_tests and self.settings.call_depth > 0 and seeds:
+        if self.settings.call_depth > 0 and seeds:
             graph = CallGraph(table, functions)
             indirect = graph.propagate(seeds, self.settings.call_depth,
                                        self.settings.indirect_tests, self.cancelled)
@@ -287,10 +309,12 @@ class Indexer:
                 if kept is None or (not kept[2] and tests):
                     present[function.ast_hash] = (module, function, tests, link)
         built = []
-        for ast_hash, (_, _, tests, _) in present.items():
-            if tests or not self.with_tests:
-                self._check_cancelled()
-                built.append(self.result.candidate(ast_hash))
+        wanted = [h for h, (_, _, tests, _) in present.items() if tests or not self.with_tests]
+        for done, ast_hash in enumerate(wanted, 1):
+            self._check_cancelled()
+            built.append(self.result.candidate(ast_hash))
+            if done % 50 == 0 or done == len(wanted):
+                self._report(SCORE_PHASE, done, len(wanted))
         for module in self.modules.values():
             module.release()
         self.result.candidates = sorted(built, key=lambda c: (c.path, c.start))
@@ -312,7 +336,7 @@ class Indexer:
 
     def _check_cancelled(self) -> None:
         if self.cancelled and self.cancelled():
-            raise MiningCancelled("mining cancelled; nothing was written")
+            raise Cancelled("mining cancelled; nothing was written")
 
     def _report(self, phase: str, done: int, total: int) -> None:
         if self.progress:
@@ -331,7 +355,9 @@ class Indexer:
         bases = [relevance.resolve_chain(b, module) or b for b in function.class_bases]
         suggestions = suggest.suggest(function.name, function.class_name, function.args,
                                       rel.apis, bases,
-                                      function.name if function.class_name else None)
+                                      function.name if function.class_name else None,
+                                      docstring=function.docstring, path=module.path,
+                                      method_calls=function.refs.method_calls)
         return Candidate(
             path=module.path, qualname=function.qualname, kind=function.kind,
             signature=function.signature, docstring=function.docstring,
@@ -398,7 +424,7 @@ def _common_prefix(path: str, folder: str) -> int:
 
 def index_commit(repo: CachedRepo, commit: str, settings: MiningSettings | None = None,
                  with_tests: bool = True, progress: Progress | None = None,
-                 cancelled: Callable[[], bool] | None = None) -> IndexResult:
+                 cancelled: CancelCheck | None = None) -> IndexResult:
     """Parse every Python file of `commit` and find candidates with their tests."""
     return Indexer(repo, commit, settings or MiningSettings(), with_tests, progress,
                    cancelled).run()

@@ -5,18 +5,22 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from curator.errors import Cancelled
 from curator.mining import repos
-from curator.mining.gitcache import GitError, cache_for, is_url, normalise_source
-from curator.mining.index import FAILURE_REASONS, Candidate, IndexResult, index_commit
+from curator.mining.gitcache import CachedRepo, GitError, cache_for, is_url
+from curator.mining.index import (
+    FAILURE_REASONS,
+    Candidate,
+    IndexResult,
+    index_commit,
+)
 from curator.mining.settings import MiningSettings
+from curator.progress import CancelCheck, Progress
 from curator.store import Store, now
 from curator.workspace import Workspace
-
-Progress = Callable[[int, int, str], None]
 
 # Columns refreshed when a known candidate is seen again at a newer commit.
 _REFRESHED = ("commit_sha", "path", "qualname", "kind", "signature", "docstring", "source",
@@ -80,28 +84,43 @@ def _check_local(url: str) -> None:
 
 def mine(store: Store, workspace: Workspace, source: str, rev: str | None = None,
          with_tests: bool | None = None, progress: Progress | None = None,
-         cancelled: Callable[[], bool] | None = None, fetch: bool = True) -> MineReport:
+         cancelled: CancelCheck | None = None, fetch: bool = True,
+         name: str | None = None) -> MineReport:
     """Mine one commit (REV, default the default branch) of SOURCE into candidates.
 
-    Re-mining a commit already mined is a no-op. A commit that descends from the last one
-    mined re-pins unreviewed candidates to it, adds new ones and marks vanished ones.
+    SOURCE is a URL or a local clone / bare mirror; the repository is recorded under its
+    portable identity (`repos.identify`: the remote URL, or NAME). Re-mining a commit
+    already mined is a no-op. A commit that descends from the last one mined re-pins
+    unreviewed candidates to it, adds new ones and marks vanished ones. Cancelling (the
+    `cancelled` callback turning true) raises `Cancelled` and writes nothing.
     """
     started = time.perf_counter()
     settings = MiningSettings.from_config(workspace.config)
     if with_tests is None:
         with_tests = settings.with_tests
-    url = normalise_source(source)
-    if not is_url(url):
-        _check_local(url)
+    identity = repos.identify(source, name)
+    location = identity.source or identity.url
+    if not is_url(location):
+        _check_local(location)
+    url = identity.url
     cache = cache_for(workspace.repos_dir, url)
     if progress:
         progress(0, 0, "fetch")
     if rev and cache.exists() and cache.has_commit(rev):
         fetch = False  # a full SHA already in the cache: nothing to fetch
-    cache.ensure(fetch=fetch)
+    CachedRepo(url=location, path=cache.path).ensure(fetch=fetch)
+    if identity.source:
+        cache.point_origin_at(identity.source)
     commit = cache.resolve(rev)
-    repo = repos.get_or_create(store, url)
-    report = MineReport(repo=url, name=repo["name"], commit=commit, rev=rev)
+    report = MineReport(repo=url, name=identity.name, commit=commit, rev=rev)
+    if identity.named_by_folder:
+        report.warnings.append(f"{location} has no remote URL: it is named "
+                               f"{identity.name!r}; give --name OWNER/NAME")
+    repo = store.one("SELECT * FROM repos WHERE url = ?", (url,))
+    if repo is None:
+        repo = {"id": None}
+    elif not name:
+        report.name = repo["name"]
 
     done = store.one("SELECT * FROM mined_commits WHERE repo_id = ? AND commit_sha = ?",
                      (repo["id"], commit))
@@ -124,7 +143,13 @@ def mine(store: Store, workspace: Workspace, source: str, rev: str | None = None
     elif with_tests and not result.candidates:
         report.warnings.append("no function is exercised by the tests found; "
                                "--all-candidates keeps untested ones")
-    _store(store, cache, repo, result, report, rev, with_tests)
+    if cancelled and cancelled():
+        raise Cancelled("mining cancelled; nothing was written")
+    with store.transaction():
+        repo, _ = repos.register(store, workspace.repos_dir, url, source=identity.source,
+                                 name=name or (None if repo["id"] else identity.name))
+        report.name = repo["name"]
+        _store(store, cache, repo, result, report, rev, with_tests)
     report.seconds = time.perf_counter() - started
     return report
 

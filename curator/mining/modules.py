@@ -273,7 +273,7 @@ class FunctionInfo:
         self.names: frozenset[str] = frozenset()
 
     def index_calls(self) -> None:
-        refs = collect_references(self.node)
+        refs = self.refs
         self.calls = frozenset(c for c in refs.calls
                                if c.split(".", 1)[0] in ("self", "cls")
                                or c.split(".", 1)[0] not in refs.bound)

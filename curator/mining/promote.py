@@ -7,15 +7,16 @@ import textwrap
 
 from curator import sync
 from curator.errors import CuratorError
-from curator.mining import candidates as candidate_store
-from curator.mining import suggest
+from curator.mining import drafts, repos, suggest
+from curator.mining.gitcache import cache_for
 from curator.problem import ID_PATTERN, Problem
 from curator.store import Store, now
+from curator.store import candidates as candidate_store
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
 
-DRAFT_MARK = "<!-- draft: written by `curator candidates accept` from the upstream " \
-             "signature and docstring; rewrite it for a model before review -->"
+DRAFT_MARK = "<!-- draft: written by `curator candidates accept` from the signature, " \
+             "docstring and class context; check it before review -->"
 
 
 def format_code(text: str) -> str:
@@ -41,21 +42,39 @@ def solution_text(row: dict) -> str:
     return format_code(text)
 
 
-def prompt_text(row: dict) -> str:
-    """A first prompt from the signature and docstring, for a person to rewrite."""
+def prompt_text(row: dict, module_text: str | None = None) -> str:
+    """A first prompt from the signature, docstring and (for methods) class context.
+
+    `module_text` is the upstream module at the pinned commit; without it the class
+    context is the class header alone. The prompt never says where the code lives.
+    """
     name = row["qualname"]
     if row["kind"] == "method":
         cls, method = name.split(".", 1)
-        intro = f"Implement the method `{method}` of the class `{cls}`."
-        code = row["class_header"] + "\n    " + row["signature"]
+        intro = (f"Implement the constructor of the class `{cls}`." if method == "__init__"
+                 else f"Implement the method `{method}` of the class `{cls}`.")
     else:
         intro = f"Implement the function `{name}`."
-        code = row["signature"]
-    doc = (row["docstring"] or "").strip()
-    about = doc if doc else ("(The upstream code has no docstring: say what it computes, "
-                             "its inputs and outputs, shapes and edge cases.)")
-    return (f"{DRAFT_MARK}\n\n{intro}\n\n```python\n{code}\n```\n\n{about}\n\n"
-            f"Upstream: `{row['path']}` in {row['repo_name']} at {row['commit_sha'][:12]}.\n")
+    context = drafts.context_for(module_text, name) if module_text else drafts.Context()
+    if row["kind"] == "method" and not context.class_header:
+        context.class_header = row["class_header"]
+    body = drafts.prompt_markdown(intro, row["signature"], row["kind"], row["docstring"],
+                                  context)
+    return f"{DRAFT_MARK}\n\n{body}"
+
+
+def upstream_module(store: Store, workspace: Workspace, row: dict) -> str | None:
+    """The candidate's module at its pinned commit, from the repository cache (or None)."""
+    record = repos.record_for(store, row["repo_url"])
+    if record is None:
+        return None
+    try:
+        cache = cache_for(workspace.repos_dir, record["url"])
+        if not cache.exists():
+            return None
+        return cache.read_file(row["commit_sha"], row["path"]).decode("utf-8-sig")
+    except (CuratorError, UnicodeDecodeError, OSError):
+        return None
 
 
 def default_id(store: Store, row: dict) -> str:
@@ -117,10 +136,11 @@ def accept(store: Store, workspace: Workspace, candidate_id: int | str,
         id=pid, entry_point=row["qualname"], kind=row["kind"],
         title=f"{row['qualname']} from {row['repo_name']}",
         framework=row["framework"] or "pytorch", status="draft",
-        source={"repo": row["repo_url"], "commit": row["commit_sha"], "path": row["path"],
-                "symbol": row["qualname"], "lines": f"{row['line_start']}-{row['line_end']}",
-                "license": row["license"]},
-        test_node_ids=node_ids, prompt=prompt_text(row),
+        source={"repo": repos.portable_name(row), "commit": row["commit_sha"],
+                "path": row["path"], "symbol": row["qualname"],
+                "lines": f"{row['line_start']}-{row['line_end']}", "license": row["license"]},
+        test_node_ids=node_ids,
+        prompt=prompt_text(row, upstream_module(store, workspace, row)),
         solution=solution_text(row), tests=None)
     stamp = now()
     with store.transaction():

@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from curator.errors import CuratorError, NotFoundError
-from curator.mining.gitcache import CachedRepo, GitError, cache_for, cache_key, is_url, \
-    normalise_source, repo_name, run_git
+from curator.mining.gitcache import (
+    CachedRepo,
+    GitError,
+    cache_for,
+    cache_key,
+    is_url,
+    normalise_source,
+    remote_url,
+    repo_name,
+    run_git,
+)
 from curator.store import Store, now
+
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?$")
 
 
 def get_or_create(store: Store, url: str) -> dict:
@@ -63,6 +76,62 @@ def register(store: Store, repos_dir: str | Path, url: str, source: str | None =
     return store.one("SELECT * FROM repos WHERE id = ?", (row["id"],)), cache
 
 
+@dataclass(frozen=True)
+class Identity:
+    """How a repository is known: `url` is what problems name in [source] repo (a URL, or
+    OWNER/NAME when it has none), `name` its short OWNER/NAME, `source` where to clone it
+    from when that is a local folder (None: clone `url`)."""
+
+    url: str
+    name: str
+    source: str | None = None
+    named_by_folder: bool = False   # no remote URL and no --name: only a folder name
+
+
+def identify(source: str, name: str | None = None) -> Identity:
+    """The portable identity of SOURCE (a URL or a local clone / bare mirror).
+
+    A local folder is named after its `origin` remote URL (read from its config file,
+    without running git); `name` (OWNER/NAME) overrides the name, and stands in for the
+    URL when the folder has no remote. A local path is never the identity unless there
+    is nothing else to go by (then the name is the folder's, and `named_by_folder` says
+    so, for a warning).
+    """
+    if name is not None:
+        name = name.strip().strip("/")
+        if not NAME_PATTERN.match(name) or any(p in (".", "..") for p in name.split("/")):
+            raise CuratorError(f"repository name {name!r} must look like OWNER/NAME")
+    location = normalise_source(source)
+    if is_url(location):
+        return Identity(location, name or repo_name(location))
+    if not Path(location).is_dir():
+        raise GitError(f"{source}: not a URL and no such folder")
+    remote = remote_url(location)
+    if remote:
+        return Identity(remote.rstrip("/").removesuffix(".git"), name or repo_name(remote),
+                        location)
+    if name:
+        return Identity(name, name, location)
+    return Identity(location, repo_name(location), None, named_by_folder=True)
+
+
+def register_source(store: Store, repos_dir: str | Path, source: str,
+                    name: str | None = None) -> dict:
+    """Record the repository at SOURCE under its portable identity (see `identify`)."""
+    identity = identify(source, name)
+    row, _ = register(store, repos_dir, identity.url, source=identity.source,
+                      name=identity.name)
+    return row
+
+
+def portable_name(row: dict) -> str:
+    """What a problem's [source] repo says: the URL, or the name when `url` is a path."""
+    url = row.get("repo_url", row.get("url")) or ""
+    if is_url(url) or not url.startswith("/"):
+        return url
+    return row.get("repo_name", row.get("name")) or Path(url).name
+
+
 def set_as_of(store: Store, repo_id: int, as_of: str | None) -> None:
     """Remember the date a repository's commit was pinned as of (None: pinned by revision)."""
     row = store.one("SELECT as_of FROM repos WHERE id = ?", (repo_id,))
@@ -84,8 +153,10 @@ def find(store: Store, ident: str) -> dict:
     if row:
         return row
     if not is_url(ident) and Path(ident).expanduser().exists():
-        row = store.one("SELECT * FROM repos WHERE url = ?",
-                        (str(Path(ident).expanduser().resolve()),))
+        path = str(Path(ident).expanduser().resolve())
+        # mined under its path, or registered from this local folder under its URL/name
+        row = store.one("SELECT * FROM repos WHERE url = ?", (path,)) or \
+            store.one("SELECT * FROM repos WHERE source = ? ORDER BY id LIMIT 1", (path,))
         if row:
             return row
     rows = store.query("SELECT * FROM repos WHERE name = ? OR name LIKE ?",
@@ -137,7 +208,16 @@ def set_python(store: Store, ident: str, python: str | None) -> dict:
     return store.one("SELECT * FROM repos WHERE id = ?", (row["id"],))
 
 
+def record_for(store: Store, ident: str) -> dict | None:
+    """The repository a problem's [source] repo names: by URL, else by unique name."""
+    row = store.one("SELECT * FROM repos WHERE url = ?", (ident,))
+    if row is None:
+        rows = store.query("SELECT * FROM repos WHERE name = ?", (ident,))
+        row = rows[0] if len(rows) == 1 else None
+    return row
+
+
 def python_for(store: Store, url: str) -> str:
     """The configured interpreter for a repository, else the curator's own."""
-    row = store.one("SELECT python FROM repos WHERE url = ?", (url,))
+    row = record_for(store, url)
     return (row or {}).get("python") or sys.executable

@@ -7,6 +7,8 @@ picks the labels.
 
 from __future__ import annotations
 
+import re
+
 from curator.mining.relevance import words
 
 # (axis, slug) -> words in names that point at it.
@@ -64,7 +66,7 @@ API_RULES: dict[tuple[str, str], tuple[str, ...]] = {
     ("stage", "evaluation"): ("sklearn.metrics", "torchmetrics", "scipy.stats"),
     ("stage", "prepost"): ("torchvision.transforms", "PIL", "cv2", "torch.nn.functional.pad",
                            "torch.nn.functional.one_hot", "torch.nn.functional.interpolate",
-                           "kornia.augmentation", "kornia.color"),
+                           "kornia.augmentation", "kornia.color", "torch.utils.data"),
     ("stage", "model"): ("torch.nn.Linear", "torch.nn.Conv", "torch.nn.Sequential",
                          "torch.nn.init", "torch.nn.Parameter", "tensorflow.keras.layers",
                          "keras.layers", "torch.nn.functional.cross_entropy",
@@ -81,7 +83,9 @@ API_RULES: dict[tuple[str, str], tuple[str, ...]] = {
     ("task", "regression"): ("torch.nn.functional.mse_loss", "torch.nn.functional.l1_loss",
                              "torch.nn.MSELoss", "sklearn.metrics.r2_score",
                              "sklearn.metrics.mean_squared_error"),
-    ("data", "image"): ("torchvision", "cv2", "PIL", "kornia", "skimage",
+    ("data", "image"): ("torchvision", "cv2", "PIL", "kornia.color", "kornia.filters",
+                        "kornia.augmentation", "kornia.enhance", "kornia.geometry.transform",
+                        "kornia.utils.image", "skimage",
                         "torch.nn.functional.conv2d", "torch.nn.Conv2d",
                         "torch.nn.functional.grid_sample", "torch.nn.functional.max_pool2d",
                         "torch.nn.functional.avg_pool2d"),
@@ -91,13 +95,66 @@ API_RULES: dict[tuple[str, str], tuple[str, ...]] = {
     ("data", "other"): ("torchaudio", "torch_geometric", "pytorch3d", "librosa", "scipy.signal"),
 }
 
-DEFAULTS = {"task": ("general", "no task-specific names or APIs found"),
-            "data": ("other", "no data-type-specific names or APIs found")}
+# (axis, slug) -> folder names (any part of the module's path) that point at it.
+PATH_RULES: dict[tuple[str, str], set[str]] = {
+    ("stage", "prepost"): {"augmentation", "augmentations", "augment", "transforms",
+                           "transform", "color", "enhance", "preprocessing", "preprocess",
+                           "data", "datasets", "dataset", "dataloader", "io", "tokenizers",
+                           "postprocessing"},
+    ("stage", "model"): {"losses", "loss", "nn", "layers", "models", "modules", "networks",
+                         "backbones", "heads", "blocks", "criterion"},
+    ("stage", "evaluation"): {"metrics", "metric", "evaluation", "eval", "benchmarks"},
+    ("stage", "training"): {"train", "training", "trainer", "engine", "optim", "optimizers",
+                            "schedulers", "callbacks"},
+    ("stage", "inference"): {"inference", "predict", "prediction", "serving", "export"},
+    ("task", "detection"): {"detection", "detectors", "bbox", "boxes", "anchors"},
+    ("task", "segmentation"): {"segmentation", "seg", "masks"},
+    ("task", "classification"): {"classification", "classifiers"},
+    ("task", "timeseries"): {"timeseries", "forecasting", "time_series"},
+    ("data", "image"): {"image", "images", "vision", "geometry", "color", "filters",
+                        "augmentation", "enhance", "feature", "imgproc"},
+    ("data", "text"): {"text", "nlp", "tokenizers", "language"},
+    ("data", "tabular"): {"tabular", "dataframe"},
+    ("data", "other"): {"audio", "graph", "graphs", "pointcloud", "point_cloud", "mesh",
+                        "spatial", "signal"},
+}
+
+# (axis, slug) -> phrases in a docstring that point at it (lower-cased, whole words).
+DOC_RULES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("data", "image"): ("(b, c, h, w)", "(*, c, h, w)", "(c, h, w)", "(b, h, w)",
+                        "(*, h, w)", "image", "images", "pixel", "rgb"),
+    ("data", "text"): ("token", "tokens", "sentence", "vocabulary", "text"),
+    ("data", "tabular"): ("dataframe", "tabular", "(n, d)", "(n, k)", "(n_samples",
+                          "np.ndarray", "numpy array", "array of shape (n"),
+    ("data", "other"): ("point cloud", "(b, n, 3)", "graph", "audio", "waveform", "mesh"),
+    ("stage", "model"): ("loss", "criterion", "layer", "module that"),
+    ("stage", "evaluation"): ("metric", "accuracy", "score between"),
+    ("stage", "prepost"): ("augmentation", "normalize", "normalise", "convert"),
+    ("stage", "training"): ("optimizer", "learning rate", "gradient step"),
+    ("task", "detection"): ("bounding box", "boxes"),
+    ("task", "segmentation"): ("segmentation", "mask"),
+    ("task", "classification"): ("class probabilities", "logits", "labels"),
+}
+
+# Methods called on any object that mark a training loop.
+TRAINING_CALLS = {"backward": "loss.backward()", "zero_grad": "optimizer.zero_grad()",
+                  "step": "optimizer.step()"}
+
+DEFAULTS = {"stage": ("prepost", "no stage-specific names, paths, docstring words or APIs "
+                               "(Pre/Post Processing is the most common stage)"),
+            "task": ("general", "no task-specific names, paths, docstring words or APIs"),
+            "data": ("other", "no data-type-specific names, paths, docstring words or APIs")}
 
 
 def suggest(name: str, class_name: str | None, args: list[str], apis: list[str],
-            bases: list[str], method: str | None = None) -> list[dict]:
-    """Suggestions [{axis, slug, rule, evidence, weight}], strongest first per axis."""
+            bases: list[str], method: str | None = None, docstring: str | None = None,
+            path: str | None = None, method_calls: set[str] | None = None) -> list[dict]:
+    """Suggestions [{axis, slug, rule, evidence, weight}], strongest first per axis.
+
+    Rules look at names (function, class, arguments), the module's path, the docstring,
+    the APIs called, base classes and training-loop calls; each suggestion says which
+    rule fired (`rule`) on what (`evidence`).
+    """
     found: dict[tuple[str, str, str], dict] = {}
 
     def add(axis: str, slug: str, rule: str, evidence: str, weight: float) -> None:
@@ -123,11 +180,41 @@ def suggest(name: str, class_name: str | None, args: list[str], apis: list[str],
                 if api == prefix or api.startswith(prefix):
                     add(axis, slug, f"api:{prefix}", f"calls {api}", 0.4)
                     break
+    if path:
+        folders = [p.lower() for p in path.split("/")[:-1]]
+        stem = path.rsplit("/", 1)[-1].removesuffix(".py").lower()
+        for (axis, slug), names in PATH_RULES.items():
+            hits = [f for f in [*folders, stem] if f in names]
+            if hits:
+                add(axis, slug, f"path:{hits[-1]}", f"module path {path} ({hits[-1]})", 0.3)
+    if docstring:
+        text = " ".join(docstring.lower().split())
+        for (axis, slug), phrases in DOC_RULES.items():
+            for phrase in phrases:
+                pattern = re.escape(phrase) if not phrase[0].isalnum() else \
+                    rf"\b{re.escape(phrase)}\b"
+                if re.search(pattern, text):
+                    add(axis, slug, f"docstring:{phrase}", f"docstring mentions {phrase!r}",
+                        0.25)
+                    break
+    for call, shown in TRAINING_CALLS.items():
+        if call in (method_calls or ()) and ("backward" in (method_calls or ())
+                                             or call == "backward"):
+            add("stage", "training", f"calls:{call}", f"calls {shown} (a training step)", 0.6)
+    if any(b.endswith(("Dataset", "IterableDataset", "DataLoader")) for b in bases):
+        add("stage", "prepost", "base:dataset", f"{class_name} is a dataset or data loader",
+            0.6)
+    if any("augmentation" in b.lower() for b in bases):
+        add("stage", "prepost", "base:augmentation", f"{class_name} is an augmentation", 0.6)
+        add("data", "image", "base:augmentation", f"{class_name} augments images", 0.3)
     is_module = any(b.endswith(("nn.Module", "keras.layers.Layer", "keras.Model"))
                     for b in bases)
     if is_module and method in ("forward", "__call__", "call"):
         add("stage", "model", "base:module-forward",
             f"{class_name}.{method} of a network module", 0.7)
+    if (class_name or "").lower().endswith("metric") or any(
+            b.endswith(("Metric", "metrics.Metric")) for b in bases):
+        add("stage", "evaluation", "class-name:metric", f"{class_name} is a metric", 0.7)
     if class_name and class_name.lower().endswith("loss"):
         add("stage", "model", "class-name:loss", f"{class_name} is a loss (losses are Model "
             "Construction)", 0.7)

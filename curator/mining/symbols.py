@@ -1,9 +1,11 @@
 """What a dotted name means in a repository: its modules' namespaces, resolved once.
 
-Every module gets one namespace table: its own definitions and imports, plus the names
-its star imports bring in. Star imports are expanded once per module (honouring
-`__all__`), import cycles are cut, and every lookup is memoised, so resolving all the
-references of a repository costs time linear in their number. Nothing here builds new
+A name in a module is its own definition or import, or else comes from its star imports.
+The star-import graph is condensed once into its import cycles (strongly connected
+components, whose members share one table of the names they define) and a DAG between
+them; a star-imported name is looked up once per component (honouring `__all__`) and
+memoised, as is every other lookup, so resolving all the references of a repository
+costs time linear in their number. Nothing here builds new
 dotted names by recursion: a reference is split once into a module prefix and the
 attributes walked from it.
 """
@@ -15,9 +17,6 @@ from dataclasses import dataclass
 from curator.mining.modules import ModuleInfo
 
 MODULE, CLASS, FUNCTION = "module", "class", "function"
-
-# Rounds of recomputing the star tables of modules whose first pass met an import cycle.
-_CYCLE_ROUNDS = 3
 
 
 @dataclass(frozen=True)
@@ -55,7 +54,8 @@ class SymbolTable:
             parts = module.name.split(".")
             for i in range(1, len(parts)):
                 self._suffix.setdefault(".".join(parts[i:]), []).append(module)
-        self._stars: dict[str, dict[str, str]] = {}
+        self._component: dict[str, int] | None = None
+        self._star_memo: dict[tuple[int, str], str | None] = {}
         self._lookups: dict[tuple[str, str], tuple[Symbol, ...]] = {}
         self._refs: dict[str, tuple[Symbol, ...]] = {}
         self._methods: dict[tuple[str, str, str], tuple[Symbol, ...]] = {}
@@ -72,51 +72,106 @@ class SymbolTable:
 
     # -- star-import tables ------------------------------------------------------
 
-    def star_table(self, module: ModuleInfo) -> dict[str, str]:
-        """Name -> path of the module that binds it, for names star imports bring in."""
-        if module.path not in self._stars:
-            self._build_stars(module, set())
-        return self._stars[module.path]
+    def _star_graph(self) -> None:
+        """Group modules into strongly connected components of the star-import graph.
 
-    def _build_stars(self, module: ModuleInfo, active: set[str]) -> bool:
-        """Fill the table of `module`; False when an import cycle was cut on the way."""
-        complete = True
-        active.add(module.path)
-        table: dict[str, str] = {}
-        for star in module.stars:
-            for source in self.modules_named(star)[:1]:
-                if source.path == module.path:
+        Members of one component (an import cycle) share one table of the names they
+        define; a component points at the components it star-imports from, which form
+        a DAG. Nothing is copied from one table into another, so a module that
+        star-imports a large package costs nothing until a name is looked up.
+        """
+        edges: dict[str, list[ModuleInfo]] = {}
+        for module in self.modules.values():
+            targets = []
+            for star in module.stars:
+                for source in self.modules_named(star)[:1]:
+                    if source.path != module.path:
+                        targets.append(source)
+            edges[module.path] = targets
+        self._component = {}
+        self._members: list[list[ModuleInfo]] = []
+        index: dict[str, int] = {}
+        low: dict[str, int] = {}
+        stack: list[str] = []
+        on_stack: set[str] = set()
+        counter = 0
+        for root in self.modules:
+            if root in index:
+                continue
+            work = [(root, 0)]
+            while work:  # Tarjan's algorithm without recursion
+                path, i = work.pop()
+                if i == 0:
+                    index[path] = low[path] = counter
+                    counter += 1
+                    stack.append(path)
+                    on_stack.add(path)
+                targets = edges[path]
+                if i < len(targets):
+                    work.append((path, i + 1))
+                    target = targets[i].path
+                    if target not in index:
+                        work.append((target, 0))
+                    elif target in on_stack:
+                        low[path] = min(low[path], index[target])
                     continue
-                for name in source.exported_own():
-                    table.setdefault(name, source.path)
-                if source.path in active:
-                    complete = False   # a cycle: its table is still being built
-                    continue
-                if source.path not in self._stars:
-                    complete &= self._build_stars(source, active)
-                for name, owner in self._stars.get(source.path, {}).items():
-                    if source.exports(name):
-                        table.setdefault(name, owner)
-        self._stars[module.path] = table
-        active.discard(module.path)
-        if not complete and not active:
-            self._close_cycles()
-        return complete
+                if work and low[path] < low[work[-1][0]]:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[path])
+                if low[path] == index[path]:
+                    members = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        self._component[member] = len(self._members)
+                        members.append(self.modules[member])
+                        if member == path:
+                            break
+                    self._members.append(members)
+        self._successors: list[list[ModuleInfo]] = []
+        for members in self._members:
+            component = self._component[members[0].path]
+            self._successors.append([t for m in members for t in edges[m.path]
+                                     if self._component[t.path] != component])
+        self._tables: list[dict[str, str] | None] = [None] * len(self._members)
 
-    def _close_cycles(self) -> None:
-        """Modules in star-import cycles: merge their tables until nothing changes."""
-        for _ in range(_CYCLE_ROUNDS):
-            changed = False
-            for path, table in self._stars.items():
-                module = self.modules[path]
-                for star in module.stars:
-                    for source in self.modules_named(star)[:1]:
-                        for name, owner in self._stars.get(source.path, {}).items():
-                            if name not in table and source.exports(name):
-                                table[name] = owner
-                                changed = True
-            if not changed:
-                return
+    def _own_table(self, component: int) -> dict[str, str]:
+        table = self._tables[component]
+        if table is None:
+            table = {}
+            for module in self._members[component]:
+                for name in module.exported_own():
+                    table.setdefault(name, module.path)
+            self._tables[component] = table
+        return table
+
+    def star_owner(self, module: ModuleInfo, name: str) -> str | None:
+        """Path of the module whose binding of `name` a star import of `module` brings in."""
+        if not module.stars:
+            return None
+        if self._component is None:
+            self._star_graph()
+        return self._component_owner(self._component[module.path], name)
+
+    def _component_owner(self, component: int, name: str) -> str | None:
+        key = (component, name)
+        if key in self._star_memo:
+            return self._star_memo[key]
+        owner = None
+        if len(self._members[component]) > 1:   # an import cycle: the shared table
+            owner = self._own_table(component).get(name)
+        if owner is None:
+            for target in self._successors[component]:
+                if not target.exports(name):
+                    continue
+                if target.defines(name) or name in target.bindings:
+                    owner = target.path
+                else:
+                    owner = self._component_owner(self._component[target.path], name)
+                if owner is not None:
+                    break
+        self._star_memo[key] = owner
+        return owner
 
     # -- names -----------------------------------------------------------------
 
@@ -147,7 +202,7 @@ class SymbolTable:
             sub = self._exact.get(f"{self.own_name(module)}.{name}")
             if sub:
                 return tuple(Symbol(MODULE, m.path) for m in sub)
-        owner = self.star_table(module).get(name)
+        owner = self.star_owner(module, name)
         if owner is not None and owner != module.path:
             return self.lookup(self.modules[owner], name)
         return ()
@@ -168,8 +223,17 @@ class SymbolTable:
 
     def _resolve(self, ref: str) -> tuple[Symbol, ...]:
         parts = ref.split(".")
+        # Walk attributes from the outermost module, as Python does: `pkg.mod.f` where
+        # pkg/__init__.py imports a function `mod` means that function, not pkg/mod.py.
+        for i in range(1, len(parts) + 1):
+            modules = self._exact.get(".".join(parts[:i]))
+            if modules:
+                found = [s for m in modules
+                         for s in self.walk(Symbol(MODULE, m.path), parts[i:])]
+                if found:
+                    return tuple(dict.fromkeys(found))
         for i in range(len(parts), 0, -1):
-            modules = self.modules_named(".".join(parts[:i]))
+            modules = self._suffix.get(".".join(parts[:i]))
             if not modules:
                 continue
             found: list[Symbol] = []

@@ -15,16 +15,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curator import __version__
+from curator import __version__, taxonomy
 from curator.errors import CuratorError
+from curator.evaluation.outcomes import sample_runs
 from curator.labels import AXES
+from curator.mining.gitcache import cache_for, repo_name
+from curator.mining.licenses import LICENSE_FILES
 from curator.problem import Problem
 from curator.problem_files import TOML, toml_text
+from curator.progress import CancelCheck, Progress, checkpoint
 from curator.release import ReleaseError, datasheet, dlbench, gates
 from curator.release.reader import MANIFEST, PROBLEMS, is_archive_name
 from curator.release.rows import jsonl_line, problem_row
@@ -45,7 +47,6 @@ ENVS = "envs"   # envs/<repo>.lock.txt: the environment each upstream repository
 VERSION_PATTERN = re.compile(r"^\d+\.\d+\.\d+$")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
-Progress = Callable[[int, int, str], None]
 
 
 def archive_name(name: str, version: str) -> str:
@@ -54,6 +55,29 @@ def archive_name(name: str, version: str) -> str:
 
 def default_name(workspace: Workspace) -> str:
     return str((workspace.config.get("release") or {}).get("name") or DEFAULT_NAME)
+
+
+def built_releases(store: Store, name: str | None = None) -> list[dict]:
+    """Releases built in this workspace, newest first: name, version, out_dir, archive."""
+    sql = "SELECT name, version, out_dir, archive_sha256, problem_count, built_at FROM releases"
+    rows = store.query(sql + (" WHERE name = ?" if name else "") + " ORDER BY id DESC",
+                       (name,) if name else ())
+    for row in rows:
+        row["archive"] = str(Path(row["out_dir"]) / archive_name(row["name"], row["version"])) \
+            if row["out_dir"] else ""
+    return rows
+
+
+def next_version(store: Store, name: str) -> str:
+    """The version to propose for the next build: 1.0.0, then the newest one's minor + 1."""
+    versions = []
+    for row in built_releases(store, name):
+        if VERSION_PATTERN.match(row["version"]):
+            versions.append(tuple(int(p) for p in row["version"].split(".")[:3]))
+    if not versions:
+        return "1.0.0"
+    major, minor, _ = max(versions)
+    return f"{major}.{minor + 1}.0"
 
 
 @dataclass
@@ -79,11 +103,6 @@ def _jsonl(rows: list[dict]) -> bytes:
     return "".join(jsonl_line(r) for r in rows).encode("utf-8")
 
 
-def _table_exists(store: Store, name: str) -> bool:
-    return store.one("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?",
-                     (name,)) is not None
-
-
 def _loads(value, default=None):
     if value is None:
         return default
@@ -105,10 +124,7 @@ def taxonomy_document(store: Store) -> dict:
             "slug": row["slug"], "name": row["name"], "definition": row["definition"],
             "dlbench": dlbench.EXPORT_SPELLINGS[row["axis"]].get(row["slug"], row["name"])})
     doc: dict = {"labels": labels}
-    if _table_exists(store, "taxonomy_versions"):
-        from curator import taxonomy
-
-        doc["bug_taxonomy"] = taxonomy.current(store).to_json()
+    doc["bug_taxonomy"] = taxonomy.current(store).to_json()
     return doc
 
 
@@ -137,8 +153,6 @@ def _label_history(store: Store, ids: set[str]) -> dict[str, list[dict]]:
 
 
 def _sample_keys(store: Store, ids: set[str]) -> dict[int, dict]:
-    if not _table_exists(store, "samples"):
-        return {}
     out = {}
     for row in store.query("SELECT id, problem_id, model, technique, temperature, "
                            "sample_index, content_hash, code_sha256 FROM samples"):
@@ -156,7 +170,7 @@ def annotations(store: Store, name: str, problems: list[Problem]) -> list[dict]:
              "history": history.get(p.id, [])} for p in problems]
     samples = _sample_keys(store, ids)
     reviews = []
-    if samples and _table_exists(store, "review_labels"):
+    if samples:
         for row in store.query("SELECT * FROM review_labels ORDER BY sample_id, annotator"):
             sample = samples.get(row["sample_id"])
             if sample is None:
@@ -166,7 +180,7 @@ def annotations(store: Store, name: str, problems: list[Problem]) -> list[dict]:
                             "annotator": row["annotator"], "verdict": row["verdict"],
                             "pairs": _loads(row["pairs"], []), "note": row["note"],
                             "taxonomy_version": row["taxonomy_version"]})
-    if samples and _table_exists(store, "review_final"):
+    if samples:
         for row in store.query("SELECT * FROM review_final ORDER BY sample_id"):
             sample = samples.get(row["sample_id"])
             if sample is None:
@@ -200,8 +214,6 @@ def _run_record(row: dict) -> dict:
 
 def results(store: Store, name: str, problems: list[Problem]) -> list[dict]:
     """The latest reference run of each problem's current solution and of each sample."""
-    if not _table_exists(store, "runs"):
-        return []
     ids = {p.id for p in problems}
     rows = []
     latest = {}
@@ -223,8 +235,6 @@ def results(store: Store, name: str, problems: list[Problem]) -> list[dict]:
                      "sample_index": None, **_run_record(run)})
     samples = _sample_keys(store, ids)
     if samples:
-        from curator.evaluation.outcomes import sample_runs
-
         for sid, run in sample_runs(store, list(samples)).items():
             sample = samples[sid]
             rows.append({"task_id": f"{name}/{sample['problem_id']}", "solution_kind": "sample",
@@ -266,8 +276,6 @@ def env_locks(store: Store, problems: list[Problem]) -> dict[str, bytes]:
 # -- LICENSES/ -------------------------------------------------------------------------
 
 def _license_file_name(repo: str) -> str:
-    from curator.mining.gitcache import repo_name
-
     return re.sub(r"[^A-Za-z0-9._-]+", "_", repo_name(repo)).strip("_.") or "upstream"
 
 
@@ -276,9 +284,6 @@ def _upstream_license_text(workspace: Workspace, repo: str, commit: str | None) 
     if not commit:
         return None
     try:
-        from curator.mining.gitcache import cache_for
-        from curator.mining.licenses import LICENSE_FILES
-
         cached = cache_for(workspace.repos_dir, repo)
         if not cached.exists or not cached.has_commit(commit):
             return None
@@ -328,8 +333,6 @@ def licenses(workspace: Workspace, name: str, license_: str | None,
 
 
 def _workspace_license_text(workspace: Workspace) -> str | None:
-    from curator.mining.licenses import LICENSE_FILES
-
     try:
         names = sorted((p for p in Path(workspace.root).iterdir()
                         if p.is_file() and LICENSE_FILES.match(p.name)),
@@ -365,17 +368,16 @@ def _counts(problems: list[Problem], rows: dict[str, list]) -> dict:
 def _filename_map(store: Store, problems: list[Problem]) -> dict[str, str]:
     """The DL-Bench file name of each problem: the original one when it was imported."""
     names = {p.id: f"{p.id}.txt" for p in problems}
-    if _table_exists(store, "problem_imports"):
-        for row in store.query("SELECT problem_id, origin, origin_key FROM problem_imports "
-                               "WHERE origin IN ('dlbench-txt', 'dlbench-csv')"):
-            if row["problem_id"] in names and row["origin_key"].endswith(".txt"):
-                names[row["problem_id"]] = row["origin_key"]
+    for row in store.query("SELECT problem_id, origin, origin_key FROM problem_imports "
+                           "WHERE origin IN ('dlbench-txt', 'dlbench-csv')"):
+        if row["problem_id"] in names and row["origin_key"].endswith(".txt"):
+            names[row["problem_id"]] = row["origin_key"]
     return names
 
 
 def contents(store: Store, workspace: Workspace, version: str, name: str | None = None,
              allow_failing: bool = False, progress: Progress | None = None,
-             cancelled: Callable[[], bool] | None = None) -> Contents:
+             cancelled: CancelCheck | None = None) -> Contents:
     """Assemble a bundle in memory (no file is written). Raises when a gate blocks it."""
     name = name or default_name(workspace)
     if not VERSION_PATTERN.match(version or ""):
@@ -397,8 +399,7 @@ def contents(store: Store, workspace: Workspace, version: str, name: str | None 
             f"release blocked: {len(ids)} problem(s) fail a gate (e.g. {first.problem_id}: "
             f"{first.gate}: {first.reason}); see `curator release check`, or pass "
             "--allow-failing")
-    if cancelled and cancelled():
-        raise KeyboardInterrupt("release build cancelled")
+    checkpoint(cancelled, "release build")
     rows = [problem_row(p, name) for p in problems]
     names = _filename_map(store, problems)
     csv_rows = [dlbench.export_row(p, names[p.id]) for p in problems]
@@ -463,8 +464,13 @@ class BuildReport:
                 "released": self.released, "recorded": self.recorded}
 
 
-def _prepare_out(out: Path) -> None:
-    """Make `out` ready for a bundle: empty, or holding an older bundle (which is replaced)."""
+def _prepare_out(out: Path, keep: set[str]) -> None:
+    """Make `out` ready for a bundle: empty, or holding an older bundle.
+
+    The folder's files become this build's; of the older bundle only the files its own
+    manifest lists and this build does not write again are removed. Archives of every
+    version (NAME-X.Y.Z.tar.gz and .sha256) and anything else stay.
+    """
     if out.exists() and not out.is_dir():
         raise ReleaseError(f"{out}: exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)
@@ -476,19 +482,23 @@ def _prepare_out(out: Path) -> None:
                            "choose an empty or new folder")
     try:
         old = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
-        listed = set(old.get("files", {}))
-    except (OSError, ValueError, AttributeError):
+        listed = {str(rel) for rel in old.get("files", {})}
+    except (OSError, ValueError, AttributeError, RecursionError):
         listed = set()
-    for entry in entries:
-        rel = entry.name
-        if entry.is_dir() and rel in (LICENSES, ENVS):
-            shutil.rmtree(entry)
-        elif entry.is_file() and (rel in listed or rel == MANIFEST or is_archive_name(rel)):
-            entry.unlink()
+    for rel in sorted(listed - keep):
+        target = out / rel
+        if ".." in Path(rel).parts or Path(rel).is_absolute() or is_archive_name(rel):
+            continue
+        if target.is_file():
+            target.unlink()
+            parent = target.parent
+            while parent != out and parent.is_dir() and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
 
 
 def _write(out: Path, contents: Contents, archive: bytes) -> Path:
-    _prepare_out(out)
+    _prepare_out(out, set(contents.files))
     for rel, data in sorted(contents.files.items()):
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -603,7 +613,7 @@ def _write_status(files: dict[str, _StatusFile]) -> None:
 def build(store: Store, workspace: Workspace, version: str, out: str | Path,
           name: str | None = None, allow_failing: bool = False,
           progress: Progress | None = None,
-          cancelled: Callable[[], bool] | None = None) -> BuildReport:
+          cancelled: CancelCheck | None = None) -> BuildReport:
     """Build the bundle into `out` (files + NAME-X.Y.Z.tar.gz), record it, mark released."""
     out = Path(out)
     built = contents(store, workspace, version, name, allow_failing, progress, cancelled)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from curator.evaluation.pass_at_k import KS, mean_pass_at_k, per_problem
 from curator.labels import AXES, DEFAULT_LABELS
 from curator.problem import Problem
 from curator.release.gates import Failure, Settings
 
 _NAMES = {(label.axis, label.slug): label.name for label in DEFAULT_LABELS}
 _AXIS_TITLES = {"stage": "Pipeline stage", "task": "ML task", "data": "Input data type"}
-KS = (1, 5, 10)
 
 
 @dataclass
@@ -52,24 +52,17 @@ def _distribution(facts: Facts, axis: str) -> list[str]:
 
 def _pass_at_k(facts: Facts) -> list[str]:
     """pass@k per model (unbiased estimator), over problems whose reference passes."""
-    from curator.evaluation.pass_at_k import mean_pass_at_k
-
     reference_ok = {r["task_id"] for r in facts.results
                     if r["solution_kind"] == "reference" and r.get("outcome") == "passed"}
-    per_model: dict[str, dict[str, list[int]]] = {}
-    for r in facts.results:
-        if r["solution_kind"] != "sample" or r["task_id"] not in reference_ok:
-            continue
-        key = r["model"] + (f" [{r['technique']}]" if r.get("technique") else "")
-        counts = per_model.setdefault(key, {}).setdefault(r["task_id"], [0, 0])
-        counts[0] += 1
-        counts[1] += r.get("outcome") == "passed"
+    per_model = per_problem(
+        (r["model"], r.get("technique"), r["task_id"], r.get("outcome") == "passed")
+        for r in facts.results if r["solution_kind"] == "sample" and r["task_id"] in reference_ok)
     if not per_model:
         return ["No model samples were evaluated for this release."]
     labels = {f"{facts.name}/{p.id}": p for p in facts.problems}
     lines = _table(["model", "problems", "samples"] + [f"pass@{k}" for k in KS], [
         [model, len(problems), sum(n for n, _ in problems.values())] + [
-            _fmt(mean_pass_at_k([tuple(v) for v in problems.values()], k)) for k in KS]
+            _fmt(mean_pass_at_k(list(problems.values()), k)) for k in KS]
         for model, problems in sorted(per_model.items())])
     for axis in AXES:
         values = sorted({getattr(p, axis) or "unlabelled" for p in facts.problems})
@@ -77,7 +70,7 @@ def _pass_at_k(facts: Facts) -> list[str]:
         for model, problems in sorted(per_model.items()):
             row = [model]
             for value in values:
-                pairs = [tuple(v) for tid, v in problems.items()
+                pairs = [v for tid, v in problems.items()
                          if (getattr(labels[tid], axis) or "unlabelled") == value]
                 row.append(_fmt(mean_pass_at_k(pairs, 1)))
             rows.append(row)

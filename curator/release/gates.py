@@ -10,6 +10,8 @@ Gates, in order:
                      run that reported more tests counts those.
   labels_set         stage, task and data all set to known slugs.
   prompt_present     the prompt is not empty.
+  code_prompt        the prompt has a python block declaring the entry point that parses:
+                     it becomes the bundle's `code_prompt`, which completions continue.
   provenance_known   a problem with [source] needs repo, a pinned commit, path and licence.
                      A problem without [source] is original work written in this workspace
                      and is released under the workspace's licence: `[release] license` in
@@ -26,27 +28,29 @@ Settings live under [release] in curator.toml: min_tests, near_duplicate_thresho
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from curator.execution.runs import solution_hash
+from curator.evaluation.extract import signature_problem
 from curator.labels import VOCAB
+from curator.mining.licenses import LICENSE_FILES, detect
 from curator.problem import SHA_PATTERN, Problem
+from curator.progress import CancelCheck, Progress, checkpoint
 from curator.release import similarity
 from curator.release.codeinfo import count_tests
 from curator.store import Store
 from curator.store import problems as problem_store
+from curator.store.runs import solution_hash
+from curator.timestamps import parse_or_none
 from curator.workspace import Workspace
-
-Progress = Callable[[int, int, str], None]
 
 GATES: dict[str, str] = {
     "reference_passes": "reference solution passes its tests on the pinned environment",
     "min_tests": "has at least {min_tests} tests",
     "labels_set": "stage, task and data labels are set",
     "prompt_present": "prompt is present",
+    "code_prompt": "prompt has a parsable signature of the entry point",
     "provenance_known": "provenance and licence are known",
     "no_near_duplicate": "no near-duplicate (code similarity < {near_duplicate_threshold})",
 }
@@ -69,8 +73,6 @@ def workspace_license(workspace: Workspace) -> str | None:
     configured = (workspace.config.get("release") or {}).get("license")
     if configured:
         return str(configured)
-    from curator.mining.licenses import LICENSE_FILES, detect
-
     root = Path(workspace.root)
     files = {}
     try:
@@ -133,42 +135,24 @@ class CheckReport:
                 "settings": fmt, "gates": gates}
 
 
-def _table_exists(store: Store, name: str) -> bool:
-    return store.one("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?",
-                     (name,)) is not None
-
-
-def _when(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        stamp = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return stamp if stamp.tzinfo else stamp.astimezone()
-
-
 def _last_code_change(store: Store, ids: set[str]) -> dict[str, datetime | None]:
     """problem id -> when its solution or tests last changed (per the audit log)."""
     rows = store.query(
         "SELECT entity_id, MAX(at) AS at FROM audit WHERE entity = 'problem' AND ("
         "action = 'create' OR field IN ('solution', 'tests', 'test_node_ids')) "
         "GROUP BY entity_id")
-    return {r["entity_id"]: _when(r["at"]) for r in rows if r["entity_id"] in ids}
+    return {r["entity_id"]: parse_or_none(r["at"]) for r in rows if r["entity_id"] in ids}
 
 
 def reference_runs(store: Store, problems: list[Problem]) -> dict[str, list[dict]]:
     """problem id -> reference runs of its current solution, oldest first."""
-    if not _table_exists(store, "runs") or not problems:
+    if not problems:
         return {}
     wanted = {p.id: solution_hash(p.solution) for p in problems}
     out: dict[str, list[dict]] = {}
-    columns = {c["name"] for c in store.query("PRAGMA table_info(runs)")}
-    tests = "tests" if "tests" in columns else "NULL AS tests"
-    reason = "reason" if "reason" in columns else "'' AS reason"
     for row in store.query(
-            f"SELECT id, problem_id, solution_hash, outcome, started_at, {tests}, {reason} "
-            "FROM runs WHERE solution_kind = 'reference' ORDER BY id"):
+            "SELECT id, problem_id, solution_hash, outcome, started_at, tests, reason "
+            "FROM runs WHERE solution_kind = 'reference' AND unsaved = 0 ORDER BY id"):
         if wanted.get(row["problem_id"]) == row["solution_hash"]:
             out.setdefault(row["problem_id"], []).append(row)
     return out
@@ -188,7 +172,7 @@ def _reference_failure(runs: list[dict], changed: datetime | None) -> str | None
     if not runs:
         return "reference never run on its current solution (run `curator run ID`)"
     if changed is not None:
-        recent = [r for r in runs if (_when(r["started_at"]) or changed) >= changed]
+        recent = [r for r in runs if (parse_or_none(r["started_at"]) or changed) >= changed]
         if not recent:
             return "reference not run since its solution or tests last changed"
         runs = recent
@@ -297,7 +281,7 @@ def _duplicate_failures(problems: list[Problem], created: dict[str, str],
 
 def check(store: Store, workspace: Workspace, problems: list[Problem] | None = None,
           settings: Settings | None = None, progress: Progress | None = None,
-          cancelled: Callable[[], bool] | None = None) -> CheckReport:
+          cancelled: CancelCheck | None = None) -> CheckReport:
     """Run every gate over `problems` (default: every problem that is not retired)."""
     settings = settings or settings_for(workspace)
     if problems is None:
@@ -313,8 +297,7 @@ def check(store: Store, workspace: Workspace, problems: list[Problem] | None = N
 
     total = len(problems)
     for index, problem in enumerate(problems, 1):
-        if cancelled and cancelled():
-            raise KeyboardInterrupt("release check cancelled")
+        checkpoint(cancelled, "release check")
         problem_runs = runs.get(problem.id, [])
         reason = _reference_failure(problem_runs, changes.get(problem.id))
         if reason:
@@ -333,6 +316,10 @@ def check(store: Store, workspace: Workspace, problems: list[Problem] | None = N
                 + ([f"unknown: {', '.join(bad)}"] if bad else [])))
         if not problem.prompt.strip():
             fail("prompt_present", problem, "prompt is empty")
+        else:
+            reason = signature_problem(problem.prompt, problem.entry_point)
+            if reason:
+                fail("code_prompt", problem, reason)
         reason = _provenance_failure(problem, settings.license)
         if reason:
             fail("provenance_known", problem, reason)

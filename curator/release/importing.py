@@ -2,9 +2,11 @@
 
 DL-Bench (a folder or tarball of `.txt` files, or the CSV form, or one such file): each
 record becomes a draft repo-backed problem with its source repo, path and symbol and its
-test node ids. The original never pinned a commit, so none is set and the problem is
-flagged `commit_unpinned` (the provenance gate keeps it out of releases until someone
-pins one); the reference code is not part of that release either (`solution_missing`).
+test node ids; nothing is dropped: a record without a prompt, function name, test target,
+repo or path is a draft flagged with what is missing (MISSING_FLAGS). The original never
+pinned a commit, so none is set and the problem is flagged `commit_unpinned` (the
+provenance gate keeps it out of releases until `curator dlbench resolve` pins one); the
+reference code is not part of that release either (`solution_missing`).
 Problem ids come from the file names, sanitised and made unique. Labels are mapped from
 DL-Bench spellings; unknown spellings are reported and the raw values kept with the
 import record (table problem_imports), never dropped silently.
@@ -17,13 +19,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from curator import sync
 from curator.limits import DEFAULT, InputError, Limits, read_bytes
 from curator.problem import ID_PATTERN, Problem, validate
+from curator.progress import CancelCheck, Progress, checkpoint
 from curator.release import ReleaseError, dlbench
 from curator.release.reader import read_bundle
 from curator.release.rows import row_errors, row_problem
@@ -33,7 +36,6 @@ from curator.store import Store, now
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
 
-Progress = Callable[[int, int, str], None]
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 
 
@@ -302,7 +304,7 @@ def _record_import(store: Store, problem_id: str, origin: str, key: str, flags: 
 
 def import_dlbench(store: Store, workspace: Workspace, path: str | Path,
                    dry_run: bool = False, progress: Progress | None = None,
-                   cancelled: Callable[[], bool] | None = None) -> ImportReport:
+                   cancelled: CancelCheck | None = None) -> ImportReport:
     """Import the DL-Bench release at PATH as draft problems (files written too)."""
     path = Path(path)
     report = ImportReport(dry_run=dry_run)
@@ -334,8 +336,7 @@ def import_dlbench(store: Store, workspace: Workspace, path: str | Path,
         return report
     with store.transaction():
         for index, (converted, record, origin) in enumerate(made, 1):
-            if cancelled and cancelled():
-                raise KeyboardInterrupt("import cancelled")
+            checkpoint(cancelled, "import")
             problem_store.save(store, converted.problem)
             raw = {"fields": record.fields, "unknown_labels": converted.unknown}
             _record_import(store, converted.problem.id, origin, record.origin,
@@ -365,7 +366,7 @@ def _same(a: Problem, b: Problem) -> bool:
 def import_release(store: Store, workspace: Workspace, path: str | Path,
                    status: str = "ready", dry_run: bool = False,
                    progress: Progress | None = None,
-                   cancelled: Callable[[], bool] | None = None) -> ImportReport:
+                   cancelled: CancelCheck | None = None) -> ImportReport:
     """Read one of our bundles (folder or .tar.gz) back into the workspace."""
     limits = Limits.from_config(workspace.config)
     checked = verify(path, limits=limits)
@@ -401,8 +402,7 @@ def import_release(store: Store, workspace: Workspace, path: str | Path,
         return report
     with store.transaction():
         for index, problem in enumerate(todo, 1):
-            if cancelled and cancelled():
-                raise KeyboardInterrupt("import cancelled")
+            checkpoint(cancelled, "import")
             problem_store.save(store, problem)
             _record_import(store, problem.id, "release", key, [],
                            {"task_id": f"{bundle.name}/{problem.id}"})

@@ -23,7 +23,8 @@ import json
 
 from curator.evaluation.extract import code_prompt
 from curator.labels import VOCAB
-from curator.problem import ID_PATTERN, KINDS, SOURCE_KEYS, Problem
+from curator.limits import schema_errors
+from curator.problem import ID_PATTERN, KINDS, SOURCE_KEYS, SOURCE_SCHEMA, Problem
 from curator.release.codeinfo import imported_libs
 
 FIELDS = ("task_id", "entry_point", "kind", "instruct_prompt", "code_prompt",
@@ -128,6 +129,8 @@ def row_errors(row, name: str | None = None) -> list[str]:
         errors.append("test_node_ids must hold non-empty strings")
     if not all(isinstance(lib, str) for lib in row["libs"]):
         errors.append("libs must hold strings")
+    if row["source"] is not None:
+        errors += schema_errors(row["source"], SOURCE_SCHEMA, "source", unknown=True)
     if content_sha256(row) != row["content_sha256"]:
         errors.append("content_sha256 does not match the row's content")
     return errors

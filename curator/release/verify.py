@@ -7,17 +7,18 @@ Every problem found is reported with the file and, where there is one, the row (
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from curator.errors import CuratorError
+from curator.execution.engine import Engine
+from curator.execution.job import OUTCOMES, Job
 from curator.limits import DEFAULT, Limits, csv_rows
+from curator.progress import CancelCheck, Progress
 from curator.release import dlbench
 from curator.release.reader import MANIFEST, PROBLEMS, Bundle, read_bundle
 from curator.release.rows import row_errors, row_problem
 from curator.release.tarball import ArchiveError, read_tar_gz
-
-Progress = Callable[[int, int, str], None]
-OUTCOMES = ("passed", "failed", "error", "timeout", "oom", "crashed", "no_code", "infra")
+from curator.runs import job_for
 
 
 @dataclass
@@ -47,6 +48,15 @@ class VerifyReport:
     @property
     def ok(self) -> bool:
         return not self.issues
+
+    def summary(self) -> str:
+        """One line for people: what was checked, what re-ran, the verdict."""
+        text = (f"{self.name} {self.version}: {self.files_checked} file(s), "
+                f"{self.rows_checked} row(s) checked")
+        if self.rerun:
+            mix = ", ".join(f"{n} {o}" for o, n in self.rerun["outcomes"].items())
+            text += f"; re-ran {self.rerun['jobs']} solution(s): {mix or 'nothing ran'}"
+        return text + (", ok" if self.ok else f", {len(self.issues)} issue(s)")
 
     def to_json(self) -> dict:
         return {"ok": self.ok, "bundle": self.bundle, "name": self.name,
@@ -179,11 +189,8 @@ def _check_csv(bundle: Bundle, task_ids: set[str], report: VerifyReport) -> None
 
 
 def _rerun(bundle: Bundle, workers: int, progress: Progress | None,
-           cancelled: Callable[[], bool] | None, store=None, workspace=None) -> tuple[dict, list]:
+           cancelled: CancelCheck | None, store=None, workspace=None) -> tuple[dict, list]:
     """Run every canonical solution against its tests; (summary, issues for failures)."""
-    from curator.execution.engine import Engine
-    from curator.execution.job import Job
-
     rows = [(n, r) for n, r in bundle.jsonl(PROBLEMS) if isinstance(r, dict)
             and not row_errors(r)]
     jobs, where, issues = [], {}, []
@@ -194,9 +201,6 @@ def _rerun(bundle: Bundle, workers: int, progress: Progress | None,
                 issues.append(Issue(PROBLEMS, "repo-backed: re-run needs a workspace with the "
                                               "upstream repository", number))
                 continue
-            from curator.errors import CuratorError
-            from curator.execution.runs import job_for
-
             try:
                 job = job_for(store, workspace, problem, problem.solution)
             except CuratorError as exc:
@@ -226,7 +230,7 @@ def _rerun(bundle: Bundle, workers: int, progress: Progress | None,
 
 
 def verify(path, rerun: bool = False, workers: int = 2, progress: Progress | None = None,
-           cancelled: Callable[[], bool] | None = None, store=None,
+           cancelled: CancelCheck | None = None, store=None,
            workspace=None, limits: Limits | None = None) -> VerifyReport:
     """Check a bundle folder or archive; `rerun` also runs every canonical solution."""
     if limits is None:

@@ -12,7 +12,7 @@ The functions the CLI and the TUI call:
     stats(store)                   -> progress, category counts, agreement, disagreements
 """
 
-from curator.review.labels import VERDICTS, adjudicate, clear, label, undo
+from curator.review.annotations import VERDICTS, adjudicate, clear, label, undo
 from curator.review.queue import ReviewItem, assign, item, progress, queue, queue_ids
 from curator.review.stats import stats
 

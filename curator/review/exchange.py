@@ -11,14 +11,26 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
-from curator.errors import CuratorError
-from curator.review import labels as label_store
+from curator import timestamps
+from curator.limits import INT_MAX, Field, loads_json, read_text, schema_errors
+from curator.review import annotations as label_store
 from curator.store import Store
 
 FORMAT = "curator-review-labels/1"
+
+# The typed schema of one exchanged row, checked before anything is written.
+ROW_SCHEMA = {
+    "kind": Field("str", choices=("label", "final")), "sample": Field("str", required=True),
+    "problem_id": Field("str"), "model": Field("str"), "technique": Field("str"),
+    "sample_index": Field("int", min=0, max=INT_MAX), "annotator": Field("str"),
+    "adjudicator": Field("str"), "verdict": Field("str"), "pairs": Field("list"),
+    "note": Field("str"), "taxonomy_version": Field("int", min=0, max=INT_MAX),
+    "labelled_at": Field("str", required=True),
+}
+PAIR_SCHEMA = {"category": Field("str|int", required=True), "dl": Field("str"),
+               "reason": Field("str")}
 
 
 def export_rows(store: Store, annotator: str | None = None) -> list[dict]:
@@ -73,15 +85,6 @@ class MergeReport:
                 "conflicts": self.conflicts, "errors": self.errors}
 
 
-def _instant(stamp: str):
-    """A comparable moment for an ISO timestamp (naive ones are taken as UTC)."""
-    try:
-        moment = datetime.fromisoformat(stamp)
-    except ValueError:
-        raise ValueError(f"bad timestamp {stamp!r}") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def _same(local: dict, value: label_store.LabelValue) -> bool:
     return label_store.from_json(local) == value
 
@@ -89,23 +92,22 @@ def _same(local: dict, value: label_store.LabelValue) -> bool:
 def import_jsonl(store: Store, path: str | Path) -> MergeReport:
     """Merge an exported label file into this database, in one transaction."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CuratorError(f"{path}: cannot read: {exc}") from None
+    text = read_text(path)
     report = MergeReport()
     with store.transaction():
         for number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = loads_json(line)
                 if not isinstance(row, dict):
                     raise ValueError("expected a JSON object")
+                errors = schema_errors(row, ROW_SCHEMA)
+                for index, pair in enumerate(row.get("pairs") or []):
+                    errors += schema_errors(pair, PAIR_SCHEMA, f"pairs[{index}]")
+                if errors:
+                    raise ValueError("; ".join(errors))
                 _merge_row(store, row, number, report)
-            except json.JSONDecodeError as exc:
-                report.errors.append({"file": str(path), "line": number,
-                                      "message": f"invalid JSON: {exc.msg}"})
             except (ValueError, KeyError, TypeError) as exc:
                 report.errors.append({"file": str(path), "line": number, "message": str(exc)})
     return report
@@ -125,7 +127,7 @@ def _merge_row(store: Store, row: dict, line: int, report: MergeReport) -> None:
     labelled_at = row.get("labelled_at")
     if not isinstance(labelled_at, str) or not labelled_at:
         raise ValueError("no 'labelled_at' timestamp")
-    _instant(labelled_at)
+    timestamps.parse(labelled_at)
     value = label_store.from_json(row)
     version = row.get("taxonomy_version")
     sample_id = sample["id"]
@@ -143,7 +145,7 @@ def _merge_row(store: Store, row: dict, line: int, report: MergeReport) -> None:
         report.unchanged += 1
         return
     if local is not None:
-        newer = _instant(labelled_at) > _instant(local["labelled_at"])
+        newer = timestamps.parse(labelled_at) > timestamps.parse(local["labelled_at"])
         report.conflicts.append({
             "line": line, "kind": kind, "sample_id": sample_id, "problem_id": row.get("problem_id"),
             "annotator": who, "kept": "imported" if newer else "local",

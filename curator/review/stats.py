@@ -11,7 +11,7 @@ annotator's label). Unresolved disagreements are counted separately.
 
 from __future__ import annotations
 
-from curator.review import labels as label_store
+from curator.review import annotations as label_store
 from curator.review.agreement import krippendorff_alpha_nominal, pairwise_kappa
 from curator.review.queue import progress, queue_ids
 from curator.store import Store

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
+import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +18,53 @@ import sqlite_utils
 from curator.errors import StoreError
 from curator.labels import DEFAULT_LABELS
 from curator.store.migrations import migrate
+from curator.timestamps import now
 
 BUSY_TIMEOUT_MS = 30_000
+READ_RETRY_S = 30.0      # readers retry a locked database with backoff for this long
 
 
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
+def _locked(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and (
+        "locked" in str(exc) or "busy" in str(exc))
+
+
+def writer_file(db_path: str | Path) -> Path:
+    """Who holds the write lock: pid, command and start, written by every writer."""
+    db_path = Path(db_path)
+    return db_path.with_name(db_path.name + ".writer")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def lock_holder(db_path: str | Path) -> str | None:
+    """`pid 123 (curator samples import big.jsonl) since 12:00:01`, or None if unknown."""
+    try:
+        info = json.loads(writer_file(db_path).read_text(encoding="utf-8"))
+        pid = int(info["pid"])
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return None
+    if info.get("host") == socket.gethostname() and not _alive(pid):
+        return None
+    command = " ".join(str(info.get("command") or "").split())[:120]
+    return f"pid {pid} ({command}) since {info.get('since', '?')}"
+
+
+def lock_message(exc: BaseException, db_path: str | Path | None) -> str | None:
+    """The one line for a lock that outlasted the busy timeout (None for other errors)."""
+    if not _locked(exc) or db_path is None:
+        return None
+    holder = lock_holder(db_path)
+    who = f" by {holder}" if holder else " by another process"
+    return f"{db_path}: the database is locked{who}; try again when it finishes"
 
 
 def _json(value: Any) -> str | None:
@@ -32,16 +76,17 @@ def _json(value: Any) -> str | None:
 class Store:
     """One connection to the workspace database, acting as one person (the actor)."""
 
-    def __init__(self, path: str | Path, actor: str = "unknown", *, migrate_schema: bool = True):
+    def __init__(self, path: str | Path, actor: str = "unknown", *, migrate_schema: bool = True,
+                 busy_timeout_ms: int = BUSY_TIMEOUT_MS):
         self.path = Path(path)
         self.actor = actor
         if self.path.is_dir():
             raise StoreError(f"{self.path}: is a folder, not a database file")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000,
+            conn = sqlite3.connect(str(self.path), timeout=busy_timeout_ms / 1000,
                                    isolation_level=None, check_same_thread=False)
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             conn.execute("PRAGMA foreign_keys = ON")
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -56,7 +101,9 @@ class Store:
                 migrate(conn, path=str(self.path))
             except sqlite3.DatabaseError as exc:
                 conn.close()
-                raise StoreError(f"{self.path}: not a usable database: {exc}") from None
+                message = lock_message(exc, self.path)
+                raise StoreError(message or f"{self.path}: not a usable database: {exc}") \
+                    from None
             except StoreError:
                 conn.close()
                 raise
@@ -83,19 +130,58 @@ class Store:
             finally:
                 self._depth -= 1
             return
-        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            message = lock_message(exc, self.path)
+            if message:
+                raise StoreError(message) from None
+            raise
         self._depth = 1
+        self._claim_writer()
         try:
             yield self
         except BaseException:
             self._depth = 0
+            self._release_writer()
             self.conn.execute("ROLLBACK")
             raise
         self._depth = 0
+        self._release_writer()
         self.conn.execute("COMMIT")
 
+    def _claim_writer(self) -> None:
+        # Written while holding the write lock, removed before letting it go, so the file
+        # always names the current writer (a stale one names a dead pid and is ignored).
+        try:
+            writer_file(self.path).write_text(json.dumps({
+                "pid": os.getpid(), "host": socket.gethostname(),
+                "command": " ".join(["curator", *sys.argv[1:]]) if sys.argv else "curator",
+                "since": time.strftime("%H:%M:%S")}), encoding="utf-8")
+        except OSError:
+            pass
+
+    def _release_writer(self) -> None:
+        try:
+            writer_file(self.path).unlink(missing_ok=True)
+        except OSError:
+            pass
+
     def query(self, sql: str, params: Any = ()) -> list[dict]:
-        return list(self.db.query(sql, params))
+        """Rows as dicts. A reader never fails on a lock: it retries with backoff."""
+        delay, waited = 0.05, 0.0
+        while True:
+            try:
+                return list(self.db.query(sql, params))
+            except sqlite3.OperationalError as exc:
+                if not _locked(exc) or self._depth or waited >= READ_RETRY_S:
+                    message = lock_message(exc, self.path)
+                    if message:
+                        raise StoreError(message) from None
+                    raise
+            time.sleep(delay)
+            waited += delay
+            delay = min(delay * 2, 1.0)
 
     def one(self, sql: str, params: Any = ()) -> dict | None:
         rows = self.query(sql, params)
@@ -148,7 +234,3 @@ class Store:
                     self.execute(f"UPDATE labels SET {field} = ? WHERE axis = ? AND slug = ?",
                                  (value, axis, slug))
                     self.audit("label", f"{axis}/{slug}", "update", field, row[field], value)
-
-
-def open_store(path: str | Path, actor: str = "unknown") -> Store:
-    return Store(path, actor)

@@ -87,6 +87,8 @@ def migrate(conn: sqlite3.Connection, target: int | None = None, path: str = "")
     for migration in migrations:
         if migration.version > target:
             break
+        if migration.version <= version:
+            continue  # already applied: opening a current database takes no write lock
         conn.execute("BEGIN IMMEDIATE")
         try:
             # Re-read inside the write lock: another process may have migrated meanwhile.

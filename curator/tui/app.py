@@ -19,13 +19,15 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from curator import sync
+from curator.errors import CuratorError
 from curator.store import Store
 from curator.tui import recovery
 from curator.tui.commands import GoToProblem, binding_commands, screen_commands
-from curator.tui.keymap import keymap_from_config
+from curator.tui.keymap import ALT_DIGIT_KEYS, keymap_from_config
 from curator.tui.screens import available_modes
 from curator.tui.screens.dialogs import ErrorModal, describe
 from curator.tui.screens.help import HelpScreen, help_text
+from curator.tui.widgets.nav_bar import SCREENS
 from curator.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -37,16 +39,29 @@ class CuratorApp(App[None]):
     CSS_PATH: ClassVar[list[str]] = ["app.tcss", "screens.tcss"]
     COMMANDS: ClassVar[set] = App.COMMANDS | {GoToProblem}
 
+    # One navigation model for every screen. F-keys and alt+ keys are priority bindings,
+    # so an editor with focus cannot swallow them (TextArea binds F6 to "select line").
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit",
+        Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit", show=False,
                 tooltip="Quit (asks first when there are unsaved edits)"),
         Binding("f1", "help", "Help", id="app.help",
                 tooltip="Help for the focused part of the screen and the labelling guidelines"),
-        Binding("f2", "switch_mode('problems')", "Problems", id="app.problems"),
-        Binding("f3", "switch_mode('stats')", "Stats", id="app.stats"),
-        Binding("f4", "switch_mode('candidates')", "Candidates", id="app.candidates"),
-        Binding("f5", "switch_mode('review')", "Review", id="app.review"),
-        Binding("f6", "switch_mode('release')", "Release", id="app.release"),
+        *(Binding(key, f"goto('{mode}')", title, id=f"app.{mode}", priority=True, show=False,
+                  tooltip=f"The {title} screen")
+          for key, mode, title in SCREENS),
+        Binding("ctrl+l", "reload", "Reload", id="app.reload", priority=True,
+                tooltip="Read what this screen shows again from the database"),
+        Binding("escape", "back", "Back", id="app.back", show=False,
+                tooltip="Back to the screen shown before"),
+        Binding("alt+right", "tab_step(1)", "Next tab", id="app.next_tab", priority=True,
+                show=False, key_display="alt+→"),
+        Binding("alt+left", "tab_step(-1)", "Previous tab", id="app.previous_tab",
+                priority=True, show=False, key_display="alt+←"),
+        *(Binding(f"alt+{n}", f"tab_number({n})", f"Tab {n}", id=f"app.tab{n}",
+                  priority=True, show=False) for n in range(1, 10)),
+        # one binding per key: Textual keeps one key of a multi-key binding that has an id
+        *(Binding(ALT_DIGIT_KEYS[n - 1], f"tab_number({n})", f"Tab {n}",
+                  id=f"app.tab{n}_esc", priority=True, show=False) for n in range(1, 10)),
     ]
 
     def __init__(self, workspace: Workspace, actor: str, *, store: Store | None = None):
@@ -66,17 +81,20 @@ class CuratorApp(App[None]):
         self.recovery_path: Path | None = None
         # Bumped whenever problems or runs change, so screens know to reload on resume.
         self.data_version = 0
+        self.mode_history: list[str] = []   # modes shown before, for Escape
         self.set_keymap(keymap_from_config(workspace.config))
         theme = workspace.config.get("app", {}).get("theme")
         if isinstance(theme, str) and theme in self.available_themes:
             self.theme = theme
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "switch_mode":
-            # a screen whose core is not built yet has no key; the current one is hidden
-            if parameters[0] not in self.MODES:
-                return False
-            return None if parameters[0] == self.current_mode else True
+        if action in ("switch_mode", "goto"):
+            # a screen whose core is not built yet has no key
+            return parameters[0] in self.MODES
+        if action in ("tab_step", "tab_number"):
+            return self._tabs() is not None
+        if action == "back":
+            return len(self.mode_history) > 0 or len(self.screen_stack) > 1
         return True
 
     # -- navigation ------------------------------------------------------------------
@@ -114,6 +132,75 @@ class CuratorApp(App[None]):
         """Problems or runs changed: screens reload what they show when they resume."""
         self.data_version += 1
 
+    # -- the navigation model ----------------------------------------------------------
+
+    async def action_goto(self, mode: str) -> None:
+        """F2…F6: show that screen; F2 on an open problem goes back to the list."""
+        if mode == self.current_mode:
+            if mode == "problems" and self.problem_screen is not None \
+                    and self.screen is self.problem_screen:
+                self.problem_screen.leave_then()
+            return
+        if isinstance(self.screen, HelpScreen):
+            self.pop_screen()
+        self.mode_history.append(self.current_mode)
+        del self.mode_history[:-20]
+        await self.switch_mode(mode)
+
+    async def action_back(self) -> None:
+        """Escape where nothing on the screen uses it: the screen shown before."""
+        if self.screen is self.problem_screen:
+            self.problem_screen.leave_then()
+            return
+        while self.mode_history:
+            mode = self.mode_history.pop()
+            if mode != self.current_mode and mode in self.MODES:
+                await self.switch_mode(mode)
+                return
+
+    def action_reload(self) -> None:
+        reload = getattr(self.screen, "action_reload", None)
+        if reload is None:
+            self.notify("Nothing to reload here", timeout=2)
+        else:
+            reload()
+
+    def _tabs(self):
+        from textual.widgets import TabbedContent
+
+        found = self.screen.query(TabbedContent)
+        return found.first() if found else None
+
+    async def action_tab_number(self, number: int) -> None:
+        tabs = self._tabs()
+        if tabs is None:
+            return
+        panes = self._pane_ids(tabs)
+        if 1 <= number <= len(panes):
+            await self._show_tab(tabs, panes[number - 1])
+
+    async def action_tab_step(self, step: int) -> None:
+        tabs = self._tabs()
+        if tabs is None:
+            return
+        panes = self._pane_ids(tabs)
+        index = panes.index(tabs.active) if tabs.active in panes else 0
+        await self._show_tab(tabs, panes[(index + step) % len(panes)])
+
+    @staticmethod
+    def _pane_ids(tabs) -> list[str]:
+        from textual.widgets import ContentSwitcher
+
+        switcher = tabs.get_child_by_type(ContentSwitcher)
+        return [pane.id for pane in switcher.children if pane.id]
+
+    async def _show_tab(self, tabs, pane_id: str) -> None:
+        show = getattr(self.screen, "show_tab", None)
+        if show is not None:   # the screen builds or focuses what the tab holds
+            await show(pane_id)
+        else:
+            tabs.active = pane_id
+
     # -- actions ----------------------------------------------------------------------
 
     async def action_quit(self) -> None:
@@ -125,6 +212,11 @@ class CuratorApp(App[None]):
         else:
             self.exit()
 
+    def action_new_problem(self) -> None:
+        from curator.tui.screens.problems import ask_new_problem
+
+        ask_new_problem(self)
+
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
@@ -132,6 +224,8 @@ class CuratorApp(App[None]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
+        yield SystemCommand("New problem", "Create a problem from a template and open it "
+                            "(n on the Problems screen)", self.action_new_problem)
         yield from screen_commands(screen)
         yield from binding_commands(self, screen)
 
@@ -141,6 +235,12 @@ class CuratorApp(App[None]):
         """The error modal: a one-line message, details below."""
         if isinstance(exc, BaseException):
             message, details = describe(exc)
+            if not isinstance(exc, CuratorError):  # a bug: its traceback goes to db/logs/
+                from curator import crashlog
+
+                path = crashlog.write(exc, self.workspace.db_dir)
+                if path is not None:
+                    message += f" (traceback in {path})"
         else:
             message = exc
         self.push_screen(ErrorModal(title, message, details))

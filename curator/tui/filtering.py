@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from curator.execution.job import OUTCOMES
 from curator.labels import VOCAB
 from curator.problem import KINDS, STATUSES
-
-OUTCOMES = ("passed", "failed", "error", "timeout", "oom", "crashed", "no_code", "infra")
 
 # filter key -> (row field, allowed values)
 KEYS: dict[str, tuple[str, tuple[str, ...]]] = {

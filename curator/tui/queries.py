@@ -1,19 +1,12 @@
-"""Read-only queries the app needs beyond curator.store: defensive about optional tables.
+"""Read-only queries the app needs beyond curator.store. No textual here.
 
-Other areas add tables in their own migrations (runs in 0002, label suggestions in 0003);
-the app must still open on a database that lacks them, so every reader here checks first.
-No textual here.
+Every table exists once the store has migrated the database, so nothing here checks.
 """
 
 from __future__ import annotations
 
-from curator.execution import runs
+from curator import runs
 from curator.store import Store
-
-
-def columns(store: Store, table: str) -> set[str]:
-    """Column names of `table` ({} when it does not exist)."""
-    return {row["name"] for row in store.query(f"PRAGMA table_info({table})")}
 
 
 def last_outcomes(store: Store) -> dict[str, str]:
@@ -30,17 +23,11 @@ def label_suggestions(store: Store, problem_id: str) -> list[dict]:
     """Mined label suggestions for a problem, one per (axis, slug), strongest first:
     [{axis, slug, score, reason}] where score sums the weights of the rules that fired.
 
-    Reads the mining table (label_suggestions, migration 0003); [] when it is absent.
+    Reads the mining table label_suggestions.
     """
-    cols = columns(store, "label_suggestions")
-    if not {"problem_id", "axis", "slug"} <= cols:
-        return []
-    weight = "weight" if "weight" in cols else "1.0"
-    parts = [c for c in ("rule", "evidence") if c in cols]
-    reason = " || ': ' || ".join(parts) if parts else "''"
     rows = store.query(
-        f"SELECT axis, slug, {weight} AS weight, {reason} AS reason FROM label_suggestions "
-        f"WHERE problem_id = ? ORDER BY id", (problem_id,))
+        "SELECT axis, slug, weight, rule || ': ' || evidence AS reason FROM label_suggestions "
+        "WHERE problem_id = ? ORDER BY id", (problem_id,))
     merged: dict[tuple[str, str], dict] = {}
     for row in rows:
         entry = merged.setdefault((row["axis"], row["slug"]), {

@@ -6,21 +6,25 @@ and `curator mine`); this screen only shows and asks.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, TextArea
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.widgets import DataTable, Footer, Static, TextArea
+from textual.worker import Worker, get_current_worker
 
-from curator.mining import candidates as candidate_store
+from curator.errors import Cancelled
 from curator.mining import mine as mining
 from curator.mining import promote
 from curator.store import Store
+from curator.store import candidates as candidate_store
 from curator.tui.screens.dialogs import InputModal
+from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.task_bar import TaskBar
 
 if TYPE_CHECKING:
@@ -58,8 +62,12 @@ Functions mined from upstream repositories, best DL-relevance score first. **a**
 the highlighted one as a draft repo-backed problem (you confirm its id), **r** rejects it
 with a reason, **s** skips to the next, **f** cycles the status shown (new, all,
 accepted, rejected, vanished), **m** mines a repository (a local path or URL, optionally
-followed by a revision) with progress — **ctrl+g** cancels — and **o** opens the problem
-an accepted candidate became.
+followed by a revision and `--name OWNER/NAME`) with its phases shown (fetch, parse,
+link tests, score) — **ctrl+g** cancels and nothing is written — and **o** opens the
+problem an accepted candidate became. **e** builds (or reuses) the isolated environment
+the highlighted candidate's repository runs its tests in — its declared dependencies,
+pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancels).
+**ctrl+l** reloads (after mining from a shell, say).
 """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -70,6 +78,8 @@ an accepted candidate became.
         Binding("s", "skip", "Skip", id="candidates.skip", tooltip="Go to the next candidate"),
         Binding("m", "mine", "Mine", id="candidates.mine",
                 tooltip="Mine a repository (path or URL) into candidates"),
+        Binding("e", "environment", "Environment", id="candidates.environment",
+                tooltip="Build the test environment of the candidate's repository"),
         Binding("ctrl+g", "cancel_mine", "Cancel", id="candidates.cancel",
                 tooltip="Cancel the mining in progress"),
         Binding("f", "cycle_status", "Status", id="candidates.status",
@@ -85,9 +95,10 @@ an accepted candidate became.
         self.status = "new"
         self.rows: list[dict] = []
         self._mining: Worker | None = None
+        self._seen_version = -1
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield NavBar()
         yield Static("", id="cand-summary", classes="status-line")
         table = DataTable(id="cand-table", cursor_type="row", zebra_stripes=True)
         table.border_title = "Candidates"
@@ -101,14 +112,20 @@ an accepted candidate became.
                 box.border_title = "Evidence and tests"
                 yield Static("", id="cand-info", markup=False)
         yield TaskBar(id="cand-task")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#cand-table", DataTable).add_columns(
             "id", "score", "repo", "function", "tests", "status")
         self.query_one("#cand-task").display = False
+        self._seen_version = self.app.data_version
         self.reload()
         self.query_one("#cand-table").focus()
+
+    def on_screen_resume(self) -> None:
+        if self._seen_version != self.app.data_version:
+            self._seen_version = self.app.data_version
+            self.reload()
 
     # -- data ----------------------------------------------------------------------------
 
@@ -167,13 +184,16 @@ an accepted candidate became.
     # -- actions ---------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        mining_now = self._mining is not None and self._mining.state in (
-            WorkerState.PENDING, WorkerState.RUNNING)
+        mining_now = self._mining is not None   # until its thread has really ended
         if action == "cancel_mine":
-            return mining_now
-        if action == "mine":
+            return mining_now and not self._mining.is_cancelled
+        if action in ("mine", "environment"):
             return not mining_now
         return True
+
+    def action_reload(self) -> None:
+        self.reload()
+        self.notify("Candidates reloaded", timeout=2)
 
     def action_skip(self) -> None:
         table = self.query_one("#cand-table", DataTable)
@@ -240,42 +260,107 @@ an accepted candidate became.
         def answered(text: str | None) -> None:
             if not text:
                 return
-            source, _, rev = text.partition(" ")
+            words = text.split()
+            name = None
+            if "--name" in words:
+                at = words.index("--name")
+                name = words[at + 1] if at + 1 < len(words) else ""
+                del words[at:at + 2]
+            if not words:
+                return
+            source, rev = words[0], (words[1] if len(words) > 1 else None)
             bar = self.query_one(TaskBar)
             bar.display = True
             bar.start(f"mining {source}…")
-            self._mining = self._mine(source, rev.strip() or None)
+            self._mining = self._mine(source, rev, name)
             self.refresh_bindings()
 
         self.app.push_screen(InputModal(
             "Mine a repository", "Path or URL of a git repository, optionally followed by "
-            "a revision:", placeholder="~/src/kornia v0.7.0"), answered)
+            "a revision and --name OWNER/NAME:",
+            placeholder="~/src/kornia v0.7.0 --name kornia/kornia"), answered)
 
     def action_cancel_mine(self) -> None:
         if self._mining is not None:
-            self._mining.cancel()
+            self._mining.cancel()   # the core's loops see it within a few milliseconds
             self.query_one(TaskBar).start("cancelling…")
 
+    @dataclass
+    class MineFinished(Message):
+        """Posted by the mining thread as its very last act: the work has really ended."""
+
+        report: dict | None = None
+        cancelled: bool = False
+        error: BaseException | None = None
+        environment: object | None = None   # an envs.EnvReport, from the e key
+
     @work(thread=True, exclusive=True, group="mine", exit_on_error=False)
-    def _mine(self, source: str, rev: str | None) -> dict:
+    def _mine(self, source: str, rev: str | None, name: str | None = None) -> None:
         worker = get_current_worker()
+        finished = self.MineFinished()
         store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own
         try:
             report = mining.mine(store, self.app.workspace, source, rev,
                                  progress=self.query_one(TaskBar).progress,
-                                 cancelled=lambda: worker.is_cancelled)
+                                 cancelled=lambda: worker.is_cancelled, name=name)
+            finished.report = report.to_json()
+        except Cancelled:
+            finished.cancelled = True
+        except Exception as exc:  # noqa: BLE001 - shown in the error modal
+            finished.error = exc
         finally:
             store.close()
-        return report.to_json()
+            self.post_message(finished)
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is not self._mining or event.state in (WorkerState.PENDING,
-                                                               WorkerState.RUNNING):
+    def action_environment(self) -> None:
+        row = self.current()
+        if row is None:
+            self.notify("No candidate highlighted", severity="warning")
             return
         bar = self.query_one(TaskBar)
+        bar.display = True
+        bar.start(f"environment of {row['repo_name']}…")
+        self._mining = self._environment(row["repo_name"])
         self.refresh_bindings()
-        if event.state == WorkerState.SUCCESS:
-            report = event.worker.result
+
+    @work(thread=True, exclusive=True, group="mine", exit_on_error=False)
+    def _environment(self, repo: str) -> None:
+        """The same core function as `curator repo env`, with progress and cancel."""
+        from curator.mining import envs
+
+        worker = get_current_worker()
+        finished = self.MineFinished()
+        store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own
+        try:
+            finished.environment = envs.build(store, self.app.workspace, repo,
+                                              progress=self.query_one(TaskBar).progress,
+                                              cancelled=lambda: worker.is_cancelled)
+        except Cancelled:
+            finished.cancelled = True
+        except Exception as exc:  # noqa: BLE001 - shown in the error modal
+            finished.error = exc
+        finally:
+            store.close()
+            self.post_message(finished)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is self._mining:
+            self.refresh_bindings()
+
+    def on_candidates_screen_mine_finished(self, event: MineFinished) -> None:
+        self._mining = None
+        self.refresh_bindings()
+        bar = self.query_one(TaskBar)
+        if event.environment is not None:
+            env = event.environment
+            how = "reused" if env.reused else "built"
+            text = (f"{env.repo}: environment {how} in {env.seconds:.1f} s, python "
+                    f"{env.python_version}, {len(env.packages)} package(s)")
+            bar.finish(text)
+            self.notify(text + (f"; left out {len(env.skipped)} optional requirement(s)"
+                                if env.skipped else ""), timeout=8)
+        elif event.report is not None:
+            report = event.report
             text = (f"{report['name']} @ {report['commit'][:12]}: "
                     f"{report['candidates']} candidates, {report['new']} new")
             if report.get("already_mined"):
@@ -283,9 +368,9 @@ an accepted candidate became.
             bar.finish(text)
             self.notify(text)
             self.reload()
-        elif event.state == WorkerState.CANCELLED or event.worker.is_cancelled:
+        elif event.cancelled:
             bar.finish("mining cancelled; nothing was written")
             self.notify("Mining cancelled", severity="warning")
-        elif event.state == WorkerState.ERROR:
-            bar.finish("mining failed")
-            self.app.show_error("Mining failed", event.worker.error)
+        else:
+            bar.finish("failed")
+            self.app.show_error("Mining or environment build failed", event.error)

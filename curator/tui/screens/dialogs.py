@@ -167,3 +167,197 @@ class InputModal(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class NewProblemModal(ModalScreen[dict | None]):
+    """Ask for a new problem's id, entry point and kind; dismisses with them, or None."""
+
+    HELP = """\
+## New problem
+
+**Id**: lower-case letters, digits, `_` and `-` (it names the folder under problems/).
+**Entry point**: the function the tests import, or `Class.method`; empty takes one from
+the id. **Kind**: function or class method. **Enter** creates the problem and opens it,
+**Escape** cancels.
+"""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="new_problem.cancel"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import Input, Select
+
+        with Vertical(classes="dialog", id="new-problem-dialog") as box:
+            box.border_title = "New problem"
+            yield Label("Id of the new problem (its folder name):", markup=False)
+            yield Input(placeholder="soft_dice_loss", id="new-id")
+            yield Label("Entry point (empty: from the id):", markup=False)
+            yield Input(placeholder="soft_dice_loss  or  DiceLoss.forward", id="new-entry")
+            yield Select([("function", "function"), ("class method", "method")],
+                         value="function", allow_blank=False, id="new-kind")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Create", id="ok", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#new-id").focus()
+
+    def _submit(self) -> None:
+        from textual.widgets import Input, Select
+
+        problem_id = self.query_one("#new-id", Input).value.strip()
+        if not problem_id:
+            self.notify("Type the id first (Escape cancels)", severity="warning")
+            self.query_one("#new-id").focus()
+            return
+        entry = self.query_one("#new-entry", Input).value.strip() or None
+        kind = self.query_one("#new-kind", Select).value
+        if entry and "." in entry:
+            kind = "method"
+        self.dismiss({"id": problem_id, "entry_point": entry,
+                      "kind": kind if isinstance(kind, str) else "function"})
+
+    def on_input_submitted(self, event) -> None:
+        event.stop()
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "ok":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ImportSamplesModal(ModalScreen[dict | None]):
+    """Pick a sample file (JSONL, or DL-Bench JSON) from a folder tree, name the model."""
+
+    HELP = """\
+## Import samples
+
+Pick a file in the tree (**Enter** on a file fills the path) or type its path. JSONL rows
+carry `task_id` and one of `solution`, `completion` or `response`; DL-Bench's
+per-problem JSON files work too. **Model** and **technique** apply to rows that do not
+name their own. **Import** (or **Enter** in a box) imports; **Escape** cancels.
+"""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="import.cancel"),
+    ]
+
+    def __init__(self, root: str) -> None:
+        super().__init__(classes="dialog-screen")
+        self.root = root
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import DirectoryTree, Input
+
+        class SampleFiles(DirectoryTree):
+            def filter_paths(self, paths):
+                return [p for p in paths if not p.name.startswith(".") and (
+                    p.is_dir() or p.suffix in (".jsonl", ".json"))]
+
+        with Vertical(classes="dialog", id="import-dialog") as box:
+            box.border_title = "Import samples"
+            yield Label("Sample file (JSONL or DL-Bench JSON):", markup=False)
+            yield Input(placeholder="path of the file", id="import-path")
+            yield SampleFiles(self.root, id="import-tree")
+            with Horizontal(id="import-names"):
+                yield Input(placeholder="model (if rows name none)", id="import-model")
+                yield Input(placeholder="technique (optional)", id="import-technique")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Import", id="ok", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#import-tree").focus()
+
+    def on_directory_tree_file_selected(self, event) -> None:
+        from textual.widgets import Input
+
+        event.stop()
+        self.query_one("#import-path", Input).value = str(event.path)
+        self.query_one("#import-model").focus()
+
+    def _submit(self) -> None:
+        from textual.widgets import Input
+
+        path = self.query_one("#import-path", Input).value.strip()
+        if not path:
+            self.notify("Pick a file in the tree first (Enter on it)", severity="warning")
+            return
+        self.dismiss({"path": path,
+                      "model": self.query_one("#import-model", Input).value.strip() or None,
+                      "technique": self.query_one("#import-technique", Input).value.strip()
+                      or None})
+
+    def on_input_submitted(self, event) -> None:
+        event.stop()
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "ok":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class LabelEditModal(ModalScreen[dict | None]):
+    """Edit a label's display name and definition (its slug stays)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="label_edit.cancel"),
+    ]
+
+    def __init__(self, axis: str, slug: str, name: str, definition: str) -> None:
+        super().__init__(classes="dialog-screen")
+        self.axis, self.slug, self.name_text, self.definition = axis, slug, name, definition
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import Input
+
+        with Vertical(classes="dialog") as box:
+            box.border_title = f"Label {self.axis}/{self.slug}"
+            yield Label("Display name:", markup=False)
+            yield Input(self.name_text, id="label-name")
+            yield Label("Definition (shown when labelling and in the guidelines):",
+                        markup=False)
+            yield Input(self.definition, id="label-definition")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Save", id="ok", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#label-definition").focus()
+
+    def _submit(self) -> None:
+        from textual.widgets import Input
+
+        name = self.query_one("#label-name", Input).value.strip()
+        if not name:
+            self.notify("The name cannot be empty", severity="warning")
+            return
+        self.dismiss({"name": name,
+                      "definition": self.query_one("#label-definition", Input).value.strip()})
+
+    def on_input_submitted(self, event) -> None:
+        event.stop()
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "ok":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -21,7 +21,6 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import (
     Footer,
-    Header,
     Input,
     Label,
     Static,
@@ -41,6 +40,7 @@ from curator.tui.screens.dialogs import ErrorModal, unsaved_modal
 from curator.tui.widgets.editors import CodeEditor, Editor, PromptEditor
 from curator.tui.widgets.history_pane import HistoryPane
 from curator.tui.widgets.label_picker import Choice, LabelPicker
+from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.runs_pane import RunsPane
 
 if TYPE_CHECKING:
@@ -66,7 +66,8 @@ class ProblemScreen(Screen):
 Tabs: **Prompt** (Markdown + preview), **Solution** and **Tests** (Python), **Labels**,
 **Runs**, **History**; **alt+→** / **alt+←** move between tabs (**alt+1**…**alt+6** jump
 straight to one where the terminal sends them). **ctrl+s** saves to the
-database and to `problems/<id>/`; **ctrl+r** runs the saved reference; **ctrl+b** formats
+database and to `problems/<id>/`; **ctrl+r** runs what is on screen (unsaved edits are
+run too, and the run is marked *unsaved*); **ctrl+b** formats
 the code in the current editor with black; **Escape** leaves (asks first when there are
 unsaved edits). Unsaved edits are marked with ● in the title line.
 """
@@ -75,7 +76,8 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
         Binding("ctrl+s", "save", "Save", id="problem.save", priority=True,
                 tooltip="Save to the database and the problem's files"),
         Binding("ctrl+r", "run", "Run", id="problem.run",
-                tooltip="Run the saved reference solution against its tests"),
+                tooltip="Run the solution against the tests as they are on screen "
+                        "(unsaved edits too, marked as such)"),
         Binding("ctrl+g", "cancel_run", "Cancel run", id="problem.cancel_run",
                 tooltip="Cancel the run in progress"),
         Binding("ctrl+b", "format", "Black", id="problem.format",
@@ -84,13 +86,6 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
                 tooltip="Undo the last label change"),
         Binding("escape", "back", "Back", id="problem.back",
                 tooltip="Back to the problems list (asks about unsaved edits)"),
-        # alt+arrows reach every terminal; alt+digits do not (some send other characters)
-        Binding("alt+right", "cycle_tab(1)", "Next tab", id="problem.next_tab",
-                key_display="alt+→"),
-        Binding("alt+left", "cycle_tab(-1)", "Previous tab", id="problem.previous_tab",
-                show=False),
-        *(Binding(f"alt+{n}", f"tab('{tab}')", f"{tab.capitalize()} tab", show=False,
-                  id=f"problem.tab_{tab}") for n, tab in enumerate(TABS, 1)),
     ]
 
     app: CuratorApp
@@ -111,7 +106,7 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
         self.problem = problem_store.get(store, self.problem_id)
         problem = self.problem
         suggestions = self._suggestions()
-        yield Header()
+        yield NavBar()
         yield Static("", id="problem-heading", markup=False)
         with TabbedContent(id="problem-tabs", initial="prompt"):
             with TabPane("Prompt", id="prompt"), Horizontal(id="prompt-split"):
@@ -160,7 +155,7 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
             # Runs and History are built when first shown: opening a problem stays quick
             yield TabPane("Runs", id="runs")
             yield TabPane("History", id="history")
-        yield Footer()
+        yield Footer(compact=True)
 
     def _markdown_language(self) -> str | None:
         try:
@@ -381,6 +376,26 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
             return isinstance(focused, CodeEditor) or None
         return True
 
+    def action_reload(self) -> None:
+        """Read the problem again (changed by the CLI, say); unsaved edits stay on screen."""
+        fresh = problem_store.get(self.app.store, self.problem_id)
+        edits = self.edited_fields()
+        self.problem = fresh
+        if edits:
+            self._apply_fields(edits)
+            self.notify("Reloaded; your unsaved edits stay on screen", timeout=3)
+        else:
+            self._apply_fields({f: getattr(fresh, f) for f in
+                                ("title", "prompt", "solution", "tests", *AXES, "status")
+                                if getattr(fresh, f) is not None})
+            self.notify("Reloaded from the database", timeout=2)
+        for pane in self.query(RunsPane):
+            pane.refresh_history()
+        for pane in self.query(HistoryPane):
+            pane.refresh_rows()
+        self._shown_dirty = ["(reloaded)"]
+        self._edited()
+
     def action_save(self) -> None:
         self.save()
 
@@ -400,6 +415,10 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
         await self._ensure_pane(tab)
         self._focus_tab_content(tab)
 
+    async def show_tab(self, tab: str) -> None:
+        """The app's alt+←/→ and alt+1…6 land here: build the pane, focus its content."""
+        await self.action_tab(tab)
+
     async def action_cycle_tab(self, step: int) -> None:
         current = self.query_one(TabbedContent).active
         index = TABS.index(current) if current in TABS else 0
@@ -415,10 +434,7 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
 
     async def action_run(self) -> None:
         await self.action_tab("runs")
-        if self.dirty_fields():
-            self.notify("Running the saved version; unsaved edits are not part of this run",
-                        severity="warning")
-        self.query_one(RunsPane).start()
+        self.query_one(RunsPane).start(self.current())
         self.refresh_bindings()
 
     def action_cancel_run(self) -> None:

@@ -9,11 +9,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Label, Static
+from textual.widgets import Footer, Input, Label, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from curator.store import problems as problem_store
 from curator.tui import filtering, queries
+from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.problem_table import ProblemTable
 
 if TYPE_CHECKING:
@@ -28,6 +29,29 @@ def load_rows(store) -> list[dict]:
     for row in rows:
         row["outcome"] = outcomes.get(row["id"], "")
     return rows
+
+
+def ask_new_problem(app: CuratorApp) -> None:
+    """The "New problem" flow: ask id / entry point / kind, create it, open it."""
+    from curator import problem_template
+    from curator.tui.screens.dialogs import NewProblemModal
+
+    def answered(answer: dict | None) -> None:
+        if not answer:
+            return
+        problem = app.run_guarded(
+            "Could not create the problem",
+            lambda: problem_template.create(app.store, app.workspace.problems_dir,
+                                            answer["id"], entry_point=answer["entry_point"],
+                                            kind=answer["kind"]))
+        if problem is None:
+            return
+        app.changed()
+        app.notify(f"Created draft problem {problem.id} ({problem.entry_point}): write the "
+                   "prompt, solution and tests, then ctrl+r runs it")
+        app.open_problem(problem.id)
+
+    app.push_screen(NewProblemModal(), answered)
 
 
 def filter_rows(store, rows: list[dict], flt: filtering.Filter) -> list[dict]:
@@ -63,7 +87,8 @@ class ProblemsScreen(Screen):
 ## Problems screen
 
 All problems of the workspace. **/** filters, **Enter** opens the highlighted problem,
-**s** / clicking a header sorts, **r** reloads from the database, **ctrl+p** lists
+**n** creates a new problem from a template and opens it,
+**s** / clicking a header sorts, **ctrl+l** reloads from the database, **ctrl+p** lists
 every action (and *go to problem …*).
 """
 
@@ -72,8 +97,8 @@ every action (and *go to problem …*).
                 tooltip="Filter by text and stage:/task:/data:/status:/run: terms"),
         Binding("escape", "clear_filter", "Clear filter", id="problems.clear_filter",
                 tooltip="Clear the filter (from the table)"),
-        Binding("r", "reload", "Reload", id="problems.reload", show=False,
-                tooltip="Reload problems and run outcomes from the database"),
+        Binding("n", "new_problem", "New", id="problems.new",
+                tooltip="Create a problem from a template and open it"),
     ]
 
     app: CuratorApp
@@ -92,7 +117,7 @@ every action (and *go to problem …*).
         self.shown_query = ""   # the filter text the table currently reflects
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield NavBar()
         with Horizontal(id="filter-bar"):
             yield Label("/", id="filter-label")
             yield FilterInput(placeholder="filter: words  stage:model  status:draft  run:failed",
@@ -101,7 +126,7 @@ every action (and *go to problem …*).
         with Horizontal(id="problems-status", classes="status-line"):
             yield Static("loading…", id="problems-count")
             yield Static("", id="problems-hint")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(ProblemTable).focus()
@@ -218,6 +243,9 @@ every action (and *go to problem …*).
             self.query_one(ProblemTable).focus()
         elif filter_input.value:
             filter_input.value = ""
+
+    def action_new_problem(self) -> None:
+        ask_new_problem(self.app)
 
     def action_reload(self) -> None:
         self.reload()

@@ -10,12 +10,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Label, Select, Static, TabbedContent, TabPane
-from textual.worker import Worker, WorkerState
+from textual.widgets import DataTable, Footer, Label, Select, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState, get_current_worker
 from textual_plotext import PlotextPlot
 
 from curator.labels import AXES
+from curator.store import Store
 from curator.tui import queries
+from curator.tui.widgets.nav_bar import NavBar
+from curator.tui.widgets.task_bar import TaskBar
 
 if TYPE_CHECKING:
     from curator.tui.app import CuratorApp
@@ -28,6 +31,24 @@ def report_available() -> bool:
         return importlib.util.find_spec("curator.evaluation.report") is not None
     except ModuleNotFoundError:
         return False
+
+
+def exclusion_fix(reason: str) -> str:
+    """What brings an excluded problem into the scores, in keys of the app."""
+    if reason == "reference never run":
+        return "Enter opens it, ctrl+r runs the reference (or e evaluates)"
+    return "Enter opens it: fix the reference or tests, then ctrl+r"
+
+
+def samples_summary(store) -> str:
+    row = store.one("SELECT COUNT(*) AS n, COUNT(DISTINCT model) AS models FROM samples")
+    if not row or not row["n"]:
+        return "no samples yet: i imports a file"
+    from curator.evaluation import evaluate
+
+    waiting = len(evaluate.pending(store))
+    text = f"{row['n']} sample(s) of {row['models']} model(s)"
+    return text + (f", {waiting} not evaluated: e evaluates" if waiting else ", all evaluated")
 
 
 def distribution(store) -> dict[str, list[tuple[str, str, int]]]:
@@ -49,13 +70,25 @@ class StatsScreen(Screen):
 ## Stats
 
 **Labels**: problems per stage, task and data type (retired problems left out), as bars
-with the counts and shares beside them. **pass@k**: per model, pass@1/5/10 by the chosen
+with the counts and shares beside them; **Enter** on a label edits its name and
+definition (the ones shown when labelling and in the guidelines). **pass@k**: per model, pass@1/5/10 by the chosen
 label axis (unbiased estimator; only problems whose reference passes are scored, and a
-figure appears only where some problem has n ≥ k). **b** switches the axis, **r** reloads.
+figure appears only where some problem has n ≥ k). **b** switches the axis.
+
+**i** imports a sample file (pick it in the folder tree); **e** evaluates every sample
+without an outcome — it first runs each reference that has no run of its current
+solution, since only problems whose reference passes are scored — with progress;
+**ctrl+g** cancels. Problems still excluded are listed below the figures with the reason
+and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
 """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "reload", "Reload", id="stats.reload"),
+        Binding("i", "import_samples", "Import", id="stats.import",
+                tooltip="Import a sample file (JSONL or DL-Bench JSON)"),
+        Binding("e", "evaluate", "Evaluate", id="stats.evaluate",
+                tooltip="Run every sample without an outcome (references first)"),
+        Binding("ctrl+g", "cancel", "Cancel", id="stats.cancel",
+                tooltip="Cancel the import or evaluation in progress"),
         Binding("b", "next_axis", "Axis", id="stats.axis",
                 tooltip="pass@k by stage, task or data"),
     ]
@@ -67,9 +100,10 @@ figure appears only where some problem has n ≥ k). **b** switches the axis, **
         self.axis = "stage"
         self.report: dict | None = None
         self._seen_version = -1
+        self._job: Worker | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield NavBar()
         with TabbedContent(id="stats-tabs"):
             with TabPane("Labels", id="stats-labels"), VerticalScroll(id="dist-scroll"):
                 for axis in AXES:
@@ -77,7 +111,7 @@ figure appears only where some problem has n ≥ k). **b** switches the axis, **
                         row.border_title = axis.capitalize()
                         yield PlotextPlot(id=f"plot-{axis}", classes="dist-plot")
                         table = DataTable(id=f"numbers-{axis}", classes="dist-numbers",
-                                          cursor_type="none", show_cursor=False)
+                                          cursor_type="row")
                         yield table
             if report_available():
                 with TabPane("pass@k", id="stats-passk"):
@@ -86,10 +120,15 @@ figure appears only where some problem has n ≥ k). **b** switches the axis, **
                         yield Select([], id="passk-model", prompt="(no samples yet)",
                                      compact=True)
                         yield Static("", id="passk-axis")
+                        yield Static("", id="passk-samples")
                     with Horizontal(id="passk-body"):
                         yield PlotextPlot(id="passk-plot")
                         yield DataTable(id="passk-table", cursor_type="row")
-        yield Footer()
+                    excluded = DataTable(id="passk-excluded", cursor_type="row")
+                    excluded.border_title = "Excluded: not scored until the reference passes"
+                    yield excluded
+        yield TaskBar(id="stats-task")
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         for axis in AXES:
@@ -97,6 +136,9 @@ figure appears only where some problem has n ≥ k). **b** switches the axis, **
         if self.query("#passk-table"):
             self.query_one("#passk-table", DataTable).add_columns(
                 "label", "problems", "samples", *(f"pass@{k}" for k in KS))
+            self.query_one("#passk-excluded", DataTable).add_columns("problem", "why", "fix")
+            self.query_one("#passk-excluded").display = False
+        self.query_one(TaskBar).display = False
         self.reload()
 
     def on_screen_resume(self) -> None:
@@ -108,6 +150,8 @@ figure appears only where some problem has n ≥ k). **b** switches the axis, **
         self.show_distribution(distribution(self.app.store))
         if report_available():
             self._load_report()
+            self.query_one("#passk-samples", Static).update(
+                "  " + samples_summary(self.app.store))
 
     # -- label distribution ------------------------------------------------------------
 
@@ -135,7 +179,7 @@ figure appears only where some problem has n ≥ k). **b** switches the axis, **
             table = self.query_one(f"#numbers-{axis}", DataTable)
             table.clear()
             for slug, name, n in rows:
-                table.add_row(name, str(n), f"{100 * n / total:.0f}")
+                table.add_row(name, str(n), f"{100 * n / total:.0f}", key=slug or None)
             table.add_row("total", str(sum(n for _, _, n in rows)), "100")
 
     # -- pass@k --------------------------------------------------------------------------
@@ -147,6 +191,9 @@ figure appears only where some problem has n ≥ k). **b** switches the axis, **
         return report.build(self.app.store)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is self._job:
+            self._task_changed(event)
+            return
         if event.worker.group != "stats-report":
             return
         if event.state == WorkerState.SUCCESS:
@@ -155,7 +202,21 @@ figure appears only where some problem has n ≥ k). **b** switches the axis, **
         elif event.state == WorkerState.ERROR:
             self.app.show_error("Could not build the pass@k report", event.worker.error)
 
+    def _fill_excluded(self) -> None:
+        table = self.query_one("#passk-excluded", DataTable)
+        table.clear()
+        reasons = (self.report or {}).get("excluded_reasons", {})
+        for pid, reason in reasons.items():
+            table.add_row(pid, reason, exclusion_fix(reason), key=pid)
+        table.display = bool(reasons)
+
+    @on(DataTable.RowSelected, "#passk-excluded")
+    def _excluded_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value:
+            self.app.open_problem(event.row_key.value)
+
     def _fill_models(self) -> None:
+        self._fill_excluded()
         models = sorted((self.report or {}).get("models", {}))
         select = self.query_one("#passk-model", Select)
         current = select.value
@@ -163,6 +224,30 @@ figure appears only where some problem has n ≥ k). **b** switches the axis, **
         if models:
             select.value = current if current in models else models[0]
         self.show_passk()
+
+    @on(DataTable.RowSelected, ".dist-numbers")
+    def _label_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a label: edit its name and definition."""
+        from curator.tui.screens.dialogs import LabelEditModal
+
+        slug = event.row_key.value
+        axis = (event.data_table.id or "").removeprefix("numbers-")
+        row = self.app.store.one("SELECT * FROM labels WHERE axis = ? AND slug = ?",
+                                 (axis, slug)) if slug else None
+        if row is None:
+            return
+
+        def answered(answer: dict | None) -> None:
+            if answer and self.app.run_guarded(
+                    "Could not save the label", lambda: self.app.store.set_label_text(
+                        axis, slug, name=answer["name"], definition=answer["definition"])
+                    or True):
+                self.app.changed()
+                self.notify(f"{axis}/{slug} saved")
+                self.reload()
+
+        self.app.push_screen(LabelEditModal(axis, slug, row["name"], row["definition"]),
+                             answered)
 
     @on(Select.Changed, "#passk-model")
     def _model_changed(self) -> None:
@@ -208,6 +293,115 @@ figure appears only where some problem has n ≥ k). **b** switches the axis, **
     def action_reload(self) -> None:
         self.reload()
         self.notify("Stats reloaded", timeout=2)
+
+    # -- samples: import and evaluate ---------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self._job is not None and self._job.state in (WorkerState.PENDING,
+                                                               WorkerState.RUNNING)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("import_samples", "evaluate"):
+            return report_available() and not self.busy
+        if action == "cancel":
+            return self.busy
+        return True
+
+    def action_import_samples(self) -> None:
+        from curator.tui.screens.dialogs import ImportSamplesModal
+
+        def answered(answer: dict | None) -> None:
+            if answer:
+                self._start("importing samples…", self._import, answer)
+
+        self.app.push_screen(ImportSamplesModal(str(self.app.workspace.root)), answered)
+
+    def action_evaluate(self) -> None:
+        self._start("evaluating samples…", self._evaluate)
+
+    def action_cancel(self) -> None:
+        if self.busy and self._job is not None:
+            self._job.cancel()
+            self.query_one(TaskBar).start("cancelling…")
+
+    def _start(self, label: str, method, *args) -> None:
+        self.query_one(TabbedContent).active = "stats-passk"
+        bar = self.query_one(TaskBar)
+        bar.display = True
+        bar.start(label)
+        self._job = method(*args)
+        self.refresh_bindings()
+
+    @work(thread=True, exclusive=True, group="stats-task", exit_on_error=False)
+    def _import(self, answer: dict) -> dict:
+        from curator.evaluation import samples as sample_files
+
+        worker = get_current_worker()
+        store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own
+        try:
+            report = sample_files.import_files(
+                store, [answer["path"]], model=answer["model"], technique=answer["technique"],
+                progress=self.query_one(TaskBar).progress,
+                cancelled=lambda: worker.is_cancelled)
+        finally:
+            store.close()
+        return {"kind": "import", **report.to_json()}
+
+    @work(thread=True, exclusive=True, group="stats-task", exit_on_error=False)
+    def _evaluate(self) -> dict:
+        from curator.evaluation import evaluate
+
+        worker = get_current_worker()
+        store = Store(self.app.workspace.db_path, self.app.actor)
+        try:
+            report = evaluate.evaluate(store, self.app.workspace,
+                                       progress=self.query_one(TaskBar).progress,
+                                       cancelled=lambda: worker.is_cancelled)
+        finally:
+            store.close()
+        return {"kind": "eval", **report.to_json()}
+
+    def _task_changed(self, event: Worker.StateChanged) -> None:
+        if event.state in (WorkerState.PENDING, WorkerState.RUNNING):
+            return
+        bar = self.query_one(TaskBar)
+        self.refresh_bindings()
+        if event.state == WorkerState.ERROR:
+            bar.finish("failed")
+            self.app.show_error("Could not import or evaluate samples", event.worker.error)
+            return
+        if event.state == WorkerState.CANCELLED:
+            bar.finish("cancelled")
+            return
+        result = event.worker.result
+        self.app.changed()
+        if result["kind"] == "import":
+            text = (f"{result['imported']} imported, {result['duplicates']} duplicate(s), "
+                    f"{result['no_code']} without code, {len(result['errors'])} error(s)")
+            bar.finish(text)
+            if result["errors"]:
+                first = result["errors"][0]
+                where = first["file"] + (f":{first['line']}" if first.get("line") else "")
+                self.app.show_error("Some rows were not imported", f"{text}; first: {where}: "
+                                    f"{first['message']}", "\n".join(
+                                        f"{e['file']}:{e.get('line') or ''}: {e['message']}"
+                                        for e in result["errors"]))
+            else:
+                self.notify(f"Samples: {text}. e evaluates them")
+        else:
+            refs = result["references"]
+            mix = ", ".join(f"{o} {n}" for o, n in result["outcomes"].items()) or "nothing new"
+            text = f"{result['evaluated']} evaluated ({mix})"
+            if refs:
+                failing = [r["problem_id"] for r in refs if r["outcome"] != "passed"]
+                text = (f"ran {len(refs)} reference(s) first ({len(failing)} not passing); "
+                        + text)
+            if result["cancelled"]:
+                text += "; cancelled (e picks up the rest)"
+            bar.finish(text)
+            self.notify(text, timeout=8)
+        self.reload()
 
     def action_next_axis(self) -> None:
         self.axis = AXES[(AXES.index(self.axis) + 1) % len(AXES)]

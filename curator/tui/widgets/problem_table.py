@@ -30,14 +30,28 @@ class Column:
     width: int          # preferred width
     min_width: int      # shrinks to this before the table scrolls sideways
     flex: bool = False  # takes the space left over
+    middle: bool = False   # cut in the middle (ids: both ends tell them apart)
 
 
 OUTCOME_CLASSES = {
     "passed": "problem-table--good",
     "failed": "problem-table--bad", "error": "problem-table--bad",
     "timeout": "problem-table--warn", "oom": "problem-table--warn",
-    "crashed": "problem-table--warn",
+    "crashed": "problem-table--warn", "tampered": "problem-table--bad",
 }
+
+
+def fit_middle(text: str, width: int) -> str:
+    """`text` padded, or cut in the middle with an ellipsis, to exactly `width` cells."""
+    if width <= 0:
+        return ""
+    if cell_len(text) <= width:
+        return set_cell_size(text, width)
+    if width < 5:
+        return fit(text, width)
+    head = width // 2
+    tail = width - 1 - head
+    return text[:head] + "…" + (text[-tail:] if tail else "")
 
 
 def fit(text: str, width: int) -> str:
@@ -103,13 +117,13 @@ the order. The *run* column is the outcome of the latest run of the reference so
     """
 
     COLUMNS: ClassVar[tuple[Column, ...]] = (
-        Column("id", "id", 30, 14),
+        Column("id", "id", 30, 14, middle=True),
         Column("title", "title", 30, 14, flex=True),
         Column("stage", "stage", 10, 7),
         Column("task", "task", 14, 7),
         Column("data", "data", 7, 5),
         Column("status", "status", 8, 6),
-        Column("outcome", "run", 7, 6),
+        Column("outcome", "run", 8, 8),   # never cut: "timeout", "no_code", "tampered"
     )
 
     cursor: reactive[int] = reactive(0, always_update=True)
@@ -265,7 +279,8 @@ the order. The *run* column is the outcome of the latest run of the reference so
                 cell_style = style + self.get_component_rich_style(component)
             if column.key == "outcome" and not value:
                 value = "–"
-            segments.append(Segment(fit(str(value), width), cell_style))
+            cut = fit_middle if column.middle else fit
+            segments.append(Segment(cut(str(value), width), cell_style))
             segments.append(Segment(" ", style))
         segments.pop()
         return Strip(segments)

@@ -1,6 +1,6 @@
 """Runs tab: run the reference solution now (thread worker, progress, cancel), see results.
 
-The run goes through the execution core (`curator.execution.runs.run_problems`), the same
+The run goes through the execution core (`curator.runs.run_problems`), the same
 function `curator run` uses; what is shown afterwards is read back from the runs table.
 """
 
@@ -10,6 +10,7 @@ import importlib.util
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -17,6 +18,7 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, Label, Log, ProgressBar
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from curator.display import visible
 from curator.store import Store
 from curator.tui import queries
 
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 
 def engine_available() -> bool:
     try:
-        return importlib.util.find_spec("curator.execution.runs") is not None
+        return importlib.util.find_spec("curator.runs") is not None
     except ModuleNotFoundError:
         return False
 
@@ -55,9 +57,11 @@ class RunsPane(Vertical):
     HELP = """\
 ## Runs
 
-**ctrl+r** runs the saved reference solution against its tests now, in the sandboxed
-engine (the same as `curator run`); **ctrl+g** cancels a run in progress. Unsaved edits
-are not part of the run — save first. The left table lists the tests of the selected
+**ctrl+r** runs what is on screen — the solution against the tests as they are in the
+editors, saved or not — in the sandboxed engine (the same as `curator run`); **ctrl+g**
+cancels a run in progress. A run of unsaved edits is marked *unsaved* in the history and
+never counts as the reference's result (for *ready*, the release gates or scoring): save,
+then run again. The left table lists the tests of the selected
 run, the right box its output; the table below is every run of this problem, newest
 first (select one to see its tests and output).
 """
@@ -122,9 +126,12 @@ first (select one to see its tests and output).
         table = self.query_one("#run-history", DataTable)
         table.clear()
         for row in self.history:
+            kind = row.get("solution_kind") or ""
+            if row.get("unsaved"):
+                kind = "unsaved edits"
             table.add_row(_when(row), row.get("outcome", ""), _tests_summary(row),
-                          _duration(row), row.get("solution_kind") or "",
-                          (row.get("reason") or "")[:60], key=str(row["id"]))
+                          _duration(row), kind,
+                          Text(visible(row.get("reason"), False)[:60]), key=str(row["id"]))
         if self.history:
             self.show_run(self.history[0])
             table.move_cursor(row=0)
@@ -134,11 +141,17 @@ first (select one to see its tests and output).
         tests.clear()
         for test in row.get("tests") or []:
             if isinstance(test, dict):
-                tests.add_row(test.get("id", ""), test.get("outcome", ""))
+                tests.add_row(Text(visible(test.get("id"), False)),
+                              Text(visible(test.get("outcome"), False)))
         log = self.query_one("#run-output", Log)
         log.clear()
-        header = f"{row.get('outcome', '')}  {_duration(row)}  {row.get('reason') or ''}"
+        reason = visible(row.get("reason"), False)
+        header = f"{row.get('outcome', '')}  {_duration(row)}  {reason}"
+        if row.get("unsaved"):
+            header = f"[unsaved edits] {header}"
         log.write_line(header.strip())
+        for line in row.get("evidence") or []:
+            log.write_line("tampering: " + visible(line, False))
         env = row.get("env")
         if isinstance(env, dict) and env:
             log.write_line("env: " + ", ".join(f"{k}={v}" for k, v in sorted(env.items())))
@@ -146,6 +159,7 @@ first (select one to see its tests and output).
             text = row.get(name) or ""
             if text:
                 log.write_line(f"--- {name} ---")
+                text = visible(text)
                 log.write(text if text.endswith("\n") else text + "\n")
 
     @on(DataTable.RowHighlighted, "#run-history")
@@ -157,19 +171,23 @@ first (select one to see its tests and output).
 
     # -- running --------------------------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, problem=None) -> None:
+        """Run `problem` as given (edits on screen), or what the screen shows."""
         if self.running:
             self.notify("A run is already in progress", severity="warning")
             return
         if not engine_available():
-            self.app.show_error("Cannot run", "the execution engine (curator.execution.runs) "
+            self.app.show_error("Cannot run", "the execution engine (curator.runs) "
                                 "is not installed in this checkout")
             return
         self.query_one("#run-start", Button).disabled = True
         self.query_one("#run-cancel", Button).disabled = False
         self.query_one("#run-progress", ProgressBar).update(total=None, progress=0)
+        if problem is None:
+            current = getattr(self.screen, "current", None)
+            problem = current() if callable(current) else None
         self.query_one("#run-status", Label).update("running…")
-        self._worker = self._run(self.problem_id)
+        self._worker = self._run(self.problem_id, problem)
 
     def cancel(self) -> None:
         if self.running and self._worker is not None:
@@ -187,18 +205,23 @@ first (select one to see its tests and output).
         self.cancel()
 
     @work(thread=True, exclusive=True, group="run-reference", exit_on_error=False)
-    def _run(self, problem_id: str) -> None:
-        from curator.execution import runs
+    def _run(self, problem_id: str, problem=None) -> None:
+        from curator import runs
 
         worker = get_current_worker()
         # A connection of its own: this thread writes runs while the UI keeps reading.
         store = Store(self.app.workspace.db_path, self.app.actor)
+        progress = lambda done, total, label: self.post_message(   # noqa: E731
+            self.Progress(done, total, label))
         try:
-            report = runs.run_problems(
-                store, self.app.workspace, [problem_id], workers=1, timeout=None, repeat=1,
-                progress=lambda done, total, label: self.post_message(
-                    self.Progress(done, total, label)),
-                cancelled=lambda: worker.is_cancelled)
+            if problem is not None:
+                report = runs.run_edited(store, self.app.workspace, problem,
+                                         progress=progress,
+                                         cancelled=lambda: worker.is_cancelled)
+            else:
+                report = runs.run_problems(
+                    store, self.app.workspace, [problem_id], workers=1, timeout=None,
+                    repeat=1, progress=progress, cancelled=lambda: worker.is_cancelled)
         finally:
             store.close()
         self.post_message(self.Finished(problem_id, report.cancelled or worker.is_cancelled))
@@ -213,12 +236,16 @@ first (select one to see its tests and output).
         self.app.changed()
         self.refresh_history()
         outcome = self.history[0].get("outcome") if self.history else None
+        what = "unsaved edits" if self.history and self.history[0].get("unsaved") \
+            else "reference"
         if event.cancelled:
             self.notify("Run cancelled", severity="warning")
         elif outcome == "passed":
-            self.notify(f"{event.problem_id}: reference passed")
+            self.notify(f"{event.problem_id}: {what} passed"
+                        + (" (save, then ctrl+r, to make it count)"
+                           if what == "unsaved edits" else ""))
         else:
-            self.notify(f"{event.problem_id}: reference {outcome or 'did not run'}",
+            self.notify(f"{event.problem_id}: {what} {outcome or 'did not run'}",
                         severity="warning")
         self.query_one("#run-status", Label).update(outcome or "")
 

@@ -57,5 +57,7 @@ class TaskBar(Horizontal):
         bar = self.query_one(ProgressBar)
         if event.total:
             bar.update(total=event.total, progress=event.done)
+        else:   # a phase without a count (fetching, scoring): an indeterminate bar
+            bar.update(total=None, progress=0)
         suffix = f"{event.done}/{event.total} " if event.total else ""
         self.query_one("#task-label", Label).update(f"{suffix}{event.label}")

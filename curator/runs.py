@@ -1,39 +1,46 @@
-"""Runs of problems: building jobs, recording results in the `runs` table, `curator run`.
+"""Runs of problems: building jobs, running them through the engine, `curator run`.
 
 The same path serves reference solutions and LLM samples: `job_for` takes any solution
-text, `record` stores the result with what ran (kind, hash, sample id).
+text; the results are recorded in the `runs` table through curator.store.runs (its
+functions are re-exported here, so `runs.record` and `runs.latest` keep working).
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import json
 import statistics
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from curator.errors import CuratorError
 from curator.execution import verdict
-from curator.execution.engine import Engine
+from curator.execution.engine import Engine, default_workers, resolve_backend
 from curator.execution.job import Job, Limits, RunResult
+from curator.mining import checkout, envs
 from curator.problem import Problem
-from curator.store import Store, now
+from curator.progress import CancelCheck, Progress
+from curator.store import Store
 from curator.store import problems as problem_store
+from curator.store.runs import (  # noqa: F401  (re-exported: the runs API in one place)
+    SOLUTION_KINDS,
+    baseline,
+    baseline_row,
+    excluded,
+    get,
+    history,
+    latest,
+    record,
+    recorded,
+    reference_passes,
+    reference_time,
+    solution_hash,
+)
 from curator.workspace import Workspace
 
-SOLUTION_KINDS = ("reference", "sample")
 DEFAULT_TIMEOUT_S = 60.0      # when the reference has never been timed on this machine
 TIMEOUT_FLOOR_S = 10.0
 TIMEOUT_FACTOR = 10.0
 
-Progress = Callable[[int, int, str], None]
-Cancelled = Callable[[], bool]
-
-
-def solution_hash(solution: str) -> str:
-    return hashlib.sha256(solution.encode("utf-8")).hexdigest()
 
 
 def settings(workspace: Workspace | None) -> dict:
@@ -43,14 +50,6 @@ def settings(workspace: Workspace | None) -> dict:
 
 
 # -- limits ------------------------------------------------------------------------------
-
-
-def reference_time(store: Store, problem_id: str) -> float | None:
-    """How long the latest passing reference run of this problem took on this machine."""
-    row = store.one(
-        "SELECT duration_s FROM runs WHERE problem_id = ? AND solution_kind = 'reference' "
-        "AND outcome = 'passed' ORDER BY id DESC LIMIT 1", (problem_id,))
-    return row["duration_s"] if row else None
 
 
 def default_limits(store: Store, workspace: Workspace | None, problem: Problem,
@@ -93,22 +92,15 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
         job.baseline = baseline(store, problem)
     if not problem.repo_backed or not (solution_text or "").strip():
         return job
-    try:  # imported lazily: the engine works without the mining part
-        checkout = importlib.import_module("curator.mining.checkout")
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith("curator.mining"):
-            raise CuratorError(f"problem {problem.id}: repo-backed runs need the mining "
-                               "module (curator.mining.checkout)") from None
-        raise
     try:
         repo_dir, overlay, python = checkout.prepare(workspace, problem, solution_text,
                                                      store=store)
-    except getattr(checkout, "MissingSymbol", ()):
+    except checkout.MissingSymbol:
         job.solution = ""  # nothing to run: recorded as no_code
         return job
     job.repo_dir, job.overlay, job.python = str(repo_dir), dict(overlay), python
-    job.env_preload = _env_preload(store, problem, python)
-    envs = importlib.import_module("curator.mining.envs")
+    job.env_preload = envs.preload_for(store, problem.source.get("repo"), python)
+    # What a cluster node needs to rebuild the checkout and environment itself.
     job.repo = envs.portable_spec(store, problem.source["repo"], problem.source["commit"],
                                   python)
     job.node_ids = list(problem.test_node_ids)
@@ -116,125 +108,6 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
                     if row["node_id"] not in job.node_ids]
     job.tests = None
     return job
-
-
-def _env_preload(store: Store, problem: Problem, python: str) -> list[str]:
-    """What warm workers of the problem's repository environment import once."""
-    try:
-        envs = importlib.import_module("curator.mining.envs")
-    except ModuleNotFoundError:
-        return ["torch"]
-    return envs.preload_for(store, (problem.source or {}).get("repo"), python)
-
-
-# -- baselines and excluded tests -----------------------------------------------------------
-
-
-def baseline(store: Store, problem: Problem) -> dict[str, str] | None:
-    """{node id: outcome} of the current reference's passing run, or None."""
-    row = store.one("SELECT * FROM baselines WHERE problem_id = ?", (problem.id,))
-    if row is None or row["solution_hash"] != solution_hash(problem.solution):
-        return None
-    return json.loads(row["tests"])
-
-
-def baseline_row(store: Store, problem_id: str) -> dict | None:
-    row = store.one("SELECT * FROM baselines WHERE problem_id = ?", (problem_id,))
-    if row is not None:
-        row["tests"] = json.loads(row["tests"])
-    return row
-
-
-def excluded(store: Store, problem_id: str) -> list[dict]:
-    """Upstream tests the problem leaves out, with the reason each was left out."""
-    return store.query("SELECT node_id, reason, actor, created_at FROM excluded_tests "
-                       "WHERE problem_id = ? ORDER BY node_id", (problem_id,))
-
-
-def _store_baseline(store: Store, run_id: int, result: RunResult, hash_: str) -> None:
-    tests = verdict.baseline_of(result.tests)
-    before = store.one("SELECT tests FROM baselines WHERE problem_id = ?", (result.problem_id,))
-    store.execute(
-        "INSERT INTO baselines (problem_id, solution_hash, run_id, tests, created_at) "
-        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (problem_id) DO UPDATE SET "
-        "solution_hash = excluded.solution_hash, run_id = excluded.run_id, "
-        "tests = excluded.tests, created_at = excluded.created_at",
-        (result.problem_id, hash_, run_id, json.dumps(tests, sort_keys=True), now()))
-    if before is None or json.loads(before["tests"]) != tests:
-        store.audit("baseline", result.problem_id, "update" if before else "create",
-                    after={"run_id": run_id, "solution_hash": hash_, "tests": tests})
-
-
-# -- the runs table -----------------------------------------------------------------------
-
-
-def record(store: Store, result: RunResult, solution_kind: str, solution_hash: str,
-           sample_id: int | None = None, started_at: str | None = None) -> int:
-    """Store one run (and its audit row); returns the run id."""
-    if solution_kind not in SOLUTION_KINDS:
-        raise CuratorError(f"solution kind {solution_kind!r} must be one of "
-                           f"{', '.join(SOLUTION_KINDS)}")
-    row = {
-        "problem_id": result.problem_id, "solution_kind": solution_kind,
-        "solution_hash": solution_hash, "sample_id": sample_id, "outcome": result.outcome,
-        "tests": json.dumps(result.tests), "duration_s": result.duration_s,
-        "stdout": result.stdout, "stderr": result.stderr, "reason": result.reason,
-        "env": json.dumps(result.env, sort_keys=True), "timeout_s": result.timeout_s,
-        "started_at": started_at or now(), "actor": store.actor, "job_id": result.job_id,
-    }
-    with store.transaction():
-        cursor = store.execute(
-            f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-            list(row.values()))
-        run_id = cursor.lastrowid
-        if solution_kind == "reference" and result.outcome == "passed":
-            _store_baseline(store, run_id, result, solution_hash)
-        store.audit("run", run_id, "create", after={
-            "problem_id": result.problem_id, "solution_kind": solution_kind,
-            "solution_hash": solution_hash, "sample_id": sample_id,
-            "outcome": result.outcome, "job_id": result.job_id})
-    return run_id
-
-
-def _decode(row: dict) -> dict:
-    for key in ("tests", "env"):
-        if isinstance(row.get(key), str):
-            row[key] = json.loads(row[key])
-    return row
-
-
-def get(store: Store, run_id: int) -> dict:
-    row = store.one("SELECT * FROM runs WHERE id = ?", (run_id,))
-    if row is None:
-        from curator.errors import NotFoundError
-
-        raise NotFoundError(f"run {run_id} not found")
-    return _decode(row)
-
-
-def latest(store: Store, solution_kind: str = "reference") -> dict[str, dict]:
-    """problem id -> its latest run of that kind (the Problems table's "last run")."""
-    rows = store.query(
-        "SELECT r.* FROM runs r JOIN (SELECT problem_id, MAX(id) AS id FROM runs "
-        "WHERE solution_kind = ? GROUP BY problem_id) last ON last.id = r.id",
-        (solution_kind,))
-    return {row["problem_id"]: _decode(row) for row in rows}
-
-
-def reference_passes(store: Store, problem: Problem) -> bool:
-    """Whether the latest reference run of the problem's current solution passed."""
-    row = store.one(
-        "SELECT outcome FROM runs WHERE problem_id = ? AND solution_kind = 'reference' "
-        "AND solution_hash = ? AND outcome != 'infra' ORDER BY id DESC LIMIT 1",
-        (problem.id, solution_hash(problem.solution)))
-    return row is not None and row["outcome"] == "passed"
-
-
-def history(store: Store, problem_id: str, limit: int = 100) -> list[dict]:
-    """Runs of one problem, newest first."""
-    rows = store.query("SELECT * FROM runs WHERE problem_id = ? ORDER BY id DESC LIMIT ?",
-                       (problem_id, limit))
-    return [_decode(row) for row in rows]
 
 
 # -- `curator run` -------------------------------------------------------------------------
@@ -276,7 +149,7 @@ class RunReport:
 
 def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None = None,
                  workers: int | None = None, timeout: float | None = None, repeat: int = 1,
-                 progress: Progress | None = None, cancelled: Cancelled | None = None,
+                 progress: Progress | None = None, cancelled: CancelCheck | None = None,
                  engine: Engine | None = None, backend: str | None = None,
                  address: str | None = None, resume: bool = False) -> RunReport:
     """Run the reference solutions of these problems (all when ids is None), `repeat`
@@ -291,7 +164,7 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
     jobs, hashes = [], {}
     skipped = 0
     for problem in problems:
-        have = _recorded(store, problem) if resume else 0
+        have = recorded(store, problem) if resume else 0
         skipped += min(have, max(1, repeat))
         for _ in range(max(1, repeat) - have):
             job = job_for(store, workspace, problem, problem.solution, "reference",
@@ -303,8 +176,6 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
         return RunReport(skipped=skipped)
     own = engine is None
     if own:
-        from curator.execution.engine import resolve_backend
-
         backend, address = resolve_backend(conf, backend, address)
         engine = Engine(workers=min(workers or conf.get("workers") or _cpus(),
                                     max(1, len(jobs))) if backend == "local"
@@ -330,17 +201,40 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
     return report
 
 
-def _recorded(store: Store, problem: Problem) -> int:
-    """Runs (not infra) of this problem's current reference solution."""
-    return store.one(
-        "SELECT COUNT(*) AS n FROM runs WHERE problem_id = ? AND solution_kind = 'reference' "
-        "AND solution_hash = ? AND outcome != 'infra'",
-        (problem.id, solution_hash(problem.solution)))["n"]
+def run_edited(store: Store, workspace: Workspace, problem: Problem,
+               progress: Progress | None = None, cancelled: CancelCheck | None = None,
+               engine: Engine | None = None) -> RunReport:
+    """Run a problem as edited on screen, not as saved: its solution against its tests.
+
+    When nothing that runs differs from the saved problem this is an ordinary reference
+    run; otherwise the run is recorded as `unsaved`, so it shows in the history but never
+    counts as the reference's result (ready, gates, baselines, scoring)."""
+    saved = problem_store.get(store, problem.id)
+    if (saved.solution, saved.tests, saved.entry_point, saved.kind) == (
+            problem.solution, problem.tests, problem.entry_point, problem.kind):
+        return run_problems(store, workspace, [problem.id], workers=1, progress=progress,
+                            cancelled=cancelled, engine=engine)
+    job = job_for(store, workspace, problem, problem.solution, "reference",
+                  default_limits(store, workspace, saved))
+    own = engine is None
+    if own:
+        conf = settings(workspace)
+        engine = Engine(workers=1, preload=conf.get("preload", ()),
+                        isolation=conf.get("isolation", "auto"), hide=[str(workspace.root)])
+    try:
+        report = RunReport(isolation=engine.isolation)
+        for result in engine.run([job], progress=progress, cancelled=cancelled):
+            run_id = record(store, result, "reference", solution_hash(problem.solution),
+                            unsaved=True)
+            report.runs.append({**_run_json(run_id, result), "unsaved": True})
+    finally:
+        if own:
+            engine.close()
+    report.cancelled = not report.runs
+    return report
 
 
 def _cpus() -> int:
-    from curator.execution.engine import default_workers
-
     return default_workers()
 
 
@@ -350,4 +244,4 @@ def _run_json(run_id: int, result: RunResult) -> dict:
             "tests": [{"id": t["id"], "outcome": t["outcome"]} for t in result.tests],
             "not_counted": verdict.not_counted(result.tests),
             "reason": result.reason, "timeout_s": result.timeout_s, "env": result.env,
-            "job_id": result.job_id}
+            "job_id": result.job_id, "evidence": result.evidence}

@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 
 from curator.errors import CuratorError, NotFoundError
 from curator.store import Store, now
-from curator.taxonomy import BUG, Taxonomy, current
+from curator.taxonomy import BUG, VERDICTS, Taxonomy, current
 
-VERDICTS = ("sample-correct", "benchmark-defect")
 LABEL_ENTITY = "review_label"
 FINAL_ENTITY = "review_final"
 MAX_PAIRS = 2
@@ -53,6 +52,23 @@ class LabelValue:
     @property
     def categories(self) -> tuple[str, ...]:
         return tuple(p.category for p in self.pairs)
+
+
+def format_label(label: dict | None, taxonomy: Taxonomy | None = None) -> str:
+    """One line for a stored label (as `to_json` gives it), the same in the CLI and the app:
+    a verdict's name, or each pair as `category name / dl-category: reason`."""
+    if not label:
+        return "not labelled yet"
+    if label["verdict"] != BUG:
+        name = taxonomy.verdict_name(label["verdict"]) if taxonomy else label["verdict"]
+        return f"verdict: {name}"
+    parts = []
+    for pair in label["pairs"]:
+        name = taxonomy.category_name(pair["category"]) if taxonomy else ""
+        text = pair["category"] + (f" {name}" if name else "")
+        text += f" / {pair['dl']}" if pair.get("dl") else ""
+        parts.append(f"{text}: {pair.get('reason') or '(no reason)'}")
+    return "; ".join(parts)
 
 
 def make(taxonomy: Taxonomy, pairs=(), verdict: str | None = None, note: str = "") -> LabelValue:
@@ -122,12 +138,6 @@ def get(store: Store, sample_id: int, annotator: str) -> dict | None:
     return _row_json(store.one(
         "SELECT * FROM review_labels WHERE sample_id = ? AND annotator = ?",
         (int(sample_id), annotator)))
-
-
-def for_sample(store: Store, sample_id: int) -> dict[str, dict]:
-    rows = store.query("SELECT * FROM review_labels WHERE sample_id = ? ORDER BY annotator",
-                       (int(sample_id),))
-    return {r["annotator"]: _row_json(r) for r in rows}
 
 
 def all_labels(store: Store) -> list[dict]:

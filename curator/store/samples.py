@@ -1,0 +1,69 @@
+"""The `samples` table: LLM outputs for problems, one row per sample, audited on creation.
+
+The only SQL on this table; curator.evaluation.samples reads sample files and decides
+what a row holds, curator.evaluation.evaluate runs them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from curator.errors import CuratorError, NotFoundError
+from curator.store import Store, now
+
+_SUMMARY = ("id, problem_id, model, technique, temperature, sample_index, format, extraction, "
+            "code IS NULL AS no_code, origin, created_at")
+
+
+def insert(store: Store, *, problem_id: str, model: str, technique: str,
+           temperature: float | None, sample_index: int, format: str, raw: str,
+           code: str | None, extraction: str, content_hash: str, origin: str) -> int | None:
+    """Insert one sample (inside the caller's transaction); None when it already exists."""
+    if store.one("SELECT id FROM samples WHERE content_hash = ?", (content_hash,)):
+        return None
+    code_hash = hashlib.sha256(code.encode()).hexdigest() if code is not None else None
+    cursor = store.execute(
+        "INSERT INTO samples (problem_id, model, technique, temperature, sample_index, format, "
+        "raw, code, extraction, code_sha256, content_hash, origin, created_at, created_by) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (problem_id, model, technique, temperature, sample_index, format, raw, code,
+         extraction, code_hash, content_hash, origin, now(), store.actor))
+    sample_id = cursor.lastrowid
+    store.audit("sample", sample_id, "create", after={
+        "problem_id": problem_id, "model": model, "technique": technique,
+        "sample_index": sample_index, "format": format, "extraction": extraction,
+        "origin": origin})
+    return sample_id
+
+
+def get(store: Store, sample_id: int) -> dict:
+    row = store.one("SELECT * FROM samples WHERE id = ?", (int(sample_id),))
+    if row is None:
+        raise NotFoundError(f"sample {sample_id} not found")
+    return row
+
+
+def list_rows(store: Store, model: str | None = None, problem_id: str | None = None,
+              technique: str | None = None) -> list[dict]:
+    where, params = [], []
+    for column, value in (("model", model), ("problem_id", problem_id),
+                          ("technique", technique)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    sql = f"SELECT {_SUMMARY} FROM samples" + (" WHERE " + " AND ".join(where) if where else "") \
+        + " ORDER BY id"
+    rows = store.query(sql, params)
+    for row in rows:
+        row["no_code"] = bool(row["no_code"])
+    return rows
+
+
+def models(store: Store) -> list[str]:
+    return [r["model"] for r in store.query("SELECT DISTINCT model FROM samples ORDER BY model")]
+
+
+def check_models_exist(store: Store, model: str | None) -> None:
+    if model is not None and not store.one("SELECT 1 AS x FROM samples WHERE model = ?",
+                                           (model,)):
+        raise CuratorError(f"no samples for model {model!r} (import some first)")
