@@ -37,6 +37,8 @@ from curator.store.runs import (  # noqa: F401  (re-exported: the runs API in on
 )
 from curator.workspace import Workspace
 
+# Ray nodes build or reuse a repo-backed job's checkout and environment with this.
+REPO_PREPARING = {"repo_preparer": "curator.mining.envs:materialize"}
 DEFAULT_TIMEOUT_S = 60.0      # when the reference has never been timed on this machine
 TIMEOUT_FLOOR_S = 10.0
 TIMEOUT_FACTOR = 10.0
@@ -181,7 +183,8 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
                                     max(1, len(jobs))) if backend == "local"
                         else workers or conf.get("workers"),
                         preload=conf.get("preload", ()), isolation=conf.get("isolation", "auto"),
-                        hide=[str(workspace.root)], backend=backend, address=address)
+                        hide=[str(workspace.root)], backend=backend, address=address,
+                        extra=dict(REPO_PREPARING))
     try:
         report = RunReport(isolation=engine.isolation, skipped=skipped)
         for result in engine.run(jobs, progress=progress, cancelled=cancelled):

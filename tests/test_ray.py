@@ -342,7 +342,7 @@ def test_repo_backed_runs_prepare_their_checkout_on_the_node(ray_cluster, tmp_pa
         job.repo_dir = str(tmp_path / "not-on-this-node")   # as seen from another host
     node_cache = tmp_path / "node"
     with Engine(backend="ray", address=ray_cluster,
-                extra={"node_cache": str(node_cache)}) as engine:
+                extra={**runs.REPO_PREPARING, "node_cache": str(node_cache)}) as engine:
         results = {r.job_id: r for r in engine.run([good, wrong])}
     assert results[good.job_id].outcome == "passed", results[good.job_id].reason
     assert results[wrong.job_id].outcome == "failed"

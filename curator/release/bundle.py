@@ -253,8 +253,6 @@ def results(store: Store, name: str, problems: list[Problem]) -> list[dict]:
 def env_locks(store: Store, problems: list[Problem]) -> dict[str, bytes]:
     """envs/<repo>.lock.txt for each upstream repository with a `repo env` lock: exact
     versions with hashes, from which `curator repo env NAME --lock FILE` rebuilds it."""
-    if not _table_exists(store, "repo_envs"):
-        return {}
     urls = sorted({(p.source or {}).get("repo") for p in problems
                    if p.repo_backed and (p.source or {}).get("repo")})
     out: dict[str, bytes] = {}
