@@ -26,7 +26,8 @@ import tempfile
 import time
 from collections import Counter
 
-from curator.execution import runs, sandbox
+from curator import runs
+from curator.execution import sandbox
 from curator.execution.engine import Engine
 from curator.mining import repos
 from curator.store import Store

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from repo_support import make_repo, mine_and_accept, needs_strong, symlinked_venv
 
-from curator.execution import runs
+from curator import runs
 from curator.execution.engine import Engine
 from curator.mining import repos
 from curator.store import Store
