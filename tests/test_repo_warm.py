@@ -74,6 +74,16 @@ WRONG = '''def scale(values, by=None):
     return [v * (by or 2) for v in values]
 '''
 
+# Makes every test body a no-op: never a pass, warm or cold.
+TAMPERS = '''import _pytest.python
+
+_pytest.python.Function.runtest = lambda self: None
+
+
+def scale(values, by=None):
+    return []
+'''
+
 HELPER = '''import math
 
 
@@ -104,7 +114,7 @@ def test_warm_and_cold_repository_runs_agree(tmp_path, isolation):
     with Store(ws.db_path, "tester") as store:
         repos.set_python(store, "pkgrepo", str(python))
         problem = problem_store.get(store, "scale")
-        texts = [problem.solution, WRONG, HELPER, "def scale(:\n"]
+        texts = [problem.solution, WRONG, HELPER, "def scale(:\n", TAMPERS]
         jobs = [runs.job_for(store, ws, problem, text, "reference") for text in texts]
     outcomes = {}
     for warm in (True, False):
@@ -115,7 +125,8 @@ def test_warm_and_cold_repository_runs_agree(tmp_path, isolation):
             {"warm" if warm else "cold"}
         assert {results[j.job_id].env["isolation"] for j in jobs} == {isolation}
     assert outcomes[True] == outcomes[False]
-    reference, wrong, helper, syntax = outcomes[True]
+    reference, wrong, helper, syntax, tampers = outcomes[True]
+    assert tampers[0] == "tampered"
     assert reference[0] == "passed" and helper[0] == "passed"
     assert {o for _, o in reference[1]} == {"passed", "skipped", "xfailed"}
     assert wrong[0] == "failed"

@@ -297,18 +297,23 @@ class Worker:
             import pytest
 
             # As the cold path's harness does: only the files holding the candidate are
-            # watched (the repository's own code may introspect).
+            # watched (the repository's own code may introspect), and the snapshot is
+            # taken once pytest and the repository's plugins are configured.
             guard = Guard(reporter.send, untrusted=_watched(job, shadow),
                           trusted=interpreter_prefixes())
-            if self._snapshot is not None:
-                guard.adopt(self._snapshot)
-            else:
-                guard.snapshot()
-            reporter.guard = guard
             sandbox.not_dumpable()
-            guard.install()  # from here on, solution code may run
-            code = pytest.main(repo_pytest_args(job, os.getcwd()), plugins=[reporter])
-            guard.verify()
+
+            class GuardAtConfigure:
+                @pytest.hookimpl(trylast=True)
+                def pytest_configure(self, config):
+                    guard.snapshot()
+                    guard.install()
+                    reporter.guard = guard
+
+            # The reporter checks the guard when the session finishes (before pytest's
+            # own unconfigure undoes what its plugins patched).
+            code = pytest.main(repo_pytest_args(job, os.getcwd()),
+                               plugins=[reporter, GuardAtConfigure()])
             for stream in (sys.stdout, sys.stderr):
                 try:
                     stream.flush()
