@@ -106,7 +106,8 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
                                     size) if backend == "local"
                         else workers or conf.get("workers"),
                         preload=conf.get("preload", ()), isolation=conf.get("isolation", "auto"),
-                        hide=[str(workspace.root)], backend=backend, address=address)
+                        hide=[str(workspace.root)], backend=backend, address=address,
+                        extra=dict(run_store.REPO_PREPARING))
     try:
         if references:
             refs = run_store.run_problems(
