@@ -42,8 +42,9 @@ async def test_mine_accept_and_reject_from_the_keyboard(mining_ws, dl_repo, app_
         assert screen.rows == []
 
         await pilot.press("m")
-        await answer(pilot, f"{dl_repo['path']} {dl_repo['first']}")
+        await answer(pilot, f"{dl_repo['path']} {dl_repo['first']} --name acme/dlrepo")
         store = app.store
+        assert store.one("SELECT name FROM repos")["name"] == "acme/dlrepo"
         mined = store.query("SELECT * FROM candidates WHERE status = 'new' "
                             "ORDER BY score DESC, id")
         assert mined, "mining found nothing"

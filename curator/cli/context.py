@@ -98,9 +98,8 @@ def interruptible() -> Iterator[Callable[[], bool]]:
     pressed = threading.Event()
 
     def on_interrupt(signum, frame) -> None:
-        if pressed.is_set():
-            raise KeyboardInterrupt
         pressed.set()
+        signal.signal(signal.SIGINT, previous)   # a second Ctrl-C acts as it always does
 
     previous = signal.signal(signal.SIGINT, on_interrupt)
     try:

@@ -153,8 +153,10 @@ def find(store: Store, ident: str) -> dict:
     if row:
         return row
     if not is_url(ident) and Path(ident).expanduser().exists():
-        row = store.one("SELECT * FROM repos WHERE url = ?",
-                        (str(Path(ident).expanduser().resolve()),))
+        path = str(Path(ident).expanduser().resolve())
+        # mined under its path, or registered from this local folder under its URL/name
+        row = store.one("SELECT * FROM repos WHERE url = ?", (path,)) or \
+            store.one("SELECT * FROM repos WHERE source = ? ORDER BY id LIMIT 1", (path,))
         if row:
             return row
     rows = store.query("SELECT * FROM repos WHERE name = ? OR name LIKE ?",

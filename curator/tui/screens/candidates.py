@@ -62,11 +62,12 @@ Functions mined from upstream repositories, best DL-relevance score first. **a**
 the highlighted one as a draft repo-backed problem (you confirm its id), **r** rejects it
 with a reason, **s** skips to the next, **f** cycles the status shown (new, all,
 accepted, rejected, vanished), **m** mines a repository (a local path or URL, optionally
-followed by a revision) with progress — **ctrl+g** cancels — and **o** opens the problem
-an accepted candidate became. **e** builds (or reuses) the isolated environment the
-highlighted candidate's repository runs its tests in — its declared dependencies, pytest
-and this torch, at the pinned commit — with progress (**ctrl+g** cancels). **ctrl+l**
-reloads (after mining from a shell, say).
+followed by a revision and `--name OWNER/NAME`) with its phases shown (fetch, parse,
+link tests, score) — **ctrl+g** cancels and nothing is written — and **o** opens the
+problem an accepted candidate became. **e** builds (or reuses) the isolated environment
+the highlighted candidate's repository runs its tests in — its declared dependencies,
+pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancels).
+**ctrl+l** reloads (after mining from a shell, say).
 """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -259,16 +260,25 @@ reloads (after mining from a shell, say).
         def answered(text: str | None) -> None:
             if not text:
                 return
-            source, _, rev = text.partition(" ")
+            words = text.split()
+            name = None
+            if "--name" in words:
+                at = words.index("--name")
+                name = words[at + 1] if at + 1 < len(words) else ""
+                del words[at:at + 2]
+            if not words:
+                return
+            source, rev = words[0], (words[1] if len(words) > 1 else None)
             bar = self.query_one(TaskBar)
             bar.display = True
             bar.start(f"mining {source}…")
-            self._mining = self._mine(source, rev.strip() or None)
+            self._mining = self._mine(source, rev, name)
             self.refresh_bindings()
 
         self.app.push_screen(InputModal(
             "Mine a repository", "Path or URL of a git repository, optionally followed by "
-            "a revision:", placeholder="~/src/kornia v0.7.0"), answered)
+            "a revision and --name OWNER/NAME:",
+            placeholder="~/src/kornia v0.7.0 --name kornia/kornia"), answered)
 
     def action_cancel_mine(self) -> None:
         if self._mining is not None:
@@ -285,14 +295,14 @@ reloads (after mining from a shell, say).
         environment: object | None = None   # an envs.EnvReport, from the e key
 
     @work(thread=True, exclusive=True, group="mine", exit_on_error=False)
-    def _mine(self, source: str, rev: str | None) -> None:
+    def _mine(self, source: str, rev: str | None, name: str | None = None) -> None:
         worker = get_current_worker()
         finished = self.MineFinished()
         store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own
         try:
             report = mining.mine(store, self.app.workspace, source, rev,
                                  progress=self.query_one(TaskBar).progress,
-                                 cancelled=lambda: worker.is_cancelled)
+                                 cancelled=lambda: worker.is_cancelled, name=name)
             finished.report = report.to_json()
         except Cancelled:
             finished.cancelled = True
