@@ -33,7 +33,7 @@ from textual.widgets.option_list import Option
 
 from curator import review
 from curator import taxonomy as taxonomy_store
-from curator.review import annotations as label_store
+from curator.review import annotations as review_annotations
 from curator.tui.widgets.nav_bar import NavBar
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ Your position and progress stay in the line at the top.
 
     def _fill_categories(self) -> None:
         """Categories used most first, so the number keys reach the frequent ones."""
-        used = Counter(pair["category"] for row in label_store.all_labels(self.app.store)
+        used = Counter(pair["category"] for row in review_annotations.all_labels(self.app.store)
                        for pair in row["pairs"])
         order = {c.id: i for i, c in enumerate(self.taxonomy.categories)}
         self.categories = sorted(self.taxonomy.categories,
@@ -235,13 +235,13 @@ Your position and progress stay in the line at the top.
     def _label_text(self) -> None:
         item = self.current
         names = self.names()
-        lines = [f"saved: {label_store.format_label(item.label if item else None, self.taxonomy)}"]
+        lines = [f"saved: {review_annotations.format_label(item.label if item else None, self.taxonomy)}"]
         if self.pending != self._saved_pairs():
             to_save = [f"{c} {names.get(c, '')}{f' / {d}' if d else ''}: {r or '…'}"
                        for c, d, r in self.pending]
             lines.append(f"to save: {'; '.join(to_save) or '(nothing: x dropped the pairs)'}")
         if item is not None and item.final:
-            lines.append(f"adjudicated: {label_store.format_label(item.final, self.taxonomy)}")
+            lines.append(f"adjudicated: {review_annotations.format_label(item.final, self.taxonomy)}")
         self.query_one("#review-current", Static).update("\n".join(lines))
 
     # -- labelling --------------------------------------------------------------------------
@@ -249,7 +249,7 @@ Your position and progress stay in the line at the top.
     def _choose(self, category_id: str) -> None:
         if self.current is None:
             return
-        if len(self.pending) >= label_store.MAX_PAIRS:
+        if len(self.pending) >= review_annotations.MAX_PAIRS:
             self.notify("Two pairs at most: x drops them, then pick again",
                         severity="warning")
             return
@@ -298,7 +298,7 @@ Your position and progress stay in the line at the top.
         self.items[self.index] = review.item(self.app.store, item.sample_id, self.app.actor)
         self.pending = self._saved_pairs()
         self._position()
-        self.notify(f"Sample {item.sample_id}: {label_store.format_label(result, self.taxonomy)}",
+        self.notify(f"Sample {item.sample_id}: {review_annotations.format_label(result, self.taxonomy)}",
                     timeout=3)
         return True
 
