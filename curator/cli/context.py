@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from curator.errors import CuratorError
 from curator.store import Store
@@ -71,9 +74,6 @@ def progress_bar(description: str, enabled: bool = True) -> Iterator[Callable]:
     if not enabled or not sys.stderr.isatty():
         yield lambda done, total, label="": None
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[label]}"), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True) as bar:
@@ -110,9 +110,6 @@ def interruptible() -> Iterator[Callable[[], bool]]:
 
 
 def rich_table(columns: list[str], rows: list[list[Any]], title: str | None = None) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
     table = Table(title=title, show_lines=False)
     for column in columns:
         table.add_column(column)

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from curator.errors import CuratorError
 from curator.mining import repos
+from curator.mining.checkout import pinned_checkout
 from curator.progress import CancelCheck, Progress
 from curator.store import Store, now
 from curator.workspace import Workspace
@@ -463,8 +464,6 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
     python: "X.Y" (default: the curator's own version). extras: more requirements to add.
     lock: a lock text to install exactly instead of resolving.
     """
-    from curator.mining.checkout import pinned_checkout
-
     started = time.monotonic()
     steps = 6
     note = progress or (lambda done, total, label: None)

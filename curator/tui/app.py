@@ -18,7 +18,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from curator import sync
+from curator import crashlog, sync
 from curator.errors import CuratorError
 from curator.store import Store
 from curator.tui import recovery
@@ -240,8 +240,6 @@ class CuratorApp(App[None]):
         if isinstance(exc, BaseException):
             message, details = describe(exc)
             if not isinstance(exc, CuratorError):  # a bug: its traceback goes to db/logs/
-                from curator import crashlog
-
                 path = crashlog.write(exc, self.workspace.db_dir)
                 if path is not None:
                     message += f" (traceback in {path})"
