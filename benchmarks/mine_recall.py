@@ -10,7 +10,8 @@ repository with `git show <commit>:Dataset/DLBenchv2.tar.gz > v2.tar.gz`). NAME 
 An item counts as present when its `ground Truth` file defines its function (or its
 class's method) at the commit. Of the present items the script reports how many are
 candidates (recall), how many of those carry a test from the item's own test files
-(test-file links), and how many came only through the call graph (indirect). It prints
+(test-file links), how many came only through the call graph (indirect), and how often
+the strongest label suggestion per axis matches DL-Bench's label. It prints
 the items it misses so the reasons can be read.
 """
 
@@ -29,11 +30,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from curator.mining.gitcache import CachedRepo, GitError, run_git  # noqa: E402
 from curator.mining.index import index_commit  # noqa: E402
 from curator.mining.settings import MiningSettings  # noqa: E402
+from curator.mining.suggest import best  # noqa: E402
 from curator.release.dlbench import (  # noqa: E402
     identifier,
     node_ids,
     parse_ground_truth,
     parse_txt,
+    resolve_labels,
+    spelling_map,
 )
 
 
@@ -51,6 +55,7 @@ def read_items(source: Path, name: str) -> list[dict]:
                     texts.append((member.name.rsplit("/", 1)[-1],
                                   data.decode("utf-8", errors="replace")))
     items = []
+    table = spelling_map()
     for origin, text in texts:
         record = parse_txt(text, origin)
         fields = record.fields
@@ -59,7 +64,9 @@ def read_items(source: Path, name: str) -> list[dict]:
         function = identifier(fields.get("function", ""))
         if not function:
             continue
+        labels = resolve_labels(record, table)
         items.append({
+            "labels": {"stage": labels.stage, "task": labels.task, "data": labels.data},
             "origin": origin, "path": parse_ground_truth(fields.get("ground_truth", "")).path,
             "function": function, "class": identifier(fields.get("class", "")) or None,
             "test_files": sorted({n.split("::", 1)[0] for n in
@@ -119,6 +126,7 @@ def main() -> int:
     found = {(c.path, c.qualname): c for c in result.candidates}
 
     hits = linked = indirect = 0
+    agree = {"stage": [0, 0], "task": [0, 0], "data": [0, 0]}
     misses = []
     for item in present:
         candidate = found.get((item["path"], item["qualname"]))
@@ -129,6 +137,10 @@ def main() -> int:
         files = {t.split("::", 1)[0] for t in candidate.tests}
         linked += bool(files & set(item["test_files"]))
         indirect += any(e["kind"] == "indirect-tests" for e in candidate.evidence)
+        suggested = best(candidate.suggestions)
+        for axis, (same, total) in agree.items():
+            if item["labels"][axis]:
+                agree[axis] = [same + (suggested.get(axis) == item["labels"][axis]), total + 1]
 
     def pct(a: int, b: int) -> str:
         return f"{a}/{b} ({100 * a / b:.0f}%)" if b else f"{a}/0"
@@ -140,6 +152,8 @@ def main() -> int:
     print(f"DL-Bench items for {name}: {len(items)}, present at the commit: {len(present)}")
     print(f"recall: {pct(hits, len(present))}; test-file links: {pct(linked, hits)}; "
           f"found only through calls: {indirect}")
+    print("label suggestions (strongest per axis) agreeing with DL-Bench's labels: " +
+          ", ".join(f"{axis} {pct(*agree[axis])}" for axis in agree))
     for item in misses:
         print(f"  missed: {item['path']}::{item['qualname']} ({item['origin']})")
     return 0

@@ -240,4 +240,4 @@ def _run_json(run_id: int, result: RunResult) -> dict:
             "tests": [{"id": t["id"], "outcome": t["outcome"]} for t in result.tests],
             "not_counted": verdict.not_counted(result.tests),
             "reason": result.reason, "timeout_s": result.timeout_s, "env": result.env,
-            "job_id": result.job_id}
+            "job_id": result.job_id, "evidence": result.evidence}

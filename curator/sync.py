@@ -105,8 +105,9 @@ def save_and_write(store: Store, problem: Problem, problems_dir: str | Path) -> 
         if before.status != "ready":
             if not run_store.reference_passes(store, problem):
                 raise CuratorError(
-                    f"problem {problem.id}: cannot mark ready before its reference solution "
-                    f"passes its tests; run `curator run {problem.id}` first")
+                    f"problem {problem.id}: cannot mark ready before its saved reference "
+                    f"solution passes its tests; run it first (ctrl+r on the problem in the "
+                    f"app, `curator run {problem.id}` in a shell)")
     changed = problem_store.save(store, problem, keep_raw=True)
     dump_one(store, problem_store.get(store, problem.id), problems_dir)
     return changed

@@ -33,6 +33,21 @@ class Category:
     slug: str = ""
 
 
+def review_key(category_id: str, position: int) -> str:
+    """The key that picks a category when reviewing: its id.
+
+    Ids 1-9 are one key; 10-19 are `0` then the last digit (`0 0` is 10, `0 5` is 15).
+    A category whose id is not a number takes its 1-based position the same way. The app,
+    the CLI's `taxonomy` table and the labelling guidelines all show this key.
+    """
+    number = int(category_id) if category_id.isdigit() else position
+    if 1 <= number <= 9:
+        return str(number)
+    if 10 <= number <= 19:
+        return f"0 {number - 10}"
+    return ""
+
+
 @dataclass(frozen=True)
 class Taxonomy:
     version: int

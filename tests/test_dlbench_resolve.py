@@ -266,6 +266,9 @@ def test_rev_pins_another_commit_and_unregistered_repos_are_not_cloned(imported,
     assert first["resolved"] == []
     assert {u["reason"] for u in first["unresolved"]} == {
         f"repository not registered: give --repo NAME=SOURCE for {URL}"}
+    pinned_only = resolve(base, "--rev", "geomlib=main")   # a revision is no source
+    assert pinned_only["resolved"] == []
+    assert not (ws.repos_dir.exists() and any(ws.repos_dir.glob("*.git")))
     data = resolve(base, "--repo", f"geomlib={upstream['mirror']}", "--rev",
                    f"geomlib={upstream['second']}")
     reasons = {u["id"]: u["reason"] for u in data["unresolved"]}

@@ -221,3 +221,23 @@ def test_taxonomy_import_needs_a_model_and_a_taxonomy_folder(ws, tmp_path):
     wrong = cli(ws, "samples", "import", str(empty), "--format", "dlbench-taxonomy",
                 "--model", "m")
     assert wrong.exit_code == 1 and "no Generated/ folder" in wrong.stderr
+
+
+def test_the_file_named_as_the_release_file_wins(ws, tmp_path):
+    root = tmp_path / "two" / "Taxonomy-Data"
+    code = "def backward(ctx, grad):\n    return grad\n"
+    write(root / "Generated", {"processed_class-korniabackward2.py": code,
+                               "processed_korniabackward2.py": code})
+    write(root / "Result", {"processed_class-korniabackward2.txt": PASSED_REPORT,
+                            "processed_korniabackward2.txt": PASSED_REPORT.replace(
+                                "Pass or Failed: 1", "Pass or Failed: 0").replace(
+                                "1 passed in", "1 failed in")})
+    result = cli(ws, "samples", "import", str(root.parent), "--format", "dlbench-taxonomy",
+                 "--model", "m", "--json")
+    data = json.loads(result.stdout)
+    assert result.exit_code == 1 and data["imported"] == 1
+    assert data["outcomes"] == {"failed": 1}
+    (error,) = data["errors"]
+    assert error["file"].endswith("processed_class-korniabackward2.py")
+    assert error["message"] == ("problem korniabackward2 is processed_korniabackward2.py's; "
+                                "not imported")

@@ -69,6 +69,7 @@ def test_local_clone_is_named_by_its_remote_url_and_problems_carry_the_url(tmp_p
         row = repos.find(store, "acme/widgets")
         assert row["url"] == "https://github.com/acme/widgets"
         assert row["source"] == str(repo)  # cloned from the local folder, no network
+        assert repos.find(store, str(repo))["id"] == row["id"]   # also found by the folder
         kept = candidate_store.list_rows(store)[0]
         result = promote.accept(store, ws, kept["id"])
     problem, _ = read_problem(ws.problems_dir / result["problem_id"])

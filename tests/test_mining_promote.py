@@ -162,3 +162,18 @@ def test_repo_set_python_and_list(mined, dl_repo, tmp_path):
     assert unknown.exit_code == 1 and "not found" in unknown.stderr
     assert invoke(ws, "repo", "set-python", "dlrepo", "default").exit_code == 0
     assert json.loads(invoke(ws, "repo", "list", "--json").output)[0]["python"] is None
+
+
+def test_candidates_show_never_cuts_source_lines(mined):
+    ws, _, ids = mined
+    from curator.store import Store
+
+    with Store(ws.db_path, "tester") as store:
+        source = store.one("SELECT source FROM candidates WHERE id = ?",
+                           (ids["accuracy"],))["source"]
+        long_line = "    # " + "x" * 150 + " end-of-line"
+        store.execute("UPDATE candidates SET source = ? WHERE id = ?",
+                      (source + long_line + "\n", ids["accuracy"]))
+    shown = invoke(ws, "candidates", "show", str(ids["accuracy"]))
+    assert shown.exit_code == 0, shown.output
+    assert "x" * 150 + " end-of-line" in shown.output

@@ -53,3 +53,15 @@ def test_rerun_reports_a_solution_that_fails_its_tests(workspace, store, tmp_pat
     assert issue["file"] == "problems.jsonl" and issue["row"] == 2
     assert issue["message"].startswith(f"dl-bench/{rows[1]['task_id'].split('/')[1]}: "
                                        "canonical solution ")
+
+
+def test_verify_summary_is_text_not_a_repr():
+    from curator.release.verify import VerifyReport
+
+    report = VerifyReport("b", name="dl-bench", version="1.0.0", files_checked=7,
+                          rows_checked=2, rerun={"jobs": 2, "outcomes": {"failed": 1,
+                                                                          "passed": 1}})
+    text = report.summary()
+    assert text == ("dl-bench 1.0.0: 7 file(s), 2 row(s) checked; re-ran 2 solution(s): "
+                    "1 failed, 1 passed, ok")
+    assert "{" not in text and "'" not in text

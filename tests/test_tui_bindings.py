@@ -32,3 +32,25 @@ def test_every_binding_has_a_unique_id():
             where = f"{cls.__name__}.{binding.action}"
             assert ids.setdefault(binding.id, where) == where, \
                 f"binding id {binding.id} used by {ids[binding.id]} and {where}"
+
+
+def test_navigation_keys_are_the_apps_alone():
+    """F2-F6, alt+arrows, alt+digits and the reload key mean the same on every screen:
+    only the App binds them, and no screen or widget of ours takes them for itself."""
+    from curator.tui.app import CuratorApp
+
+    reserved = {"f2", "f3", "f4", "f5", "f6", "alt+left", "alt+right", "ctrl+l",
+                *(f"alt+{n}" for n in range(1, 10))}
+    app_keys = {b.key: b for b in Binding.make_bindings(CuratorApp.BINDINGS)}
+    assert reserved <= set(app_keys)
+    assert all(app_keys[k].priority for k in reserved)   # editors cannot swallow them
+    for cls in our_classes():
+        if cls is CuratorApp:
+            continue
+        for binding in Binding.make_bindings(cls.__dict__.get("BINDINGS", [])):
+            assert binding.key not in reserved, f"{cls.__name__} binds {binding.key}"
+    # the reload key reaches each screen that can go stale
+    from curator.tui.screens import MODES
+
+    for info in MODES.values():
+        assert hasattr(info.screen, "action_reload"), info.cls

@@ -42,8 +42,9 @@ async def test_mine_accept_and_reject_from_the_keyboard(mining_ws, dl_repo, app_
         assert screen.rows == []
 
         await pilot.press("m")
-        await answer(pilot, f"{dl_repo['path']} {dl_repo['first']}")
+        await answer(pilot, f"{dl_repo['path']} {dl_repo['first']} --name acme/dlrepo")
         store = app.store
+        assert store.one("SELECT name FROM repos")["name"] == "acme/dlrepo"
         mined = store.query("SELECT * FROM candidates WHERE status = 'new' "
                             "ORDER BY score DESC, id")
         assert mined, "mining found nothing"
@@ -94,3 +95,45 @@ async def test_mining_errors_open_the_error_modal(mining_ws, tmp_path, app_for):
         await answer(pilot, str(tmp_path / "no-such-repo"))
         assert isinstance(app.screen, ErrorModal)
         assert "no-such-repo" in app.screen.message
+
+
+async def test_reload_sees_a_cli_mine_and_e_builds_the_repo_environment(
+        mining_ws, dl_repo, app_for):
+    """ctrl+l shows candidates mined from a shell; e runs the environment build of the
+    highlighted candidate's repository (cancelled at once here: building one needs an
+    index), and the failure reaches the person as one line."""
+    from curator.mining import mine
+    from curator.store import Store
+    from curator.tui.screens.dialogs import ErrorModal
+
+    app = app_for(mining_ws)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("f4")
+        await settle(pilot)
+        screen = app.screen
+        assert screen.rows == []
+        with Store(mining_ws.db_path, "shell") as other:   # as `curator mine` would
+            mine.mine(other, mining_ws, str(dl_repo["path"]), dl_repo["first"])
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        assert screen.rows, "reload did not show the mined candidates"
+        calls = []
+        import curator.mining.envs as envs
+
+        real = envs.build
+
+        def cancelled_build(store, workspace, ident, **kwargs):
+            calls.append(ident)
+            return real(store, workspace, ident, progress=kwargs.get("progress"),
+                        cancelled=lambda: True)
+
+        envs.build = cancelled_build
+        try:
+            await pilot.press("e")
+            await settle(pilot)
+        finally:
+            envs.build = real
+        assert calls == [screen.current()["repo_name"]]
+        assert isinstance(app.screen, ErrorModal)
+        assert "cancelled" in app.screen.message

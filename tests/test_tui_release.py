@@ -10,7 +10,7 @@ from tui_support import *  # fixtures: app_for, no_blink, synth_workspace
 from tui_support import settle
 
 from curator.store import Store
-from curator.tui.screens.dialogs import ErrorModal, InputModal
+from curator.tui.screens.dialogs import ChoiceModal, InputModal
 from curator.tui.screens.release import ReleaseScreen
 
 
@@ -35,11 +35,17 @@ async def test_gates_block_then_build_a_bundle(workspace, tmp_path, app_for):
         assert screen.query_one("#release-failing", DataTable).row_count == len(failing)
         assert any(gate == "reference_passes" for _, gate in failing)
         await pilot.press("b")
-        await answer(pilot, "1.0.0")
+        # the version box proposes the next version; Enter accepts it
+        assert app.screen.query_one(Input).value == "1.0.0"
+        await pilot.press("enter")
+        await settle(pilot)
         await answer(pilot, str(tmp_path / "out"))
-        assert isinstance(app.screen, ErrorModal)   # refused: problems fail a gate
-        assert "fail a gate" in app.screen.message
-        await pilot.press("escape")
+        # refused: problems fail a gate; the question is in app terms, no CLI flags
+        assert isinstance(app.screen, ChoiceModal)
+        assert "fail a gate" in app.screen.question and "--" not in app.screen.question
+        await pilot.press("enter")   # Cancel has the focus
+        await settle(pilot)
+        assert not (tmp_path / "out" / "manifest.json").exists()
 
     with Store(workspace.db_path, "tester") as store:
         ws = make_releasable(workspace, store)
@@ -54,6 +60,24 @@ async def test_gates_block_then_build_a_bundle(workspace, tmp_path, app_for):
         await answer(pilot, "1.0.0")
         await answer(pilot, str(tmp_path / "out"))
         assert isinstance(app.screen, ReleaseScreen)
+        # where it went stays on screen, not only in a toast
+        output = str(screen.query_one("#release-output").render())
+        assert str(tmp_path / "out") in output and "-1.0.0.tar.gz" in output
+        # verify it from the app: files only, then the report in the Bundles tab
+        await pilot.press("v")
+        await settle(pilot)
+        assert app.screen.query_one(Input).value.endswith("-1.0.0.tar.gz")
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("enter")   # "Check files"
+        await settle(pilot)
+        output = str(screen.query_one("#release-output").render())
+        assert "Verified" in output and ", ok" in output
+        # the next build proposes 1.1.0
+        await pilot.press("b")
+        await settle(pilot)
+        assert app.screen.query_one(Input).value == "1.1.0"
+        await pilot.press("escape")
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["version"] == "1.0.0"
     assert list((tmp_path / "out").glob("*-1.0.0.tar.gz"))

@@ -95,3 +95,90 @@ async def test_letters_typed_into_the_reason_do_not_fire(review_ws, app_for):
         await pilot.press(*"dncx")                # would be next/verdicts/drop elsewhere
         assert screen.query_one("#review-reason").value == "dncx"
         assert screen.index == 0 and not labels(app.store)
+
+
+async def test_keys_are_taxonomy_ids_and_never_move(review_ws, app_for):
+    """5 is category 5 whatever was used before; 0 then 3 is 13; ctrl+t the sub-category;
+    alt+2 shows the Failure tab."""
+    from textual.widgets import TabbedContent
+
+    app = app_for(review_ws)
+    store = app.store
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("f5")
+        await settle(pilot)
+        screen = app.screen
+        first, second, third = (item.sample_id for item in screen.items)
+        await pilot.press("1", *"spec", "enter", "n")   # category 1 used most now
+        await settle(pilot)
+        await pilot.press("5", *"edge", "enter")
+        await settle(pilot)
+        assert review.item(store, second, "tester").label["pairs"][0]["category"] == "5"
+        options = screen.query_one("#review-categories")
+        assert str(options.get_option_at_index(4).prompt).split()[0] == "5"
+        assert str(options.get_option_at_index(12).prompt).split()[:2] == ["0", "3"]
+        # 0 then 3: category 13, with a DL-specific sub-category through ctrl+t
+        await pilot.press("n", "0", "3")
+        await settle(pilot)
+        assert screen.pending[-1][0] == "13"
+        await pilot.press("ctrl+t")
+        await settle(pilot)
+        assert screen.query_one("#review-dl").expanded
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert screen.query_one("#review-reason").has_focus, (screen.focused, screen.query_one("#review-dl").value)
+        await pilot.press(*"slow loop", "enter")
+        await settle(pilot)
+        pair = review.item(store, third, "tester").label["pairs"][0]
+        assert pair["category"] == "13" and pair["dl"] and pair["reason"] == "slow loop"
+        # every tab by the same keys as on the other screens
+        await pilot.press("alt+2")
+        await settle(pilot)
+        assert screen.query_one(TabbedContent).active == "review-failure"
+        await pilot.press("alt+left")
+        await settle(pilot)
+        assert screen.query_one(TabbedContent).active == "review-code"
+
+
+async def test_team_tab_assigns_shows_agreement_and_adjudicates(review_ws, app_for):
+    from textual.widgets import Input
+
+    from curator.review import annotations
+
+    app = app_for(review_ws)
+    store = app.store
+    ids = review.queue_ids(store)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        await pilot.press("f5")
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("a")
+        await settle(pilot)
+        app.screen.query_one(Input).value = "ana, ben"
+        await pilot.press("enter")
+        await settle(pilot)
+        app.screen.query_one(Input).value = "1"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert {len(i.assigned) for i in review.queue(store)} == {2}
+        review.label(store, ids[0], "ana", pairs=[("5", "edge")])
+        review.label(store, ids[0], "ben", pairs=[("10", "math")])
+        review.label(store, ids[1], "ana", pairs=[("5", "edge")])
+        review.label(store, ids[1], "ben", pairs=[("5", "edge too")])
+        await pilot.press("alt+1", "alt+4")   # labels came from elsewhere: the tab re-reads
+        await settle(pilot)
+        summary = str(screen.query_one("#team-summary").render())
+        assert "labelled twice" in summary and "α" in summary and "κ ana / ben" in summary
+        panels = [str(p.render()) for p in screen.query(".team-label")]
+        assert any("5 Fails edge cases: edge" in p for p in panels)
+        assert any(p.startswith("10 Arithmetic") for p in panels)
+        table = screen.query_one("#team-disagreements")
+        table.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("right", "enter")   # "Take ben's"
+        await settle(pilot)
+        final = annotations.get_final(store, ids[0])
+        assert final["pairs"][0]["category"] == "10"

@@ -49,7 +49,7 @@ async def test_stats_reload_after_a_label_changes(workspace, store, app_for):
         before = training()
         pid = store.one("SELECT id FROM problems WHERE stage = 'model' LIMIT 1")["id"]
         problem_store.update_fields(store, pid, stage="training")
-        await pilot.press("r")
+        await pilot.press("ctrl+l")   # the reload key, the same on every screen
         await settle(pilot)
         assert training() == before + 1
 
@@ -86,3 +86,84 @@ async def test_pass_at_k_table_shows_the_report_figures(empty_workspace, tmp_pat
         await pilot.press("b")                      # by task
         assert {table.get_row_at(i)[0] for i in range(1, table.row_count)} == \
             set(expected["task"])
+
+
+async def test_import_and_evaluate_from_the_app_runs_references_first(empty_workspace,
+                                                                       tmp_path, app_for):
+    """i picks a file in the tree, e evaluates (references first); the excluded list
+    names the fix in keys; Enter on a label edits its definition."""
+    import json
+
+    from samples_support import ADD_SOLUTION, make_problems
+    from textual.widgets import DirectoryTree, Input
+
+    from curator.store import Store
+
+    with Store(empty_workspace.db_path, "tester") as store:
+        make_problems(store)
+    rows = [{"task_id": "add_one", "solution": ADD_SOLUTION, "model": "m1"},
+            {"task_id": "add_one", "solution": "def add_one(x):\n    return x\n",
+             "model": "m1"},
+            {"task_id": "double_it", "solution": "def double_it(x):\n    return 2 * x\n",
+             "model": "m1"}]
+    (empty_workspace.root / "samples.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in rows))
+    app = app_for(empty_workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("i")
+        # (no settle while the tree is open: its folder loader is a worker that waits on)
+        tree = app.screen.query_one(DirectoryTree)
+        files = []
+        for _ in range(100):   # the tree lists the folder in a worker
+            await pilot.pause(0.05)
+            files = [n for n in tree.root.children
+                     if str(n.data.path).endswith("samples.jsonl")]
+            if files:
+                break
+        assert files, [str(n.data.path) for n in tree.root.children]
+        tree.move_cursor(files[0])
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        assert app.screen.query_one("#import-path", Input).value.endswith("samples.jsonl")
+        await pilot.press("enter")
+        await pilot.pause(0.5)
+        await settle(pilot)
+        assert app.store.one("SELECT COUNT(*) AS n FROM samples")["n"] == 3
+        # break double_it's reference so it stays excluded
+        from curator.store import problems as problem_store
+
+        problem_store.update_fields(app.store, "double_it",
+                                    solution="def double_it(x):\n    return x\n")
+        await pilot.press("e")
+        await settle(pilot)
+        for _ in range(100):
+            await pilot.pause(0.1)
+            if not screen.busy:
+                break
+        await settle(pilot)
+        refs = app.store.query("SELECT problem_id, outcome FROM runs WHERE solution_kind = "
+                               "'reference' ORDER BY problem_id")
+        outcomes = {r["problem_id"]: r["outcome"] for r in refs}
+        assert outcomes["add_one"] == "passed" and outcomes["double_it"] != "passed"
+        assert "ran 2 reference(s) first" in str(screen.query_one("#task-label").render())
+        table = screen.query_one("#passk-table", DataTable)
+        assert table.get_row_at(0)[0] == "overall" and table.get_row_at(0)[3] == "0.500"
+        excluded = screen.query_one("#passk-excluded", DataTable)
+        assert excluded.get_row_at(0)[0] == "double_it"
+        assert "ctrl+r" in str(excluded.get_row_at(0)[2])
+        # label definitions are edited where the labels are counted
+        screen.query_one("TabbedContent").active = "stats-labels"
+        await settle(pilot)
+        numbers = screen.query_one("#numbers-stage", DataTable)
+        numbers.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        app.screen.query_one("#label-definition", Input).value = "Reading and shaping data."
+        await pilot.press("enter")
+        await settle(pilot)
+        first = app.store.labels("stage")[0]
+        assert first["definition"] == "Reading and shaping data."

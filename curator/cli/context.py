@@ -15,7 +15,9 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
+from curator.display import visible
 from curator.errors import CuratorError
 from curator.store import Store
 from curator.workspace import Workspace, actor, discover
@@ -98,9 +100,8 @@ def interruptible() -> Iterator[Callable[[], bool]]:
     pressed = threading.Event()
 
     def on_interrupt(signum, frame) -> None:
-        if pressed.is_set():
-            raise KeyboardInterrupt
         pressed.set()
+        signal.signal(signal.SIGINT, previous)   # a second Ctrl-C acts as it always does
 
     previous = signal.signal(signal.SIGINT, on_interrupt)
     try:
@@ -109,13 +110,41 @@ def interruptible() -> Iterator[Callable[[], bool]]:
         signal.signal(signal.SIGINT, previous)
 
 
+# Columns that hold ids: cut in the middle (both ends tell ids apart) to fit the width.
+ID_COLUMNS = {"id", "problem", "problem_id", "task_id", "sample", "candidate"}
+# Columns never cut or wrapped: an outcome must read whole ("passed", not "passe").
+WHOLE_COLUMNS = {"outcome", "status", "run", "kind", "verdict"}
+
+
+def middle_ellipsis(text: str, width: int) -> str:
+    """`text` cut in the middle with an ellipsis to at most `width` characters."""
+    if len(text) <= width or width < 5:
+        return text
+    head = width // 2
+    tail = width - 1 - head
+    return text[:head] + "…" + (text[-tail:] if tail else "")
+
+
 def rich_table(columns: list[str], rows: list[list[Any]], title: str | None = None) -> None:
+    console = Console()
+    cells = [[visible(v) for v in row] for row in rows]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    # borders and padding: 3 per column plus 1
+    over = sum(widths) + 3 * len(columns) + 1 - console.width
+    for i, column in enumerate(columns):
+        if over > 0 and column in ID_COLUMNS and widths[i] > 14:
+            cut = min(over, widths[i] - 14)
+            widths[i] -= cut
+            over -= cut
+            for row in cells:
+                row[i] = middle_ellipsis(row[i], widths[i])
     table = Table(title=title, show_lines=False)
     for column in columns:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*["" if v is None else str(v) for v in row])
-    Console().print(table)
+        table.add_column(column, no_wrap=column in WHOLE_COLUMNS or column in ID_COLUMNS,
+                         min_width=len(column) if column in WHOLE_COLUMNS else None)
+    for row in cells:  # Text, not markup: cells hold whatever runs printed, shown as is
+        table.add_row(*[Text(cell) for cell in row])
+    console.print(table)
 
 
 __all__ = ["CliContext", "CuratorError", "fail", "interruptible", "json_option", "pass_ctx",

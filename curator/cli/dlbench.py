@@ -41,7 +41,8 @@ def resolve_cmd(ctx: CliContext, repos: tuple[str, ...], as_of: str | None,
         when = f" (as of {repo['as_of']})" if repo["as_of"] else ""
         click.echo(f"{repo['name']}: {repo['commit'][:12]}{when}, license {repo['license']}")
     for item in report.notes:
-        click.echo(f"note {item['id']}: {item['note']}", err=True)
+        click.echo(f"note {item['id']}: {item['note']}" if item["id"] else
+                   f"note: {item['note']}", err=True)
     for item in report.unresolved:
         click.echo(f"unresolved {item['id']}: {item['reason']}", err=True)
     click.echo(f"resolved {len(report.resolved)} problem(s), {len(report.unresolved)} "

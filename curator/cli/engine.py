@@ -16,6 +16,7 @@ from curator.cli.context import (
     progress_bar,
     rich_table,
 )
+from curator.display import visible
 from curator.errors import CuratorError
 from curator.execution import doctor
 from curator.mining import envs
@@ -92,7 +93,7 @@ def _print_report(report) -> None:
         shown = f"{passed}/{len(run['tests'])}" + "".join(
             f" {n} {o}" for o, n in sorted(others.items()))
         rows.append([run["problem_id"], run["outcome"], f"{run['duration_s']:.2f}s",
-                     shown, run["reason"][:100]])
+                     shown, visible(run["reason"], False)[:100]])
     if rows:
         rich_table(["problem", "outcome", "time", "tests", "reason"], rows)
     summary = report.summary()

@@ -123,8 +123,13 @@ def candidates_show(ctx: CliContext, cid: str, as_json: bool) -> None:
     for item in row["suggestions"]:
         console.print(f"  [dim]{'suggest':>14}[/] {item['axis']}={item['slug']}: "
                       f"{item['evidence']}")
-    console.print(Syntax(row["source"], "python", line_numbers=True,
-                         start_line=row["line_start"]))
+    # Code is never cut: the source gets the width its longest line needs (a terminal
+    # narrower than that wraps it; a pipe gets the whole lines).
+    lines = row["source"].splitlines() or [""]
+    gutter = len(str(row["line_start"] + len(lines))) + 3
+    needed = max(len(line.expandtabs()) for line in lines) + gutter + 1
+    Console(width=max(console.width, needed)).print(
+        Syntax(row["source"], "python", line_numbers=True, start_line=row["line_start"]))
 
 
 @candidates_group.command("accept")

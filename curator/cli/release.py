@@ -99,11 +99,7 @@ def verify_cmd(ctx: CliContext, bundle: str, rerun: bool, workers: int, as_json:
     else:
         for issue in report.issues:
             click.echo(f"error: {issue}", err=True)
-        summary = (f"{report.name} {report.version}: {report.files_checked} file(s), "
-                   f"{report.rows_checked} row(s) checked")
-        if report.rerun:
-            summary += f"; re-ran {report.rerun['jobs']}: {report.rerun['outcomes']}"
-        click.echo(summary + (", ok" if report.ok else f", {len(report.issues)} issue(s)"))
+        click.echo(report.summary())
     if not report.ok:
         sys.exit(1)
 

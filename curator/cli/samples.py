@@ -334,8 +334,9 @@ def taxonomy_cmd(ctx: CliContext, load_path: str | None, export_path: str | None
     if as_json:
         print_json(current.to_json())
         return
-    rich_table(["id", "slug", "name", "definition"],
-               [[c.id, c.slug, c.name, c.definition] for c in current.categories],
+    rich_table(["id", "key", "slug", "name", "definition"],
+               [[c.id, tax.review_key(c.id, n), c.slug, c.name, c.definition]
+                for n, c in enumerate(current.categories, 1)],
                title=f"{current.name} (version {current.version}) — top level")
     rich_table(["id", "name", "definition"],
                [[c.id, c.name, c.definition] for c in current.dl_categories],

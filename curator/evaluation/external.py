@@ -25,9 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curator.errors import Cancelled, CuratorError
-from curator.evaluation import samples as sample_store
+from curator.errors import CuratorError
+from curator.evaluation import samples as sample_files
 from curator.execution.job import RunResult
+from curator.progress import checkpoint
 from curator.store import Store
 from curator.store import problems as problem_store
 from curator.store import runs as run_store
@@ -136,18 +137,22 @@ def taxonomy_root(path: Path) -> Path:
     raise CuratorError(f"{path}: no Generated/ folder (expected DL-Bench's Taxonomy-Data)")
 
 
-def _problem_for(store: Store, name: str) -> str | None:
-    """The imported problem of DL-Bench file `<name>.txt`, else the problem with id `<name>`."""
-    # The taxonomy names a few files differently from the release: `class-x` for
-    # `classes-x`, or `classes-x` for a function file `x`.
+def _problem_for(store: Store, name: str) -> tuple[str, bool] | None:
+    """(problem id, exact) for DL-Bench file `<name>.txt`, else the problem with id `<name>`.
+
+    The taxonomy names a few files differently from the release: `class-x` for
+    `classes-x`, or `classes-x` for a function file `x` (exact is then False).
+    """
     bare = re.sub(r"^class(?:es)?-", "", name)
     for key in dict.fromkeys((name, f"classes-{bare}", bare)):
         row = store.one("SELECT problem_id FROM problem_imports WHERE origin IN "
                         "('dlbench-txt', 'dlbench-csv') AND origin_key = ? COLLATE NOCASE",
                         (f"{key}.txt",))
         if row is not None:
-            return row["problem_id"]
-    return name.lower() if problem_store.exists(store, name.lower()) else None
+            return row["problem_id"], key.lower() == name.lower()
+    if problem_store.exists(store, name.lower()):
+        return name.lower(), True
+    return None
 
 
 def _record_run(store: Store, sample_id: int, problem_id: str, code: str | None,
@@ -172,17 +177,28 @@ def import_taxonomy(store: Store, path: str | Path, model: str, technique: str |
     out = ExternalImport(files=[str(root)])
     generated = sorted(p for p in (root / "Generated").iterdir()
                        if p.is_file() and p.suffix == ".py" and p.name.startswith(PREFIX))
-    index = sample_store.ProblemIndex(problem_store.all_problems(store))
+    index = sample_files.ProblemIndex(problem_store.all_problems(store))
     with store.transaction():
+        owners: dict[str, tuple[Path, bool]] = {}
+        for file in generated:
+            found = _problem_for(store, file.stem[len(PREFIX):])
+            if found and (found[0] not in owners or found[1] and not owners[found[0]][1]):
+                owners[found[0]] = (file, found[1])
         for number, file in enumerate(generated, 1):
-            if cancelled and cancelled():
-                raise Cancelled("import cancelled")
+            checkpoint(cancelled, "import")
             name = file.stem[len(PREFIX):]
             where = str(file)
-            pid = _problem_for(store, name)
-            if pid is None:
+            found = _problem_for(store, name)
+            if found is None:
                 out.errors.append({"file": where, "line": None, "message":
                                    f"no imported DL-Bench problem {name!r} (import-dlbench first)"})
+                continue
+            pid = found[0]
+            if owners[pid][0] != file:
+                # Two files for one problem (`class-x` and `x`): the one named exactly
+                # as the release file is that problem's; the other is left out, said so.
+                out.errors.append({"file": where, "line": None, "message":
+                                   f"problem {pid} is {owners[pid][0].name}'s; not imported"})
                 continue
             try:
                 text = file.read_text(encoding="utf-8-sig")
@@ -201,10 +217,10 @@ def import_taxonomy(store: Store, path: str | Path, model: str, technique: str |
             except CuratorError as exc:
                 out.errors.append({"file": str(result_file), "line": None, "message": str(exc)})
             problem = index.problems[pid]
-            code, method = sample_store._code_for(problem, "solution", text)
-            sample = sample_store.NewSample(pid, model.strip(), (technique or "").strip(), None,
+            code, method = sample_files._code_for(problem, "solution", text)
+            sample = sample_files.NewSample(pid, model.strip(), (technique or "").strip(), None,
                                             0, "solution", text, code, method, where)
-            sample_id = sample_store.insert(store, sample)
+            sample_id = sample_files.insert(store, sample)
             if sample_id is None:
                 out.duplicates += 1
                 continue

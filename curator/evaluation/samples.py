@@ -341,7 +341,8 @@ def samples_from_row(row: Row, index: ProblemIndex, model: str | None, technique
         texts = [data[fmt]]
     row_model = str(data.get("model") or model or "").strip()
     if not row_model:
-        raise ValueError("no model: add a 'model' field or pass --model")
+        raise ValueError("no model: give the row a 'model' field, or name the model of the "
+                         "whole file (--model; the Model box in the app)")
     row_technique = str(data.get("technique") or technique or "").strip()
     temperature = _optional_float(data, "temperature")
     given_index = _optional_int(data, "sample_index")

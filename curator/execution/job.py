@@ -89,6 +89,7 @@ class RunResult:
     reason: str = ""
     env: dict = field(default_factory=dict)  # {"python", "torch", "isolation"}
     timeout_s: float | None = None
+    evidence: list[str] = field(default_factory=list)  # what a `tampered` run tried
 
     @property
     def passed(self) -> bool:

@@ -31,7 +31,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
-from curator.execution import proctree, sandbox
+from curator.execution import cgroups, proctree, sandbox
 from curator.execution.job import Job, RunResult
 from curator.progress import CancelCheck
 
@@ -79,13 +79,14 @@ class WorkerProcess:
 
     def __init__(self, settings: PoolSettings, isolation: str, *, warm: bool = True,
                  python: str | None = None, ro_binds: list[tuple[str, str]] | None = None,
-                 nproc_base: int = 0):
+                 nproc_base: int = 0, group: cgroups.SlotGroup | None = None):
         self.settings = settings
         self.isolation = isolation
         self.warm = warm
         self.python = python
         self.ro_binds = ro_binds or []
         self.nproc_base = nproc_base
+        self.group = group
         self.proc: subprocess.Popen | None = None
         self.versions: dict = {}
         self.busy = False
@@ -105,7 +106,8 @@ class WorkerProcess:
             "warm": self.warm, "preload": list(self.settings.preload),
             "isolation": self.isolation, "host_pid_ns": os.readlink("/proc/self/ns/pid"),
             "uid": sandbox.run_uid(self.isolation), "nproc_base": self.nproc_base,
-            "tmp_root": tmp_root, "wipe_tmp": strong}
+            "tmp_root": tmp_root, "wipe_tmp": strong,
+            "slot_cgroup": self.group is not None}
         command = [sys.executable, "-m", "curator.execution.worker",
                    json.dumps(worker_settings)]
         if strong:
@@ -114,6 +116,8 @@ class WorkerProcess:
             if self.python:
                 spec.python = self.python
             command = spec.argv(command)
+        if self.group is not None:
+            command = self.group.wrap(command)
         env = sandbox.base_env("/tmp" if strong else tmp_root)
         self._log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -135,6 +139,15 @@ class WorkerProcess:
             self.busy = False
 
     def _execute(self, job: Job, marker: str) -> RunResult:
+        if self.group is not None:
+            self.group.limit(job.limits.processes, job.limits.memory_mb)
+        try:
+            return self._exchange(job, marker)
+        finally:
+            if self.group is not None:
+                self.group.release()
+
+    def _exchange(self, job: Job, marker: str) -> RunResult:
         try:
             self.proc.stdin.write(json.dumps({"job": job.to_dict(), "marker": marker})
                                   .encode() + b"\n")
@@ -225,6 +238,7 @@ class LocalPool(Pool):
         self._workers: dict[int, WorkerProcess | None] = {}
         self._cold: dict[int, WorkerProcess] = {}   # one-shot sandboxes of repo-backed jobs
         self._nproc_base = 0
+        self._groups: dict[int, cgroups.SlotGroup | None] = {}  # a pids/memory cgroup a slot
 
     # -- Pool --------------------------------------------------------------------------
 
@@ -232,6 +246,7 @@ class LocalPool(Pool):
         uid = sandbox.run_uid(self.isolation)
         self._nproc_base = sandbox.count_tasks(os.getuid() if uid is None else uid)
         for slot in range(max(1, self.settings.workers)):
+            self._groups[slot] = cgroups.SlotGroup.create(slot)
             thread = threading.Thread(target=self._serve, args=(slot,), daemon=True,
                                       name=f"curator-worker-{slot}")
             thread.start()
@@ -271,10 +286,15 @@ class LocalPool(Pool):
         for thread in self._threads:
             thread.join(timeout=60)
         self._threads.clear()
+        for group in self._groups.values():
+            if group is not None:
+                group.remove()
+        self._groups.clear()
 
     def info(self) -> dict:
         return {"backend": "local", "workers": self.settings.workers,
-                "isolation": self.isolation, "reason": self.reason}
+                "isolation": self.isolation, "reason": self.reason,
+                "slot_cgroups": bool(self._groups) and all(self._groups.values())}
 
     def worker_pids(self, busy_only: bool = False) -> list[int]:
         """Host pids of the running worker processes (bwrap's, under strong isolation)."""
@@ -310,7 +330,8 @@ class LocalPool(Pool):
             self._workers[slot] = None
 
     def _start_worker(self, slot: int) -> WorkerProcess:
-        worker = WorkerProcess(self.settings, self.isolation, nproc_base=self._nproc_base)
+        worker = WorkerProcess(self.settings, self.isolation, nproc_base=self._nproc_base,
+                               group=self._groups.get(slot))
         worker.start()
         try:
             worker.wait_ready()
@@ -360,7 +381,8 @@ class LocalPool(Pool):
             binds = [(os.path.realpath(job.repo_dir), REPO_MOUNT)]
             sent = replace(job, repo_dir=REPO_MOUNT)
         worker = WorkerProcess(self.settings, self.isolation, warm=False, python=job.python,
-                               ro_binds=binds, nproc_base=self._nproc_base)
+                               ro_binds=binds, nproc_base=self._nproc_base,
+                               group=self._groups.get(slot))
         marker = secrets.token_hex(8)
         self._cold[slot] = worker
         try:

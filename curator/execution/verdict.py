@@ -12,7 +12,8 @@ A run is judged in two steps that compose:
    the reference skipped or xfailed are reported, not counted. Without a baseline,
    `strict` asks every reported test to pass.
 
-Further checks (a changed test file, tampering) take a Verdict and return one, too.
+A run whose guard reported tampering is `tampered` in step 1, before anything else it
+reported is read, and step 2 leaves it so: it is never a pass.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ class Events:
     tests: list[dict] = field(default_factory=list)
     finish: dict | None = None
     setup_error: str | None = None
+    tampered: list[str] = field(default_factory=list)
 
     @classmethod
     def parse(cls, data: bytes, token: str) -> Events:
@@ -89,6 +91,9 @@ class Events:
                 events.tests.append(event)
             elif kind == "finish":
                 events.finish = event
+            elif kind == "tampered":
+                events.tampered += [str(e) for e in event.get("evidence") or []
+                                    if str(e) not in events.tampered]
             elif kind == "setup_error":
                 events.setup_error = str(event.get("message") or "unknown error")
         return events
@@ -99,6 +104,7 @@ class Verdict:
     outcome: str
     reason: str
     tests: list[dict]
+    evidence: list[str] = field(default_factory=list)
 
 
 def _covers(node_id: str, reported: str) -> bool:
@@ -132,6 +138,11 @@ def decide(events: Events, expected: list[str], *, exit_code: int | None,
              for t in events.tests]
     if events.setup_error:
         return Verdict("infra", f"the run could not be set up: {events.setup_error}", tests)
+    if events.tampered:
+        # Decided before anything else the run reported: once it has tried to change how
+        # it is judged, none of its reports can be taken at their word.
+        return Verdict("tampered", "the run tried to change how it is judged: "
+                       + events.tampered[0], tests, list(events.tampered[:50]))
     if timed_out:
         return Verdict("timeout", f"wall-clock limit of {timeout_s:g} s exceeded", tests)
     if exit_signal == signal.SIGXCPU:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import gc
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -143,6 +144,18 @@ class Indexer:
     # -- reading and parsing -------------------------------------------------
 
     def run(self) -> IndexResult:
+        # The cyclic garbage collector would walk every syntax tree and table built so
+        # far again and again (time growing with the square of the repository's size);
+        # what indexing allocates is freed by reference counting, so it pauses meanwhile.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run()
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _run(self) -> IndexResult:
         started = time.perf_counter()
         entries = self.repo.ls_tree(self.commit)
         python = [e for e in entries if e.path.endswith(".py")]
@@ -173,6 +186,7 @@ class Indexer:
             blobs.close()  # stops the cat-file process when cancelled or on error
         if self.progress and not readable:
             self.progress(done, len(python), f"{PARSE_PHASE} 0 files/s")
+        gc.collect()  # once, for what parsing left in reference cycles
         self._index()
         self.result.seconds = time.perf_counter() - started
         return self.result
@@ -272,7 +286,7 @@ class Indexer:
             self._report(LINK_PHASE, done, total)
 
         indirect: dict[tuple[str, str], IndirectLink] = {}
-        if self.with_tests and self.settings.call_depth > 0 and seeds:
+        if self.settings.call_depth > 0 and seeds:
             graph = CallGraph(table, functions)
             indirect = graph.propagate(seeds, self.settings.call_depth,
                                        self.settings.indirect_tests, self.cancelled)
@@ -295,10 +309,12 @@ class Indexer:
                 if kept is None or (not kept[2] and tests):
                     present[function.ast_hash] = (module, function, tests, link)
         built = []
-        for ast_hash, (_, _, tests, _) in present.items():
-            if tests or not self.with_tests:
-                self._check_cancelled()
-                built.append(self.result.candidate(ast_hash))
+        wanted = [h for h, (_, _, tests, _) in present.items() if tests or not self.with_tests]
+        for done, ast_hash in enumerate(wanted, 1):
+            self._check_cancelled()
+            built.append(self.result.candidate(ast_hash))
+            if done % 50 == 0 or done == len(wanted):
+                self._report(SCORE_PHASE, done, len(wanted))
         for module in self.modules.values():
             module.release()
         self.result.candidates = sorted(built, key=lambda c: (c.path, c.start))

@@ -138,7 +138,9 @@ def find(store: Store, ident: str) -> dict:
     if row:
         return row
     if not is_url(ident) and Path(ident).expanduser().exists():
-        row = repo_rows.by_url(store, str(Path(ident).expanduser().resolve()))
+        path = str(Path(ident).expanduser().resolve())
+        # mined under its path, or registered from this local folder under its URL/name
+        row = repo_rows.by_url(store, path) or repo_rows.by_source(store, path)
         if row:
             return row
     rows = repo_rows.by_name(store, ident, suffix=True)

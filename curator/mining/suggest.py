@@ -124,7 +124,8 @@ DOC_RULES: dict[tuple[str, str], tuple[str, ...]] = {
     ("data", "image"): ("(b, c, h, w)", "(*, c, h, w)", "(c, h, w)", "(b, h, w)",
                         "(*, h, w)", "image", "images", "pixel", "rgb"),
     ("data", "text"): ("token", "tokens", "sentence", "vocabulary", "text"),
-    ("data", "tabular"): ("dataframe", "tabular", "(n, d)"),
+    ("data", "tabular"): ("dataframe", "tabular", "(n, d)", "(n, k)", "(n_samples",
+                          "np.ndarray", "numpy array", "array of shape (n"),
     ("data", "other"): ("point cloud", "(b, n, 3)", "graph", "audio", "waveform", "mesh"),
     ("stage", "model"): ("loss", "criterion", "layer", "module that"),
     ("stage", "evaluation"): ("metric", "accuracy", "score between"),
@@ -139,7 +140,9 @@ DOC_RULES: dict[tuple[str, str], tuple[str, ...]] = {
 TRAINING_CALLS = {"backward": "loss.backward()", "zero_grad": "optimizer.zero_grad()",
                   "step": "optimizer.step()"}
 
-DEFAULTS = {"task": ("general", "no task-specific names, paths, docstring words or APIs"),
+DEFAULTS = {"stage": ("prepost", "no stage-specific names, paths, docstring words or APIs "
+                               "(Pre/Post Processing is the most common stage)"),
+            "task": ("general", "no task-specific names, paths, docstring words or APIs"),
             "data": ("other", "no data-type-specific names, paths, docstring words or APIs")}
 
 

@@ -55,6 +55,29 @@ def default_name(workspace: Workspace) -> str:
     return str((workspace.config.get("release") or {}).get("name") or DEFAULT_NAME)
 
 
+def built_releases(store: Store, name: str | None = None) -> list[dict]:
+    """Releases built in this workspace, newest first: name, version, out_dir, archive."""
+    sql = "SELECT name, version, out_dir, archive_sha256, problem_count, built_at FROM releases"
+    rows = store.query(sql + (" WHERE name = ?" if name else "") + " ORDER BY id DESC",
+                       (name,) if name else ())
+    for row in rows:
+        row["archive"] = str(Path(row["out_dir"]) / archive_name(row["name"], row["version"])) \
+            if row["out_dir"] else ""
+    return rows
+
+
+def next_version(store: Store, name: str) -> str:
+    """The version to propose for the next build: 1.0.0, then the newest one's minor + 1."""
+    versions = []
+    for row in built_releases(store, name):
+        if VERSION_PATTERN.match(row["version"]):
+            versions.append(tuple(int(p) for p in row["version"].split(".")[:3]))
+    if not versions:
+        return "1.0.0"
+    major, minor, _ = max(versions)
+    return f"{major}.{minor + 1}.0"
+
+
 @dataclass
 class Contents:
     """Everything a bundle holds, in memory: relative path -> bytes, plus what it says."""

@@ -251,6 +251,10 @@ def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None =
         raise CuratorError(f"--rev {unknown_revs[0]}: no imported problem is from that "
                            "repository")
 
+    for name, url in sorted(named.items()):
+        if url not in groups:
+            report.notes.append({"id": "", "note": f"no imported draft is from {name} "
+                                                   f"({url}); nothing to resolve there"})
     done = 0
     total = len(drafts)
     by_url = {url: name for name, url in named.items()}
@@ -258,7 +262,7 @@ def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None =
         items = groups[url]
         name = by_url.get(url)
         registered = store.one("SELECT * FROM repos WHERE url = ?", (url,)) if url else None
-        if name is None and registered is None:
+        if registered is None and (name is None or name not in sources):
             reason = ("no repository: the release names none" if not url else
                       f"repository not registered: give --repo NAME=SOURCE for {url}")
             for problem, _row in items:

@@ -49,6 +49,15 @@ class VerifyReport:
     def ok(self) -> bool:
         return not self.issues
 
+    def summary(self) -> str:
+        """One line for people: what was checked, what re-ran, the verdict."""
+        text = (f"{self.name} {self.version}: {self.files_checked} file(s), "
+                f"{self.rows_checked} row(s) checked")
+        if self.rerun:
+            mix = ", ".join(f"{n} {o}" for o, n in self.rerun["outcomes"].items())
+            text += f"; re-ran {self.rerun['jobs']} solution(s): {mix or 'nothing ran'}"
+        return text + (", ok" if self.ok else f", {len(self.issues)} issue(s)")
+
     def to_json(self) -> dict:
         return {"ok": self.ok, "bundle": self.bundle, "name": self.name,
                 "version": self.version, "files_checked": self.files_checked,

@@ -17,6 +17,11 @@ def by_url(store: Store, url: str) -> dict | None:
     return store.one("SELECT * FROM repos WHERE url = ?", (url,))
 
 
+def by_source(store: Store, source: str) -> dict | None:
+    """The first repository registered from this local folder."""
+    return store.one("SELECT * FROM repos WHERE source = ? ORDER BY id LIMIT 1", (source,))
+
+
 def by_name(store: Store, name: str, suffix: bool = False) -> list[dict]:
     """Rows named exactly `name`, or (suffix) also ending in `/name`."""
     if suffix:

@@ -23,7 +23,7 @@ from curator.errors import CuratorError
 from curator.store import Store
 from curator.tui import recovery
 from curator.tui.commands import GoToProblem, binding_commands, screen_commands
-from curator.tui.keymap import keymap_from_config
+from curator.tui.keymap import ALT_DIGIT_KEYS, keymap_from_config
 from curator.tui.screens import available_modes
 from curator.tui.screens.dialogs import ErrorModal, describe
 from curator.tui.screens.help import HelpScreen, help_text
@@ -32,13 +32,6 @@ from curator.workspace import Workspace
 
 if TYPE_CHECKING:
     from curator.tui.screens.problem import ProblemScreen
-
-
-# Most terminals send alt+digit as ESC followed by the digit, which Textual reads as the
-# character macOS types for Option+digit (ESC 3 arrives as "£"): bind those too, so
-# alt+1…9 switch tabs everywhere.
-ALT_DIGIT_KEYS = ("inverted_exclamation_mark", "trade_mark_sign", "pound_sign", "cent_sign",
-                  "infinity", "section_sign", "pilcrow_sign", "bullet", "ª")
 
 
 class CuratorApp(App[None]):
@@ -64,8 +57,11 @@ class CuratorApp(App[None]):
                 show=False, key_display="alt+→"),
         Binding("alt+left", "tab_step(-1)", "Previous tab", id="app.previous_tab",
                 priority=True, show=False, key_display="alt+←"),
-        *(Binding(f"alt+{n},{ALT_DIGIT_KEYS[n - 1]}", f"tab_number({n})", f"Tab {n}",
-                  id=f"app.tab{n}", priority=True, show=False) for n in range(1, 10)),
+        *(Binding(f"alt+{n}", f"tab_number({n})", f"Tab {n}", id=f"app.tab{n}",
+                  priority=True, show=False) for n in range(1, 10)),
+        # one binding per key: Textual keeps one key of a multi-key binding that has an id
+        *(Binding(ALT_DIGIT_KEYS[n - 1], f"tab_number({n})", f"Tab {n}",
+                  id=f"app.tab{n}_esc", priority=True, show=False) for n in range(1, 10)),
     ]
 
     def __init__(self, workspace: Workspace, actor: str, *, store: Store | None = None):

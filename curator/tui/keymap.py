@@ -12,6 +12,12 @@ from __future__ import annotations
 
 from curator.errors import CuratorError
 
+# Most terminals send alt+digit as ESC followed by the digit, which Textual reads as the
+# character macOS types for Option+digit (ESC 3 arrives as "£"). The app binds these too,
+# and its editors let them through, so alt+1…9 switch tabs everywhere.
+ALT_DIGIT_KEYS = ("inverted_exclamation_mark", "trade_mark_sign", "pound_sign", "cent_sign",
+                  "infinity", "section_sign", "pilcrow_sign", "bullet", "ª")
+
 
 def keymap_from_config(config: dict) -> dict[str, str]:
     table = config.get("keymap", {})

@@ -19,8 +19,8 @@ from textual.widgets import DataTable, Footer, Static, TextArea
 from textual.worker import Worker, get_current_worker
 
 from curator.errors import Cancelled
+from curator.mining import envs, promote
 from curator.mining import mine as mining
-from curator.mining import promote
 from curator.store import Store
 from curator.store import candidates as candidate_store
 from curator.tui.screens.dialogs import InputModal
@@ -62,8 +62,12 @@ Functions mined from upstream repositories, best DL-relevance score first. **a**
 the highlighted one as a draft repo-backed problem (you confirm its id), **r** rejects it
 with a reason, **s** skips to the next, **f** cycles the status shown (new, all,
 accepted, rejected, vanished), **m** mines a repository (a local path or URL, optionally
-followed by a revision) with progress — **ctrl+g** cancels — and **o** opens the problem
-an accepted candidate became. **ctrl+l** reloads (after `curator mine` in a shell, say).
+followed by a revision and `--name OWNER/NAME`) with its phases shown (fetch, parse,
+link tests, score) — **ctrl+g** cancels and nothing is written — and **o** opens the
+problem an accepted candidate became. **e** builds (or reuses) the isolated environment
+the highlighted candidate's repository runs its tests in — its declared dependencies,
+pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancels).
+**ctrl+l** reloads (after mining from a shell, say).
 """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -74,6 +78,8 @@ an accepted candidate became. **ctrl+l** reloads (after `curator mine` in a shel
         Binding("s", "skip", "Skip", id="candidates.skip", tooltip="Go to the next candidate"),
         Binding("m", "mine", "Mine", id="candidates.mine",
                 tooltip="Mine a repository (path or URL) into candidates"),
+        Binding("e", "environment", "Environment", id="candidates.environment",
+                tooltip="Build the test environment of the candidate's repository"),
         Binding("ctrl+g", "cancel_mine", "Cancel", id="candidates.cancel",
                 tooltip="Cancel the mining in progress"),
         Binding("f", "cycle_status", "Status", id="candidates.status",
@@ -181,7 +187,7 @@ an accepted candidate became. **ctrl+l** reloads (after `curator mine` in a shel
         mining_now = self._mining is not None   # until its thread has really ended
         if action == "cancel_mine":
             return mining_now and not self._mining.is_cancelled
-        if action == "mine":
+        if action in ("mine", "environment"):
             return not mining_now
         return True
 
@@ -254,16 +260,25 @@ an accepted candidate became. **ctrl+l** reloads (after `curator mine` in a shel
         def answered(text: str | None) -> None:
             if not text:
                 return
-            source, _, rev = text.partition(" ")
+            words = text.split()
+            name = None
+            if "--name" in words:
+                at = words.index("--name")
+                name = words[at + 1] if at + 1 < len(words) else ""
+                del words[at:at + 2]
+            if not words:
+                return
+            source, rev = words[0], (words[1] if len(words) > 1 else None)
             bar = self.query_one(TaskBar)
             bar.display = True
             bar.start(f"mining {source}…")
-            self._mining = self._mine(source, rev.strip() or None)
+            self._mining = self._mine(source, rev, name)
             self.refresh_bindings()
 
         self.app.push_screen(InputModal(
             "Mine a repository", "Path or URL of a git repository, optionally followed by "
-            "a revision:", placeholder="~/src/kornia v0.7.0"), answered)
+            "a revision and --name OWNER/NAME:",
+            placeholder="~/src/kornia v0.7.0 --name kornia/kornia"), answered)
 
     def action_cancel_mine(self) -> None:
         if self._mining is not None:
@@ -277,17 +292,47 @@ an accepted candidate became. **ctrl+l** reloads (after `curator mine` in a shel
         report: dict | None = None
         cancelled: bool = False
         error: BaseException | None = None
+        environment: object | None = None   # an envs.EnvReport, from the e key
 
     @work(thread=True, exclusive=True, group="mine", exit_on_error=False)
-    def _mine(self, source: str, rev: str | None) -> None:
+    def _mine(self, source: str, rev: str | None, name: str | None = None) -> None:
         worker = get_current_worker()
         finished = self.MineFinished()
         store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own
         try:
             report = mining.mine(store, self.app.workspace, source, rev,
                                  progress=self.query_one(TaskBar).progress,
-                                 cancelled=lambda: worker.is_cancelled)
+                                 cancelled=lambda: worker.is_cancelled, name=name)
             finished.report = report.to_json()
+        except Cancelled:
+            finished.cancelled = True
+        except Exception as exc:  # noqa: BLE001 - shown in the error modal
+            finished.error = exc
+        finally:
+            store.close()
+            self.post_message(finished)
+
+    def action_environment(self) -> None:
+        row = self.current()
+        if row is None:
+            self.notify("No candidate highlighted", severity="warning")
+            return
+        bar = self.query_one(TaskBar)
+        bar.display = True
+        bar.start(f"environment of {row['repo_name']}…")
+        self._mining = self._environment(row["repo_name"])
+        self.refresh_bindings()
+
+    @work(thread=True, exclusive=True, group="mine", exit_on_error=False)
+    def _environment(self, repo: str) -> None:
+        """The same core function as `curator repo env`, with progress and cancel."""
+        worker = get_current_worker()
+        finished = self.MineFinished()
+        store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own
+        try:
+            finished.environment = envs.build(store, self.app.workspace, repo,
+                                              progress=self.query_one(TaskBar).progress,
+                                              cancelled=lambda: worker.is_cancelled)
         except Cancelled:
             finished.cancelled = True
         except Exception as exc:  # noqa: BLE001 - shown in the error modal
@@ -304,7 +349,15 @@ an accepted candidate became. **ctrl+l** reloads (after `curator mine` in a shel
         self._mining = None
         self.refresh_bindings()
         bar = self.query_one(TaskBar)
-        if event.report is not None:
+        if event.environment is not None:
+            env = event.environment
+            how = "reused" if env.reused else "built"
+            text = (f"{env.repo}: environment {how} in {env.seconds:.1f} s, python "
+                    f"{env.python_version}, {len(env.packages)} package(s)")
+            bar.finish(text)
+            self.notify(text + (f"; left out {len(env.skipped)} optional requirement(s)"
+                                if env.skipped else ""), timeout=8)
+        elif event.report is not None:
             report = event.report
             text = (f"{report['name']} @ {report['commit'][:12]}: "
                     f"{report['candidates']} candidates, {report['new']} new")
@@ -317,5 +370,5 @@ an accepted candidate became. **ctrl+l** reloads (after `curator mine` in a shel
             bar.finish("mining cancelled; nothing was written")
             self.notify("Mining cancelled", severity="warning")
         else:
-            bar.finish("mining failed")
-            self.app.show_error("Mining failed", event.error)
+            bar.finish("failed")
+            self.app.show_error("Mining or environment build failed", event.error)

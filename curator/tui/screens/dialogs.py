@@ -308,3 +308,56 @@ name their own. **Import** (or **Enter** in a box) imports; **Escape** cancels.
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class LabelEditModal(ModalScreen[dict | None]):
+    """Edit a label's display name and definition (its slug stays)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="label_edit.cancel"),
+    ]
+
+    def __init__(self, axis: str, slug: str, name: str, definition: str) -> None:
+        super().__init__(classes="dialog-screen")
+        self.axis, self.slug, self.name_text, self.definition = axis, slug, name, definition
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import Input
+
+        with Vertical(classes="dialog") as box:
+            box.border_title = f"Label {self.axis}/{self.slug}"
+            yield Label("Display name:", markup=False)
+            yield Input(self.name_text, id="label-name")
+            yield Label("Definition (shown when labelling and in the guidelines):",
+                        markup=False)
+            yield Input(self.definition, id="label-definition")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Save", id="ok", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#label-definition").focus()
+
+    def _submit(self) -> None:
+        from textual.widgets import Input
+
+        name = self.query_one("#label-name", Input).value.strip()
+        if not name:
+            self.notify("The name cannot be empty", severity="warning")
+            return
+        self.dismiss({"name": name,
+                      "definition": self.query_one("#label-definition", Input).value.strip()})
+
+    def on_input_submitted(self, event) -> None:
+        event.stop()
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "ok":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -11,6 +11,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import Markdown
 
+from curator import taxonomy
 from curator.store import Store
 
 
@@ -37,12 +38,12 @@ def keys_table(screen: Screen) -> str:
             continue
         seen.add((binding.action, key))
         display = screen.app.get_key_display(binding)
-        rows.append(f"| `{display}` | {binding.description} | {binding.tooltip or ''} "
-                    f"| {binding.id or ''} |")
+        what = f" — {binding.tooltip}" if binding.tooltip else ""
+        rows.append(f"- `{display}` **{binding.description}**{what} (`{binding.id or ''}`)")
     if not rows:
         return ""
-    return ("## Keys here\n\n| key | action | what it does | id (for [keymap]) |\n"
-            "|---|---|---|---|\n" + "\n".join(rows))
+    # a list, not a table: Textual's Markdown lays big tables out slowly (seconds for F1)
+    return "## Keys here (id for [keymap] in brackets)\n\n" + "\n".join(rows)
 
 
 def guidelines(store: Store) -> str:
@@ -58,6 +59,29 @@ def guidelines(store: Store) -> str:
         for number, label in enumerate(store.labels(axis), 1):
             lines.append(f"{number}. **{label['name']}** (`{label['slug']}`) — "
                          f"{label['definition']}")
+    lines += ["", review_guidelines(store)]
+    return "\n".join(lines)
+
+
+def review_guidelines(store: Store) -> str:
+    """The bug taxonomy with the key of each category: the same keys as the Review
+    screen and the ids `curator review label` takes."""
+    tax = taxonomy.current(store)
+    lines = ["### Bug taxonomy (Review screen)", "",
+             "The key is the category's id: **1**–**9**, then **0** and the last digit for "
+             "10–15 (**0 0** is 10). The CLI takes the same ids "
+             "(`curator review label SAMPLE --category 10/shape-dimension --reason ...`). "
+             "**ctrl+t** picks the "
+             "DL-specific sub-category of the pair, **r** writes its reason.", ""]
+    # a list, not a table: Textual's Markdown lays tables out slowly (seconds for F1)
+    for position, cat in enumerate(tax.categories, 1):
+        lines.append(f"- key **{taxonomy.review_key(cat.id, position)}** — {cat.id} "
+                     f"**{cat.name}**: {cat.definition}")
+    lines += ["", "DL-specific sub-categories: " + "; ".join(
+        f"{c.name} (`{c.id}`)" for c in tax.dl_categories) + "."]
+    verdicts = {"sample-correct": "c", "benchmark-defect": "d"}
+    lines += ["", "Verdicts instead of pairs: " + "; ".join(
+        f"**{verdicts.get(v.id, '')}** {v.name}" for v in tax.verdicts) + "."]
     return "\n".join(lines)
 
 

@@ -1,52 +1,86 @@
-"""Release: which problems fail a release gate, and building a versioned bundle.
+"""Release: which problems fail a release gate; build, verify and compare bundles.
 
-Both run curator.release in thread workers (`gates.check`, `bundle.build`), the same
-functions as `curator release check` and `curator release build`.
+Every action runs curator.release in a thread worker (`gates.check`, `bundle.build`,
+`verify.verify`, `diff.diff`), the same functions as `curator release check / build /
+verify / diff`; this screen only asks and shows.
 """
 
 from __future__ import annotations
 
-import re
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from curator.release import bundle, gates
+from curator.release import ReleaseError, bundle, diff, gates, verify
 from curator.store import Store
-from curator.tui.screens.dialogs import InputModal
+from curator.tui.screens.dialogs import ChoiceModal, InputModal
 from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.task_bar import TaskBar
 
 if TYPE_CHECKING:
     from curator.tui.app import CuratorApp
 
-VERSION = re.compile(r"^\d+\.\d+\.\d+$")
+
+def build_text(report: dict) -> str:
+    """Where a build went and what it holds (the Bundles tab keeps it in view)."""
+    lines = [f"Built {report['name']} {report['version']}: {report['problems']} problem(s)",
+             "",
+             f"  folder   {report['out']}",
+             f"  archive  {report['archive']}",
+             f"  sha256   {report['archive_sha256']}",
+             f"  files    {', '.join(report['files'])}"]
+    if report["released"]:
+        lines.append(f"  {len(report['released'])} problem(s) now marked released")
+    if report["failing"]:
+        lines.append(f"  built despite {len(report['failing'])} gate failure(s), listed in "
+                     "the manifest")
+    if not report["recorded"]:
+        lines.append("  identical to the release already recorded under this version")
+    lines += ["", "v verifies it, f compares it with an older bundle."]
+    return "\n".join(lines)
+
+
+def verify_text(report) -> str:
+    lines = [f"Verified {report.bundle}", "", f"  {report.summary()}"]
+    lines += [f"  error: {issue}" for issue in report.issues]
+    return "\n".join(lines)
 
 
 class ReleaseScreen(Screen):
     HELP = """\
 ## Release
 
-The gates every ready or released problem must pass before it ships: reference passes
-on this environment, enough tests, labels set, prompt present, provenance and licence
-known, no near-duplicate. **c** runs the check again, **Enter** opens the problem of the
-highlighted row, **b** builds a bundle (asks for the version and the output folder;
-refuses while a ready problem fails a gate), **ctrl+g** cancels a check or build.
-Drafts that fail a gate are listed too but do not block a release. **ctrl+l** reloads
-(runs the check again).
+**Gates** (alt+1): what every ready or released problem must pass before it ships:
+reference passes on this environment, enough tests, labels set, prompt present with a
+parsable signature of the entry point, provenance and licence known, no near-duplicate.
+**c** runs the check again (**ctrl+l** too), **Enter** opens the problem of the
+highlighted row. Drafts that fail a gate are listed too but do not block a release.
+
+**Bundles** (alt+2): **b** builds a bundle — the version box proposes the next version
+(Enter accepts it), then the output folder; when a ready problem fails a gate you can
+cancel or build anyway (the failures are written into the manifest). Where the bundle
+went stays shown here. **v** verifies a bundle (files, schema, and optionally re-runs
+every canonical solution), **f** compares two bundles (added, removed, changed
+problems). **ctrl+g** cancels what is running.
 """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "check", "Check", id="release.check", tooltip="Run the release gates"),
         Binding("b", "build", "Build", id="release.build",
                 tooltip="Build a versioned bundle of the ready problems"),
+        Binding("v", "verify", "Verify", id="release.verify",
+                tooltip="Verify a bundle: files, schema, optionally re-run solutions"),
+        Binding("f", "diff", "Diff", id="release.diff",
+                tooltip="Compare two bundles: added, removed, changed problems"),
         Binding("ctrl+g", "cancel", "Cancel", id="release.cancel",
-                tooltip="Cancel the check or build in progress"),
+                tooltip="Cancel the check, build or verification in progress"),
         Binding("enter", "open", "Open problem", id="release.open", show=False),
     ]
 
@@ -56,18 +90,28 @@ Drafts that fail a gate are listed too but do not block a release. **ctrl+l** re
         super().__init__()
         self.report: dict | None = None
         self.failures: list[dict] = []
+        self.last_build: dict | None = None
         self._worker: Worker | None = None
         self._seen_version = -1
 
     def compose(self) -> ComposeResult:
         yield NavBar()
         yield Static("checking…", id="release-summary", classes="status-line")
-        gates_table = DataTable(id="release-gates", cursor_type="none")
-        gates_table.border_title = "Gates"
-        yield gates_table
-        failing = DataTable(id="release-failing", cursor_type="row", zebra_stripes=True)
-        failing.border_title = "Failing"
-        yield failing
+        with TabbedContent(id="release-tabs"):
+            with TabPane("Gates", id="release-gates-tab"):
+                gates_table = DataTable(id="release-gates", cursor_type="none")
+                gates_table.border_title = "Gates"
+                yield gates_table
+                failing = DataTable(id="release-failing", cursor_type="row",
+                                    zebra_stripes=True)
+                failing.border_title = "Failing"
+                yield failing
+            with TabPane("Bundles", id="release-bundles-tab"):
+                with VerticalScroll(id="release-output-box", classes="pane") as box:
+                    box.border_title = "Last build, verification or comparison"
+                    yield Static("No bundle built in this session yet: b builds one, v "
+                                 "verifies one, f compares two.", id="release-output",
+                                 markup=False)
         yield TaskBar(id="release-task")
         yield Footer(compact=True)
 
@@ -89,17 +133,24 @@ Drafts that fail a gate are listed too but do not block a release. **ctrl+l** re
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel":
             return self.busy
-        if action in ("check", "build"):
+        if action in ("check", "build", "verify", "diff"):
             return not self.busy
         return True
+
+    def _start(self, label: str, worker_method, *args) -> None:
+        self.query_one(TaskBar).start(label)
+        self._worker = worker_method(*args)
+        self.refresh_bindings()
+
+    def _show_output(self, text: str) -> None:
+        self.query_one("#release-output", Static).update(text)
+        self.query_one(TabbedContent).active = "release-bundles-tab"
 
     # -- check ------------------------------------------------------------------------------
 
     def action_check(self) -> None:
         self._seen_version = self.app.data_version
-        self.query_one(TaskBar).start("checking release gates…")
-        self._worker = self._check()
-        self.refresh_bindings()
+        self._start("checking release gates…", self._check)
 
     @work(thread=True, exclusive=True, group="release", exit_on_error=False)
     def _check(self) -> dict:
@@ -140,11 +191,12 @@ Drafts that fail a gate are listed too but do not block a release. **ctrl+l** re
 
     def action_build(self) -> None:
         name = bundle.default_name(self.app.workspace)
+        proposed = bundle.next_version(self.app.store, name)
 
         def got_version(version: str | None) -> None:
             if not version:
                 return
-            if not VERSION.match(version):
+            if not bundle.VERSION_PATTERN.match(version):
                 self.app.show_error("Not built", f"version {version!r} must look like 1.2.3")
                 return
             default_out = str(self.app.workspace.root / "releases" / f"{name}-{version}")
@@ -153,26 +205,108 @@ Drafts that fail a gate are listed too but do not block a release. **ctrl+l** re
                 default_out), lambda out: got_out(version, out))
 
         def got_out(version: str, out: str | None) -> None:
-            if not out:
-                return
-            self.query_one(TaskBar).start(f"building {name} {version}…")
-            self._worker = self._build(version, out)
-            self.refresh_bindings()
+            if out:
+                self._start(f"building {name} {version}…", self._build, version, out, False)
 
-        self.app.push_screen(InputModal("Build a release", f"Version of {name} (X.Y.Z):",
-                                        placeholder="1.0.0"), got_version)
+        self.app.push_screen(InputModal(
+            "Build a release", f"Version of {name} (Enter accepts the proposed next "
+            "version):", proposed), got_version)
 
     @work(thread=True, exclusive=True, group="release", exit_on_error=False)
-    def _build(self, version: str, out: str) -> dict:
+    def _build(self, version: str, out: str, allow_failing: bool) -> dict:
         worker = get_current_worker()
         store = Store(self.app.workspace.db_path, self.app.actor)
         try:
-            report = bundle.build(store, self.app.workspace, version, out,
-                                  progress=self.query_one(TaskBar).progress,
-                                  cancelled=lambda: worker.is_cancelled)
+            try:
+                report = bundle.build(store, self.app.workspace, version, out,
+                                      allow_failing=allow_failing,
+                                      progress=self.query_one(TaskBar).progress,
+                                      cancelled=lambda: worker.is_cancelled)
+            except ReleaseError as exc:
+                if allow_failing or not str(exc).startswith("release blocked"):
+                    raise
+                return {"kind": "blocked", "version": version, "out": out,
+                        "blocking": gates.check(store, self.app.workspace).blocking}
         finally:
             store.close()
         return {"kind": "build", "report": report.to_json()}
+
+    def _ask_build_anyway(self, result: dict) -> None:
+        blocking = result["blocking"]
+        shown = ", ".join(blocking[:6]) + (" …" if len(blocking) > 6 else "")
+
+        def answered(choice: str | None) -> None:
+            if choice == "anyway":
+                self._start(f"building {result['version']} despite failing gates…",
+                            self._build, result["version"], result["out"], True)
+
+        self.app.push_screen(ChoiceModal(
+            "Release blocked",
+            f"{len(blocking)} ready problem(s) fail a gate: {shown}. The Gates tab lists "
+            "why (Enter opens a problem). Build anyway, recording the failures in the "
+            "manifest?",
+            [("cancel", "Cancel", "primary"), ("anyway", "Build anyway", "warning")]),
+            answered)
+
+    # -- verify and diff ------------------------------------------------------------------------
+
+    def _recent(self) -> list[dict]:
+        return [r for r in bundle.built_releases(self.app.store) if r["archive"]]
+
+    def action_verify(self) -> None:
+        recent = self._recent()
+        proposed = (self.last_build or {}).get("archive") or (
+            recent[0]["archive"] if recent else "")
+
+        def got_path(path: str | None) -> None:
+            if not path:
+                return
+            self.app.push_screen(ChoiceModal(
+                "Verify a bundle", f"{path}: check files and schema only, or also re-run "
+                "every canonical solution against its tests (slower)?",
+                [("files", "Check files", "primary"), ("rerun", "Check and re-run", "default"),
+                 ("cancel", "Cancel", "default")]),
+                lambda choice: choice in ("files", "rerun") and self._start(
+                    f"verifying {Path(path).name}…", self._verify, path, choice == "rerun"))
+
+        self.app.push_screen(InputModal("Verify a bundle",
+                                        "Bundle folder or .tar.gz archive:", proposed),
+                             got_path)
+
+    @work(thread=True, exclusive=True, group="release", exit_on_error=False)
+    def _verify(self, path: str, rerun: bool) -> dict:
+        worker = get_current_worker()
+        if not Path(path).exists():
+            raise ReleaseError(f"{path}: no such bundle")
+        store = Store(self.app.workspace.db_path, self.app.actor)
+        try:
+            report = verify.verify(path, rerun=rerun, progress=self.query_one(TaskBar).progress,
+                                   cancelled=lambda: worker.is_cancelled, store=store,
+                                   workspace=self.app.workspace)
+        finally:
+            store.close()
+        return {"kind": "verify", "report": report}
+
+    def action_diff(self) -> None:
+        recent = self._recent()
+        new = recent[0]["archive"] if recent else ""
+        old = recent[1]["archive"] if len(recent) > 1 else ""
+
+        def got_old(old_path: str | None) -> None:
+            if old_path:
+                self.app.push_screen(InputModal("Compare bundles", "Newer bundle:", new),
+                                     lambda new_path: new_path and self._start(
+                                         "comparing bundles…", self._diff, old_path, new_path))
+
+        self.app.push_screen(InputModal("Compare bundles", "Older bundle (folder or "
+                                        ".tar.gz):", old), got_old)
+
+    @work(thread=True, exclusive=True, group="release", exit_on_error=False)
+    def _diff(self, old: str, new: str) -> dict:
+        for path in (old, new):
+            if not Path(path).exists():
+                raise ReleaseError(f"{path}: no such bundle")
+        return {"kind": "diff", "text": diff.diff(old, new).markdown()}
 
     # -- results -------------------------------------------------------------------------------
 
@@ -184,34 +318,45 @@ Drafts that fail a gate are listed too but do not block a release. **ctrl+l** re
         self.refresh_bindings()
         if event.state == WorkerState.SUCCESS:
             result = event.worker.result
-            report = result["report"]
-            if result["kind"] == "check":
-                self.show_report(report)
+            kind = result["kind"]
+            if kind == "check":
+                self.show_report(result["report"])
                 bar.finish("gates checked")
-            else:
+            elif kind == "blocked":
+                bar.finish("not built: ready problems fail a gate")
+                self._ask_build_anyway(result)
+            elif kind == "build":
+                report = result["report"]
+                self.last_build = report
                 self.app.changed()
-                text = (f"{report['name']} {report['version']}: {report['problems']} "
-                        f"problems → {report['archive']}")
-                bar.finish(text)
-                self.notify(f"Built {text} (sha256 {report['archive_sha256'][:12]}…); "
-                            f"{len(report['released'])} problem(s) marked released",
-                            timeout=10)
+                bar.finish(f"built {report['name']} {report['version']} → {report['archive']}")
+                self._show_output(build_text(report))
+                self.notify(f"Built {report['name']} {report['version']}; the Bundles tab "
+                            "shows where it went", timeout=6)
+                self._worker = None
                 self.action_check()
+            elif kind == "verify":
+                report = result["report"]
+                bar.finish(report.summary())
+                self._show_output(verify_text(report))
+            else:
+                bar.finish("compared")
+                self._show_output(result["text"])
         elif event.state == WorkerState.CANCELLED or event.worker.is_cancelled:
             bar.finish("cancelled")
         elif event.state == WorkerState.ERROR:
             bar.finish("failed")
-            self.app.show_error("Release check or build failed", event.worker.error)
+            self.app.show_error("Release action failed", event.worker.error)
+
+    def action_cancel(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
 
     def action_reload(self) -> None:
         if self.busy:
             self.notify("Busy: ctrl+g cancels first", severity="warning")
         else:
             self.action_check()
-
-    def action_cancel(self) -> None:
-        if self._worker is not None:
-            self._worker.cancel()
 
     def action_open(self) -> None:
         table = self.query_one("#release-failing", DataTable)

@@ -7,7 +7,6 @@ pairs, or a verdict — the sample is actually correct, or the benchmark item is
 from __future__ import annotations
 
 import difflib
-from collections import Counter
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -33,6 +32,7 @@ from textual.widgets.option_list import Option
 
 from curator import review
 from curator import taxonomy as taxonomy_store
+from curator.display import visible
 from curator.review import annotations as review_annotations
 from curator.tui.widgets.nav_bar import NavBar
 
@@ -49,10 +49,19 @@ The failing samples you are to review (all of them when nothing was assigned). F
 read the prompt, the sample beside the reference (**v** toggles a diff) and the failing
 tests, then label it.
 
-- **1**–**9** pick a bug category (the list shows the ones used most first); type the
-  reason and press **Enter** to save. Pick a second category the same way to add a
-  second (category, reason) pair — at most two. The DL-specific sub-category box applies
-  to the pair being written. **x** drops the pairs so you can start over.
+- The key of a bug category is its taxonomy id, the id `curator taxonomy` prints and
+  `curator review label --category` takes: **1**–**9**, then **0** and the last digit
+  for 10–15 (**0 0** is 10, **0 5** is 15). The list shows each key; the order never
+  changes. After the key, type the reason and press **Enter** to save. Pick a second
+  category the same way to add a second (category, reason) pair — at most two.
+- **ctrl+t** picks the DL-specific sub-category of the pair being written; **r** goes to
+  its reason box. **x** drops the pairs so you can start over.
+- Tabs: **alt+1** Code, **alt+2** Failure (failing tests and output), **alt+3** Prompt,
+  **alt+4** Team; **alt+←/→** step through them.
+- **Team**: everyone's progress, agreement (Krippendorff's α over items labelled twice,
+  Cohen's κ per pair of annotators) and the items where annotators disagree, their labels
+  side by side; **Enter** on one adjudicates it (take one annotator's label as final).
+  **a** assigns the unassigned items to annotators, a share of them to two.
 - **c**: the sample is actually correct; **d**: the benchmark item is defective.
 - **n** / **p** next / previous item, **]** next item you have not labelled,
   **ctrl+z** undoes your last label (it jumps to that item). **Escape** leaves the reason
@@ -64,6 +73,12 @@ Your position and progress stay in the line at the top.
     BINDINGS: ClassVar[list[BindingType]] = [
         *(Binding(str(n), f"category({n})", f"Category {n}", show=False,
                   id=f"review.category{n}") for n in range(1, 10)),
+        Binding("0", "category(0)", "Category 10-15", show=False, id="review.category_tens",
+                tooltip="0, then the last digit of the id: 0 0 is 10, 0 5 is 15"),
+        Binding("ctrl+t", "pick_dl", "Sub-category", id="review.dl",
+                tooltip="The DL-specific sub-category of the pair being written"),
+        Binding("r", "focus_reason", "Reason", id="review.reason", show=False,
+                tooltip="Write the reason of the pair"),
         Binding("n", "move(1)", "Next", id="review.next"),
         Binding("p", "move(-1)", "Prev", id="review.previous"),
         Binding("right_square_bracket", "next_open", "Next open", id="review.next_open",
@@ -74,6 +89,8 @@ Your position and progress stay in the line at the top.
                 tooltip="The benchmark item itself is defective"),
         Binding("x", "drop_pending", "Drop pairs", id="review.drop", show=False,
                 tooltip="Drop the pairs and start this label over"),
+        Binding("a", "assign", "Assign", id="review.assign", show=False,
+                tooltip="Assign unassigned items to annotators (a share to two)"),
         Binding("ctrl+z", "undo", "Undo", id="review.undo",
                 tooltip="Undo your last label"),
         Binding("v", "toggle_diff", "Diff", id="review.diff",
@@ -91,6 +108,8 @@ Your position and progress stay in the line at the top.
         self.diff = False
         self.taxonomy = None
         self._seen_version = -1
+        self._tens = False   # `0` pressed: the next digit picks 10-19
+        self.categories: list = []
 
     def compose(self) -> ComposeResult:
         yield NavBar()
@@ -117,6 +136,13 @@ Your position and progress stay in the line at the top.
                 yield output
             with TabPane("Prompt", id="review-prompt"), VerticalScroll(classes="pane"):
                 yield Markdown("", id="review-prompt-md")
+            with TabPane("Team", id="review-team"):
+                yield Static("", id="team-summary", markup=False)
+                with Horizontal(id="team-split"):
+                    table = DataTable(id="team-disagreements", cursor_type="row")
+                    table.border_title = "Disagreements (Enter adjudicates)"
+                    yield table
+                    yield Horizontal(id="team-side")
         with Horizontal(id="review-label"):
             categories = OptionList(id="review-categories")
             categories.border_title = "Bug category"
@@ -163,17 +189,15 @@ Your position and progress stay in the line at the top.
         return next((i for i, it in enumerate(self.items) if not it.done), 0)
 
     def _fill_categories(self) -> None:
-        """Categories used most first, so the number keys reach the frequent ones."""
-        used = Counter(pair["category"] for row in review_annotations.all_labels(self.app.store)
-                       for pair in row["pairs"])
-        order = {c.id: i for i, c in enumerate(self.taxonomy.categories)}
-        self.categories = sorted(self.taxonomy.categories,
-                                 key=lambda c: (-used.get(c.id, 0), order[c.id]))
+        """Categories in taxonomy order, each with its key (its id): keys never move."""
+        self.categories = list(self.taxonomy.categories)
+        self.keys = {taxonomy_store.review_key(c.id, n): c.id
+                     for n, c in enumerate(self.categories, 1)}
         option_list = self.query_one("#review-categories", OptionList)
         option_list.clear_options()
         for number, cat in enumerate(self.categories, 1):
-            key = str(number) if number <= 9 else " "
-            option_list.add_option(Option(Text.assemble((f"{key} ", "bold"), cat.name),
+            key = taxonomy_store.review_key(cat.id, number)
+            option_list.add_option(Option(Text.assemble((f"{key:>3} ", "bold"), cat.name),
                                           id=cat.id))
         option_list.highlighted = 0
 
@@ -188,6 +212,7 @@ Your position and progress stay in the line at the top.
 
     def show(self) -> None:
         item = self.current
+        self._tens = False
         self.pending = self._saved_pairs()
         sample = self.query_one("#review-sample", TextArea)
         reference = self.query_one("#review-reference", TextArea)
@@ -211,10 +236,13 @@ Your position and progress stay in the line at the top.
                                     "reference", "sample", lineterm="")
         self.query_one("#review-diff", TextArea).load_text("\n".join(diff))
         for test in item.failing_tests:
-            tests.add_row(test.get("id") or "", test.get("outcome") or "")
-        output.write_line(f"{item.outcome}: {item.reason}")
+            tests.add_row(Text(visible(test.get("id"), False)),
+                          Text(visible(test.get("outcome"), False)))
+        output.write_line(f"{item.outcome}: {visible(item.reason, False)}")
+        for line in item.evidence:
+            output.write_line("tampering: " + visible(line, False))
         if item.test_output:
-            output.write(item.test_output)
+            output.write(visible(item.test_output))
         self.query_one("#review-prompt-md", Markdown).update(item.prompt)
         self._position()
 
@@ -258,9 +286,41 @@ Your position and progress stay in the line at the top.
         self._label_text()
         self.query_one("#review-reason", Input).focus()
 
-    def action_category(self, number: int) -> None:
-        if 1 <= number <= len(self.categories):
-            self._choose(self.categories[number - 1].id)
+    def action_category(self, digit: int) -> None:
+        if self._tens:
+            self._tens = False
+            key = f"0 {digit}"
+        elif digit == 0:
+            self._tens = True
+            self.query_one("#review-current", Static).update(
+                "0 … then the last digit of the id: 0 0 is 10, 0 5 is 15")
+            return
+        else:
+            key = str(digit)
+        category = self.keys.get(key)
+        if category is None:
+            self.notify(f"No category has the key {key}", severity="warning", timeout=3)
+            self._label_text()
+            return
+        self._choose(category)
+
+    def action_pick_dl(self) -> None:
+        if not self.pending:
+            self.notify("Pick a category first (its id key)", severity="warning", timeout=3)
+            return
+        select = self.query_one("#review-dl", Select)
+        self._picking_dl = True
+        select.focus()
+        select.action_show_overlay()
+
+    def action_focus_reason(self) -> None:
+        self.query_one("#review-reason", Input).focus()
+
+    @on(Select.Changed, "#review-dl")
+    def _dl_changed(self) -> None:
+        if self.pending and getattr(self, "_picking_dl", False):
+            self._picking_dl = False
+            self.call_after_refresh(self.query_one("#review-reason", Input).focus)
 
     @on(OptionList.OptionSelected, "#review-categories")
     def _category_selected(self, event: OptionList.OptionSelected) -> None:
@@ -351,9 +411,138 @@ Your position and progress stay in the line at the top.
 
     def action_reload(self) -> None:
         self.reload()
+        if self.query_one(TabbedContent).active == "review-team":
+            self.show_team()
         self.notify("Review queue reloaded", timeout=2)
 
+    # -- team: assignment, agreement, adjudication ---------------------------------------
+
+    def show_team(self) -> None:
+        data = review.stats(self.app.store)
+        self.team = data
+        agreement = data["agreement"]
+        alpha = agreement["krippendorff_alpha"]
+        lines = [f"{data['items']} item(s) in the queue, {data['labelled']} labelled, "
+                 f"{data['adjudicated']} adjudicated · agreement on {agreement['items']} "
+                 f"item(s) labelled twice: α {'n/a' if alpha is None else f'{alpha:.3f}'}"]
+        kappas = [f"κ {' / '.join(p['annotators'])} "
+                  f"{'n/a' if p['kappa'] is None else format(p['kappa'], '.3f')} "
+                  f"({p['items']})" for p in agreement["cohen_kappa"]]
+        if kappas:
+            lines.append(" · ".join(kappas))
+        progress = [f"{name}: {p['labelled']}/{p['assigned']} done, {p['remaining']} left"
+                    for name, p in data["progress"].items()]
+        lines.append(" · ".join(progress) or "nobody has labelled or been assigned yet "
+                     "(a assigns)")
+        self.query_one("#team-summary", Static).update("\n".join(lines))
+        table = self.query_one("#team-disagreements", DataTable)
+        if not table.columns:
+            table.add_columns("sample", "problem", "final")
+        table.clear()
+        for item in data["disagreements"]:
+            table.add_row(str(item["sample_id"]), item["problem_id"],
+                          "yes" if item["adjudicated"] else "", key=str(item["sample_id"]))
+        self._show_side(data["disagreements"][0] if data["disagreements"] else None)
+
+    def _disagreement(self, sample_id: int) -> dict | None:
+        return next((d for d in (getattr(self, "team", None) or {}).get("disagreements", [])
+                     if d["sample_id"] == sample_id), None)
+
+    def _show_side(self, item: dict | None) -> None:
+        side = self.query_one("#team-side", Horizontal)
+        side.remove_children()
+        if item is None:
+            side.mount(Static("No disagreements.", classes="team-label", markup=False))
+            return
+        final = review_annotations.get_final(self.app.store, item["sample_id"])
+        panels = []
+        for name, value in item["labels"].items():
+            panel = Static(review_annotations.format_label(value, self.taxonomy),
+                           classes="team-label", markup=False)
+            panel.border_title = name
+            panels.append(panel)
+        if final:
+            panel = Static(review_annotations.format_label(final, self.taxonomy),
+                           classes="team-label", markup=False)
+            panel.border_title = "final"
+            panels.append(panel)
+        side.mount_all(panels)
+
+    @on(DataTable.RowHighlighted, "#team-disagreements")
+    def _team_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value:
+            self._show_side(self._disagreement(int(event.row_key.value)))
+
+    @on(DataTable.RowSelected, "#team-disagreements")
+    def _team_selected(self, event: DataTable.RowSelected) -> None:
+        item = self._disagreement(int(event.row_key.value or 0))
+        if item is None:
+            return
+        from curator.tui.screens.dialogs import ChoiceModal
+
+        names = list(item["labels"])
+
+        def answered(choice: str | None) -> None:
+            if not choice or not choice.startswith("take-"):
+                return
+            name = names[int(choice.removeprefix("take-"))]
+            if self.app.run_guarded(f"Could not adjudicate sample {item['sample_id']}",
+                                    lambda: review.adjudicate(self.app.store,
+                                                              item["sample_id"],
+                                                              accept=name)):
+                self.app.changed()
+                self.notify(f"Sample {item['sample_id']}: {name}'s label is final")
+                self.show_team()
+
+        self.app.push_screen(ChoiceModal(
+            f"Adjudicate sample {item['sample_id']}",
+            " | ".join(f"{name}: {review_annotations.format_label(value, self.taxonomy)}"
+                       for name, value in item["labels"].items())
+            + " — whose label is final?",
+            [*((f"take-{i}", f"Take {name}'s", "primary" if i == 0 else "default")
+               for i, name in enumerate(names)), ("cancel", "Cancel", "default")]),
+            answered)
+
+    @on(TabbedContent.TabActivated, "#review-tabs")
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "review-team":
+            self.show_team()
+
+    def action_assign(self) -> None:
+        from curator.tui.screens.dialogs import InputModal
+
+        def got_names(text: str | None) -> None:
+            if not text:
+                return
+            names = [n.strip() for n in text.replace(" ", ",").split(",") if n.strip()]
+            self.app.push_screen(InputModal(
+                "Assign items", "Share of items given to two annotators, for agreement "
+                "(0 to 1):", "0.2" if len(names) > 1 else "0"),
+                lambda share: share is not None and assign(names, share))
+
+        def assign(names: list[str], share: str) -> None:
+            try:
+                overlap = float(share or 0)
+            except ValueError:
+                self.app.show_error("Not assigned", f"{share!r} is not a number from 0 to 1")
+                return
+            result = self.app.run_guarded("Could not assign", lambda: review.assign(
+                self.app.store, names, overlap=overlap))
+            if result:
+                self.app.changed()
+                self.notify(f"{result['assigned']} item(s) assigned ({result['double']} to "
+                            "two annotators): " + ", ".join(
+                                f"{a} {n}" for a, n in result["annotators"].items()))
+                self.reload()
+                self.query_one(TabbedContent).active = "review-team"
+                self.show_team()
+
+        self.app.push_screen(InputModal(
+            "Assign items", "Annotators (names separated by commas):",
+            placeholder="ana, ben, chloe"), got_names)
+
     def palette_commands(self):
-        for cat in self.categories[9:]:
-            yield (f"Category {cat.id}: {cat.name}", cat.definition,
+        for number, cat in enumerate(self.categories, 1):
+            yield (f"Category {cat.id}: {cat.name}",
+                   f"key {taxonomy_store.review_key(cat.id, number)} · {cat.definition}",
                    lambda cid=cat.id: self._choose(cid))

@@ -71,7 +71,8 @@ class StatsScreen(Screen):
 ## Stats
 
 **Labels**: problems per stage, task and data type (retired problems left out), as bars
-with the counts and shares beside them. **pass@k**: per model, pass@1/5/10 by the chosen
+with the counts and shares beside them; **Enter** on a label edits its name and
+definition (the ones shown when labelling and in the guidelines). **pass@k**: per model, pass@1/5/10 by the chosen
 label axis (unbiased estimator; only problems whose reference passes are scored, and a
 figure appears only where some problem has n ≥ k). **b** switches the axis.
 
@@ -100,7 +101,7 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
         self.axis = "stage"
         self.report: dict | None = None
         self._seen_version = -1
-        self._task: Worker | None = None
+        self._job: Worker | None = None
 
     def compose(self) -> ComposeResult:
         yield NavBar()
@@ -111,7 +112,7 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
                         row.border_title = axis.capitalize()
                         yield PlotextPlot(id=f"plot-{axis}", classes="dist-plot")
                         table = DataTable(id=f"numbers-{axis}", classes="dist-numbers",
-                                          cursor_type="none", show_cursor=False)
+                                          cursor_type="row")
                         yield table
             if report_available():
                 with TabPane("pass@k", id="stats-passk"):
@@ -179,7 +180,7 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
             table = self.query_one(f"#numbers-{axis}", DataTable)
             table.clear()
             for slug, name, n in rows:
-                table.add_row(name, str(n), f"{100 * n / total:.0f}")
+                table.add_row(name, str(n), f"{100 * n / total:.0f}", key=slug or None)
             table.add_row("total", str(sum(n for _, _, n in rows)), "100")
 
     # -- pass@k --------------------------------------------------------------------------
@@ -189,7 +190,7 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
         return report.build(self.app.store)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is self._task:
+        if event.worker is self._job:
             self._task_changed(event)
             return
         if event.worker.group != "stats-report":
@@ -222,6 +223,30 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
         if models:
             select.value = current if current in models else models[0]
         self.show_passk()
+
+    @on(DataTable.RowSelected, ".dist-numbers")
+    def _label_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a label: edit its name and definition."""
+        from curator.tui.screens.dialogs import LabelEditModal
+
+        slug = event.row_key.value
+        axis = (event.data_table.id or "").removeprefix("numbers-")
+        row = self.app.store.one("SELECT * FROM labels WHERE axis = ? AND slug = ?",
+                                 (axis, slug)) if slug else None
+        if row is None:
+            return
+
+        def answered(answer: dict | None) -> None:
+            if answer and self.app.run_guarded(
+                    "Could not save the label", lambda: self.app.store.set_label_text(
+                        axis, slug, name=answer["name"], definition=answer["definition"])
+                    or True):
+                self.app.changed()
+                self.notify(f"{axis}/{slug} saved")
+                self.reload()
+
+        self.app.push_screen(LabelEditModal(axis, slug, row["name"], row["definition"]),
+                             answered)
 
     @on(Select.Changed, "#passk-model")
     def _model_changed(self) -> None:
@@ -272,7 +297,7 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
 
     @property
     def busy(self) -> bool:
-        return self._task is not None and self._task.state in (WorkerState.PENDING,
+        return self._job is not None and self._job.state in (WorkerState.PENDING,
                                                                WorkerState.RUNNING)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -293,8 +318,8 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
         self._start("evaluating samples…", self._evaluate)
 
     def action_cancel(self) -> None:
-        if self.busy and self._task is not None:
-            self._task.cancel()
+        if self.busy and self._job is not None:
+            self._job.cancel()
             self.query_one(TaskBar).start("cancelling…")
 
     def _start(self, label: str, method, *args) -> None:
@@ -302,7 +327,7 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
         bar = self.query_one(TaskBar)
         bar.display = True
         bar.start(label)
-        self._task = method(*args)
+        self._job = method(*args)
         self.refresh_bindings()
 
     @work(thread=True, exclusive=True, group="stats-task", exit_on_error=False)

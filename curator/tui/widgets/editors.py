@@ -7,6 +7,8 @@ from typing import ClassVar
 from textual.binding import Binding, BindingType
 from textual.widgets import Tabs, TextArea
 
+from curator.tui.keymap import ALT_DIGIT_KEYS
+
 
 class Editor(TextArea):
     """A TextArea where Escape leaves the editor (to the tab bar) instead of the screen."""
@@ -14,6 +16,12 @@ class Editor(TextArea):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "leave", "Leave editor", show=False, id="editor.leave"),
     ]
+
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        # alt+digit as most terminals send it switches tabs; it is not text to type
+        if key in ALT_DIGIT_KEYS:
+            return False
+        return super().check_consume_key(key, character)
 
     async def _on_key(self, event) -> None:
         if event.key == "escape":
