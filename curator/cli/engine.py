@@ -89,7 +89,7 @@ def _print_report(report) -> None:
     for run in report.runs:
         passed = sum(t["outcome"] == "passed" for t in run["tests"])
         others = Counter(t["outcome"] for t in run["tests"]
-                         if t["outcome"] in ("skipped", "xfailed", "xpassed"))
+                         if t["outcome"] in ("skipped", "xfailed", "xpassed", "deselected"))
         shown = f"{passed}/{len(run['tests'])}" + "".join(
             f" {n} {o}" for o, n in sorted(others.items()))
         rows.append([run["problem_id"], run["outcome"], f"{run['duration_s']:.2f}s",

@@ -8,7 +8,7 @@ import click
 
 from curator.cli.context import CliContext, json_option, pass_ctx, print_json, progress_bar
 from curator.errors import WorkspaceError
-from curator.limits import DEFAULT, Limits
+from curator.limits import DEFAULT, Limits, one_line
 from curator.release import bundle as bundle_mod
 from curator.release import diff as diff_mod
 from curator.release import gates, importing
@@ -131,9 +131,9 @@ def _print_import(report: importing.ImportReport, as_json: bool) -> None:
         return
     for item in report.skipped:
         if _already(item):
-            click.echo(f"skipped {item['file']}: {item['reason']}", err=True)
+            click.echo(one_line(f"skipped {item['file']}: {item['reason']}"), err=True)
         else:
-            click.echo(f"error: {item['file']}: {item['reason']}", err=True)
+            click.echo(one_line(f"error: {item['file']}: {item['reason']}"), err=True)
     for item in report.unknown_labels:
         click.echo(f"unknown {item['axis']} label {item['value']!r} in {item['file']} "
                    f"(problem {item['problem_id']})", err=True)

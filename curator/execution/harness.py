@@ -8,7 +8,8 @@ repo-backed runs load it with `-p _curator_harness` into a foreign interpreter.
 Events, one JSON object per line after the token:
   {"event": "collected", "ids": [...]}
   {"event": "collect_error", "id": ..., "message": ..., "text": ...}
-  {"event": "test", "id": ..., "outcome": passed|failed|error|skipped|xfailed|xpassed,
+  {"event": "test", "id": ..., "outcome": passed|failed|error|skipped|xfailed|xpassed|
+   deselected,
    "duration_s": ..., "message": ...}
   {"event": "finish", "exitstatus": ..., "python": ..., "torch": ...}
   {"event": "setup_error", "message": ...}   (the worker could not prepare the run)
@@ -31,7 +32,37 @@ import threading
 import types
 
 ENV_VAR = "CURATOR_HARNESS"  # "<fd>:<token>", for runs started with -p _curator_harness
+SHADOW_VAR = "CURATOR_SHADOW"  # JSON {module: [patched file, package folder or null]}
 TEXT_LIMIT = 4000
+
+
+class ShadowFinder:
+    """Imports the patched copy of a repository module from the run's private folder.
+
+    The checkout stays read-only and shared; only the one patched module comes from
+    elsewhere, under its own name, so the package around it is the checkout's own.
+    The copy is a real file, so tracebacks and inspect.getsource (torch.jit.script)
+    see the patched source.
+    """
+
+    def __init__(self, mapping):
+        self.mapping = dict(mapping)
+
+    def find_spec(self, fullname, path=None, target=None):
+        entry = self.mapping.get(fullname)
+        if entry is None:
+            return None
+        import importlib.util
+
+        filename, package_dir = entry[0], entry[1]
+        return importlib.util.spec_from_file_location(
+            fullname, filename,
+            submodule_search_locations=[package_dir] if package_dir else None)
+
+
+def install_shadow(mapping):
+    if mapping:
+        sys.meta_path.insert(0, ShadowFinder(mapping))
 
 
 def _crash_message(report):
@@ -82,6 +113,13 @@ class Reporter:
         if report.failed:
             self.send("collect_error", id=report.nodeid, message=_crash_message(report),
                        text=_longrepr_text(report))
+
+    def pytest_deselected(self, items):
+        # Left out by an option or by the repository's own conftest (e.g. tests that need
+        # --runslow): reported, so the run says what did not run and why not.
+        for item in items:
+            self.send("test", id=item.nodeid, outcome="deselected", duration_s=0.0,
+                      message="deselected")
 
     def pytest_collection_finish(self, session):
         self.send("collected", ids=[item.nodeid for item in session.items])
@@ -507,3 +545,8 @@ def _import_hidden(node):
             % (node.path, info.getrepr(style="short"))) from exc
     node.config.pluginmanager.consider_module(module)
     return module
+
+
+# Loaded with -p _curator_harness: serve the patched module before anything imports it.
+if os.environ.get(SHADOW_VAR):
+    install_shadow(json.loads(os.environ.pop(SHADOW_VAR)))

@@ -33,7 +33,14 @@ from pathlib import Path, PurePosixPath
 
 from curator.execution import proctree, sandbox, verdict
 from curator.execution.harness import ENV_VAR as HARNESS_ENV
-from curator.execution.harness import Guard, HiddenTests, Reporter, interpreter_prefixes
+from curator.execution.harness import (
+    SHADOW_VAR,
+    Guard,
+    HiddenTests,
+    Reporter,
+    install_shadow,
+    interpreter_prefixes,
+)
 from curator.execution.job import Job, RunResult
 
 RESULT_FD = 3
@@ -60,6 +67,11 @@ class Settings:
     tmp_root: str = "/tmp"
     wipe_tmp: bool = False   # /dev/shm is ours too (strong isolation)
     slot_cgroup: bool = False  # the engine limits processes per slot (pids cgroup)
+    # A warm worker of one repository environment: it runs in that environment's
+    # interpreter, has imported its heavy third-party modules (preload), and runs each
+    # repo-backed job with pytest.main in a forked child that imports the patched checkout.
+    repo_mode: bool = False
+    shared_checkout: bool = False   # the checkout is a read-only mount: no copy per run
 
     @classmethod
     def from_json(cls, text: str) -> Settings:
@@ -111,7 +123,8 @@ class Worker:
                     importlib.import_module(name)
                 except Exception as exc:
                     problems.append(f"{name}: {exc}")
-            problems += self._prepare_pytest()
+            if not self.settings.repo_mode:   # a repository's own ini decides its options
+                problems += self._prepare_pytest()
         sandbox.become_subreaper()
         self._snapshot = self._new_guard(None)
         self._snapshot.snapshot()
@@ -176,6 +189,8 @@ class Worker:
         isolation = self.settings.isolation
         env = {"python": self.versions["python"], "torch": self.versions["torch"],
                "isolation": isolation}
+        if job.repo_backed:
+            env["repo_run"] = "warm" if self.settings.repo_mode else "cold"
         if not (job.solution or "").strip():
             return RunResult(job.job_id, job.problem_id, "no_code", reason="empty solution",
                              env=env, timeout_s=job.limits.timeout_s)
@@ -217,7 +232,7 @@ class Worker:
             else None
         decided = verdict.decide(events, expected, exit_code=exit_code, exit_signal=exit_signal,
                                  timed_out=timed_out, timeout_s=job.limits.timeout_s,
-                                 stderr_tail=stderr[-4000:])
+                                 stderr_tail=stderr[-4000:], uncollected_ok=job.repo_backed)
         decided = verdict.against_baseline(decided, job.baseline, strict=not job.reference)
         return RunResult(job.job_id, job.problem_id, decided.outcome, tests=decided.tests,
                          duration_s=round(duration, 6), stdout=stdout, stderr=stderr,
@@ -269,14 +284,50 @@ class Worker:
         except BaseException as exc:  # our fault, not the solution's: say so on the channel
             reporter.send("setup_error", message=f"{type(exc).__name__}: {exc}")
             os._exit(70)
+        if job.repo_backed and self.settings.repo_mode:
+            shadow = json.loads(env.pop(SHADOW_VAR, "{}"))
+            os.environ.clear()
+            os.environ.update(env)
+            time.tzset()
+            # As `python -m pytest` run in the checkout: the checkout first on sys.path.
+            sys.path[:] = [*_import_roots(shadow, os.getcwd()),
+                           *[p for p in sys.path if p not in ("", ".")]]
+            install_shadow(shadow)
+            sys.argv = ["pytest"]
+            import pytest
+
+            # As the cold path's harness does: only the files holding the candidate are
+            # watched (the repository's own code may introspect), and the snapshot is
+            # taken once pytest and the repository's plugins are configured.
+            guard = Guard(reporter.send, untrusted=_watched(job, shadow),
+                          trusted=interpreter_prefixes())
+            sandbox.not_dumpable()
+
+            class GuardAtConfigure:
+                @pytest.hookimpl(trylast=True)
+                def pytest_configure(self, config):
+                    guard.snapshot()
+                    guard.install()
+                    reporter.guard = guard
+
+            # The reporter checks the guard when the session finishes (before pytest's
+            # own unconfigure undoes what its plugins patched).
+            code = pytest.main(repo_pytest_args(job, os.getcwd()),
+                               plugins=[reporter, GuardAtConfigure()])
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:
+                    pass
+            os._exit(int(code))
         if job.repo_backed:
-            env["PYTHONPATH"] = str(self.harness_dir)
-            watched = os.pathsep.join(str(Path.cwd() / rel) for rel in job.overlay or {})
-            env[HARNESS_ENV] = f"{RESULT_FD}:{token}:{watched}"
+            shadow = json.loads(env.get(SHADOW_VAR, "{}"))
+            env["PYTHONPATH"] = ":".join([str(self.harness_dir),
+                                          *_import_roots(shadow, os.getcwd())[1:]])
+            env[HARNESS_ENV] = f"{RESULT_FD}:{token}:{os.pathsep.join(_watched(job, shadow))}"
             python = job.python or sys.executable
-            args = [python, "-m", "pytest", "-p", "_curator_harness", "-q", "--color=no",
-                    "-p", "no:cacheprovider", "--rootdir", os.getcwd(), *(job.node_ids or []),
-                    *[arg for node in job.deselect for arg in ("--deselect", node)]]
+            args = [python, "-m", "pytest", "-p", "_curator_harness",
+                    *repo_pytest_args(job, os.getcwd())]
             problem = sandbox.interpreter_problem(python)
             if problem:
                 reporter.send("setup_error", message=f"the interpreter cannot start inside "
@@ -316,10 +367,22 @@ class Worker:
         sandbox.fresh_keyrings()
         os.mkdir(rundir, 0o700)
         limits = job.limits
-        if job.repo_backed:
+        shadow = {}
+        if job.repo_backed and self.settings.shared_checkout:
+            # The checkout is mounted read-only for this sandbox alone. The run works in
+            # a private folder of links to its top-level entries (so files a test or
+            # conftest creates land there), and the patched module is served from the
+            # run's private folder.
+            workdir = rundir / "repo"
+            link_tree(Path(job.repo_dir), workdir)
+            shadow = write_shadow(rundir / "shadow", workdir, job.overlay)
+            base = COLD_BASE_MB << 20 if not self.settings.repo_mode else \
+                sandbox.vm_size_bytes()
+        elif job.repo_backed:
             workdir = rundir / "repo"
             _copy_repo(Path(job.repo_dir), workdir, job.overlay)
-            base = COLD_BASE_MB << 20
+            base = COLD_BASE_MB << 20 if not self.settings.repo_mode else \
+                sandbox.vm_size_bytes()
         else:
             workdir = rundir
             (rundir / SOLUTION_FILE).write_text(job.solution, encoding="utf-8")
@@ -329,6 +392,8 @@ class Worker:
         os.chdir(workdir)
         env = sandbox.base_env(str(rundir), python=job.python, plugins_autoload=job.repo_backed)
         env[proctree.MARKER_VAR] = marker
+        if shadow:
+            env[SHADOW_VAR] = json.dumps(shadow)
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
         if self.settings.slot_cgroup:
@@ -411,6 +476,74 @@ def _drain(fd: int) -> bytes:
             break
         data += chunk
     return bytes(data)
+
+
+def repo_pytest_args(job: Job, rootdir: str) -> list[str]:
+    """pytest's arguments for a repo-backed run, the same warm and cold."""
+    return ["-q", "--color=no", "-p", "no:cacheprovider", "--rootdir", rootdir,
+            *(job.node_ids or []),
+            *[arg for node in job.deselect for arg in ("--deselect", node)]]
+
+
+def module_name(checkout: Path, relpath: str) -> tuple[str, str, str | None] | None:
+    """(module name, import root, package folder or None) of a file in a checkout: the
+    module is named from the first folder up that is not a package."""
+    parts = PurePosixPath(relpath).parts
+    if not parts or not parts[-1].endswith(".py"):
+        return None
+    folders = list(parts[:-1])
+    names = [parts[-1][:-3]]
+    package_dir = None
+    if names[0] == "__init__":
+        names = []
+        package_dir = str(checkout.joinpath(*folders))
+    while folders and (checkout.joinpath(*folders) / "__init__.py").is_file():
+        names.insert(0, folders.pop())
+    if not names or not all(n.isidentifier() for n in names):
+        return None
+    return ".".join(names), str(checkout.joinpath(*folders)), package_dir
+
+
+def write_shadow(folder: Path, checkout: Path, overlay: dict[str, str]) -> dict:
+    """Write each patched module under `folder`; {module: [file, package folder]}."""
+    mapping = {}
+    for relpath, text in (overlay or {}).items():
+        parts = PurePosixPath(relpath).parts
+        if not parts or PurePosixPath(relpath).is_absolute() or ".." in parts:
+            raise ValueError(f"overlay path {relpath!r} escapes the repository")
+        found = module_name(checkout, relpath)
+        if found is None:
+            raise ValueError(f"overlay path {relpath!r} is not an importable module")
+        name, root, package_dir = found
+        target = folder.joinpath(*parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        mapping[name] = [str(target), package_dir, root]
+    return mapping
+
+
+def _watched(job: Job, shadow: dict) -> list[str]:
+    """The files that hold the candidate's code in this run."""
+    if shadow:
+        return [entry[0] for entry in shadow.values()]
+    return [str(Path.cwd() / rel) for rel in job.overlay or {}]
+
+
+def _import_roots(shadow: dict, checkout: str) -> list[str]:
+    """The checkout, then the import roots of patched modules outside it (src layouts)."""
+    roots = [checkout]
+    for entry in shadow.values():
+        if len(entry) > 2 and entry[2] not in roots:
+            roots.append(entry[2])
+    return roots
+
+
+def link_tree(source: Path, target: Path) -> None:
+    """A writable folder whose entries are links to the checkout's top-level entries."""
+    target.mkdir()
+    for entry in os.scandir(source):
+        if entry.name != ".git":
+            os.symlink(entry.path, target / entry.name)
 
 
 def _copy_repo(source: Path, target: Path, overlay: dict[str, str]) -> None:
