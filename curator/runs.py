@@ -16,7 +16,7 @@ from curator.errors import CuratorError
 from curator.execution import verdict
 from curator.execution.engine import Engine, default_workers, resolve_backend
 from curator.execution.job import Job, Limits, RunResult
-from curator.mining import checkout
+from curator.mining import checkout, envs
 from curator.problem import Problem
 from curator.progress import CancelCheck, Progress
 from curator.store import Store
@@ -37,6 +37,8 @@ from curator.store.runs import (  # noqa: F401  (re-exported: the runs API in on
 )
 from curator.workspace import Workspace
 
+# Ray nodes build or reuse a repo-backed job's checkout and environment with this.
+REPO_PREPARING = {"repo_preparer": "curator.mining.envs:materialize"}
 DEFAULT_TIMEOUT_S = 60.0      # when the reference has never been timed on this machine
 TIMEOUT_FLOOR_S = 10.0
 TIMEOUT_FACTOR = 10.0
@@ -99,6 +101,10 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
         job.solution = ""  # nothing to run: recorded as no_code
         return job
     job.repo_dir, job.overlay, job.python = str(repo_dir), dict(overlay), python
+    job.env_preload = envs.preload_for(store, problem.source.get("repo"), python)
+    # What a cluster node needs to rebuild the checkout and environment itself.
+    job.repo = envs.portable_spec(store, problem.source["repo"], problem.source["commit"],
+                                  python)
     job.node_ids = list(problem.test_node_ids)
     job.deselect = [row["node_id"] for row in excluded(store, problem.id)
                     if row["node_id"] not in job.node_ids]
@@ -177,7 +183,8 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
                                     max(1, len(jobs))) if backend == "local"
                         else workers or conf.get("workers"),
                         preload=conf.get("preload", ()), isolation=conf.get("isolation", "auto"),
-                        hide=[str(workspace.root)], backend=backend, address=address)
+                        hide=[str(workspace.root)], backend=backend, address=address,
+                        extra=dict(REPO_PREPARING))
     try:
         report = RunReport(isolation=engine.isolation, skipped=skipped)
         for result in engine.run(jobs, progress=progress, cancelled=cancelled):
@@ -240,4 +247,4 @@ def _run_json(run_id: int, result: RunResult) -> dict:
             "tests": [{"id": t["id"], "outcome": t["outcome"]} for t in result.tests],
             "not_counted": verdict.not_counted(result.tests),
             "reason": result.reason, "timeout_s": result.timeout_s, "env": result.env,
-            "job_id": result.job_id}
+            "job_id": result.job_id, "evidence": result.evidence}

@@ -38,8 +38,10 @@ def strong_engine(engine):
 
 
 def _nproc_enforced(engine) -> bool:
-    # RLIMIT_NPROC never applies to root; runs drop to nobody unless weak mode cannot.
-    return os.geteuid() != 0 or sandbox.run_uid(engine.isolation) is not None
+    # A pids cgroup per worker slot; else RLIMIT_NPROC, which never applies to root (runs
+    # drop to nobody unless weak mode cannot).
+    return engine.info().get("slot_cgroups") or os.geteuid() != 0 or \
+        sandbox.run_uid(engine.isolation) is not None
 
 
 def test_syntax_error(engine):
@@ -88,13 +90,9 @@ def test_fork_bomb_is_bounded(engine):
         pytest.skip("runs keep root here, so RLIMIT_NPROC cannot bound a fork bomb")
     tag = f"bomb{uuid.uuid4().hex[:8]}"
     result = run_one(engine, f"""\
-        import ctypes, os
-        ctypes.CDLL(None).prctl(15, b"{tag}", 0, 0, 0)
-        while True:
-            try:
-                os.fork()
-            except OSError:
-                pass
+        import os, sys
+        bomb = "import os\\nwhile True:\\n    try:\\n        os.fork()\\n    except OSError:\\n        pass\\n"
+        os.execv(sys.executable, [sys.executable, "-c", bomb, "{tag}"])
 
         def add(a, b):
             return a + b
@@ -108,7 +106,7 @@ def test_detached_children_do_not_survive(engine):
     tag = f"stray{uuid.uuid4().hex[:8]}"
     seconds = f"{1000 + int(uuid.uuid4().int % 1000)}.{os.getpid()}"
     result = run_one(engine, f"""\
-        import ctypes, os
+        import os, sys
 
         def _detach(exec_sleep):
             if os.fork() == 0:
@@ -116,10 +114,9 @@ def test_detached_children_do_not_survive(engine):
                 if os.fork() == 0:
                     if exec_sleep:
                         os.execv("/bin/sleep", ["sleep", "{seconds}"])
-                    ctypes.CDLL(None).prctl(15, b"{tag}", 0, 0, 0)
-                    import time
-                    while True:
-                        time.sleep(1)
+                    os.execv(sys.executable, [sys.executable, "-c",
+                                              "import time\\nwhile True: time.sleep(1)",
+                                              "{tag}"])
                 os._exit(0)
 
         _detach(True)
@@ -171,15 +168,16 @@ def test_wrong_answer_with_fake_summary_fails(engine):
     assert "test_small" in result.reason
 
 
-def test_deleting_the_test_file_is_not_a_pass(engine):
-    at_import = run_one(engine, """\
+def test_deleting_the_test_file_changes_nothing(engine):
+    # The tests are held in memory; the file in the run folder is only a placeholder.
+    wrong = run_one(engine, """\
         import os
         os.remove("test_solution.py")
 
         def add(a, b):
-            return a + b
+            return 0
         """)
-    during_test = run_one(engine, """\
+    right = run_one(engine, """\
         import os
 
         def add(a, b):
@@ -187,9 +185,8 @@ def test_deleting_the_test_file_is_not_a_pass(engine):
                 os.remove("test_solution.py")
             return a + b
         """)
-    assert at_import.outcome != "passed" and at_import.reason
-    assert during_test.outcome == "failed"
-    assert "test file" in during_test.reason
+    assert wrong.outcome == "failed" and "test_small" in wrong.reason
+    assert right.outcome == "passed", right.reason
 
 
 def test_parent_environment_is_not_visible(engine):
@@ -329,3 +326,430 @@ def test_subprocess_and_tmp(tmp_path):
     assert out.stdout.strip() == "42"
 """)
     assert result.outcome == "passed", (result.reason, result.stdout[-2000:])
+
+
+# -- forging a verdict ---------------------------------------------------------------------
+
+TORCH_TESTS = """\
+import math
+
+import torch
+from solution import add
+
+
+def test_equal():
+    assert torch.equal(add(torch.ones(2), torch.ones(2)), torch.full((2,), 2.0))
+
+
+def test_close():
+    torch.testing.assert_close(add(torch.ones(2), torch.ones(2)), torch.full((2,), 2.0))
+
+
+def test_isclose():
+    assert math.isclose(float(add(1.0, 2.0)), 3.0)
+
+
+def test_eq():
+    assert (add(torch.ones(2), torch.ones(2)) == 2).all()
+"""
+WRONG_ADD = "\ndef add(a, b):\n    return a * 0\n"
+
+
+def _tampered(result, *words):
+    assert result.outcome == "tampered", (result.outcome, result.reason, result.stderr[-2000:])
+    assert result.evidence and result.reason
+    text = " ".join(result.evidence)
+    for word in words:
+        assert word in text, result.evidence
+
+
+def test_patching_the_test_runner_is_tampered(engine):
+    result = run_one(engine, "import _pytest.python\n"
+                     "_pytest.python.Function.runtest = lambda self: None\n" + WRONG_ADD)
+    _tampered(result, "Function.runtest")
+
+
+def test_patching_pluggy_or_the_harness_is_tampered(engine):
+    pluggy = run_one(engine, "import pluggy\npluggy.HookCaller.__call__ = "
+                     "lambda self, **kw: []\n" + WRONG_ADD)
+    harness = run_one(engine, "import curator.execution.harness as h\n"
+                      "h._final_outcome = lambda reports: ('passed', '')\n" + WRONG_ADD)
+    _tampered(pluggy, "HookCaller")
+    _tampered(harness, "_final_outcome")
+
+
+@pytest.mark.parametrize("poison", [
+    "import torch\ntorch.equal = lambda a, b: True",
+    "import torch\ntorch.testing.assert_close = lambda *a, **k: None",
+    "import math\nmath.isclose = lambda *a, **k: True",
+    "import torch\ntorch.Tensor.__eq__ = lambda self, other: torch.ones(2, dtype=torch.bool)",
+    "import builtins\nbuiltins.float = lambda x: 3.0",
+])
+def test_poisoned_comparisons_are_tampered(engine, poison):
+    result = run_one(engine, poison + "\n" + WRONG_ADD, TORCH_TESTS)
+    _tampered(result, "torch" if "torch" in poison else "")
+
+
+def test_gc_walk_to_the_reporter_forges_nothing(engine):
+    # The attack from the issue: find the harness's reporter, report every test of the
+    # test file as passed, report the end, and leave before any test runs.
+    result = run_one(engine, """\
+        import gc, os, re
+        try:
+            ids = re.findall(r"^def (test\\w+)", open("test_solution.py").read(), re.M)
+            for obj in gc.get_objects():
+                if type(obj).__name__ == "Reporter":
+                    for name in ids:
+                        obj.send("test", id="test_solution.py::" + name, outcome="passed",
+                                 duration_s=0.0, message="")
+                    obj.send("finish", exitstatus=0)
+                    os._exit(0)
+        except RuntimeError:
+            pass
+
+        def add(a, b):
+            return 0
+        """)
+    _tampered(result, "gc.get_objects")
+
+
+def test_solution_cannot_read_its_tests(engine):
+    result = run_one(engine, """\
+        import os, sys
+        print("FILE", repr(open("test_solution.py").read()))
+        print("MODULES", [m for m in sys.modules if "test_solution" in m])
+
+        def add(a, b):
+            print("AT CALL", repr(open("test_solution.py").read()))
+            print("MODULES", [m for m in sys.modules if "test_solution" in m])
+            return a + b
+        """)
+    assert result.outcome == "passed", result.reason
+    assert "FILE ''" in result.stdout and "AT CALL ''" in result.stdout
+    assert "add(1, 2) == 3" not in result.stdout
+    assert "'test_solution'" not in result.stdout
+
+
+ATTRIBUTE_WALK = '''
+import sys, types, warnings
+warnings.simplefilter("ignore")
+
+def _walk():
+    seen, found = set(), set()
+    frontier = [sys.modules, sys.meta_path, sys.path_hooks, sys.path_importer_cache,
+                [sys.excepthook, sys.unraisablehook, sys.displayhook]]
+    try:
+        import threading
+        frontier.append(threading.excepthook)
+    except Exception:
+        pass
+    for _ in range(7):
+        following = []
+        for obj in frontier:
+            if id(obj) in seen or len(seen) > 400000:
+                continue
+            seen.add(id(obj))
+            name = type(obj).__name__
+            if name in ("Reporter", "Config", "Session", "PytestPluginManager", "Guard",
+                        "Worker", "Function") and \
+                    type(obj).__module__.startswith(("_pytest", "pytest", "curator", "_curator")):
+                found.add(name)
+            try:
+                if isinstance(obj, dict):
+                    following += list(obj.values())[:5000]
+                elif isinstance(obj, (list, tuple, set, frozenset)):
+                    following += list(obj)[:5000]
+                else:
+                    namespace = getattr(obj, "__dict__", None)
+                    if isinstance(namespace, (dict, types.MappingProxyType)):
+                        following += list(namespace.values())
+                    for attr in ("__self__", "__closure__", "__wrapped__", "__func__",
+                                 "__defaults__", "__kwdefaults__", "__globals__"):
+                        try:
+                            value = object.__getattribute__(obj, attr)
+                        except Exception:
+                            continue
+                        if value is not None:
+                            following.append(value)
+                    if name == "cell":
+                        following.append(obj.cell_contents)
+            except Exception:
+                pass
+        frontier = [o for o in following
+                    if not isinstance(o, (str, bytes, int, float, bool, type(None)))]
+    return sorted(found)
+
+print("AT IMPORT", _walk())
+
+def add(a, b):
+    print("AT CALL", _walk())
+    return a + b
+'''
+
+
+def test_no_attribute_path_leads_to_the_harness(engine):
+    result = run_one(engine, ATTRIBUTE_WALK, timeout=120)
+    assert result.outcome == "passed", (result.reason, result.stderr[-2000:])
+    assert "AT IMPORT []" in result.stdout, result.stdout[-3000:]
+    assert "AT CALL []" in result.stdout, result.stdout[-3000:]
+
+
+@pytest.mark.parametrize("attack, word", [
+    ("import sys\nsys.settrace(lambda *a: None)", "sys.settrace"),
+    ("import sys\nsys.setprofile(lambda *a: None)", "sys.setprofile"),
+    ("import sys\nframe = sys._getframe(0)", "frame access"),
+    ("import inspect\nframes = inspect.stack()", "frame access"),
+    ("import traceback\nframes = list(traceback.walk_stack(None))", "frame access"),
+    ("import sys\ntry:\n    1 / 0\nexcept ZeroDivisionError:\n"
+     "    caller = sys.exc_info()[2].tb_frame.f_back", "tb_frame"),
+    ("import ctypes\nctypes.string_at(id(1), 8)", "ctypes"),
+    ("import gc\ngc.get_referrers(print)", "gc.get_referrers"),
+    ("f = open('/proc/self/mem', 'rb')", "/proc/self/mem"),
+    ("import os\nos.symlink('/proc/self/mem', 'm')\nf = open('m', 'rb')", "/mem"),
+    ("import threading, gc\nt = threading.Thread(target=gc.get_objects)\nt.start()\n"
+     "t.join()", "gc.get_objects"),
+    ("import pytest\nexec(compile('x = 1', pytest.__file__, 'exec'))", "compile()"),
+    ("code = (lambda: 0).__code__.replace(co_filename='/usr/lib/x.py')", "code.__new__"),
+    ("import sys\nsys.addaudithook(lambda *a: None)", "sys.addaudithook"),
+])
+def test_introspection_from_solution_code_is_tampered(engine, attack, word):
+    result = run_one(engine, "try:\n" + "\n".join("    " + line for line in
+                                                  attack.splitlines())
+                     + "\nexcept RuntimeError:\n    pass\n" + GOOD_SOLUTION)
+    _tampered(result, word)
+
+
+def test_ordinary_library_use_is_not_tampering(engine):
+    result = run_one(engine, """\
+        import collections, dataclasses, enum, logging, traceback, typing, warnings
+        import torch
+
+        Point = collections.namedtuple("Point", "x y")
+        Color = enum.Enum("Color", "RED GREEN")
+        T = typing.TypeVar("T")
+        log = logging.getLogger("solution")
+
+        @dataclasses.dataclass
+        class Box:
+            size: int = 1
+
+        def _scripted(x: torch.Tensor) -> torch.Tensor:
+            return x + 1
+
+        def add(a, b):
+            log.warning("adding %s and %s", a, b)
+            warnings.warn("just a warning")
+            try:
+                raise ValueError("caught")
+            except ValueError:
+                text = traceback.format_exc()
+            assert "caught" in text
+            assert torch.jit.script(_scripted)(torch.zeros(1)).item() == 1
+            return Point(a, b).x + Point(a, b).y + Box().size - 1
+        """)
+    assert result.outcome == "passed", (result.reason, result.evidence, result.stderr[-3000:])
+
+
+def test_exit_from_inside_a_test_is_not_a_pass(engine):
+    result = run_one(engine, "import pytest\ndef add(a, b):\n    pytest.exit('done', 0)\n")
+    assert result.outcome != "passed", result
+
+
+# -- the trusted side never trips over what a run left -------------------------------------
+
+@pytest.mark.parametrize("replace", [
+    "os.mkfifo('test_solution.py')",
+    "os.symlink('/dev/zero', 'test_solution.py')",
+    "os.symlink('/dev/zero', 'pytest.ini')",
+    "os.mkfifo('solution.py')",
+])
+def test_files_replaced_by_the_run_do_not_hang_or_flood_the_worker(engine, replace):
+    result = run_one(engine, f"""\
+        import os
+        os.remove("{replace.split("'")[-2]}")
+        {replace}
+
+        def add(a, b):
+            return a + b
+        """, timeout=10)
+    assert result.duration_s < 8, result
+    assert result.outcome in ("passed", "error"), (result.outcome, result.reason)
+    assert run_one(engine, GOOD_SOLUTION).outcome == "passed"
+
+
+def test_output_files_are_read_safely(tmp_path):
+    from curator.execution.worker import read_capped
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "zero"
+    link.symlink_to("/dev/zero")
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * 100_000)
+    started = time.monotonic()
+    assert read_capped(fifo, 1000).startswith("[not a regular file")
+    assert read_capped(link, 1000) == ""
+    assert len(read_capped(big, 1000)) < 1100
+    assert time.monotonic() - started < 1
+
+
+# -- runs cannot reach each other ----------------------------------------------------------
+
+def test_sysv_ipc_does_not_outlive_a_run(engine):
+    if os.geteuid() != 0 and engine.isolation == "weak":
+        pytest.skip("a fresh IPC namespace per run needs root or the sandbox")
+    writer = job("""\
+        import subprocess
+        for kind in ("-M", "-S", "-Q"):
+            args = [kind, "4096"] if kind == "-M" else [kind, "1"] if kind == "-S" else [kind]
+            subprocess.run(["ipcmk", *args], check=True, capture_output=True)
+
+        def add(a, b):
+            return a + b
+        """)
+    reader = """\
+        def add(a, b):
+            for kind in ("shm", "sem", "msg"):
+                with open("/proc/sysvipc/" + kind) as fh:
+                    rows = fh.read().splitlines()[1:]
+                assert rows == [], (kind, rows)
+            return a + b
+        """
+    results = list(engine.run([writer, writer]))
+    assert [r.outcome for r in results] == ["passed", "passed"], [r.reason for r in results]
+    for _ in range(2):  # whichever worker takes it
+        result = run_one(engine, reader)
+        assert result.outcome == "passed", result.reason
+
+
+def test_keyring_is_not_carried_over(engine):
+    if os.geteuid() != 0 or sandbox.run_uid(engine.isolation) is None:
+        pytest.skip("runs keep the caller's uid here")
+    add_key = ("import ctypes\n"
+               "libc = ctypes.CDLL(None)\n"
+               "libc.syscall.restype = ctypes.c_long\n"
+               "print(libc.syscall(248, b'user', b'curator-leak', b'secret', 6, -4))\n")
+    writer = job(f"""\
+        import subprocess, sys
+        subprocess.run([sys.executable, "-c", {add_key!r}], check=True)
+
+        def add(a, b):
+            return a + b
+        """)
+    find_key = ("import ctypes\n"
+                "libc = ctypes.CDLL(None)\n"
+                "libc.syscall.restype = ctypes.c_long\n"
+                "print(libc.syscall(250, 10, -4, b'user', b'curator-leak', 0))\n")
+    reader = f"""\
+        import subprocess, sys
+
+        def add(a, b):
+            out = subprocess.run([sys.executable, "-c", {find_key!r}], capture_output=True,
+                                 text=True, check=True).stdout.strip()
+            assert out == "-1", "a key of an earlier run is still there: " + out
+            return a + b
+        """
+    if os.uname().machine != "x86_64":
+        pytest.skip("the syscall numbers in this test are x86_64's")
+    assert [r.outcome for r in engine.run([writer, writer])] == ["passed", "passed"]
+    for _ in range(2):
+        result = run_one(engine, reader)
+        assert result.outcome == "passed", result.reason
+
+
+def test_tmp_and_dev_shm_are_wiped_completely(strong_engine):
+    writer = job("""\
+        import os
+        for folder in ("/tmp/.curator-src", "/tmp/.hidden", "/dev/shm/.hidden"):
+            os.makedirs(folder, exist_ok=True)
+            with open(folder + "/leak", "w") as fh:
+                fh.write("x")
+        with open("/dev/shm/leak", "w") as fh:
+            fh.write("x")
+
+        def add(a, b):
+            return a + b
+        """)
+    reader = """\
+        import os
+
+        def add(a, b):
+            for path in ("/tmp/.curator-src/leak", "/tmp/.hidden/leak", "/dev/shm/.hidden/leak",
+                         "/dev/shm/leak"):
+                assert not os.path.exists(path), path
+            return a + b
+        """
+    assert [r.outcome for r in strong_engine.run([writer, writer])] == ["passed", "passed"]
+    for _ in range(2):
+        result = run_one(strong_engine, reader)
+        assert result.outcome == "passed", result.reason
+
+
+# -- deny by default -------------------------------------------------------------------------
+
+def test_a_run_sees_only_its_interpreter_and_run_folder(strong_engine):
+    import curator
+
+    checkout = os.path.dirname(os.path.dirname(os.path.abspath(curator.__file__)))
+    hidden = [os.path.join(checkout, "tests"), os.path.join(checkout, "problems"),
+              os.path.join(checkout, "db"), os.path.join(checkout, "curator", "cli"),
+              os.path.join(checkout, "pyproject.toml"), "/var/lib", "/srv", "/var",
+              "/etc/shadow", "/root/.bash_history", "/home", "/mnt", "/media", "/boot"]
+    visible_needed = [os.path.join(checkout, "curator", "execution", "worker.py")]
+    result = run_one(strong_engine, f"""\
+        import os, sys
+
+        def add(a, b):
+            seen = [p for p in {hidden!r} if os.path.exists(p)]
+            assert seen == [], seen
+            assert all(os.path.exists(p) for p in {visible_needed!r})
+            assert os.path.exists(sys.executable)
+            return a + b
+        """)
+    assert result.outcome == "passed", (result.reason, result.stderr[-2000:])
+
+
+def test_a_database_outside_the_workspace_is_not_visible(strong_engine):
+    folder = f"/var/tmp/curator-db-{uuid.uuid4().hex}"
+    os.makedirs(folder)
+    try:
+        with open(os.path.join(folder, "curator.sqlite"), "w") as fh:
+            fh.write("secret references")
+        result = run_one(strong_engine, f"""\
+            import os
+
+            def add(a, b):
+                assert not os.path.exists({folder!r}), os.listdir({folder!r})
+                return a + b
+            """)
+    finally:
+        import shutil
+
+        shutil.rmtree(folder)
+    assert result.outcome == "passed", result.reason
+
+
+def test_a_fork_flood_does_not_starve_the_run_on_the_other_worker(engine):
+    if not engine.info().get("slot_cgroups"):
+        if os.environ.get("CI") == "true":
+            pytest.fail("no writable pids cgroup: runs share one process limit")
+        pytest.skip("no writable pids cgroup here: runs share RLIMIT_NPROC")
+    tag = f"flood{uuid.uuid4().hex[:8]}"
+    flood = job(f"""\
+        import os, sys
+        code = "import os, time\\nwhile True:\\n    try:\\n        os.fork()\\n    except OSError:\\n        time.sleep(0.01)\\n"
+        os.execv(sys.executable, [sys.executable, "-c", code, "{tag}"])
+        """, timeout=6, processes=200)
+    steady = job("""\
+        import subprocess, sys, time
+
+        def add(a, b):
+            time.sleep(1.5)
+            for _ in range(10):
+                subprocess.run([sys.executable, "-c", "pass"], check=True)
+            return a + b
+        """, timeout=90, processes=16)
+    results = {r.job_id: r for r in engine.run([flood, steady])}
+    assert results[steady.job_id].outcome == "passed", results[steady.job_id].reason
+    assert results[flood.job_id].outcome == "timeout"
+    assert processes_matching(tag.encode()) == []

@@ -76,6 +76,7 @@ class Variance(nn.Module, metaclass=type):
 def test_method_context_has_the_class_init_attributes_and_what_it_calls():
     context = context_for(MODULE, "Variance.forward")
     assert context.class_header == "class Variance(nn.Module, metaclass=type):"
+    assert context.class_doc == "Variance along a dimension."
     assert context.init_signature == ("def __init__(self, dim: int=-1, unbiased: bool=True)"
                                       " -> None:")
     assert context.attributes == ["self.dim = dim", "self.unbiased = unbiased",
@@ -113,6 +114,7 @@ def test_accepted_prompts_carry_context_and_never_the_location(tmp_path):
     assert "    def __init__(self, gamma: float=2.0):" in focal
     assert "        self.gamma = gamma" in focal
     assert "Mean focal loss of logits against 0/1 targets." in focal
+    assert "About the class `FocalLoss`:\n\nBinary focal loss." in focal
     for prompt in prompts.values():
         assert "pkg/boxes.py" not in prompt and "Upstream" not in prompt
         assert repo["first"][:12] not in prompt and str(tmp_path) not in prompt

@@ -315,3 +315,36 @@ def test_resume_after_an_interrupted_driver(ray_cluster, ray_engine, workspace, 
     rows = store.query("SELECT sample_id, outcome FROM runs WHERE sample_id IS NOT NULL")
     assert sorted(r["sample_id"] for r in rows) == sorted(ids)   # each exactly once
     assert {r["outcome"] for r in rows} == {"passed"}
+
+
+# -- repo-backed runs on any node ------------------------------------------------------------
+
+
+def test_repo_backed_runs_prepare_their_checkout_on_the_node(ray_cluster, tmp_path):
+    """A node that does not see the driver's checkout builds the pinned one itself."""
+    from repo_support import make_repo, mine_and_accept
+
+    from curator.store import Store
+
+    upstream = make_repo(tmp_path / "mathlib", {
+        "conftest.py": "", "mathlib/__init__.py": "",
+        "mathlib/ops.py": "def triple(x):\n    return 3 * x\n",
+        "tests/test_ops.py": "from mathlib.ops import triple\n\n\n"
+                             "def test_triple():\n    assert triple(2) == 6\n"})
+    ws, _ = mine_and_accept(tmp_path, upstream, "triple", "triple", isolation="auto")
+    with Store(ws.db_path, "tester") as store:
+        problem = problem_store.get(store, "triple")
+        good = runs.job_for(store, ws, problem, problem.solution)
+        wrong = runs.job_for(store, ws, problem, "def triple(x):\n    return x\n")
+    assert good.repo == {"url": str(upstream), "commit": problem.source["commit"],
+                         "lock": None, "python_version": None}
+    for job in (good, wrong):
+        job.repo_dir = str(tmp_path / "not-on-this-node")   # as seen from another host
+    node_cache = tmp_path / "node"
+    with Engine(backend="ray", address=ray_cluster,
+                extra={**runs.REPO_PREPARING, "node_cache": str(node_cache)}) as engine:
+        results = {r.job_id: r for r in engine.run([good, wrong])}
+    assert results[good.job_id].outcome == "passed", results[good.job_id].reason
+    assert results[wrong.job_id].outcome == "failed"
+    (worktree,) = (node_cache / "db" / "repos" / "worktrees").iterdir()
+    assert (worktree / "mathlib" / "ops.py").is_file()

@@ -164,6 +164,53 @@ def test_repo_env_builds_reuses_and_runs_in_the_strong_sandbox(tmp_path, offline
     assert (run["outcome"], code) == ("passed", 0), run["reason"]
     assert len(run["tests"]) == 2
 
+    # What a cluster node does with the lock alone: the same environment, built once.
+    spec = {"url": str(upstream), "commit": env["commit_sha"], "lock": env["lock"],
+            "python_version": "%d.%d" % tuple(int(x) for x in
+                                              env["python_version"].split(".")[:2])}
+    checkout, node_python = envs.materialize(spec, tmp_path / "node")
+    assert (Path(checkout) / "units" / "convert.py").is_file()
+    assert envs.materialize(spec, tmp_path / "node") == (checkout, node_python)
+    import subprocess
+
+    versions = subprocess.run([node_python, "-c", "import tinyunits, tinycheck, torch; "
+                               "print(torch.__version__)"], capture_output=True, text=True)
+    assert versions.stdout.strip() == envs.torch_pin().split("==")[1], versions.stderr
+
     doctor = runner.invoke(main, [*base, "doctor", "--json"])
     (listed,) = json.loads(doctor.stdout)["repo_envs"]
     assert listed["imports"] is True and listed["package"] == "units", listed
+
+
+def test_release_bundles_carry_each_repository_lock(store):
+    from curator.mining import repos
+    from curator.problem import Problem
+    from curator.release.bundle import env_locks
+
+    row = repos.get_or_create(store, "https://github.com/kornia/kornia")
+    store.execute("INSERT INTO repo_envs (repo_id, commit_sha, key, path, python, "
+                  "python_version, lock, built_at, actor) VALUES (?, 'abc123', 'k', '/e', "
+                  "'/e/bin/python', '3.11.7', ?, 'now', 'tester')",
+                  (row["id"], "numpy==2.0.0 \\\n    --hash=sha256:00\n"))
+    source = {"repo": "https://github.com/kornia/kornia", "commit": "abc123",
+              "path": "kornia/x.py"}
+    problems = [Problem(id="p1", entry_point="f", source=source, test_node_ids=["t.py::a"]),
+                Problem(id="p2", entry_point="g", source=source, test_node_ids=["t.py::b"])]
+    files = env_locks(store, problems)
+    assert list(files) == ["envs/kornia_kornia.lock.txt"]
+    text = files["envs/kornia_kornia.lock.txt"].decode()
+    assert text.endswith("numpy==2.0.0 \\\n    --hash=sha256:00\n")
+    assert "abc123" in text.splitlines()[0]
+
+
+def test_an_as_of_date_resolves_everything_but_torch_as_of_that_day(tmp_path):
+    options = envs.pip_options(PIP_CONFIG)
+    plain = envs.compile_args("/env/bin/python", options, tmp_path / "r.in", None, True)
+    assert "--exclude-newer" not in plain
+    dated = envs.compile_args("/env/bin/python", options, tmp_path / "r.in", "2024-06-01",
+                              True)
+    assert dated[dated.index("--exclude-newer") + 1] == "2024-06-01"
+    excepted = [dated[i + 1] for i, a in enumerate(dated) if a == "--exclude-newer-package"]
+    assert "torch=2100-01-01" in excepted
+    assert envs.as_of({"as_of": "2024-06-01"}) == "2024-06-01"
+    assert envs.as_of({"name": "x"}) is None and envs.as_of({"as_of": None}) is None

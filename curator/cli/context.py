@@ -126,9 +126,12 @@ def middle_ellipsis(text: str, width: int) -> str:
 def rich_table(columns: list[str], rows: list[list[Any]], title: str | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
+
+    from curator.display import visible
 
     console = Console()
-    cells = [["" if v is None else str(v) for v in row] for row in rows]
+    cells = [[visible(v) for v in row] for row in rows]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
     # borders and padding: 3 per column plus 1
     over = sum(widths) + 3 * len(columns) + 1 - console.width
@@ -143,8 +146,8 @@ def rich_table(columns: list[str], rows: list[list[Any]], title: str | None = No
     for column in columns:
         table.add_column(column, no_wrap=column in WHOLE_COLUMNS or column in ID_COLUMNS,
                          min_width=len(column) if column in WHOLE_COLUMNS else None)
-    for row in cells:
-        table.add_row(*row)
+    for row in cells:  # Text, not markup: cells hold whatever runs printed, shown as is
+        table.add_row(*[Text(cell) for cell in row])
     console.print(table)
 
 

@@ -82,15 +82,17 @@ def run_cmd(ctx: CliContext, ids: tuple[str, ...], run_all: bool, workers: int |
 
 
 def _print_report(report) -> None:
+    from curator.display import visible
+
     rows = []
     for run in report.runs:
         passed = sum(t["outcome"] == "passed" for t in run["tests"])
         others = Counter(t["outcome"] for t in run["tests"]
-                         if t["outcome"] in ("skipped", "xfailed", "xpassed"))
+                         if t["outcome"] in ("skipped", "xfailed", "xpassed", "deselected"))
         shown = f"{passed}/{len(run['tests'])}" + "".join(
             f" {n} {o}" for o, n in sorted(others.items()))
         rows.append([run["problem_id"], run["outcome"], f"{run['duration_s']:.2f}s",
-                     shown, run["reason"][:100]])
+                     shown, visible(run["reason"], False)[:100]])
     if rows:
         rich_table(["problem", "outcome", "time", "tests", "reason"], rows)
     summary = report.summary()

@@ -6,7 +6,7 @@ import os
 import resource
 import sys
 
-from curator.execution import sandbox
+from curator.execution import cgroups, sandbox
 
 
 def report(requested: str = "auto") -> dict:
@@ -38,12 +38,16 @@ def report(requested: str = "auto") -> dict:
     except (AttributeError, OSError) as exc:
         checks.append({"check": "pidfd", "ok": False, "detail": str(exc)})
         missing.append("pidfd_open (Linux >= 5.3)")
+    checks += protections(level, uid)
+    if level == "weak":
+        missing += WEAK_GAPS
     limits = {name: resource.getrlimit(getattr(resource, name))[1]
               for name in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_FSIZE",
                            "RLIMIT_NOFILE")}
     checks.append({"check": "rlimits", "ok": True,
                    "detail": "address space, CPU, processes, file size, open files"})
     return {
+        "protections": {c["check"]: c["ok"] for c in checks},
         "isolation": level,
         "requested": requested,
         "bwrap": sandbox.bwrap_path() or None,
@@ -55,3 +59,46 @@ def report(requested: str = "auto") -> dict:
         "checks": checks,
         "missing": missing,
     }
+
+
+# What weak isolation (no sandbox) cannot protect, said plainly.
+WEAK_GAPS = [
+    "weak isolation: runs see the whole file system you can read (the database, other "
+    "checkouts, /srv, /var/lib) and can write wherever their uid may",
+    "weak isolation: runs share your network, /tmp and /dev/shm with the host",
+]
+
+
+def protections(level: str, uid: int | None) -> list[dict]:
+    """Which protections runs get here, one check each (see the README's guarantees)."""
+    strong = level == "strong"
+    root = os.geteuid() == 0
+    out = [
+        {"check": "unforgeable verdict", "ok": True,
+         "detail": "audit hook against introspection, integrity check of pytest, pluggy, "
+                   "the harness, builtins and comparison functions after every test; "
+                   "tampering is recorded as `tampered`"},
+        {"check": "tests hidden from the solution", "ok": True,
+         "detail": "self-contained problems: tests compiled from memory, the run folder "
+                   "holds a placeholder; repo-backed problems: the upstream test files "
+                   "are in the checkout and readable"},
+        {"check": "deny-by-default file system", "ok": strong,
+         "detail": "runs see /usr, a few /etc files, the interpreters, their run folder "
+                   "and a private /tmp" if strong else
+                   "no sandbox: runs see everything your user can read"},
+        {"check": "private IPC per run", "ok": strong or root,
+         "detail": "a fresh IPC namespace per run" if strong or root else
+                   "SysV IPC is shared with the host (needs root or bubblewrap)"},
+        {"check": "keyrings emptied per run", "ok": sandbox.SYS_KEYCTL.get(
+            os.uname().machine) is not None,
+         "detail": "the run uid's keyrings are cleared before each run"},
+        {"check": "private /tmp and /dev/shm wiped per run", "ok": strong,
+         "detail": "size-capped tmpfs, emptied after every run" if strong else
+                   "a private temp folder per worker; /dev/shm is the host's"},
+        {"check": "process and memory limit per worker slot", "ok": cgroups.available(),
+         "detail": "a pids and memory cgroup per slot (shared memory counted)"
+         if cgroups.available() else
+         "no writable cgroup: RLIMIT_NPROC on the run uid, which every run of that uid "
+         "on this host shares; shared memory is bounded only by the /dev/shm size"},
+    ]
+    return out

@@ -8,19 +8,61 @@ repo-backed runs load it with `-p _curator_harness` into a foreign interpreter.
 Events, one JSON object per line after the token:
   {"event": "collected", "ids": [...]}
   {"event": "collect_error", "id": ..., "message": ..., "text": ...}
-  {"event": "test", "id": ..., "outcome": passed|failed|error|skipped|xfailed|xpassed,
+  {"event": "test", "id": ..., "outcome": passed|failed|error|skipped|xfailed|xpassed|
+   deselected,
    "duration_s": ..., "message": ...}
   {"event": "finish", "exitstatus": ..., "python": ..., "torch": ...}
   {"event": "setup_error", "message": ...}   (the worker could not prepare the run)
+  {"event": "tampered", "evidence": [...]}   (the run tried to change how it is judged)
+
+The Guard below keeps a solution from forging its verdict from inside its own process:
+an audit hook (which Python code cannot remove) vetoes introspection from solution code
+(gc walks, frames, tracers, ctypes, code objects, /proc/*/mem), and an integrity check
+compares pytest, pluggy, this harness, builtins and the comparison functions tests use
+against the objects they were before the solution was imported. Attribute writes raise
+no audit event, hence the check after every test and at the end.
 """
 
+import ast
 import json
 import os
 import platform
 import sys
+import threading
+import types
 
 ENV_VAR = "CURATOR_HARNESS"  # "<fd>:<token>", for runs started with -p _curator_harness
+SHADOW_VAR = "CURATOR_SHADOW"  # JSON {module: [patched file, package folder or null]}
 TEXT_LIMIT = 4000
+
+
+class ShadowFinder:
+    """Imports the patched copy of a repository module from the run's private folder.
+
+    The checkout stays read-only and shared; only the one patched module comes from
+    elsewhere, under its own name, so the package around it is the checkout's own.
+    The copy is a real file, so tracebacks and inspect.getsource (torch.jit.script)
+    see the patched source.
+    """
+
+    def __init__(self, mapping):
+        self.mapping = dict(mapping)
+
+    def find_spec(self, fullname, path=None, target=None):
+        entry = self.mapping.get(fullname)
+        if entry is None:
+            return None
+        import importlib.util
+
+        filename, package_dir = entry[0], entry[1]
+        return importlib.util.spec_from_file_location(
+            fullname, filename,
+            submodule_search_locations=[package_dir] if package_dir else None)
+
+
+def install_shadow(mapping):
+    if mapping:
+        sys.meta_path.insert(0, ShadowFinder(mapping))
 
 
 def _crash_message(report):
@@ -47,11 +89,12 @@ def _longrepr_text(report):
 class Reporter:
     """Writes one event line per collected module, test and session end."""
 
-    def __init__(self, fd, token):
+    def __init__(self, fd, token, guard=None):
         self.fd = fd
         self.token = token
         self.pid = os.getpid()
         self.phases = {}
+        self.guard = guard
 
     def send(self, event, **data):
         if os.getpid() != self.pid:
@@ -71,6 +114,13 @@ class Reporter:
             self.send("collect_error", id=report.nodeid, message=_crash_message(report),
                        text=_longrepr_text(report))
 
+    def pytest_deselected(self, items):
+        # Left out by an option or by the repository's own conftest (e.g. tests that need
+        # --runslow): reported, so the run says what did not run and why not.
+        for item in items:
+            self.send("test", id=item.nodeid, outcome="deselected", duration_s=0.0,
+                      message="deselected")
+
     def pytest_collection_finish(self, session):
         self.send("collected", ids=[item.nodeid for item in session.items])
 
@@ -79,12 +129,16 @@ class Reporter:
 
     def pytest_runtest_logfinish(self, nodeid, location):
         reports = self.phases.pop(nodeid, [])
+        if self.guard is not None:
+            self.guard.verify()  # before the outcome: a patched runner must not count
         outcome, message = _final_outcome(reports)
         duration = sum(getattr(r, "duration", 0.0) or 0.0 for r in reports)
         self.send("test", id=nodeid, outcome=outcome, duration_s=round(duration, 6),
                    message=message)
 
     def pytest_sessionfinish(self, session, exitstatus):
+        if self.guard is not None:
+            self.guard.verify()
         torch = sys.modules.get("torch")
         self.send("finish", exitstatus=int(exitstatus), python=platform.python_version(),
                    torch=getattr(torch, "__version__", None))
@@ -113,5 +167,386 @@ def pytest_configure(config):
     spec = os.environ.pop(ENV_VAR, "")
     if not spec or config.pluginmanager.has_plugin("curator-reporter"):
         return
-    fd, _, token = spec.partition(":")
-    config.pluginmanager.register(Reporter(int(fd), token), "curator-reporter")
+    fd, _, rest = spec.partition(":")
+    token, _, watched = rest.partition(":")
+    reporter = Reporter(int(fd), token)
+    # Collection (which imports the candidate) has not started: identities taken now are
+    # the untouched ones. The repository's own code may introspect, so only the files
+    # holding the candidate are watched by the audit hook.
+    guard = Guard(reporter.send, untrusted=[w for w in watched.split(os.pathsep) if w],
+                  trusted=interpreter_prefixes())
+    guard.snapshot()
+    guard.install()
+    reporter.guard = guard
+    config.pluginmanager.register(reporter, "curator-reporter")
+
+
+# -- the guard --------------------------------------------------------------------------
+
+# Modules whose functions and classes decide a verdict; their submodules count too.
+PROTECTED = ("builtins", "pytest", "_pytest", "pluggy", "math", "operator", "unittest",
+             "torch", "torch.testing", "torch.testing._comparison", "torch._tensor",
+             "numpy", "numpy.testing", "numpy.testing._private.utils", "numpy.core.numeric",
+             "_curator_harness", "curator.execution.harness", "functools", "json", "ast")
+WHOLE_PACKAGES = ("pytest", "_pytest", "pluggy", "unittest")
+# Module globals that pytest itself rebinds while it runs.
+MUTABLE_GLOBALS = {("_pytest.assertion.util", "_reprcompare"),
+                   ("_pytest.assertion.util", "_assertion_pass"),
+                   ("_pytest.assertion.util", "_config")}
+FRAME_ATTRS = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
+# Audit events no solution needs and every introspection attack uses.
+VETOED = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace",
+          "sys.setprofile", "sys._current_frames", "sys.addaudithook", "code.__new__",
+          "function.__new__", "marshal.load", "cpython.PyInterpreterState_Clear",
+          "sys.monitoring.register_callback", "sys.monitoring.set_events"}
+WATCHED = VETOED | {"sys._getframe", "object.__getattr__", "object.__setattr__",
+                    "object.__delattr__", "open", "compile", "marshal.loads"}
+# Events judged by the code that raised them, not by who is further down the stack.
+INNERMOST_DECIDES = {"sys._getframe", "object.__getattr__", "compile", "marshal.loads"}
+# Library helpers that hand frames to their caller (formatting helpers only read them).
+FRAME_GIVERS = {"currentframe", "stack", "trace", "getouterframes", "getinnerframes",
+                "walk_stack", "walk_tb", "_walk_tb_with_full_positions", "extract",
+                "_extract_from_extended_frame_gen", "getframeinfo"}
+HELPER_FILES = ("inspect.py", "traceback.py")
+
+
+def interpreter_prefixes():
+    import site
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    try:
+        prefixes.update(site.getsitepackages())
+    except Exception:
+        pass
+    return sorted(os.path.realpath(p) for p in prefixes if p)
+
+
+class Tampering(RuntimeError):
+    """Raised into solution code that tried something a run may not do."""
+
+
+class Guard:
+    """The audit hook and the integrity check of one run (one process)."""
+
+    def __init__(self, send, untrusted=(), trusted=()):
+        self._send = send
+        self._untrusted = tuple(os.path.join(os.path.realpath(u), "") if os.path.isdir(u)
+                                else os.path.realpath(u) for u in untrusted)
+        self._trusted = tuple(os.path.join(t, "") for t in trusted)
+        self._main = threading.main_thread().ident
+        self._busy = [False]
+        self._trust = {}
+        self._saved = []
+        self.evidence = []
+
+    # -- integrity ----------------------------------------------------------------------
+
+    def adopt(self, other):
+        """Compare against a snapshot another guard took (the warm worker's, pre-fork)."""
+        self._saved = other._saved
+
+    def snapshot(self):
+        """Remember every function and class of the protected modules, as they are now."""
+        saved = []
+        for name, module in sorted(sys.modules.items()):
+            if not isinstance(module, types.ModuleType) or not _protected(name):
+                continue
+            namespace = _namespace(module)
+            if namespace is None:
+                continue
+            saved.append((name, namespace, _judging_items(namespace, name), None))
+            for key, value in list(namespace.items()):
+                if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                    # New entries count too: they shadow what the class inherits.
+                    saved.append((name + "." + key, value.__dict__,
+                                  _judging_items(value.__dict__, None),
+                                  frozenset(value.__dict__)))
+        self._saved = saved
+
+    def changes(self):
+        """What differs from the snapshot: "<where> was replaced|removed"."""
+        found = []
+        for where, namespace, items, keys in self._saved:
+            if keys is not None and len(namespace) != len(keys):
+                found += ["%s.%s was added" % (where, key) for key in
+                          sorted(set(namespace) - keys, key=str)
+                          if callable(namespace[key]) or key.startswith("__")]
+            for key, value in items:
+                try:
+                    now = namespace[key]
+                except KeyError:
+                    found.append("%s.%s was removed" % (where, key))
+                    continue
+                except Exception:
+                    found.append("%s cannot be read" % where)
+                    break
+                if now is not value:
+                    found.append("%s.%s was replaced" % (where, key))
+        return found
+
+    def verify(self):
+        changed = self.changes()
+        if changed:
+            self.flag(changed[:20])
+        return not changed
+
+    def flag(self, evidence):
+        new = [e for e in evidence if e not in self.evidence]
+        if new:
+            self.evidence.extend(new)
+            self._send("tampered", evidence=new)
+
+    # -- the audit hook -------------------------------------------------------------------
+
+    def install(self):
+        sys.addaudithook(self._hook)
+
+    def _hook(self, event, args):
+        if event not in WATCHED and not event.startswith("ctypes."):
+            return
+        busy = self._busy
+        if busy[0]:
+            return
+        busy[0] = True
+        try:
+            why = self._judge(event, args)
+        finally:
+            busy[0] = False
+        if why:
+            self.flag([why])
+            raise Tampering("curator: %s is not allowed in a run" % why)
+
+    def _judge(self, event, args):
+        """Why this event is tampering, or None."""
+        if event == "open":
+            return _proc_mem(args[0])
+        if event == "object.__getattr__" and (len(args) < 2 or args[1] not in FRAME_ATTRS):
+            return None  # reading __code__ or f_code of something in hand is harmless
+        origin = sys._getframe(2)  # the code that raised the event
+        on_main = threading.get_ident() == self._main
+        if on_main and event in INNERMOST_DECIDES:
+            # Only the innermost frame matters (or a helper it is in): pytest's and the
+            # libraries' own frame and code use stay cheap.
+            filename = origin.f_code.co_filename
+            if not self._untrusted_code(filename) and not filename.endswith(HELPER_FILES):
+                return None
+        stack = self._stack(origin)
+        if not on_main:
+            stack.first_untrusted = True  # threads are the solution's: nothing else starts one
+        elif not stack.solution:
+            return None
+        if event in VETOED or event.startswith("ctypes."):
+            return event
+        if event in ("object.__setattr__", "object.__delattr__"):
+            target = args[0]
+            where = getattr(target, "__module__", None) or ""
+            if _protected(where):
+                return "%s of %s.%s" % (event, where, getattr(target, "__qualname__", "?"))
+            return None
+        if event == "compile":
+            return self._spoofed(args[1] if len(args) > 1 else None, stack)
+        if event == "marshal.loads":
+            return "marshal.loads" if stack.first_untrusted else None
+        return self._frame_grab(event, args, stack)
+
+    def _stack(self, frame):
+        """The frames from the event's origin outwards: (function, untrusted?, helper?)."""
+        entries = []
+        while frame is not None:
+            code = frame.f_code
+            entries.append((code.co_name, self._untrusted_code(code.co_filename),
+                            code.co_filename.endswith(HELPER_FILES),
+                            code.co_filename.startswith("<frozen importlib")))
+            frame = frame.f_back
+        return _Stack(entries)
+
+    def _untrusted_code(self, filename):
+        verdict = self._trust.get(filename)
+        if verdict is None:
+            if filename.startswith("<frozen "):
+                verdict = False
+            elif self._untrusted:
+                verdict = filename.startswith(self._untrusted)
+            else:
+                verdict = not filename.startswith(self._trusted)
+            self._trust[filename] = verdict
+        return verdict
+
+    def _spoofed(self, filename, stack):
+        """Solution code compiling source under a library's file name, to pass as it."""
+        if not stack.first_untrusted or not isinstance(filename, (str, bytes)):
+            return None
+        filename = os.fsdecode(filename)
+        if not self._untrusted_code(filename):
+            return "compile() under the library file name %s" % filename
+        return None
+
+    def _frame_grab(self, event, args, stack):
+        what = "frame access (%s)" % (event if event == "sys._getframe" else args[1])
+        if stack.first_untrusted:
+            return what
+        # A helper (inspect, traceback) the solution called to hand it frames; helpers
+        # that only format them (traceback.format_exc) are fine.
+        entry = None
+        for name, untrusted, helper, _ in stack.entries:
+            if untrusted:
+                return what + " through " + entry if entry in FRAME_GIVERS else None
+            if not helper:
+                return None
+            entry = name
+        return None
+
+
+class _Stack:
+    def __init__(self, entries):
+        self.entries = entries
+        self.first_untrusted = bool(entries) and entries[0][1]
+        # Solution code is on the stack, and the event is not raised by a library's own
+        # module code that the solution merely imports (torch loading its libraries).
+        self.solution = False
+        for _, untrusted, _, importer in entries:
+            if untrusted:
+                self.solution = True
+                break
+            if importer:
+                break
+
+
+def _protected(name):
+    return name in PROTECTED or name.startswith(tuple(p + "." for p in WHOLE_PACKAGES))
+
+
+def _namespace(module):
+    try:
+        return module.__dict__
+    except Exception:
+        return None
+
+
+def _judging_items(namespace, module_name):
+    """The entries whose identity must not change: functions, classes, descriptors."""
+    items = []
+    for key, value in list(namespace.items()):
+        if key.startswith("__") and key not in ("__eq__", "__ne__", "__bool__", "__call__",
+                                                 "__getattr__", "__getattribute__",
+                                                 "__init__", "__new__", "__import__",
+                                                 "__build_class__", "__lt__", "__le__",
+                                                 "__gt__", "__ge__", "__len__", "__iter__"):
+            continue
+        if module_name and (module_name, key) in MUTABLE_GLOBALS:
+            continue
+        if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type,
+                              types.MethodType, classmethod, staticmethod, property,
+                              types.ModuleType)) or callable(value):
+            items.append((key, value))
+    return items
+
+
+def _proc_mem(path):
+    """Opening any process's memory through /proc (directly or through a symlink)."""
+    if not isinstance(path, (str, bytes)):
+        return None
+    path = os.fsdecode(path)
+    real = path
+    try:
+        if path.startswith("/proc") or os.path.basename(path) in ("mem", "map_files") or \
+                os.path.islink(path):
+            real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return None
+    for candidate in (path, real):
+        parts = candidate.split("/")
+        if len(parts) > 2 and parts[1] == "proc" and parts[-1] in ("mem", "map_files"):
+            return "opening %s" % candidate
+    return None
+
+
+def hidden_module(source, path, config=None):
+    """The test module built from source held in memory, never registered in sys.modules.
+
+    The file at `path` is a placeholder: the solution can read it and finds nothing.
+    Asserts are rewritten as pytest would.
+    """
+    from _pytest.assertion.rewrite import rewrite_asserts
+
+    data = source.encode("utf-8")
+    tree = ast.parse(data, filename=str(path))
+    rewrite_asserts(tree, data, str(path), config)
+    code = compile(tree, str(path), "exec", dont_inherit=True)
+    module = types.ModuleType(os.path.splitext(os.path.basename(str(path)))[0])
+    module.__file__ = str(path)
+    module.__builtins__ = __builtins__
+    exec(code, module.__dict__)
+    return module
+
+
+class HiddenTests:
+    """A pytest plugin that collects the test file from source held in memory.
+
+    The run folder holds only an empty placeholder under the test file's name, so the
+    solution cannot read the tests; the module built here is never put in sys.modules.
+    """
+
+    def __init__(self, source, filename):
+        self._source = source
+        self._filename = filename
+
+    def pytest_sessionstart(self, session):
+        # The mark generator keeps the Config for strict-marker checks: a path from a
+        # module global to every plugin, the reporter among them.
+        from _pytest.mark.structures import MARK_GEN
+
+        MARK_GEN._config = None
+
+    def pytest_pycollect_makemodule(self, module_path, parent):
+        if module_path.name != self._filename or self._source is None:
+            return None
+        node = _hidden_module_class().from_parent(parent, path=module_path)
+        node._curator_source, self._source = self._source, None
+        return node
+
+
+_HIDDEN_CLASS = []
+
+
+def _hidden_module_class():
+    if not _HIDDEN_CLASS:
+        from _pytest.python import Module
+
+        class HiddenModule(Module):
+            def _getobj(self):
+                return _import_hidden(self)
+
+        _HIDDEN_CLASS.append(HiddenModule)
+    return _HIDDEN_CLASS[0]
+
+
+def _import_hidden(node):
+    from _pytest._code import ExceptionInfo
+    from _pytest.nodes import Collector
+    from _pytest.outcomes import skip
+
+    source, node._curator_source = getattr(node, "_curator_source", "") or "", None
+    folder = str(node.path.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    try:
+        module = hidden_module(source, node.path)
+    except SyntaxError as exc:
+        raise Collector.CollectError(
+            ExceptionInfo.from_current().getrepr(style="short")) from exc
+    except skip.Exception as exc:
+        if exc.allow_module_level:
+            raise
+        raise Collector.CollectError("pytest.skip outside of a test") from exc
+    except ImportError as exc:
+        info = ExceptionInfo.from_current()
+        raise Collector.CollectError(
+            "ImportError while importing test module '%s'.\nTraceback:\n%s"
+            % (node.path, info.getrepr(style="short"))) from exc
+    node.config.pluginmanager.consider_module(module)
+    return module
+
+
+# Loaded with -p _curator_harness: serve the patched module before anything imports it.
+if os.environ.get(SHADOW_VAR):
+    install_shadow(json.loads(os.environ.pop(SHADOW_VAR)))

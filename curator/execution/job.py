@@ -52,6 +52,10 @@ class Job:
     repo_dir: str | None = None        # checkout of a repo-backed problem
     overlay: dict[str, str] = field(default_factory=dict)  # relpath -> text, for this run
     python: str | None = None          # interpreter for repo-backed runs
+    env_preload: list[str] = field(default_factory=list)  # its warm workers import these
+    # {"url", "commit", "lock", "python_version"}: lets a cluster node rebuild the
+    # checkout and environment itself (None: the job runs only where repo_dir is).
+    repo: dict | None = None
     # How the run is judged (curator.execution.verdict): the reference by pytest's own
     # rule; any other solution against the reference's per-test outcomes (baseline), or,
     # with no baseline known, by requiring every test to pass.
@@ -89,6 +93,7 @@ class RunResult:
     reason: str = ""
     env: dict = field(default_factory=dict)  # {"python", "torch", "isolation"}
     timeout_s: float | None = None
+    evidence: list[str] = field(default_factory=list)  # what a `tampered` run tried
 
     @property
     def passed(self) -> bool:

@@ -16,6 +16,7 @@ backend runs each job with curator.execution.worker exactly as the local one doe
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import queue
@@ -30,14 +31,42 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
-from curator.execution import proctree, sandbox
+from curator.execution import cgroups, proctree, sandbox
 from curator.execution.job import Job, RunResult
 from curator.progress import CancelCheck
 
 READY_TIMEOUT_S = 300.0
 GRACE_S = 30.0            # time a worker gets beyond a run's own limit to answer
 REPO_MOUNT = "/tmp/.curator-src/repo"
+LIB_MOUNT = "/tmp/.curator-src/lib"       # holds only the curator package, for foreign Pythons
+REPO_WORKERS_PER_SLOT = 2                 # warm repository workers a slot keeps (LRU)
+
+
+def conftest_imports(checkout: Path) -> list[str]:
+    """Third-party modules the checkout's top conftest files import (its own packages
+    excepted: runs import those patched): warm workers import them once."""
+    own = {p.name for p in checkout.iterdir() if (p / "__init__.py").is_file()} | \
+        {p.name for p in (checkout / "src").glob("*") if (p / "__init__.py").is_file()}
+    found: list[str] = []
+    for path in (checkout / "conftest.py", checkout / "tests" / "conftest.py"):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for node in tree.body:
+            inner = node.body if isinstance(node, ast.Try) else [node]
+            for stmt in inner:
+                names = []
+                if isinstance(stmt, ast.Import):
+                    names = [a.name for a in stmt.names]
+                elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
+                    names = [stmt.module]
+                for name in names:
+                    if name.split(".")[0] not in own and name not in found:
+                        found.append(name)
+    return found
 
 
 class Pool(ABC):
@@ -71,6 +100,7 @@ class PoolSettings:
     hide: tuple[str, ...] = ()     # folders runs must not see (the workspace)
     tmp_mb: int = 2048
     shm_mb: int = 512
+    warm_repos: bool = True        # repo-backed runs fork from a warm worker of their env
     extra: dict = field(default_factory=dict)
 
 
@@ -79,13 +109,18 @@ class WorkerProcess:
 
     def __init__(self, settings: PoolSettings, isolation: str, *, warm: bool = True,
                  python: str | None = None, ro_binds: list[tuple[str, str]] | None = None,
-                 nproc_base: int = 0):
+                 nproc_base: int = 0, group: cgroups.SlotGroup | None = None,
+                 repo_mode: bool = False, preload: tuple[str, ...] | None = None):
         self.settings = settings
         self.isolation = isolation
         self.warm = warm
         self.python = python
+        self.repo_mode = repo_mode
+        self.preload = tuple(settings.preload if preload is None else preload)
+        self._lib: str | None = None
         self.ro_binds = ro_binds or []
         self.nproc_base = nproc_base
+        self.group = group
         self.proc: subprocess.Popen | None = None
         self.versions: dict = {}
         self.busy = False
@@ -102,19 +137,38 @@ class WorkerProcess:
             os.chmod(self._tmp_root, 0o1777)  # runs may be dropped to another uid
             tmp_root = self._tmp_root
         worker_settings = {
-            "warm": self.warm, "preload": list(self.settings.preload),
+            "warm": self.warm, "preload": list(self.preload),
             "isolation": self.isolation, "host_pid_ns": os.readlink("/proc/self/ns/pid"),
             "uid": sandbox.run_uid(self.isolation), "nproc_base": self.nproc_base,
-            "tmp_root": tmp_root, "wipe_tmp": strong}
-        command = [sys.executable, "-m", "curator.execution.worker",
+            "tmp_root": tmp_root, "wipe_tmp": strong,
+            "slot_cgroup": self.group is not None, "repo_mode": self.repo_mode,
+            "shared_checkout": strong and any(i == REPO_MOUNT for _, i in self.ro_binds)}
+        interpreter = (self.python or sys.executable) if self.repo_mode else sys.executable
+        command = [interpreter, "-m", "curator.execution.worker",
                    json.dumps(worker_settings)]
+        binds = list(self.ro_binds)
+        lib = None
+        if self.repo_mode:
+            # The environment's Python sees the curator package and nothing else of ours.
+            package = str(Path(__file__).resolve().parents[1])
+            if strong:
+                binds.append((package, f"{LIB_MOUNT}/curator"))
+                lib = LIB_MOUNT
+            else:
+                self._lib = lib = tempfile.mkdtemp(prefix="curator-lib-")
+                os.symlink(package, os.path.join(lib, "curator"))
+                os.chmod(lib, 0o755)
         if strong:
-            spec = sandbox.SandboxSpec(hide=list(self.settings.hide), ro_binds=self.ro_binds,
+            spec = sandbox.SandboxSpec(hide=list(self.settings.hide), ro_binds=binds,
                                        tmp_mb=self.settings.tmp_mb, shm_mb=self.settings.shm_mb)
             if self.python:
                 spec.python = self.python
             command = spec.argv(command)
-        env = sandbox.base_env("/tmp" if strong else tmp_root)
+        if self.group is not None:
+            command = self.group.wrap(command)
+        env = sandbox.base_env("/tmp" if strong else tmp_root, python=interpreter)
+        if lib:
+            env["PYTHONPATH"] = lib
         self._log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._log, env=env, cwd="/",
@@ -135,6 +189,15 @@ class WorkerProcess:
             self.busy = False
 
     def _execute(self, job: Job, marker: str) -> RunResult:
+        if self.group is not None:
+            self.group.limit(job.limits.processes, job.limits.memory_mb)
+        try:
+            return self._exchange(job, marker)
+        finally:
+            if self.group is not None:
+                self.group.release()
+
+    def _exchange(self, job: Job, marker: str) -> RunResult:
         try:
             self.proc.stdin.write(json.dumps({"job": job.to_dict(), "marker": marker})
                                   .encode() + b"\n")
@@ -212,6 +275,9 @@ class WorkerProcess:
         if self._tmp_root:
             shutil.rmtree(self._tmp_root, ignore_errors=True)
             self._tmp_root = None
+        if self._lib:
+            shutil.rmtree(self._lib, ignore_errors=True)
+            self._lib = None
 
 
 class LocalPool(Pool):
@@ -224,7 +290,10 @@ class LocalPool(Pool):
         self._threads: list[threading.Thread] = []
         self._workers: dict[int, WorkerProcess | None] = {}
         self._cold: dict[int, WorkerProcess] = {}   # one-shot sandboxes of repo-backed jobs
+        # slot -> {environment key: warm worker of that repository environment}
+        self._repo_workers: dict[int, dict[tuple, WorkerProcess]] = {}
         self._nproc_base = 0
+        self._groups: dict[int, cgroups.SlotGroup | None] = {}  # a pids/memory cgroup a slot
 
     # -- Pool --------------------------------------------------------------------------
 
@@ -232,6 +301,7 @@ class LocalPool(Pool):
         uid = sandbox.run_uid(self.isolation)
         self._nproc_base = sandbox.count_tasks(os.getuid() if uid is None else uid)
         for slot in range(max(1, self.settings.workers)):
+            self._groups[slot] = cgroups.SlotGroup.create(slot)
             thread = threading.Thread(target=self._serve, args=(slot,), daemon=True,
                                       name=f"curator-worker-{slot}")
             thread.start()
@@ -265,16 +335,22 @@ class LocalPool(Pool):
                 break
         for _ in self._threads:
             self._jobs.put(None)
-        for worker in [*self._workers.values(), *self._cold.values()]:
+        repo_workers = [w for by_key in self._repo_workers.values() for w in by_key.values()]
+        for worker in [*self._workers.values(), *self._cold.values(), *repo_workers]:
             if worker is not None and worker.busy and worker.proc is not None:
                 worker.proc.kill()
         for thread in self._threads:
             thread.join(timeout=60)
         self._threads.clear()
+        for group in self._groups.values():
+            if group is not None:
+                group.remove()
+        self._groups.clear()
 
     def info(self) -> dict:
         return {"backend": "local", "workers": self.settings.workers,
-                "isolation": self.isolation, "reason": self.reason}
+                "isolation": self.isolation, "reason": self.reason,
+                "slot_cgroups": bool(self._groups) and all(self._groups.values())}
 
     def worker_pids(self, busy_only: bool = False) -> list[int]:
         """Host pids of the running worker processes (bwrap's, under strong isolation)."""
@@ -296,7 +372,8 @@ class LocalPool(Pool):
                     results.put(None)
                     continue
                 if job.repo_backed:
-                    results.put(self._run_cold(slot, job))
+                    results.put(self._run_repo(slot, job) if self.settings.warm_repos
+                                else self._run_cold(slot, job))
                     continue
                 if worker is None or not worker.alive:
                     if worker is not None:
@@ -308,9 +385,12 @@ class LocalPool(Pool):
             if worker is not None:
                 worker.close()
             self._workers[slot] = None
+            for repo_worker in self._repo_workers.pop(slot, {}).values():
+                repo_worker.close()
 
     def _start_worker(self, slot: int) -> WorkerProcess:
-        worker = WorkerProcess(self.settings, self.isolation, nproc_base=self._nproc_base)
+        worker = WorkerProcess(self.settings, self.isolation, nproc_base=self._nproc_base,
+                               group=self._groups.get(slot))
         worker.start()
         try:
             worker.wait_ready()
@@ -353,14 +433,58 @@ class LocalPool(Pool):
             return RunResult(job.job_id, job.problem_id, outcome, reason=reason,
                              env=self._env(worker), timeout_s=job.limits.timeout_s)
 
+    def _repo_binds(self, job: Job) -> tuple[list[tuple[str, str]], Job]:
+        if self.isolation != "strong":
+            return [], job
+        return [(os.path.realpath(job.repo_dir), REPO_MOUNT)], replace(job, repo_dir=REPO_MOUNT)
+
+    def _run_repo(self, slot: int, job: Job) -> RunResult:
+        """A repo-backed job on the slot's warm worker of its environment (started when
+        missing); when that worker cannot start, the job runs cold, which says why."""
+        preload = tuple(dict.fromkeys([*job.env_preload,
+                                       *conftest_imports(Path(job.repo_dir))]))
+        key = (job.python or sys.executable, os.path.realpath(job.repo_dir), preload)
+        workers = self._repo_workers.setdefault(slot, {})
+        worker = workers.pop(key, None)
+        if worker is not None and not worker.alive:
+            worker.close(kill=True)
+            worker = None
+        binds, sent = self._repo_binds(job)
+        if worker is None:
+            while len(workers) >= REPO_WORKERS_PER_SLOT:   # the least recently used goes
+                workers.pop(next(iter(workers))).close()
+            worker = WorkerProcess(self.settings, self.isolation, warm=True,
+                                   python=job.python, ro_binds=binds,
+                                   nproc_base=self._nproc_base, repo_mode=True,
+                                   preload=preload, group=self._groups.get(slot))
+            worker.start()
+            try:
+                worker.wait_ready()
+            except WorkerDied:
+                worker.close(kill=True)
+                return self._run_cold(slot, job)
+        workers[key] = worker
+        marker = secrets.token_hex(8)
+        try:
+            return worker.execute(sent, marker)
+        except WorkerLost:
+            worker.close(kill=True)
+            workers.pop(key, None)
+            return self._run_cold(slot, job)
+        except WorkerDied as exc:
+            worker.close(kill=True)
+            workers.pop(key, None)
+            self._sweep(marker)
+            return RunResult(job.job_id, job.problem_id, "crashed",
+                             reason=f"the run ended its worker: {exc}", env=self._env(worker),
+                             timeout_s=job.limits.timeout_s)
+
     def _run_cold(self, slot: int, job: Job) -> RunResult:
         """Repo-backed jobs run in their own one-shot sandbox with the repo bound in."""
-        binds, sent = [], job
-        if self.isolation == "strong":
-            binds = [(os.path.realpath(job.repo_dir), REPO_MOUNT)]
-            sent = replace(job, repo_dir=REPO_MOUNT)
+        binds, sent = self._repo_binds(job)
         worker = WorkerProcess(self.settings, self.isolation, warm=False, python=job.python,
-                               ro_binds=binds, nproc_base=self._nproc_base)
+                               ro_binds=binds, nproc_base=self._nproc_base,
+                               group=self._groups.get(slot))
         marker = secrets.token_hex(8)
         self._cold[slot] = worker
         try:

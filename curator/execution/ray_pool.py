@@ -22,6 +22,7 @@ Ray is an optional dependency: `pip install ".[ray]"`.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import socket
@@ -80,6 +81,29 @@ def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
 # -- the actor on each node ----------------------------------------------------------------
 
 
+# PoolSettings.extra: "module:function" that builds (or reuses) a repo-backed job's
+# checkout and environment on a node from its portable spec, (spec, node_cache) ->
+# (checkout, python). The layer that owns repositories names it (curator.runs uses
+# curator.mining.envs:materialize); without it repo-backed jobs stay on the driver's node.
+REPO_PREPARER = "repo_preparer"
+
+
+def _named_callable(reference: str):
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _host_bound(job: Job, settings: PoolSettings) -> bool:
+    """A repo-backed job whose checkout and interpreter only the driver's host has."""
+    return job.repo_backed and not (job.repo and settings.extra.get(REPO_PREPARER))
+
+
+def _visible_here(job: Job) -> bool:
+    """Whether the driver's checkout and interpreter are on this node too (same host or
+    a shared file system): then they are used as they are."""
+    return os.path.isdir(job.repo_dir) and (not job.python or os.path.exists(job.python))
+
+
 class NodeRunner:
     """Runs jobs on one node through a LocalPool of warm, sandboxed workers.
 
@@ -108,6 +132,17 @@ class NodeRunner:
         if batch in self._stopped:
             return None
         job = Job.from_dict(job)
+        if job.repo_backed and job.repo and not _visible_here(job) and \
+                self._pool.settings.extra.get(REPO_PREPARER):
+            # Each node builds (or reuses) the pinned checkout and environment itself.
+            try:
+                prepare = _named_callable(self._pool.settings.extra[REPO_PREPARER])
+                job.repo_dir, job.python = prepare(
+                    job.repo, self._pool.settings.extra.get("node_cache"))
+            except Exception as exc:  # noqa: BLE001 - any failure here is the node's
+                return RunResult.infra(job, f"node {socket.gethostname()} cannot prepare "
+                                            f"{job.repo.get('url')}: {_one_line(exc)}"
+                                       ).to_dict()
         if job.repo_dir and not os.path.isdir(job.repo_dir):
             return RunResult.infra(job, f"the repository checkout {job.repo_dir} is not on "
                                         f"node {socket.gethostname()}").to_dict()
@@ -216,7 +251,8 @@ class RayPool(Pool):
         local_only: deque[Job] = deque()   # repo-backed: their checkout is on this host
         anywhere: deque[Job] = deque()
         for job in jobs:
-            (local_only if job.repo_backed and self._has_driver_node() else anywhere).append(job)
+            host_bound = _host_bound(job, self.settings) and self._has_driver_node()
+            (local_only if host_bound else anywhere).append(job)
         attempts: Counter = Counter()
         finished: set[str] = set()
         inflight: dict[Any, tuple[Job, Runner]] = {}
@@ -260,7 +296,7 @@ class RayPool(Pool):
                     if result is None:
                         continue
                     if isinstance(result, str):   # "retry": its runner was lost
-                        (local_only if job.repo_backed and self._has_driver_node()
+                        (local_only if _host_bound(job, self.settings) and self._has_driver_node()
                          else anywhere).appendleft(job)
                         continue
                     if result.job_id in finished:   # a job that ran twice counts once

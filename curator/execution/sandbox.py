@@ -26,6 +26,7 @@ HIDDEN = ("/root", "/home", "/run", "/var/tmp", "/mnt", "/media")
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_DUMPABLE = 4
 INSTALL_HINT = "apt-get install bubblewrap"
 
 
@@ -107,7 +108,9 @@ def _privilege_args() -> list[str]:
         # Privileged bwrap: no user namespace, so the worker can drop runs to nobody;
         # it keeps only the capabilities needed for that.
         # (and for signalling and cleaning up after them).
-        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER")
+        # CAP_SYS_ADMIN: each run gets a fresh IPC namespace (runs drop it with root).
+        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER",
+                "CAP_SYS_ADMIN")
         return ["--cap-drop", "ALL", *[a for cap in caps for a in ("--cap-add", cap)]]
     return ["--unshare-user"]
 
@@ -209,37 +212,72 @@ class SandboxSpec:
     shm_mb: int = 512
 
     def argv(self, command: list[str]) -> list[str]:
+        """Deny by default: the sandbox's root is empty; only the system's programs and
+        libraries, a few files of /etc, the interpreters and what repo-backed runs need are
+        mounted (read-only), besides a private /tmp, /dev/shm, /dev and /proc."""
         path = bwrap_path()
-        args = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        for folder in sorted({*HIDDEN, *self.hide}):
-            if os.path.isdir(folder) and not os.path.islink(folder):
-                args += ["--tmpfs", folder]
+        args = [path]
+        for folder in SYSTEM_DIRS:
+            if os.path.islink(folder):
+                args += ["--symlink", os.readlink(folder), folder]
+            elif os.path.isdir(folder):
+                args += ["--ro-bind", folder, folder]
+        args += ["--dev", "/dev", "--proc", "/proc", "--perms", "0755", "--dir", "/etc"]
+        for name in ETC_FILES:
+            if os.path.lexists(f"/etc/{name}"):
+                args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         args += ["--perms", "1777", "--size", str(self.tmp_mb << 20), "--tmpfs", "/tmp"]
         args += ["--perms", "1777", "--size", str(self.shm_mb << 20), "--tmpfs", "/dev/shm"]
-        own = os.path.abspath(self.python) == os.path.abspath(sys.executable)
-        binds = [(p, p) for p in python_paths(None if own else self.python)]
-        if not own:
-            binds += [(p, p) for p in python_paths(None)]
+        binds = [(p, p) for p in mounts_for(self.python)]
         binds += list(self.ro_binds)
-        made: set[str] = set()
-        bound: list[str] = []
+        made: set[str] = {"/", "/etc", "/tmp", "/dev", "/proc", *SYSTEM_DIRS}
+        bound: list[str] = list(SYSTEM_DIRS)
         for host, inside in sorted(set(binds), key=lambda b: (len(b[1]), b[1])):
-            if any(inside.startswith(b.rstrip("/") + "/") for b in bound):
+            if any(inside == b or inside.startswith(b.rstrip("/") + "/") for b in bound):
                 continue  # already visible through a bound parent
             bound.append(inside)
-            if _needs_bind(inside, self.hide):
-                # bwrap would create the missing parents 0700: runs dropped to nobody
-                # could not walk through them.
-                for parent in reversed(Path(inside).parents[:-1]):
-                    if str(parent) not in made:
-                        made.add(str(parent))
-                        args += ["--perms", "0755", "--dir", str(parent)]
-                args += ["--ro-bind", host, inside]
-                made.add(inside)
+            # bwrap would create the missing parents 0700: runs dropped to nobody could
+            # not walk through them.
+            for parent in reversed(Path(inside).parents[:-1]):
+                if str(parent) not in made:
+                    made.add(str(parent))
+                    args += ["--perms", "0755", "--dir", str(parent)]
+            args += ["--ro-bind", host, inside]
+            made.add(inside)
+        for folder in sorted({*HIDDEN, *self.hide}):  # when inside something bound above
+            if os.path.isdir(folder) and not os.path.islink(folder) and \
+                    any(folder.startswith(b.rstrip("/") + "/") for b in bound):
+                args += ["--tmpfs", folder]
         args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                  "--unshare-cgroup-try", "--die-with-parent", "--new-session",
                  *_privilege_args(), "--chdir", "/tmp", *command]
         return args
+
+
+# What every sandbox sees of the host: programs and shared libraries, nothing else.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf",
+             "localtime", "hosts", "alternatives", "mime.types", "os-release",
+             "debian_version", "ssl")
+# The part of the curator package a worker imports (the rest of the checkout stays out).
+WORKER_FILES = ("__init__.py", "errors.py", "execution")
+
+
+def mounts_for(python: str | None) -> list[str]:
+    """Host paths a worker for `python` needs, to mount read-only: that interpreter's
+    paths (python_paths) and, the worker being curator's own code, the curator
+    interpreter's, with the curator package narrowed to what the worker imports."""
+    package = str(Path(__file__).resolve().parents[1])
+    own = python is None or os.path.abspath(python) == os.path.abspath(sys.executable)
+    paths = set(python_paths(None))
+    if not own:
+        paths.update(python_paths(python))
+    inside = {p for p in paths if p == package or p.startswith(package + os.sep)}
+    if inside:
+        paths -= inside
+        paths.update(os.path.join(package, name) for name in WORKER_FILES
+                     if os.path.exists(os.path.join(package, name)))
+    return sorted(paths)
 
 
 def _needs_bind(path: str, extra_hidden: list[str]) -> bool:
@@ -306,15 +344,17 @@ def vm_size_bytes() -> int:
     return 0
 
 
-def apply_rlimits(*, address_space: int, cpu_s: int, processes: int, file_bytes: int,
+def apply_rlimits(*, address_space: int, cpu_s: int, processes: int | None, file_bytes: int,
                   open_files: int) -> None:
-    """Called in the run's own process, after dropping privileges and before its code."""
-    for which, value in ((resource.RLIMIT_AS, address_space),
-                         (resource.RLIMIT_CPU, cpu_s),
-                         (resource.RLIMIT_NPROC, processes),
-                         (resource.RLIMIT_FSIZE, file_bytes),
-                         (resource.RLIMIT_NOFILE, open_files),
-                         (resource.RLIMIT_CORE, 0)):
+    """Called in the run's own process, after dropping privileges and before its code.
+
+    processes=None leaves RLIMIT_NPROC alone (a pids cgroup limits the run instead)."""
+    limits = [(resource.RLIMIT_AS, address_space), (resource.RLIMIT_CPU, cpu_s),
+              (resource.RLIMIT_NPROC, processes), (resource.RLIMIT_FSIZE, file_bytes),
+              (resource.RLIMIT_NOFILE, open_files), (resource.RLIMIT_CORE, 0)]
+    for which, value in limits:
+        if value is None:
+            continue
         _, hard = resource.getrlimit(which)
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)
@@ -343,6 +383,41 @@ def become_subreaper() -> None:
 
 def no_new_privileges() -> None:
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+def not_dumpable() -> None:
+    """Other processes of the same uid (the run's own children) cannot ptrace us or read
+    /proc/<pid>/mem: the run's memory is out of reach of anything but the run itself."""
+    _prctl(PR_SET_DUMPABLE, 0)
+
+
+CLONE_NEWIPC = 0x08000000
+KEYCTL_JOIN_SESSION_KEYRING = 1
+KEYCTL_CLEAR = 7
+KEY_SPEC_USER_KEYRING = -4
+KEY_SPEC_USER_SESSION_KEYRING = -5
+SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "i686": 288, "ppc64le": 271, "s390x": 280}
+
+
+def new_ipc_namespace() -> bool:
+    """A fresh IPC namespace for this process: SysV shared memory, semaphores and message
+    queues of earlier runs are not visible, and this run's go when its last process ends.
+    False when we lack the privilege (weak isolation as a normal user)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.unshare(CLONE_NEWIPC) == 0
+
+
+def fresh_keyrings() -> bool:
+    """Empty the run uid's persistent keyrings and join a new session keyring, so no key
+    a previous run (of any engine) stored under this uid reaches this one."""
+    number = SYS_KEYCTL.get(os.uname().machine)
+    if number is None:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    ok = libc.syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None) >= 0
+    for ring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
+        ok = libc.syscall(number, KEYCTL_CLEAR, ring) == 0 and ok
+    return ok
 
 
 def drop_privileges(uid: int | None) -> None:

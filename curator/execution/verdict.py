@@ -4,15 +4,17 @@ A run is judged in two steps that compose:
 
 1. `decide`: what pytest itself says, read faithfully. A run passes when the harness
    reported the session finished, at least one test passed and none failed or errored,
-   every expected test was reported, and the process exited 0. Skipped, xfailed and
-   xpassed tests neither pass nor fail a run; they stay in its per-test list.
+   every expected test was reported, and the process exited 0. Skipped, xfailed,
+   xpassed and deselected (by an option or the repository's conftest) tests neither
+   pass nor fail a run; they stay in its per-test list.
 2. `against_baseline`: a solution other than the reference is held to the reference's
    own per-test outcomes (the problem's baseline). Every test that passed on the
    reference must pass: one skipped, xfailed, erroring or missing fails the run. Tests
    the reference skipped or xfailed are reported, not counted. Without a baseline,
    `strict` asks every reported test to pass.
 
-Further checks (a changed test file, tampering) take a Verdict and return one, too.
+A run whose guard reported tampering is `tampered` in step 1, before anything else it
+reported is read, and step 2 leaves it so: it is never a pass.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class Events:
     tests: list[dict] = field(default_factory=list)
     finish: dict | None = None
     setup_error: str | None = None
+    tampered: list[str] = field(default_factory=list)
 
     @classmethod
     def parse(cls, data: bytes, token: str) -> Events:
@@ -89,6 +92,9 @@ class Events:
                 events.tests.append(event)
             elif kind == "finish":
                 events.finish = event
+            elif kind == "tampered":
+                events.tampered += [str(e) for e in event.get("evidence") or []
+                                    if str(e) not in events.tampered]
             elif kind == "setup_error":
                 events.setup_error = str(event.get("message") or "unknown error")
         return events
@@ -99,6 +105,7 @@ class Verdict:
     outcome: str
     reason: str
     tests: list[dict]
+    evidence: list[str] = field(default_factory=list)
 
 
 def _covers(node_id: str, reported: str) -> bool:
@@ -124,7 +131,7 @@ def _signal_name(number: int) -> str:
 
 def decide(events: Events, expected: list[str], *, exit_code: int | None,
            exit_signal: int | None, timed_out: bool, timeout_s: float | None,
-           stderr_tail: str = "") -> Verdict:
+           stderr_tail: str = "", uncollected_ok: bool = False) -> Verdict:
     """The outcome of one run. exit_code/exit_signal describe how the run's process ended."""
     tests = [{"id": t.get("id", ""), "outcome": t.get("outcome", "error"),
               "duration_s": float(t.get("duration_s") or 0.0),
@@ -132,6 +139,11 @@ def decide(events: Events, expected: list[str], *, exit_code: int | None,
              for t in events.tests]
     if events.setup_error:
         return Verdict("infra", f"the run could not be set up: {events.setup_error}", tests)
+    if events.tampered:
+        # Decided before anything else the run reported: once it has tried to change how
+        # it is judged, none of its reports can be taken at their word.
+        return Verdict("tampered", "the run tried to change how it is judged: "
+                       + events.tampered[0], tests, list(events.tampered[:50]))
     if timed_out:
         return Verdict("timeout", f"wall-clock limit of {timeout_s:g} s exceeded", tests)
     if exit_signal == signal.SIGXCPU:
@@ -168,8 +180,14 @@ def decide(events: Events, expected: list[str], *, exit_code: int | None,
         return Verdict("failed", f"no test passed ({_tally(tests)})", tests)
     reported = [t.get("id", "") for t in events.tests]
     missing = [n for n in expected if not any(_covers(n, r) for r in reported)]
-    if missing:
+    if missing and not uncollected_ok:
         return Verdict("failed", f"expected test {missing[0]} did not run", tests)
+    # uncollected_ok (repo-backed runs): an upstream node id that pytest never collected
+    # (a repository's conftest may drop tests silently, e.g. dynamo tests without an
+    # optimizer) is reported, not counted, as pytest itself does; a solution held to a
+    # baseline still needs every test that passed on the reference.
+    tests += [{"id": node_id, "outcome": "deselected", "duration_s": 0.0,
+               "message": "not collected"} for node_id in missing]
     if events.collected is not None and set(events.collected) - set(reported):
         extra = min(set(events.collected) - set(reported))
         return Verdict("crashed", f"collected test {extra} never reported", tests)
@@ -179,7 +197,7 @@ def decide(events: Events, expected: list[str], *, exit_code: int | None,
     return Verdict("passed", "", tests)
 
 
-NOT_COUNTED = ("skipped", "xfailed", "xpassed")
+NOT_COUNTED = ("skipped", "xfailed", "xpassed", "deselected")
 
 
 def _tally(tests: list[dict]) -> str:
@@ -212,7 +230,7 @@ def against_baseline(verdict: Verdict, baseline: dict[str, str] | None,
                     return Verdict("failed", f"{test['id']} {test['outcome']} (without a "
                                              "reference baseline every test must pass) "
                                              f"{test.get('message', '')}".strip(),
-                                   verdict.tests)
+                                   verdict.tests, verdict.evidence)
         return verdict
     for node_id, reference in sorted(baseline.items()):
         if reference != "passed":
@@ -220,12 +238,12 @@ def against_baseline(verdict: Verdict, baseline: dict[str, str] | None,
         here = outcomes.get(node_id)
         if here is None:
             return Verdict("failed", f"{node_id} passed on the reference but did not run",
-                           verdict.tests)
+                           verdict.tests, verdict.evidence)
         if here != "passed":
             message = next((t.get("message", "") for t in verdict.tests
                             if t["id"] == node_id), "")
             return Verdict("failed", f"{node_id} {here} (it passed on the reference) "
-                                     f"{message}".strip(), verdict.tests)
+                                     f"{message}".strip(), verdict.tests, verdict.evidence)
     return verdict
 
 

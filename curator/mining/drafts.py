@@ -128,6 +128,7 @@ class Context:
     """What a method (or function) needs from its module, as signatures only."""
 
     class_header: str = ""
+    class_doc: str = ""                                      # the class's docstring, as text
     init_signature: str | None = None
     attributes: list[str] = field(default_factory=list)      # `self.x = ...` lines
     methods: list[str] = field(default_factory=list)         # signatures of self.m called
@@ -183,6 +184,7 @@ def context_for(module_text: str, qualname: str) -> Context:
         bases = [ast.unparse(b) for b in cls.bases] + [ast.unparse(k) for k in cls.keywords]
         context.class_header = f"class {cls.name}" + (f"({', '.join(bases)})" if bases
                                                       else "") + ":"
+        context.class_doc = docstring_text(ast.get_docstring(cls))
         init = members.get("__init__")
         if init is not None and name != "__init__":
             context.init_signature = _signature(init)
@@ -234,6 +236,9 @@ def prompt_markdown(intro: str, signature: str, kind: str, docstring: str | None
         "(The upstream code has no docstring: say what it computes, its inputs and "
         "outputs, shapes and edge cases.)")
     parts = [intro, f"```python\n{skeleton(signature, kind, context)}\n```", about]
+    if kind == "method" and context.class_doc:
+        name = context.class_header.removeprefix("class ").split("(")[0].rstrip(":")
+        parts.append(f"About the class `{name}`:\n\n{context.class_doc}")
     if context.helpers:
         helpers = "\n".join(context.helpers)
         parts.append("These functions of the same module are available to call:\n\n"

@@ -496,30 +496,15 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                          reused=True, package=existing["package"], lock=existing["lock"])
     options = pip_options()
     step(1, "venv")
-    if target.exists():
-        shutil.rmtree(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        _uv(["venv", "--quiet", "--python", version, str(target)], options)
-        env_python = str(target / "bin" / "python")
+        env_python = _new_venv(target, version, options)
         work = target / ".curator"
-        work.mkdir()
         step(2, "resolve")
         skipped: list[dict] = []
         if lock is None:
             lock = _resolve(env_python, wanted, extras, torch, day, options, work, skipped)
-        (work / "lock.txt").write_text(lock, encoding="utf-8")
         step(3, "install")
-        _uv(["pip", "sync", "--quiet", "--python", env_python, *options.uv_args(),
-             str(work / "lock.txt")], options)
-        step(4, "install the repository")
-        repo_installed = ""
-        try:
-            _uv(["pip", "install", "--quiet", "--no-deps", "--python", env_python,
-                 *options.uv_args(), str(checkout)], options)
-        except UvError as exc:
-            # Runs import the package from the checkout anyway; only its metadata is missing.
-            repo_installed = str(exc)
+        repo_installed = _install(env_python, lock, checkout, options)
         step(5, "list")
         packages = _installed(env_python, options)
         version_line = repos.check_python(env_python)
@@ -546,6 +531,115 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                      package=wanted.package, repo_installed=repo_installed, lock=lock)
 
 
+def _new_venv(target: Path, version: str, options: IndexOptions) -> str:
+    if target.exists():
+        shutil.rmtree(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _uv(["venv", "--quiet", "--python", version, str(target)], options)
+    (target / ".curator").mkdir()
+    return str(target / "bin" / "python")
+
+
+def _install(env_python: str, lock: str, checkout: Path, options: IndexOptions) -> str:
+    """Install exactly the lock, then the repository without its dependencies; "" or
+    why the repository itself could not be installed."""
+    lock_path = Path(env_python).parents[1] / ".curator" / "lock.txt"
+    lock_path.write_text(lock, encoding="utf-8")
+    # Bytecode compiled once here: runs never write it (PYTHONDONTWRITEBYTECODE), and
+    # compiling torch's and the repository's modules again in every run costs seconds.
+    _uv(["pip", "sync", "--quiet", "--compile-bytecode", "--python", env_python,
+         *options.uv_args(), str(lock_path)], options)
+    compile_checkout(env_python, checkout)
+    try:
+        _uv(["pip", "install", "--quiet", "--no-deps", "--compile-bytecode", "--python",
+             env_python, *options.uv_args(), str(checkout)], options)
+    except UvError as exc:
+        # Runs import the package from the checkout anyway; only its metadata is missing.
+        return str(exc)
+    return ""
+
+
+def compile_checkout(python: str, checkout: Path) -> None:
+    """Byte-compile the pinned checkout's modules for this interpreter (best effort: a
+    file that does not compile is the runs' business)."""
+    try:
+        subprocess.run([python, "-m", "compileall", "-q", "-j", "0", "-x", r"/\.git/",
+                        str(checkout)], capture_output=True, timeout=UV_TIMEOUT_S,
+                       check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+
+
+def node_cache() -> Path:
+    """Where a cluster node keeps its checkouts and environments."""
+    return Path(os.environ.get("CURATOR_NODE_CACHE") or
+                Path.home() / ".cache" / "curator" / "node")
+
+
+def materialize(spec: dict, root: Path | None = None) -> tuple[str, str | None]:
+    """On a cluster node: (checkout, interpreter) for a portable repository spec
+    {"url", "commit", "lock", "python_version"}, built once per node and then reused.
+    Without a lock the node's own curator interpreter runs the tests (None)."""
+    import fcntl
+
+    from curator.mining.checkout import pinned_checkout
+    from curator.workspace import Workspace
+
+    root = Path(root or node_cache())
+    root.mkdir(parents=True, exist_ok=True)
+    place = Workspace(root=root, db_path=root / "db" / "unused.sqlite")
+    _, checkout = pinned_checkout(place, spec["url"], spec["commit"])
+    lock = spec.get("lock")
+    if not lock:
+        return str(checkout), None
+    version = spec.get("python_version") or f"{sys.version_info.major}.{sys.version_info.minor}"
+    key = hashlib.sha256(f"{version}\0{spec['commit']}\0{lock}".encode()).hexdigest()[:16]
+    target = root / "envs" / key
+    done = target / ".curator" / "complete"
+    python = target / "bin" / "python"
+    (root / "envs").mkdir(parents=True, exist_ok=True)
+    with open(root / "envs" / f".{key}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)   # actor threads and other processes wait here
+        if not (done.is_file() and python.exists()):
+            options = pip_options()
+            try:
+                _new_venv(target, version, options)
+                _install(str(python), lock, checkout, options)
+            except BaseException:
+                shutil.rmtree(target, ignore_errors=True)
+                raise
+            done.write_text(spec["commit"] + "\n", encoding="utf-8")
+    return str(checkout), str(python)
+
+
+def portable_spec(store: Store, url: str, commit: str, python: str) -> dict | None:
+    """What a cluster node needs to rebuild this repository's checkout and environment:
+    None when the interpreter is one a node cannot rebuild (set by hand, no lock)."""
+    if python == sys.executable:
+        return {"url": url, "commit": commit, "lock": None, "python_version": None}
+    row = store.one("SELECT e.lock, e.python, e.python_version FROM repo_envs e JOIN repos r "
+                    "ON r.id = e.repo_id WHERE r.url = ?", (url,))
+    if row is None or row["python"] != python or not row["lock"]:
+        return None
+    version = ".".join(row["python_version"].split(".")[:2])
+    return {"url": url, "commit": commit, "lock": row["lock"], "python_version": version}
+
+
+def compile_args(env_python: str, options: IndexOptions, source: Path, day: str | None,
+                 pinned_torch: bool) -> list[str]:
+    """uv's arguments to lock `source` (hashes included), as of `day` when given."""
+    args = ["pip", "compile", "--quiet", "--no-header", "--generate-hashes",
+            "--python", env_python, *options.uv_args(), *options.constraint_args(),
+            str(source)]
+    if day:
+        args += ["--exclude-newer", day]
+        # torch comes from the curator's own pin, whatever its date, and so do the
+        # packages it requires (an old cut-off cannot satisfy a new torch's needs).
+        for name in ("torch", *torch_requirements()) if pinned_torch else ():
+            args += ["--exclude-newer-package", f"{name}=2100-01-01"]
+    return args
+
+
 def _resolve(env_python: str, wanted: Declared, extras: list[str], torch: str | None,
              day: str | None, options: IndexOptions, work: Path,
              skipped: list[dict]) -> str:
@@ -564,15 +658,7 @@ def _resolve(env_python: str, wanted: Declared, extras: list[str], torch: str | 
     def compile_(requirements: list[str]) -> str:
         source = work / "requirements.in"
         source.write_text("\n".join(requirements) + "\n", encoding="utf-8")
-        args = ["pip", "compile", "--quiet", "--no-header", "--generate-hashes",
-                "--python", env_python, *options.uv_args(), *options.constraint_args(),
-                str(source)]
-        if day:
-            args += ["--exclude-newer", day]
-            if torch:  # torch (and what it needs) comes from the curator's own pin
-                for name in ("torch", *torch_requirements()):
-                    args += ["--exclude-newer-package", f"{name}=2100-01-01"]
-        return _uv(args, options)
+        return _uv(compile_args(env_python, options, source, day, bool(torch)), options)
 
     try:
         return compile_(core + optional)
@@ -634,6 +720,16 @@ def check_import(row: dict) -> tuple[bool, str]:
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         return False, f"import {package}: {lines[-1] if lines else 'failed'}"
     return True, f"imports {package}"
+
+
+def preload_for(store: Store, url: str | None, python: str) -> list[str]:
+    """Modules warm workers of this repository's environment import once: those recorded
+    when `repo env` built it, else torch and numpy (a module that is missing is skipped)."""
+    row = store.one("SELECT e.preload, e.python FROM repo_envs e JOIN repos r "
+                    "ON r.id = e.repo_id WHERE r.url = ?", (url,)) if url else None
+    if row is not None and row["python"] == python:
+        return json.loads(row["preload"])
+    return ["torch", "numpy"]
 
 
 def preload_modules(runtime: list[str]) -> list[str]:

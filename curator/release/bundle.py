@@ -2,7 +2,8 @@
 
 Contents (docs/ARCHITECTURE.md#file-formats): problems.jsonl, dlbench.csv (the DL-Bench CSV form with its label
 spellings), taxonomy.json, annotations.jsonl, results.jsonl, README.md (the datasheet),
-LICENSES/, manifest.json (sha256 and size of every other file).
+LICENSES/, envs/ (the lock of each upstream repository's environment), manifest.json
+(sha256 and size of every other file).
 
 Nothing in a bundle depends on the clock, the machine or the order rows were read: the
 same database always gives the same bytes. Building records the release and marks the
@@ -42,6 +43,7 @@ ANNOTATIONS = "annotations.jsonl"
 RESULTS = "results.jsonl"
 README = "README.md"
 LICENSES = "LICENSES"
+ENVS = "envs"   # envs/<repo>.lock.txt: the environment each upstream repository's tests ran in
 VERSION_PATTERN = re.compile(r"^\d+\.\d+\.\d+$")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -245,6 +247,30 @@ def results(store: Store, name: str, problems: list[Problem]) -> list[dict]:
     return rows
 
 
+# -- envs/ ------------------------------------------------------------------------------
+
+
+def env_locks(store: Store, problems: list[Problem]) -> dict[str, bytes]:
+    """envs/<repo>.lock.txt for each upstream repository with a `repo env` lock: exact
+    versions with hashes, from which `curator repo env NAME --lock FILE` rebuilds it."""
+    urls = sorted({(p.source or {}).get("repo") for p in problems
+                   if p.repo_backed and (p.source or {}).get("repo")})
+    out: dict[str, bytes] = {}
+    for url in urls:
+        row = store.one("SELECT e.lock, e.commit_sha, e.python_version, r.name FROM repo_envs e "
+                        "JOIN repos r ON r.id = e.repo_id WHERE r.url = ?", (url,))
+        if row is None or not row["lock"]:
+            continue
+        path = f"{ENVS}/{_license_file_name(url)}.lock.txt"
+        if path in out:
+            path = f"{ENVS}/{_license_file_name(url)}-" \
+                   f"{hashlib.sha1(url.encode()).hexdigest()[:8]}.lock.txt"
+        header = (f"# {url} at {row['commit_sha']}, python {row['python_version']}\n"
+                  f"# rebuild: curator repo env NAME --lock THIS_FILE\n")
+        out[path] = (header + row["lock"]).encode("utf-8")
+    return out
+
+
 # -- LICENSES/ -------------------------------------------------------------------------
 
 def _license_file_name(repo: str) -> str:
@@ -385,6 +411,7 @@ def contents(store: Store, workspace: Workspace, version: str, name: str | None 
         RESULTS: _jsonl(res),
     }
     files.update(licenses(workspace, name, settings.license, problems))
+    files.update(env_locks(store, problems))
     counts = _counts(problems, {"annotations": ann, "results": res})
     files[README] = datasheet.render(datasheet.Facts(
         name=name, version=version, license=settings.license, problems=problems,

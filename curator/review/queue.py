@@ -1,8 +1,8 @@
 """The review queue: failing samples (reference passes), who reviews which, and progress.
 
 A sample is in the queue when its latest run did not pass (failed, error, timeout, oom,
-crashed, no_code) and its problem's latest reference run passed, or when that run was
-judged elsewhere (`runs.external`, e.g. DL-Bench's own test reports). Samples not evaluated
+crashed, no_code, tampered) and its problem's latest reference run passed, or when that
+run was judged elsewhere (`runs.external`, e.g. DL-Bench's own test reports). Samples not evaluated
 yet, or whose only runs are `infra`, are not in the queue.
 
 Assignment gives every unassigned queue item to one annotator and a share (`overlap`) of
@@ -45,6 +45,7 @@ class ReviewItem:
     failing_tests: list[dict] = field(default_factory=list)  # [{"id", "outcome"}]
     test_output: str = ""       # stdout + stderr of the run, as captured
     reason: str = ""            # the runner's one-line reason
+    evidence: list[str] = field(default_factory=list)  # what a `tampered` run tried
     assigned: list[str] = field(default_factory=list)
     label: dict | None = None   # this annotator's current label
     final: dict | None = None   # the adjudicated label, if any
@@ -55,6 +56,18 @@ class ReviewItem:
     @property
     def done(self) -> bool:
         return self.label is not None
+
+
+def _run_evidence(run: dict) -> list[str]:
+    """What a `tampered` run tried (stored with the run's environment)."""
+    env = run.get("env")
+    if isinstance(env, str):
+        try:
+            env = json.loads(env)
+        except ValueError:
+            env = {}
+    evidence = run.get("evidence") or (env.get("evidence") if isinstance(env, dict) else [])
+    return [str(e) for e in evidence or []]
 
 
 def _run_tests(run: dict) -> list[dict]:
@@ -131,6 +144,7 @@ def queue(store: Store, annotator: str | None = None, model: str | None = None,
             failing_tests=[{"id": t.get("id"), "outcome": t.get("outcome")} for t in tests
                            if t.get("outcome") != PASSED],
             test_output=output, reason=run.get("reason") or "",
+            evidence=_run_evidence(run),
             assigned=assigned.get(row["id"], []), label=own.get(row["id"]),
             final=finals.get(row["id"])))
     return items

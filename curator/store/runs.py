@@ -91,7 +91,8 @@ def record(store: Store, result: RunResult, solution_kind: str, solution_hash: s
         "solution_hash": solution_hash, "sample_id": sample_id, "outcome": result.outcome,
         "tests": json.dumps(result.tests), "duration_s": result.duration_s,
         "stdout": result.stdout, "stderr": result.stderr, "reason": result.reason,
-        "env": json.dumps(result.env, sort_keys=True), "timeout_s": result.timeout_s,
+        "env": json.dumps(_env_with_evidence(result), sort_keys=True),
+        "timeout_s": result.timeout_s,
         "started_at": started_at or now(), "actor": store.actor, "job_id": result.job_id,
     }
     if unsaved:
@@ -115,10 +116,21 @@ def record(store: Store, result: RunResult, solution_kind: str, solution_hash: s
     return run_id
 
 
+def _env_with_evidence(result: RunResult) -> dict:
+    # What a `tampered` run tried is kept with the run's environment (the runs table has
+    # no column of its own for it); readers get it back as row["evidence"].
+    env = dict(result.env or {})
+    if result.evidence:
+        env["evidence"] = list(result.evidence)
+    return env
+
+
 def _decode(row: dict) -> dict:
     for key in ("tests", "env"):
         if isinstance(row.get(key), str):
             row[key] = json.loads(row[key])
+    env = row.get("env") if isinstance(row.get("env"), dict) else {}
+    row["evidence"] = list(env.pop("evidence", None) or [])
     return row
 
 

@@ -32,6 +32,7 @@ from textual.widgets.option_list import Option
 
 from curator import review
 from curator import taxonomy as taxonomy_store
+from curator.display import visible
 from curator.review import annotations as label_store
 from curator.tui.widgets.nav_bar import NavBar
 
@@ -235,10 +236,13 @@ Your position and progress stay in the line at the top.
                                     "reference", "sample", lineterm="")
         self.query_one("#review-diff", TextArea).load_text("\n".join(diff))
         for test in item.failing_tests:
-            tests.add_row(test.get("id") or "", test.get("outcome") or "")
-        output.write_line(f"{item.outcome}: {item.reason}")
+            tests.add_row(Text(visible(test.get("id"), False)),
+                          Text(visible(test.get("outcome"), False)))
+        output.write_line(f"{item.outcome}: {visible(item.reason, False)}")
+        for line in item.evidence:
+            output.write_line("tampering: " + visible(line, False))
         if item.test_output:
-            output.write(item.test_output)
+            output.write(visible(item.test_output))
         self.query_one("#review-prompt-md", Markdown).update(item.prompt)
         self._position()
 

@@ -37,7 +37,7 @@ OUTCOME_CLASSES = {
     "passed": "problem-table--good",
     "failed": "problem-table--bad", "error": "problem-table--bad",
     "timeout": "problem-table--warn", "oom": "problem-table--warn",
-    "crashed": "problem-table--warn",
+    "crashed": "problem-table--warn", "tampered": "problem-table--bad",
 }
 
 

@@ -10,6 +10,7 @@ import importlib.util
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -17,6 +18,7 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, Label, Log, ProgressBar
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from curator.display import visible
 from curator.store import Store
 from curator.tui import queries
 
@@ -129,7 +131,7 @@ first (select one to see its tests and output).
                 kind = "unsaved edits"
             table.add_row(_when(row), row.get("outcome", ""), _tests_summary(row),
                           _duration(row), kind,
-                          (row.get("reason") or "")[:60], key=str(row["id"]))
+                          Text(visible(row.get("reason"), False)[:60]), key=str(row["id"]))
         if self.history:
             self.show_run(self.history[0])
             table.move_cursor(row=0)
@@ -139,13 +141,17 @@ first (select one to see its tests and output).
         tests.clear()
         for test in row.get("tests") or []:
             if isinstance(test, dict):
-                tests.add_row(test.get("id", ""), test.get("outcome", ""))
+                tests.add_row(Text(visible(test.get("id"), False)),
+                              Text(visible(test.get("outcome"), False)))
         log = self.query_one("#run-output", Log)
         log.clear()
-        header = f"{row.get('outcome', '')}  {_duration(row)}  {row.get('reason') or ''}"
+        reason = visible(row.get("reason"), False)
+        header = f"{row.get('outcome', '')}  {_duration(row)}  {reason}"
         if row.get("unsaved"):
             header = f"[unsaved edits] {header}"
         log.write_line(header.strip())
+        for line in row.get("evidence") or []:
+            log.write_line("tampering: " + visible(line, False))
         env = row.get("env")
         if isinstance(env, dict) and env:
             log.write_line("env: " + ", ".join(f"{k}={v}" for k, v in sorted(env.items())))
@@ -153,6 +159,7 @@ first (select one to see its tests and output).
             text = row.get(name) or ""
             if text:
                 log.write_line(f"--- {name} ---")
+                text = visible(text)
                 log.write(text if text.endswith("\n") else text + "\n")
 
     @on(DataTable.RowHighlighted, "#run-history")
