@@ -18,7 +18,7 @@ class ProblemFormatError(CuratorError):
 
     def __init__(self, path, message):
         self.path = str(path)
-        self.message = message
+        self.message = " ".join(str(message).split())   # one line, whatever the file held
         super().__init__(f"{self.path}: {message}")
 
 

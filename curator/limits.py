@@ -140,6 +140,17 @@ def csv_rows(text: str, limit: int = DEFAULT.archive_member_bytes
         yield start, row
 
 
+def shown(key: Any, width: int = 40) -> str:
+    """A key or name from the input, safe to print on one line (escaped, shortened)."""
+    text = json.dumps(key if isinstance(key, str) else str(key))[1:-1]
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def one_line(message: str) -> str:
+    """A message from any source folded onto one line."""
+    return " ".join(str(message).split())
+
+
 # -- values ---------------------------------------------------------------------------
 
 def value_problem(value: Any, depth: int = DEFAULT.depth) -> str | None:
@@ -169,7 +180,7 @@ def value_problem(value: Any, depth: int = DEFAULT.depth) -> str | None:
                     problem = text_problem(key)
                     if problem:
                         return f"a key with a {problem}{where}"
-                stack.append((sub, level + 1, f"{path}.{key}" if path else str(key)))
+                stack.append((sub, level + 1, f"{path}.{shown(key)}" if path else shown(key)))
         elif isinstance(item, list):
             for index, sub in enumerate(item):
                 stack.append((sub, level + 1, f"{path}[{index}]"))
@@ -305,7 +316,7 @@ def schema_errors(row: dict, schema: dict[str, Field], what: str = "",
             elif spec.max is not None and value > spec.max:
                 errors.append(f"{prefix}{key!r} must be at most {spec.max}, got {value}")
     if unknown:
-        extra = sorted(str(k) for k in row if k not in schema)
+        extra = sorted(shown(k) for k in row if k not in schema)
         if extra:
             errors.append(f"{prefix}unknown key(s): {', '.join(extra)}")
     return errors

@@ -135,11 +135,13 @@ def _print_import(report: importing.ImportReport, as_json: bool) -> None:
         if bad:
             sys.exit(1)
         return
+    from curator.limits import one_line
+
     for item in report.skipped:
         if _already(item):
-            click.echo(f"skipped {item['file']}: {item['reason']}", err=True)
+            click.echo(one_line(f"skipped {item['file']}: {item['reason']}"), err=True)
         else:
-            click.echo(f"error: {item['file']}: {item['reason']}", err=True)
+            click.echo(one_line(f"error: {item['file']}: {item['reason']}"), err=True)
     for item in report.unknown_labels:
         click.echo(f"unknown {item['axis']} label {item['value']!r} in {item['file']} "
                    f"(problem {item['problem_id']})", err=True)

@@ -171,13 +171,37 @@ def _run_samples(store: Store, workspace: Workspace, report: EvalReport, todo: l
                 else:
                     report.evaluated += 1
             done += len(part)
+            report.cluster = _add_cluster(report.cluster, engine.info().get("cluster") or {})
             if recorded < len(jobs):
                 report.cancelled = True
                 break
-        report.cluster = engine.info().get("cluster") or {}
     finally:
         claims.release()
     report.outcomes = dict(counts)
+
+
+_SUMMED = ("done", "total", "retried", "lost_runners", "duplicates", "infra", "elapsed_s")
+
+
+def _add_cluster(total: dict, batch: dict) -> dict:
+    """Cluster figures (ray) of the batches so far: counts and time summed, runs/s again."""
+    if not total or not batch:
+        return dict(batch or total)
+    out = dict(batch)
+    for key in _SUMMED:
+        if isinstance(total.get(key), (int, float)) and isinstance(batch.get(key), (int, float)):
+            out[key] = total[key] + batch[key]
+    nodes = {label: dict(node) for label, node in (total.get("nodes") or {}).items()}
+    for label, node in (batch.get("nodes") or {}).items():
+        if label in nodes:
+            nodes[label] = {**node, "done": nodes[label].get("done", 0) + node.get("done", 0)}
+        else:
+            nodes[label] = dict(node)
+    out["nodes"] = nodes
+    if isinstance(out.get("elapsed_s"), (int, float)) and out.get("elapsed_s"):
+        out["elapsed_s"] = round(out["elapsed_s"], 2)
+        out["runs_per_s"] = round(out.get("done", 0) / out["elapsed_s"], 2)
+    return out
 
 
 def _finished(store: Store, sample_ids: list[int]) -> set[int]:

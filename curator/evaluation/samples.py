@@ -34,6 +34,7 @@ from curator.limits import (
     InputError,
     decode,
     loads_json,
+    one_line,
     read_bytes,
     schema_errors,
     value_problem,
@@ -83,7 +84,7 @@ class ImportReport:
     files: list[str] = field(default_factory=list)
 
     def error(self, file: str, line: int | None, message: str) -> None:
-        self.errors.append({"file": file, "line": line, "message": message})
+        self.errors.append({"file": file, "line": line, "message": one_line(message)})
 
     def to_json(self) -> dict:
         return {"files": self.files, "imported": self.imported, "duplicates": self.duplicates,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from curator.errors import CuratorError
 from curator.execution.engine import Engine
 from curator.execution.job import OUTCOMES, Job
-from curator.limits import DEFAULT, Limits, csv_rows
+from curator.limits import DEFAULT, Limits, csv_rows, one_line
 from curator.progress import CancelCheck, Progress
 from curator.release import dlbench
 from curator.release.reader import MANIFEST, PROBLEMS, Bundle, read_bundle
@@ -32,7 +32,7 @@ class Issue:
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.row}" if self.row is not None else self.file
-        return f"{where}: {self.message}"
+        return one_line(f"{where}: {self.message}")
 
 
 @dataclass

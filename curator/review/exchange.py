@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curator import timestamps
-from curator.limits import INT_MAX, Field, loads_json, read_text, schema_errors
+from curator.limits import INT_MAX, Field, loads_json, one_line, read_text, schema_errors
 from curator.review import annotations as label_store
 from curator.store import Store
 
@@ -109,7 +109,8 @@ def import_jsonl(store: Store, path: str | Path) -> MergeReport:
                     raise ValueError("; ".join(errors))
                 _merge_row(store, row, number, report)
             except (ValueError, KeyError, TypeError) as exc:
-                report.errors.append({"file": str(path), "line": number, "message": str(exc)})
+                report.errors.append({"file": str(path), "line": number,
+                                      "message": one_line(str(exc))})
     return report
 
 
