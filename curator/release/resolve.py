@@ -36,6 +36,7 @@ from datetime import date
 
 from curator import sync
 from curator.errors import CuratorError
+from curator.evaluation.extract import signature_problem
 from curator.mining import repos as repo_store
 from curator.mining.gitcache import (
     CachedRepo,
@@ -50,7 +51,6 @@ from curator.mining.patch import PatchError, replace_symbol
 from curator.problem import Problem
 from curator.progress import CancelCheck, Progress, checkpoint
 from curator.release import dlbench
-from curator.evaluation.extract import signature_problem
 from curator.release.upstream import (
     Snapshot,
     Unresolved,
