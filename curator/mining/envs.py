@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import fcntl
 import hashlib
 import importlib.metadata
 import json
@@ -38,6 +39,7 @@ from pathlib import Path
 
 from curator.errors import CuratorError
 from curator.mining import repos
+from curator.mining.checkout import pinned_checkout
 from curator.progress import CancelCheck, Progress
 from curator.store import Store, now
 from curator.workspace import Workspace
@@ -463,8 +465,6 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
     python: "X.Y" (default: the curator's own version). extras: more requirements to add.
     lock: a lock text to install exactly instead of resolving.
     """
-    from curator.mining.checkout import pinned_checkout
-
     started = time.monotonic()
     steps = 6
     note = progress or (lambda done, total, label: None)
@@ -580,11 +580,6 @@ def materialize(spec: dict, root: Path | None = None) -> tuple[str, str | None]:
     """On a cluster node: (checkout, interpreter) for a portable repository spec
     {"url", "commit", "lock", "python_version"}, built once per node and then reused.
     Without a lock the node's own curator interpreter runs the tests (None)."""
-    import fcntl
-
-    from curator.mining.checkout import pinned_checkout
-    from curator.workspace import Workspace
-
     root = Path(root or node_cache())
     root.mkdir(parents=True, exist_ok=True)
     place = Workspace(root=root, db_path=root / "db" / "unused.sqlite")
