@@ -753,3 +753,29 @@ def test_a_fork_flood_does_not_starve_the_run_on_the_other_worker(engine):
     assert results[steady.job_id].outcome == "passed", results[steady.job_id].reason
     assert results[flood.job_id].outcome == "timeout"
     assert processes_matching(tag.encode()) == []
+
+
+def test_repo_backed_candidate_patching_pytest_is_tampered(engine, tmp_path):
+    # The candidate's module is imported by the repository's conftest.py, before pytest
+    # calls any plugin's pytest_configure: the harness takes its identities earlier.
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "conftest.py").write_text("import pkg.mod  # noqa: F401\n")
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_mod.py").write_text(
+        "from pkg.mod import f\n\n\ndef test_f():\n    assert f() == 1\n")
+    good = "def f():\n    return 1\n"
+    bad = ("import _pytest.python\n_pytest.python.Function.runtest = lambda self: None\n"
+           "def f():\n    return 0\n")
+
+    def repo_job(text):
+        from curator.execution.job import Job, Limits
+
+        return Job(problem_id="r", solution=text, repo_dir=str(repo),
+                   node_ids=["tests/test_mod.py"], overlay={"pkg/mod.py": text},
+                   limits=Limits(timeout_s=120))
+
+    results = list(engine.run([repo_job(good)])) + list(engine.run([repo_job(bad)]))
+    assert results[0].outcome == "passed", (results[0].reason, results[0].stderr[-2000:])
+    _tampered(results[1], "Function.runtest")

@@ -167,18 +167,23 @@ def pytest_configure(config):
     spec = os.environ.pop(ENV_VAR, "")
     if not spec or config.pluginmanager.has_plugin("curator-reporter"):
         return
+    reporter, guard = _EARLY[0] if _EARLY else _start(spec)
+    reporter.guard = guard
+    config.pluginmanager.register(reporter, "curator-reporter")
+
+
+def _start(spec):
+    """The reporter and the guard of a run in a foreign interpreter, from ENV_VAR."""
     fd, _, rest = spec.partition(":")
     token, _, watched = rest.partition(":")
     reporter = Reporter(int(fd), token)
-    # Collection (which imports the candidate) has not started: identities taken now are
-    # the untouched ones. The repository's own code may introspect, so only the files
-    # holding the candidate are watched by the audit hook.
+    # The repository's own code may introspect, so only the files holding the candidate
+    # are watched by the audit hook.
     guard = Guard(reporter.send, untrusted=[w for w in watched.split(os.pathsep) if w],
                   trusted=interpreter_prefixes())
     guard.snapshot()
     guard.install()
-    reporter.guard = guard
-    config.pluginmanager.register(reporter, "curator-reporter")
+    return reporter, guard
 
 
 # -- the guard --------------------------------------------------------------------------
@@ -550,3 +555,15 @@ def _import_hidden(node):
 # Loaded with -p _curator_harness: serve the patched module before anything imports it.
 if os.environ.get(SHADOW_VAR):
     install_shadow(json.loads(os.environ.pop(SHADOW_VAR)))
+
+
+_EARLY = []
+
+
+def pytest_load_initial_conftests(early_config, parser, args):
+    """Runs before any conftest.py is imported (pytest's own loader comes last), with
+    pytest's plugins set up: identities taken now are the untouched ones, even when a
+    conftest imports the candidate's module."""
+    spec = os.environ.get(ENV_VAR, "")
+    if spec and not _EARLY:
+        _EARLY.append(_start(spec))
