@@ -15,6 +15,7 @@ from curator.errors import CuratorError
 from curator.problem import ID_PATTERN, KINDS, Problem, validate
 from curator.store import Store
 from curator.store import problems as problem_store
+from curator.sync import dump_one
 
 
 def default_entry_point(problem_id: str, kind: str = "function") -> str:
@@ -101,8 +102,6 @@ def create(store: Store, problems_dir: str | Path, problem_id: str,
         raise CuratorError(f"problem {problem_id} already exists (open it, or pick another id)")
     if folder.exists():
         raise CuratorError(f"{folder}: a folder of that name already exists; pick another id")
-    from curator.sync import dump_one
-
     problem_store.save(store, problem)
     dump_one(store, problem, problems_dir)
     return problem_store.get(store, problem_id)

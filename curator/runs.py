@@ -101,10 +101,11 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
         job.solution = ""  # nothing to run: recorded as no_code
         return job
     job.repo_dir, job.overlay, job.python = str(repo_dir), dict(overlay), python
-    job.env_preload = envs.preload_for(store, problem.source.get("repo"), python)
+    source = problem.source or {}
+    job.env_preload = envs.preload_for(store, source.get("repo"), python)
     # What a cluster node needs to rebuild the checkout and environment itself.
-    job.repo = envs.portable_spec(store, problem.source["repo"], problem.source["commit"],
-                                  python)
+    if source.get("repo") and source.get("commit"):
+        job.repo = envs.portable_spec(store, source["repo"], source["commit"], python)
     job.node_ids = list(problem.test_node_ids)
     job.deselect = [row["node_id"] for row in excluded(store, problem.id)
                     if row["node_id"] not in job.node_ids]

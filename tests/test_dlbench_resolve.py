@@ -125,10 +125,11 @@ URL = "https://git.invalid/team/geomlib"
 
 
 def dlbench_file(function: str, path: str, tests: str, cls: str = "",
-                 stage: str = "Pre-Post processing") -> str:
+                 stage: str = "Pre-Post processing", block: bool = True) -> str:
     signature = f"class {cls}:\n    def {function}(self):" if cls else f"def {function}(points):"
+    code = f"```python\n{signature}\n```\n\n" if block else ""
     text = (f"stage: {stage}\ntask: \ndata: Table\n\nprompt:\nWrite `{function}`.\n\n"
-            f"```python\n{signature}\n```\n\n"
+            f"{code}"
             f" ground Truth:{path}\n\n repo:geomlib\n\n function:{function}\n\n")
     if cls:
         text += f" class:{cls}\n\n"
@@ -395,3 +396,97 @@ def test_resolving_again_starts_from_what_the_release_says(imported, upstream):
                               "kind": "function", "test_node_ids": [
                                   "tests/test_shapes.py::TestPolygon::test_scale"]}
     assert raw["commit"] == upstream["second"]
+
+
+def _gate_failures(ws, ids):
+    from curator.release import gates
+
+    with Store(ws.db_path, "tester") as store:
+        problems = [problem_store.get(store, pid) for pid in ids]
+        report = gates.check(store, ws, problems)
+        prompts = {p.id: p.prompt for p in problems}
+    return {f.problem_id: f.reason for f in report.failures if f.gate == "code_prompt"}, prompts
+
+
+def test_prose_only_prompts_get_the_reference_signature_and_pass_the_code_prompt_gate(
+        tmp_path, upstream):
+    from curator.evaluation.extract import code_prompt
+
+    release = tmp_path / "prose"
+    write(release, {
+        "geomlibpolygon_area1.txt": dlbench_file(
+            "polygon_area", "geom/shapes.py", "tests/test_shapes.py::test_unit_square",
+            block=False),
+        "classes-geomlibarea2.txt": dlbench_file(
+            "area", "geom/shapes.py", "tests/test_shapes.py::TestPolygon", cls="Polygon",
+            block=False)})
+    ws = workspace_mod.init(tmp_path / "ws2")
+    (ws.root / "curator.toml").write_text(f'[dlbench.repos]\ngeomlib = "{URL}"\n')
+    base = ["--workspace", str(ws.root)]
+    result = CliRunner().invoke(main, [*base, "import-dlbench", str(release), "--json"])
+    assert result.exit_code == 0, result.output
+    ids = ["geomlibpolygon_area1", "classes-geomlibarea2"]
+    before, imported_prompts = _gate_failures(ws, ids)
+    assert set(before) == set(ids)          # prose only: the gate refuses both
+    data = resolve(base, "--repo", f"geomlib={upstream['mirror']}", "--as-of", "2024-09-30")
+    assert {r["id"] for r in data["resolved"]} == set(ids)
+    after, prompts = _gate_failures(ws, ids)
+    assert after == {}
+    for pid in ids:   # the prose stays verbatim, the block follows it
+        assert prompts[pid].startswith(imported_prompts[pid])
+    function = prompts["geomlibpolygon_area1"][len(imported_prompts["geomlibpolygon_area1"]):]
+    assert function.lstrip("\n") == "```python\ndef polygon_area(points):\n    ...\n```\n"
+    method = prompts["classes-geomlibarea2"][len(imported_prompts["classes-geomlibarea2"]):]
+    assert method.lstrip("\n") == \
+        "```python\nclass Polygon:\n    def area(self):\n        ...\n```\n"
+    assert code_prompt(prompts["classes-geomlibarea2"], "Polygon.area") == \
+        "class Polygon:\n    def area(self):\n"
+    on_disk = (ws.problems_dir / "geomlibpolygon_area1" / "prompt.md").read_text()
+    assert "def polygon_area(points):" in on_disk
+
+
+def test_a_prompt_that_has_a_signature_is_kept_byte_for_byte(imported, upstream):
+    ws, base = imported
+    ids = ["geomlibpolygon_area1", "classes-geomlibarea2"]
+    with Store(ws.db_path, "tester") as store:
+        before = {pid: problem_store.get(store, pid).prompt for pid in ids}
+    resolve(base, "--repo", f"geomlib={upstream['mirror']}", "--as-of", "2024-09-30")
+    failures, after = _gate_failures(ws, ids)
+    assert after == before and failures == {}
+
+
+def test_the_signature_block_keeps_decorators_and_bases():
+    import ast
+
+    from curator.evaluation.extract import signature_problem
+    from curator.release.resolve import with_signature
+    from curator.release.upstream import signature_block
+
+    tree = ast.parse("class Net(nn.Module, metaclass=Meta):\n"
+                     "    @torch.no_grad()\n"
+                     "    @staticmethod\n"
+                     "    def forward(x: Tensor, *, k: int = 3) -> Tensor:\n"
+                     "        '''Doc.'''\n        return x\n")
+    cls = tree.body[0]
+    block = signature_block(cls.body[0], cls)
+    assert block == ("class Net(nn.Module, metaclass=Meta):\n    @torch.no_grad()\n"
+                     "    @staticmethod\n"
+                     "    def forward(x: Tensor, *, k: int=3) -> Tensor:\n        ...\n")
+    prose = "Implement `forward`.\n\n```python\nnet = Net()\n```"
+    prompt = with_signature(prose, "Net.forward", block)
+    assert prompt.startswith(prose + "\n\n```python\n")
+    assert signature_problem(prompt, "Net.forward") is None
+    assert with_signature(prompt, "Net.forward", block) == prompt
+
+
+def test_a_fence_the_prose_leaves_open_is_closed_before_the_signature():
+    from curator.evaluation.extract import signature_problem
+    from curator.release.resolve import with_signature
+
+    prose = '"Write `project`.\n\n```python\nclass Camera:\n    def __init__(self):\n' \
+            '        self.k = 1\n```"'
+    block = "class Camera:\n    def project(self, p):\n        ...\n"
+    assert signature_problem(prose, "Camera.project") is not None
+    prompt = with_signature(prose, "Camera.project", block)
+    assert prompt.startswith(prose + "\n\n```\n\n```python\nclass Camera:")
+    assert signature_problem(prompt, "Camera.project") is None

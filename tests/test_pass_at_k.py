@@ -49,3 +49,10 @@ def test_mean_uses_only_problems_with_enough_samples():
     value, used = mean_pass_at_k(counts, 10)
     assert used == 1 and value == pytest.approx(1.0)
     assert mean_pass_at_k([(3, 1)], 5) is None
+
+
+def test_bad_counts_name_the_numbers():
+    with pytest.raises(ValueError, match=r"need 0 <= c <= n, got n=3, c=4"):
+        pass_at_k(3, 4, 1)
+    with pytest.raises(ValueError, match=r"need 1 <= k <= n, got n=3, k=5"):
+        pass_at_k(3, 1, 5)

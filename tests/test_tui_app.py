@@ -119,3 +119,23 @@ async def test_f_keys_switch_screens_and_keep_an_open_problem(workspace, app_for
         await settle(pilot)
         assert app.screen is problem_screen
         assert problem_screen.dirty_fields() == ["prompt"]
+
+
+async def test_f2_from_an_open_problem_returns_to_the_list(workspace, app_for):
+    from curator.tui.screens.problem import ProblemScreen
+    from curator.tui.screens.problems import ProblemsScreen
+
+    app = app_for(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ProblemScreen)
+        await pilot.press("f3")
+        await settle(pilot)
+        await pilot.press("f2")   # back to the problems mode: the problem is on top
+        await settle(pilot)
+        assert isinstance(app.screen, ProblemScreen)
+        await pilot.press("f2")   # F2 again on the open problem: the list
+        await settle(pilot)
+        assert isinstance(app.screen, ProblemsScreen)

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import click
 
-from curator import __version__
+from curator import __version__, crashlog
 from curator.cli.context import CliContext
 from curator.errors import Cancelled, CuratorError
+from curator.store import lock_message
 
 # Sub-command -> the module that defines it (in its COMMANDS list). Modules are imported
 # only when their command runs, so `curator` opens the app without importing every area.
@@ -57,9 +58,6 @@ class CuratorGroup(click.Group):
                 SystemExit, KeyboardInterrupt):
             raise
         except Exception as exc:  # noqa: BLE001 - the last resort: no traceback for people
-            from curator import crashlog
-            from curator.store import lock_message
-
             db_dir = _db_dir(ctx.obj)
             message = lock_message(exc, _db_path(ctx.obj))
             if message is None:

@@ -12,7 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
 
+from curator.display import visible
 from curator.errors import CuratorError
 from curator.store import Store
 from curator.workspace import Workspace, actor, discover
@@ -71,9 +76,6 @@ def progress_bar(description: str, enabled: bool = True) -> Iterator[Callable]:
     if not enabled or not sys.stderr.isatty():
         yield lambda done, total, label="": None
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[label]}"), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True) as bar:
@@ -124,12 +126,6 @@ def middle_ellipsis(text: str, width: int) -> str:
 
 
 def rich_table(columns: list[str], rows: list[list[Any]], title: str | None = None) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    from curator.display import visible
-
     console = Console()
     cells = [[visible(v) for v in row] for row in rows]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]

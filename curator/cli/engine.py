@@ -7,6 +7,7 @@ from collections import Counter
 
 import click
 
+from curator import runs
 from curator.cli.context import (
     CliContext,
     json_option,
@@ -15,6 +16,10 @@ from curator.cli.context import (
     progress_bar,
     rich_table,
 )
+from curator.display import visible
+from curator.errors import CuratorError
+from curator.execution import doctor
+from curator.mining import envs
 from curator.store import problems as problem_store
 
 
@@ -60,8 +65,6 @@ def run_cmd(ctx: CliContext, ids: tuple[str, ...], run_all: bool, workers: int |
             timeout: float | None, repeat: int, resume: bool, backend: str | None,
             address: str | None, as_json: bool) -> None:
     """Run reference solutions against their tests and record each run."""
-    from curator import runs
-
     if run_all and ids:
         raise click.UsageError("give problem ids or --all, not both")
     if not run_all and not ids:
@@ -82,8 +85,6 @@ def run_cmd(ctx: CliContext, ids: tuple[str, ...], run_all: bool, workers: int |
 
 
 def _print_report(report) -> None:
-    from curator.display import visible
-
     rows = []
     for run in report.runs:
         passed = sum(t["outcome"] == "passed" for t in run["tests"])
@@ -114,9 +115,6 @@ def _print_report(report) -> None:
 @pass_ctx
 def doctor_cmd(ctx: CliContext, as_json: bool) -> None:
     """Report the isolation level runs get here and what is missing for the strong one."""
-    from curator.errors import CuratorError
-    from curator.execution import doctor
-
     requested = "auto"
     try:
         requested = (ctx.workspace.config.get("execution") or {}).get("isolation", "auto")
@@ -142,14 +140,10 @@ def doctor_cmd(ctx: CliContext, as_json: bool) -> None:
 def _repo_envs(ctx: CliContext) -> list[dict]:
     """Repository environments and whether each imports its package (empty without a
     workspace)."""
-    from curator.errors import CuratorError
-
     try:
         store = ctx.store
     except CuratorError:
         return []
-    from curator.mining import envs
-
     out = []
     for row in envs.list_envs(store):
         ok, detail = envs.check_import(row)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
+from rich.console import Console
+from rich.syntax import Syntax
 
 from curator.cli.context import (
     CliContext,
@@ -17,7 +20,7 @@ from curator.cli.context import (
     rich_table,
 )
 from curator.errors import Cancelled, CuratorError
-from curator.mining import promote, repos
+from curator.mining import envs, promote, repos
 from curator.mining.mine import mine
 from curator.store import candidates as candidate_store
 from curator.store.candidates import STATUSES
@@ -109,9 +112,6 @@ def candidates_show(ctx: CliContext, cid: str, as_json: bool) -> None:
     if as_json:
         print_json(data)
         return
-    from rich.console import Console
-    from rich.syntax import Syntax
-
     console = Console()
     console.rule(f"[bold]candidate {row['id']}[/] {row['qualname']} ({row['status']})")
     console.print(f"{row['repo_url']} @ {row['commit_sha']}  {row['path']}:{data['lines']}  "
@@ -229,10 +229,6 @@ def repo_env(ctx: CliContext, repo: str, python: str | None, extras: tuple[str, 
     """Build (or reuse) an isolated environment for REPO at its pinned commit and run its
     tests with it: its declared runtime and test dependencies, pytest, the curator's torch
     version, and the repository itself (from the pinned checkout, without dependencies)."""
-    from pathlib import Path
-
-    from curator.mining import envs
-
     lock = None
     if lock_file:
         lock = Path(lock_file).read_text(encoding="utf-8")

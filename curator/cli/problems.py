@@ -5,8 +5,11 @@ from __future__ import annotations
 import sys
 
 import click
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.syntax import Syntax
 
-from curator import sync, workspace
+from curator import problem_template, sync, workspace
 from curator.cli.context import (
     CliContext,
     json_option,
@@ -108,10 +111,6 @@ def problems_show(ctx: CliContext, problem_id: str, as_json: bool) -> None:
     if as_json:
         print_json(problem.to_dict())
         return
-    from rich.console import Console
-    from rich.markdown import Markdown
-    from rich.syntax import Syntax
-
     console = Console()
     console.rule(f"[bold]{problem.id}[/] — {problem.title}")
     for key in ("entry_point", "kind", "stage", "task", "data", "framework", "status"):
@@ -140,8 +139,6 @@ def problems_show(ctx: CliContext, problem_id: str, as_json: bool) -> None:
 def problems_new(ctx: CliContext, problem_id: str, entry_point: str | None, kind: str,
                  as_json: bool) -> None:
     """Start a problem: problems/ID/ from a template and a draft row in the database."""
-    from curator import problem_template
-
     problem = problem_template.create(ctx.store, ctx.workspace.problems_dir, problem_id,
                                       entry_point=entry_point, kind=kind)
     folder = ctx.workspace.problems_dir / problem.id

@@ -7,7 +7,8 @@ import sys
 import click
 
 from curator.cli.context import CliContext, json_option, pass_ctx, print_json, progress_bar
-from curator.errors import CuratorError, WorkspaceError
+from curator.errors import WorkspaceError
+from curator.limits import DEFAULT, Limits, one_line
 from curator.release import bundle as bundle_mod
 from curator.release import diff as diff_mod
 from curator.release import gates, importing
@@ -80,19 +81,12 @@ def build_cmd(ctx: CliContext, version: str, out: str, name: str | None, allow_f
 @pass_ctx
 def verify_cmd(ctx: CliContext, bundle: str, rerun: bool, workers: int, as_json: bool) -> None:
     """Check a bundle (folder or .tar.gz) against its manifest and schema."""
-    from curator.limits import DEFAULT, Limits
-
     store = workspace = None
     try:
         limits = Limits.from_config(ctx.workspace.config)
     except WorkspaceError:
         limits = DEFAULT  # verifying a bundle needs no workspace
     if rerun:
-        try:
-            import curator.execution.engine  # noqa: F401
-        except ImportError:
-            raise CuratorError("--rerun needs the execution engine (curator.execution), "
-                               "which is not installed") from None
         try:
             workspace, store = ctx.workspace, ctx.store
         except WorkspaceError:
@@ -135,8 +129,6 @@ def _print_import(report: importing.ImportReport, as_json: bool) -> None:
         if bad:
             sys.exit(1)
         return
-    from curator.limits import one_line
-
     for item in report.skipped:
         if _already(item):
             click.echo(one_line(f"skipped {item['file']}: {item['reason']}"), err=True)

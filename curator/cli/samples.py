@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from collections import Counter
 
 import click
+from rich.console import Console
+from rich.syntax import Syntax
 
+from curator import taxonomy as tax
 from curator.cli.context import (
     CliContext,
     json_option,
@@ -17,8 +22,10 @@ from curator.cli.context import (
 )
 from curator.cli.engine import backend_options, cluster_line
 from curator.errors import CuratorError
-from curator.evaluation import external
+from curator.evaluation import evaluate, external, generate
+from curator.evaluation import report as report_mod
 from curator.evaluation import samples as sample_files
+from curator.evaluation.outcomes import PENDING, sample_runs
 from curator.evaluation.pass_at_k import KS
 from curator.labels import AXES
 from curator.store import samples as sample_store
@@ -101,8 +108,6 @@ def eval_cmd(ctx: CliContext, model: str | None, workers: int | None, timeout: f
              limit: int | None, backend: str | None, address: str | None,
              as_json: bool) -> None:
     """Run every sample without an outcome through the engine (resumable)."""
-    from curator.evaluation import evaluate
-
     sample_store.check_models_exist(ctx.store, model)
     with progress_bar("evaluating", enabled=not as_json) as bar:
         report = evaluate.evaluate(ctx.store, ctx.workspace, model=model, workers=workers,
@@ -164,10 +169,6 @@ def generate_cmd(ctx: CliContext, model: str, base_url: str, technique: str, n: 
                  api_key_env: str, max_tokens: int | None, shots: int, max_retries: int,
                  timeout: float, as_json: bool) -> None:
     """Ask a chat-completions endpoint for samples (cached: nothing is paid for twice)."""
-    import os
-
-    from curator.evaluation import generate
-
     client = generate.ChatClient(base_url, api_key=os.environ.get(api_key_env) or None,
                                  timeout_s=timeout, max_retries=max_retries)
     with progress_bar("generating", enabled=not as_json) as bar:
@@ -196,8 +197,6 @@ def generate_cmd(ctx: CliContext, model: str, base_url: str, technique: str, n: 
 @pass_ctx
 def list_cmd(ctx: CliContext, model: str | None, problem_id: str | None, as_json: bool) -> None:
     """List samples with their latest outcome."""
-    from curator.evaluation.outcomes import PENDING, sample_runs
-
     rows = sample_store.list_rows(ctx.store, model=model, problem_id=problem_id)
     runs = sample_runs(ctx.store)
     for row in rows:
@@ -219,17 +218,12 @@ def list_cmd(ctx: CliContext, model: str | None, problem_id: str | None, as_json
 @pass_ctx
 def show_cmd(ctx: CliContext, sample_id: int, as_json: bool) -> None:
     """Show one sample: raw text, extracted code, latest run."""
-    from curator.evaluation.outcomes import sample_runs
-
     sample = sample_store.get(ctx.store, sample_id)
     run = sample_runs(ctx.store, [sample_id]).get(sample_id)
     sample["run"] = run
     if as_json:
         print_json(sample)
         return
-    from rich.console import Console
-    from rich.syntax import Syntax
-
     console = Console()
     console.rule(f"sample {sample_id}: {sample['problem_id']} — {sample['model']}")
     console.print(f"extraction: {sample['extraction']}; outcome: "
@@ -254,8 +248,6 @@ def show_cmd(ctx: CliContext, sample_id: int, as_json: bool) -> None:
 def report_cmd(ctx: CliContext, model: str | None, by: str | None, csv_path: str | None,
                as_json: bool) -> None:
     """pass@k per model, overall and by stage / task / data, with the outcome mix."""
-    from curator.evaluation import report as report_mod
-
     data = report_mod.build(ctx.store, model=model, by=by)
     if csv_path:
         report_mod.write_csv(data, csv_path)
@@ -329,10 +321,6 @@ def exclusion_fix(problem_id: str, reason: str) -> str:
 def taxonomy_cmd(ctx: CliContext, load_path: str | None, export_path: str | None,
                  version: int | None, as_json: bool) -> None:
     """The bug taxonomy: top-level categories, DL-specific sub-categories, verdicts."""
-    import json
-
-    from curator import taxonomy as tax
-
     if load_path:
         number, created = tax.load_file(ctx.store, load_path)
         if not as_json:

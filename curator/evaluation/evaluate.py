@@ -23,7 +23,7 @@ from curator import runs as run_store
 from curator.errors import CuratorError
 from curator.evaluation.claims import Claims
 from curator.evaluation.outcomes import INFRA
-from curator.execution.engine import Engine, default_workers
+from curator.execution.engine import Engine, default_workers, resolve_backend
 from curator.progress import CancelCheck, Progress
 from curator.store import Store
 from curator.store import problems as problem_store
@@ -98,8 +98,6 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
     conf = run_store.settings(workspace)
     own = engine is None and bool(todo or references)
     if own:
-        from curator.execution.engine import resolve_backend
-
         backend, address = resolve_backend(conf, backend, address)
         size = max(len(todo), len(references), 1)
         engine = Engine(workers=min(workers or conf.get("workers") or default_workers(),

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curator.errors import CuratorError
-from curator.evaluation import samples as sample_store
+from curator.evaluation import samples as sample_files
 from curator.execution.job import RunResult
 from curator.progress import checkpoint
 from curator.store import Store
@@ -177,7 +177,7 @@ def import_taxonomy(store: Store, path: str | Path, model: str, technique: str |
     out = ExternalImport(files=[str(root)])
     generated = sorted(p for p in (root / "Generated").iterdir()
                        if p.is_file() and p.suffix == ".py" and p.name.startswith(PREFIX))
-    index = sample_store.ProblemIndex(problem_store.all_problems(store))
+    index = sample_files.ProblemIndex(problem_store.all_problems(store))
     with store.transaction():
         owners: dict[str, tuple[Path, bool]] = {}
         for file in generated:
@@ -217,10 +217,10 @@ def import_taxonomy(store: Store, path: str | Path, model: str, technique: str |
             except CuratorError as exc:
                 out.errors.append({"file": str(result_file), "line": None, "message": str(exc)})
             problem = index.problems[pid]
-            code, method = sample_store._code_for(problem, "solution", text)
-            sample = sample_store.NewSample(pid, model.strip(), (technique or "").strip(), None,
+            code, method = sample_files._code_for(problem, "solution", text)
+            sample = sample_files.NewSample(pid, model.strip(), (technique or "").strip(), None,
                                             0, "solution", text, code, method, where)
-            sample_id = sample_store.insert(store, sample)
+            sample_id = sample_files.insert(store, sample)
             if sample_id is None:
                 out.duplicates += 1
                 continue

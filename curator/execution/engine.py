@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 
+from curator.errors import CuratorError
 from curator.execution.job import Job, RunResult
 from curator.execution.pool import LocalPool, Pool, PoolSettings
 from curator.progress import CancelCheck, Progress
@@ -25,8 +26,6 @@ def resolve_backend(conf: dict | None, backend: str | None = None,
 
     An address without a backend means ray; the configured address applies to ray only.
     """
-    from curator.errors import CuratorError
-
     conf = conf or {}
     backend = backend or ("ray" if address else None) or conf.get("backend") or "local"
     if backend not in BACKENDS:

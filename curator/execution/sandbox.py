@@ -21,6 +21,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from curator.errors import CuratorError
+
 NOBODY = 65534
 HIDDEN = ("/root", "/home", "/run", "/var/tmp", "/mnt", "/media")
 PR_SET_PDEATHSIG = 1
@@ -72,8 +74,6 @@ def resolve_isolation(requested: str = "auto") -> tuple[str, str]:
     if ok:
         return "strong", detail
     if requested == "strong":
-        from curator.errors import CuratorError
-
         raise CuratorError(f"strong isolation requested but {detail}")
     return "weak", detail
 

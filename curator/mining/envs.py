@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import fcntl
 import hashlib
 import importlib.metadata
 import json
@@ -38,6 +39,7 @@ from pathlib import Path
 
 from curator.errors import CuratorError
 from curator.mining import repos
+from curator.mining.checkout import pinned_checkout
 from curator.progress import CancelCheck, Progress
 from curator.store import Store, now
 from curator.workspace import Workspace
@@ -463,8 +465,6 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
     python: "X.Y" (default: the curator's own version). extras: more requirements to add.
     lock: a lock text to install exactly instead of resolving.
     """
-    from curator.mining.checkout import pinned_checkout
-
     started = time.monotonic()
     steps = 6
     note = progress or (lambda done, total, label: None)
@@ -580,11 +580,6 @@ def materialize(spec: dict, root: Path | None = None) -> tuple[str, str | None]:
     """On a cluster node: (checkout, interpreter) for a portable repository spec
     {"url", "commit", "lock", "python_version"}, built once per node and then reused.
     Without a lock the node's own curator interpreter runs the tests (None)."""
-    import fcntl
-
-    from curator.mining.checkout import pinned_checkout
-    from curator.workspace import Workspace
-
     root = Path(root or node_cache())
     root.mkdir(parents=True, exist_ok=True)
     place = Workspace(root=root, db_path=root / "db" / "unused.sqlite")
@@ -615,10 +610,13 @@ def materialize(spec: dict, root: Path | None = None) -> tuple[str, str | None]:
 def portable_spec(store: Store, url: str, commit: str, python: str) -> dict | None:
     """What a cluster node needs to rebuild this repository's checkout and environment:
     None when the interpreter is one a node cannot rebuild (set by hand, no lock)."""
+    record = repos.record_for(store, url)
+    if record is not None:   # clone from where it was registered (a local folder, a mirror)
+        url = record.get("source") or record["url"]
     if python == sys.executable:
         return {"url": url, "commit": commit, "lock": None, "python_version": None}
-    row = store.one("SELECT e.lock, e.python, e.python_version FROM repo_envs e JOIN repos r "
-                    "ON r.id = e.repo_id WHERE r.url = ?", (url,))
+    row = store.one("SELECT lock, python, python_version FROM repo_envs WHERE repo_id = ?",
+                    (record["id"],)) if record is not None else None
     if row is None or row["python"] != python or not row["lock"]:
         return None
     version = ".".join(row["python_version"].split(".")[:2])
@@ -725,8 +723,9 @@ def check_import(row: dict) -> tuple[bool, str]:
 def preload_for(store: Store, url: str | None, python: str) -> list[str]:
     """Modules warm workers of this repository's environment import once: those recorded
     when `repo env` built it, else torch and numpy (a module that is missing is skipped)."""
-    row = store.one("SELECT e.preload, e.python FROM repo_envs e JOIN repos r "
-                    "ON r.id = e.repo_id WHERE r.url = ?", (url,)) if url else None
+    record = repos.record_for(store, url) if url else None
+    row = store.one("SELECT preload, python FROM repo_envs WHERE repo_id = ?",
+                    (record["id"],)) if record is not None else None
     if row is not None and row["python"] == python:
         return json.loads(row["preload"])
     return ["torch", "numpy"]

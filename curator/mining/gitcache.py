@@ -11,6 +11,7 @@ import fcntl
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -403,8 +404,6 @@ class BlobReader:
 
 
 def _rmtree(path: Path) -> None:
-    import shutil
-
     shutil.rmtree(path, ignore_errors=True)
 
 

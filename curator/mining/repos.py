@@ -21,24 +21,19 @@ from curator.mining.gitcache import (
     repo_name,
     run_git,
 )
-from curator.store import Store, now
+from curator.store import Store
+from curator.store import repos as repo_rows
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?$")
 
 
 def get_or_create(store: Store, url: str) -> dict:
-    row = store.one("SELECT * FROM repos WHERE url = ?", (url,))
+    row = repo_rows.by_url(store, url)
     if row is not None:
         return row
-    stamp = now()
-    with store.transaction():
-        # Another process may have added it since the read above (same URL, same row).
-        cursor = store.execute(
-            "INSERT OR IGNORE INTO repos (url, name, cache_key, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?)", (url, repo_name(url), cache_key(url), stamp, stamp))
-        if cursor.rowcount:
-            store.audit("repo", cursor.lastrowid, "create", after={"url": url})
-    return store.one("SELECT * FROM repos WHERE url = ?", (url,))
+    # Another process may add it after the read above (same URL, same row): insert ignores.
+    repo_rows.insert(store, url, repo_name(url), cache_key(url))
+    return repo_rows.by_url(store, url)
 
 
 def register(store: Store, repos_dir: str | Path, url: str, source: str | None = None,
@@ -66,14 +61,7 @@ def register(store: Store, repos_dir: str | Path, url: str, source: str | None =
         changes["name"] = name
     if (source if source != url else None) != row.get("source"):
         changes["source"] = source if source != url else None
-    if changes:
-        with store.transaction():
-            sets = ", ".join(f"{k} = ?" for k in changes)
-            store.execute(f"UPDATE repos SET {sets}, updated_at = ? WHERE id = ?",
-                          (*changes.values(), now(), row["id"]))
-            for key, value in changes.items():
-                store.audit("repo", row["id"], "update", key, row.get(key), value)
-    return store.one("SELECT * FROM repos WHERE id = ?", (row["id"],)), cache
+    return repo_rows.update(store, row, changes), cache
 
 
 @dataclass(frozen=True)
@@ -134,33 +122,28 @@ def portable_name(row: dict) -> str:
 
 def set_as_of(store: Store, repo_id: int, as_of: str | None) -> None:
     """Remember the date a repository's commit was pinned as of (None: pinned by revision)."""
-    row = store.one("SELECT as_of FROM repos WHERE id = ?", (repo_id,))
-    if row is not None and row["as_of"] != as_of:
-        with store.transaction():
-            store.execute("UPDATE repos SET as_of = ?, updated_at = ? WHERE id = ?",
-                          (as_of, now(), repo_id))
-            store.audit("repo", repo_id, "update", "as_of", row["as_of"], as_of)
+    row = repo_rows.by_id(store, repo_id)
+    if row is not None:
+        repo_rows.update(store, row, {"as_of": as_of})
 
 
 def find(store: Store, ident: str) -> dict:
     """A repository by id, URL or path as mined, or unique short name."""
     ident = str(ident).strip()
     if ident.isdigit():
-        row = store.one("SELECT * FROM repos WHERE id = ?", (int(ident),))
+        row = repo_rows.by_id(store, int(ident))
         if row:
             return row
-    row = store.one("SELECT * FROM repos WHERE url = ?", (ident.rstrip("/"),))
+    row = repo_rows.by_url(store, ident.rstrip("/"))
     if row:
         return row
     if not is_url(ident) and Path(ident).expanduser().exists():
         path = str(Path(ident).expanduser().resolve())
         # mined under its path, or registered from this local folder under its URL/name
-        row = store.one("SELECT * FROM repos WHERE url = ?", (path,)) or \
-            store.one("SELECT * FROM repos WHERE source = ? ORDER BY id LIMIT 1", (path,))
+        row = repo_rows.by_url(store, path) or repo_rows.by_source(store, path)
         if row:
             return row
-    rows = store.query("SELECT * FROM repos WHERE name = ? OR name LIKE ?",
-                       (ident, f"%/{ident}"))
+    rows = repo_rows.by_name(store, ident, suffix=True)
     if len(rows) == 1:
         return rows[0]
     if len(rows) > 1:
@@ -170,12 +153,7 @@ def find(store: Store, ident: str) -> dict:
 
 
 def list_rows(store: Store) -> list[dict]:
-    rows = store.query(
-        "SELECT r.*, (SELECT COUNT(*) FROM candidates c WHERE c.repo_id = r.id) AS candidates, "
-        "(SELECT commit_sha FROM mined_commits m WHERE m.repo_id = r.id "
-        " ORDER BY m.mined_at DESC LIMIT 1) AS last_commit "
-        "FROM repos r ORDER BY r.name, r.id")
-    return rows
+    return repo_rows.list_with_counts(store)
 
 
 def check_python(path: str) -> str:
@@ -200,19 +178,14 @@ def set_python(store: Store, ident: str, python: str | None) -> dict:
     if python:
         value = os.path.abspath(os.path.expanduser(python))
         check_python(value)
-    if value != row["python"]:
-        with store.transaction():
-            store.execute("UPDATE repos SET python = ?, updated_at = ? WHERE id = ?",
-                          (value, now(), row["id"]))
-            store.audit("repo", row["id"], "update", "python", row["python"], value)
-    return store.one("SELECT * FROM repos WHERE id = ?", (row["id"],))
+    return repo_rows.update(store, row, {"python": value})
 
 
 def record_for(store: Store, ident: str) -> dict | None:
     """The repository a problem's [source] repo names: by URL, else by unique name."""
-    row = store.one("SELECT * FROM repos WHERE url = ?", (ident,))
+    row = repo_rows.by_url(store, ident)
     if row is None:
-        rows = store.query("SELECT * FROM repos WHERE name = ?", (ident,))
+        rows = repo_rows.by_name(store, ident)
         row = rows[0] if len(rows) == 1 else None
     return row
 

@@ -16,7 +16,11 @@ problems of one repository, `resolve`:
    inside its class header for methods), checked by patching it back into the module;
 5. keeps the test targets that exist at the commit, as pytest node ids (file, class,
    function, method; parametrised ids by their base name);
-6. stores the problem as a repo-backed draft. A problem it cannot resolve keeps its
+6. gives a prompt without a parsable signature of the entry point (most of DL-Bench's
+   are prose only) a ```python block with the reference's signature after the prose
+   (decorators, the `def` line, `...`; inside its class header for a method), so the
+   release's `code_prompt` exists; a prompt that has one is kept byte for byte;
+7. stores the problem as a repo-backed draft. A problem it cannot resolve keeps its
    draft and gets a reason: file missing at the commit, symbol missing, or test target
    missing.
 
@@ -32,6 +36,7 @@ from datetime import date
 
 from curator import sync
 from curator.errors import CuratorError
+from curator.evaluation.extract import signature_problem
 from curator.mining import repos as repo_store
 from curator.mining.gitcache import (
     CachedRepo,
@@ -46,7 +51,14 @@ from curator.mining.patch import PatchError, replace_symbol
 from curator.problem import Problem
 from curator.progress import CancelCheck, Progress, checkpoint
 from curator.release import dlbench
-from curator.release.upstream import Snapshot, Unresolved, locate, reference_solution, test_node_ids
+from curator.release.upstream import (
+    Snapshot,
+    Unresolved,
+    locate,
+    reference_solution,
+    signature_block,
+    test_node_ids,
+)
 from curator.store import Store, now
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
@@ -138,6 +150,21 @@ def _raw_repo(row: dict) -> str:
         return ""
 
 
+def with_signature(prompt: str, entry_point: str, block: str) -> str:
+    """PROMPT with BLOCK appended as a ```python block when it has no parsable signature of
+    ENTRY_POINT (the `code_prompt` release gate needs one); a prompt that has one is
+    returned as it is. The prose stays verbatim above the block; when it leaves a code
+    fence open (DL-Bench has ``` followed by a quote), a closing fence comes first."""
+    if signature_problem(prompt, entry_point) is None:
+        return prompt
+    glue = "" if not prompt else "\n" if prompt.endswith("\n") else "\n\n"
+    for close in ("", "```\n\n"):
+        augmented = f"{prompt}{glue}{close}```python\n{block}```\n"
+        if signature_problem(augmented, entry_point) is None:
+            return augmented
+    return prompt
+
+
 def resolve_problem(snapshot: Snapshot, problem: Problem, url: str, license_id: str
                     ) -> tuple[Problem, dict]:
     """The resolved draft and its resolution record; raises Unresolved with the reason."""
@@ -158,11 +185,12 @@ def resolve_problem(snapshot: Snapshot, problem: Problem, url: str, license_id: 
               "lines": f"{start_line(node)}-{node.end_lineno or node.lineno}",
               "license": license_id}
     kind = "method" if "." in qualname else "function"
+    prompt = with_signature(problem.prompt, qualname, signature_block(node, cls))
     resolved = Problem(
         id=problem.id, entry_point=qualname, kind=kind, title=problem.title,
         stage=problem.stage, task=problem.task, data=problem.data,
         framework=problem.framework, status="draft", source=source, test_node_ids=nodes,
-        prompt=problem.prompt, solution=solution, tests=None)
+        prompt=prompt, solution=solution, tests=None)
     record = {"repo": url, "commit": snapshot.commit, "path": path, "symbol": qualname,
               "dropped_tests": dropped, "notes": notes}
     return resolved, record

@@ -23,6 +23,7 @@ from curator.mining.modules import (
     package_of,
     parse_module,
     resolve_relative,
+    signature,
     split_lines,
     start_line,
 )
@@ -292,6 +293,23 @@ def _render_import(binding, package: str) -> str:
     return f"from {base} import {alias.name}{suffix}"
 
 
+def class_header(cls: ast.ClassDef) -> str:
+    """`class Name(Bases, key=value):` of a class definition."""
+    args = [ast.unparse(b) for b in cls.bases] + [ast.unparse(k) for k in cls.keywords]
+    return f"class {cls.name}" + (f"({', '.join(args)})" if args else "") + ":"
+
+
+def signature_block(node: ast.FunctionDef | ast.AsyncFunctionDef,
+                    cls: ast.ClassDef | None) -> str:
+    """The entry point's signature as a prompt's code block: decorators, the `def` line with
+    the full signature and a `...` body, inside its class header for a method."""
+    lines = [f"@{ast.unparse(d)}" for d in node.decorator_list]
+    lines += [signature(node), "    ..."]
+    if cls is None:
+        return "\n".join(lines) + "\n"
+    return class_header(cls) + "\n" + "".join(f"    {line}\n" for line in lines)
+
+
 def reference_solution(path: str, text: str, node: ast.AST, cls: ast.ClassDef | None) -> str:
     """The definition with the imports it uses (inside its class header for a method)."""
     module = parse_module(path, text)
@@ -311,8 +329,7 @@ def reference_solution(path: str, text: str, node: ast.AST, cls: ast.ClassDef | 
     start, end = start_line(node), node.end_lineno or node.lineno
     body = "".join(source_lines[start - 1:end])
     if cls is not None:
-        args = [ast.unparse(b) for b in cls.bases] + [ast.unparse(k) for k in cls.keywords]
-        header = f"class {cls.name}" + (f"({', '.join(args)})" if args else "") + ":\n"
+        header = class_header(cls) + "\n"
         if node.col_offset == 4:
             body = header + body
         else:

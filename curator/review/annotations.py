@@ -15,7 +15,13 @@ import json
 from dataclasses import dataclass, field
 
 from curator.errors import CuratorError, NotFoundError
-from curator.store import Store, now
+from curator.store import Store, now, review_labels
+from curator.store.review_labels import (  # noqa: F401  (the label reads, in one place)
+    all_final,
+    all_labels,
+    get,
+    get_final,
+)
 from curator.taxonomy import BUG, VERDICTS, Taxonomy, current
 
 LABEL_ENTITY = "review_label"
@@ -118,45 +124,14 @@ def from_json(data: dict) -> LabelValue:
     return LabelValue(verdict, tuple(pairs), str(data.get("note") or ""))
 
 
-def _row_json(row: dict | None) -> dict | None:
-    if row is None:
-        return None
-    out = dict(row)
-    out["pairs"] = json.loads(out["pairs"]) if isinstance(out["pairs"], str) else out["pairs"]
-    return out
-
-
-def _sample_exists(store: Store, sample_id: int) -> None:
-    if not store.one("SELECT 1 AS x FROM samples WHERE id = ?", (sample_id,)):
-        raise NotFoundError(f"sample {sample_id} not found")
-
-
 # -- annotator labels ---------------------------------------------------------------------
 
 
-def get(store: Store, sample_id: int, annotator: str) -> dict | None:
-    return _row_json(store.one(
-        "SELECT * FROM review_labels WHERE sample_id = ? AND annotator = ?",
-        (int(sample_id), annotator)))
-
-
-def all_labels(store: Store) -> list[dict]:
-    return [_row_json(r) for r in store.query(
-        "SELECT * FROM review_labels ORDER BY sample_id, annotator")]
-
-
 def write_label(store: Store, sample_id: int, annotator: str, value: LabelValue,
-                 taxonomy_version: int | None, labelled_at: str) -> dict:
-    store.execute(
-        "INSERT INTO review_labels (sample_id, annotator, verdict, pairs, note, "
-        "taxonomy_version, labelled_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (sample_id, annotator) DO UPDATE SET verdict = excluded.verdict, "
-        "pairs = excluded.pairs, note = excluded.note, "
-        "taxonomy_version = excluded.taxonomy_version, labelled_at = excluded.labelled_at",
-        (sample_id, annotator, value.verdict,
-         json.dumps([p.to_json() for p in value.pairs], ensure_ascii=False), value.note,
-         taxonomy_version, labelled_at))
-    return get(store, sample_id, annotator)
+                taxonomy_version: int | None, labelled_at: str) -> dict:
+    return review_labels.upsert(store, sample_id, annotator, value.verdict,
+                                [p.to_json() for p in value.pairs], value.note,
+                                taxonomy_version, labelled_at)
 
 
 def set_label(store: Store, sample_id: int, annotator: str, value: LabelValue,
@@ -168,7 +143,7 @@ def set_label(store: Store, sample_id: int, annotator: str, value: LabelValue,
     if taxonomy_version is None:
         taxonomy_version = current(store).version
     with store.transaction():
-        _sample_exists(store, sample_id)
+        review_labels.check_sample(store, sample_id)
         before = get(store, sample_id, annotator)
         after = write_label(store, sample_id, annotator, value, taxonomy_version, now())
         store.audit(LABEL_ENTITY, f"{sample_id}/{annotator}", "label", before=before,
@@ -191,8 +166,7 @@ def clear(store: Store, sample_id: int, annotator: str) -> dict | None:
         before = get(store, sample_id, annotator)
         if before is None:
             return None
-        store.execute("DELETE FROM review_labels WHERE sample_id = ? AND annotator = ?",
-                      (sample_id, annotator))
+        review_labels.delete(store, sample_id, annotator)
         store.audit(LABEL_ENTITY, f"{sample_id}/{annotator}", "label", before=before,
                     after=None)
     return before
@@ -201,28 +175,11 @@ def clear(store: Store, sample_id: int, annotator: str) -> dict | None:
 # -- final (adjudicated) labels ------------------------------------------------------------------
 
 
-def get_final(store: Store, sample_id: int) -> dict | None:
-    return _row_json(store.one("SELECT * FROM review_final WHERE sample_id = ?",
-                               (int(sample_id),)))
-
-
-def all_final(store: Store) -> dict[int, dict]:
-    return {r["sample_id"]: _row_json(r) for r in store.query("SELECT * FROM review_final")}
-
-
 def write_final(store: Store, sample_id: int, value: LabelValue, adjudicator: str,
-                 taxonomy_version: int | None, labelled_at: str) -> dict:
-    store.execute(
-        "INSERT INTO review_final (sample_id, verdict, pairs, note, taxonomy_version, "
-        "adjudicator, labelled_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (sample_id) DO UPDATE SET verdict = excluded.verdict, "
-        "pairs = excluded.pairs, note = excluded.note, "
-        "taxonomy_version = excluded.taxonomy_version, adjudicator = excluded.adjudicator, "
-        "labelled_at = excluded.labelled_at",
-        (sample_id, value.verdict, json.dumps([p.to_json() for p in value.pairs],
-                                              ensure_ascii=False),
-         value.note, taxonomy_version, adjudicator, labelled_at))
-    return get_final(store, sample_id)
+                taxonomy_version: int | None, labelled_at: str) -> dict:
+    return review_labels.upsert_final(store, sample_id, value.verdict,
+                                      [p.to_json() for p in value.pairs], value.note,
+                                      adjudicator, taxonomy_version, labelled_at)
 
 
 def adjudicate(store: Store, sample_id: int, pairs=(), verdict: str | None = None,
@@ -231,7 +188,7 @@ def adjudicate(store: Store, sample_id: int, pairs=(), verdict: str | None = Non
     sample_id = int(sample_id)
     taxonomy = current(store)
     with store.transaction():
-        _sample_exists(store, sample_id)
+        review_labels.check_sample(store, sample_id)
         if accept:
             chosen = get(store, sample_id, accept)
             if chosen is None:
@@ -258,14 +215,13 @@ def _restore(store: Store, entity: str, entity_id: str, state: dict | None) -> N
     if entity == LABEL_ENTITY:
         sample_id, _, annotator = entity_id.partition("/")
         if state is None:
-            store.execute("DELETE FROM review_labels WHERE sample_id = ? AND annotator = ?",
-                          (int(sample_id), annotator))
+            review_labels.delete(store, int(sample_id), annotator)
         else:
             write_label(store, int(sample_id), annotator, from_json(state),
                          state.get("taxonomy_version"), state["labelled_at"])
     else:
         if state is None:
-            store.execute("DELETE FROM review_final WHERE sample_id = ?", (int(entity_id),))
+            review_labels.delete_final(store, int(entity_id))
         else:
             write_final(store, int(entity_id), from_json(state), state["adjudicator"],
                          state.get("taxonomy_version"), state["labelled_at"])
@@ -286,12 +242,7 @@ def undo(store: Store, actor: str | None = None) -> dict | None:
     """
     actor = actor or store.actor
     with store.transaction():
-        row = store.one(
-            "SELECT * FROM audit WHERE actor = ? AND entity IN (?, ?) "
-            "AND action IN ('label', 'adjudicate') AND id NOT IN ("
-            "  SELECT CAST(field AS INTEGER) FROM audit WHERE action = 'undo' "
-            "  AND entity IN (?, ?)) ORDER BY id DESC LIMIT 1",
-            (actor, LABEL_ENTITY, FINAL_ENTITY, LABEL_ENTITY, FINAL_ENTITY))
+        row = review_labels.last_undoable(store, actor, (LABEL_ENTITY, FINAL_ENTITY))
         if row is None:
             return None
         entity, entity_id = row["entity"], row["entity_id"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from curator import timestamps
 from curator.limits import INT_MAX, Field, loads_json, one_line, read_text, schema_errors
-from curator.review import annotations as label_store
+from curator.review import annotations as review_annotations
 from curator.store import Store
 
 FORMAT = "curator-review-labels/1"
@@ -85,8 +85,8 @@ class MergeReport:
                 "conflicts": self.conflicts, "errors": self.errors}
 
 
-def _same(local: dict, value: label_store.LabelValue) -> bool:
-    return label_store.from_json(local) == value
+def _same(local: dict, value: review_annotations.LabelValue) -> bool:
+    return review_annotations.from_json(local) == value
 
 
 def import_jsonl(store: Store, path: str | Path) -> MergeReport:
@@ -129,19 +129,19 @@ def _merge_row(store: Store, row: dict, line: int, report: MergeReport) -> None:
     if not isinstance(labelled_at, str) or not labelled_at:
         raise ValueError("no 'labelled_at' timestamp")
     timestamps.parse(labelled_at)
-    value = label_store.from_json(row)
+    value = review_annotations.from_json(row)
     version = row.get("taxonomy_version")
     sample_id = sample["id"]
     if kind == "label":
         who = row.get("annotator")
         if not who:
             raise ValueError("no 'annotator'")
-        local = label_store.get(store, sample_id, who)
-        entity, entity_id = label_store.LABEL_ENTITY, f"{sample_id}/{who}"
+        local = review_annotations.get(store, sample_id, who)
+        entity, entity_id = review_annotations.LABEL_ENTITY, f"{sample_id}/{who}"
     else:
         who = row.get("adjudicator") or "unknown"
-        local = label_store.get_final(store, sample_id)
-        entity, entity_id = label_store.FINAL_ENTITY, str(sample_id)
+        local = review_annotations.get_final(store, sample_id)
+        entity, entity_id = review_annotations.FINAL_ENTITY, str(sample_id)
     if local is not None and _same(local, value):
         report.unchanged += 1
         return
@@ -154,9 +154,9 @@ def _merge_row(store: Store, row: dict, line: int, report: MergeReport) -> None:
         if not newer:
             return
     if kind == "label":
-        after = label_store.write_label(store, sample_id, who, value, version, labelled_at)
+        after = review_annotations.write_label(store, sample_id, who, value, version, labelled_at)
     else:
-        after = label_store.write_final(store, sample_id, value, who, version, labelled_at)
+        after = review_annotations.write_final(store, sample_id, value, who, version, labelled_at)
     store.audit(entity, entity_id, "import", before=local, after=after)
     if local is None:
         report.added += 1

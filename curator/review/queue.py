@@ -20,8 +20,8 @@ from itertools import combinations
 
 from curator.errors import CuratorError
 from curator.evaluation.outcomes import PASSED, reference_outcomes, sample_runs
-from curator.review import annotations as label_store
 from curator.store import Store, now
+from curator.store import review_labels as label_store
 
 
 @dataclass

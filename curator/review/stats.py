@@ -11,7 +11,7 @@ annotator's label). Unresolved disagreements are counted separately.
 
 from __future__ import annotations
 
-from curator.review import annotations as label_store
+from curator.review import annotations as review_annotations
 from curator.review.agreement import krippendorff_alpha_nominal, pairwise_kappa
 from curator.review.queue import progress, queue_ids
 from curator.store import Store
@@ -21,11 +21,11 @@ from curator.taxonomy import BUG, current
 def _effective(labels: dict[str, dict], final: dict | None) -> tuple[dict | None, bool]:
     """(label to count, disagreement?) for one item."""
     if final is not None:
-        values = {label_store.from_json(v).primary for v in labels.values()}
+        values = {review_annotations.from_json(v).primary for v in labels.values()}
         return final, len(values) > 1
     if not labels:
         return None, False
-    values = {label_store.from_json(v).primary for v in labels.values()}
+    values = {review_annotations.from_json(v).primary for v in labels.values()}
     if len(values) > 1:
         return None, True
     return labels[min(labels)], False
@@ -36,10 +36,10 @@ def stats(store: Store, model: str | None = None) -> dict:
     ids = queue_ids(store, model)
     id_set = set(ids)
     by_item: dict[int, dict[str, dict]] = {}
-    for row in label_store.all_labels(store):
+    for row in review_annotations.all_labels(store):
         if row["sample_id"] in id_set:
             by_item.setdefault(row["sample_id"], {})[row["annotator"]] = row
-    finals = {k: v for k, v in label_store.all_final(store).items() if k in id_set}
+    finals = {k: v for k, v in review_annotations.all_final(store).items() if k in id_set}
 
     top = {c.id: 0 for c in taxonomy.categories}
     dl = {c.id: 0 for c in taxonomy.dl_categories}
@@ -54,7 +54,7 @@ def stats(store: Store, model: str | None = None) -> dict:
         if effective is None:
             unresolved += disagree
             continue
-        value = label_store.from_json(effective)
+        value = review_annotations.from_json(effective)
         if value.verdict != BUG:
             verdicts[value.verdict] = verdicts.get(value.verdict, 0) + 1
             continue
@@ -65,13 +65,13 @@ def stats(store: Store, model: str | None = None) -> dict:
 
     # Agreement over items with two or more labels.
     doubly = {i: labels for i, labels in by_item.items() if len(labels) >= 2}
-    units = [[label_store.from_json(v).primary for v in labels.values()]
+    units = [[review_annotations.from_json(v).primary for v in labels.values()]
              for labels in doubly.values()]
     alpha = krippendorff_alpha_nominal(units)
     per_annotator: dict[str, dict] = {}
     for sample_id, labels in doubly.items():
         for name, row in labels.items():
-            per_annotator.setdefault(name, {})[sample_id] = label_store.from_json(row).primary
+            per_annotator.setdefault(name, {})[sample_id] = review_annotations.from_json(row).primary
     samples = {r["id"]: r for r in store.query(
         "SELECT id, problem_id, model FROM samples")} if disagreements else {}
     return {

@@ -18,7 +18,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from curator import sync
+from curator import crashlog, sync
 from curator.errors import CuratorError
 from curator.store import Store
 from curator.tui import recovery
@@ -89,8 +89,15 @@ class CuratorApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("switch_mode", "goto"):
-            # a screen whose core is not built yet has no key
-            return parameters[0] in self.MODES
+            # a screen whose core is not built yet has no key; the one shown now has
+            # nothing to do (except F2 over an open problem: back to the list)
+            if parameters[0] not in self.MODES:
+                return False
+            if parameters[0] == self.current_mode:
+                open_problem = self.problem_screen is not None \
+                    and self.screen is self.problem_screen
+                return True if open_problem and parameters[0] == "problems" else None
+            return True
         if action in ("tab_step", "tab_number"):
             return self._tabs() is not None
         if action == "back":
@@ -236,8 +243,6 @@ class CuratorApp(App[None]):
         if isinstance(exc, BaseException):
             message, details = describe(exc)
             if not isinstance(exc, CuratorError):  # a bug: its traceback goes to db/logs/
-                from curator import crashlog
-
                 path = crashlog.write(exc, self.workspace.db_dir)
                 if path is not None:
                     message += f" (traceback in {path})"

@@ -19,8 +19,8 @@ from textual.widgets import DataTable, Footer, Static, TextArea
 from textual.worker import Worker, get_current_worker
 
 from curator.errors import Cancelled
+from curator.mining import envs, promote
 from curator.mining import mine as mining
-from curator.mining import promote
 from curator.store import Store
 from curator.store import candidates as candidate_store
 from curator.tui.screens.dialogs import InputModal
@@ -326,8 +326,6 @@ pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancel
     @work(thread=True, exclusive=True, group="mine", exit_on_error=False)
     def _environment(self, repo: str) -> None:
         """The same core function as `curator repo env`, with progress and cancel."""
-        from curator.mining import envs
-
         worker = get_current_worker()
         finished = self.MineFinished()
         store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own

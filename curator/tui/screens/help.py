@@ -11,6 +11,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import Markdown
 
+from curator import taxonomy
 from curator.store import Store
 
 
@@ -65,8 +66,6 @@ def guidelines(store: Store) -> str:
 def review_guidelines(store: Store) -> str:
     """The bug taxonomy with the key of each category: the same keys as the Review
     screen and the ids `curator review label` takes."""
-    from curator import taxonomy
-
     tax = taxonomy.current(store)
     lines = ["### Bug taxonomy (Review screen)", "",
              "The key is the category's id: **1**–**9**, then **0** and the last digit for "

@@ -12,8 +12,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from curator import problem_template
 from curator.store import problems as problem_store
 from curator.tui import filtering, queries
+from curator.tui.screens.dialogs import NewProblemModal
 from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.problem_table import ProblemTable
 
@@ -33,9 +35,6 @@ def load_rows(store) -> list[dict]:
 
 def ask_new_problem(app: CuratorApp) -> None:
     """The "New problem" flow: ask id / entry point / kind, create it, open it."""
-    from curator import problem_template
-    from curator.tui.screens.dialogs import NewProblemModal
-
     def answered(answer: dict | None) -> None:
         if not answer:
             return

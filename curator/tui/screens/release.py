@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from curator.release import ReleaseError, bundle, gates
+from curator.release import ReleaseError, bundle, diff, gates, verify
 from curator.store import Store
 from curator.tui.screens.dialogs import ChoiceModal, InputModal
 from curator.tui.widgets.nav_bar import NavBar
@@ -275,8 +275,6 @@ problems). **ctrl+g** cancels what is running.
 
     @work(thread=True, exclusive=True, group="release", exit_on_error=False)
     def _verify(self, path: str, rerun: bool) -> dict:
-        from curator.release import verify
-
         worker = get_current_worker()
         if not Path(path).exists():
             raise ReleaseError(f"{path}: no such bundle")
@@ -305,8 +303,6 @@ problems). **ctrl+g** cancels what is running.
 
     @work(thread=True, exclusive=True, group="release", exit_on_error=False)
     def _diff(self, old: str, new: str) -> dict:
-        from curator.release import diff
-
         for path in (old, new):
             if not Path(path).exists():
                 raise ReleaseError(f"{path}: no such bundle")

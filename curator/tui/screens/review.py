@@ -33,7 +33,7 @@ from textual.widgets.option_list import Option
 from curator import review
 from curator import taxonomy as taxonomy_store
 from curator.display import visible
-from curator.review import annotations as label_store
+from curator.review import annotations as review_annotations
 from curator.tui.widgets.nav_bar import NavBar
 
 if TYPE_CHECKING:
@@ -263,13 +263,13 @@ Your position and progress stay in the line at the top.
     def _label_text(self) -> None:
         item = self.current
         names = self.names()
-        lines = [f"saved: {label_store.format_label(item.label if item else None, self.taxonomy)}"]
+        lines = [f"saved: {review_annotations.format_label(item.label if item else None, self.taxonomy)}"]
         if self.pending != self._saved_pairs():
             to_save = [f"{c} {names.get(c, '')}{f' / {d}' if d else ''}: {r or '…'}"
                        for c, d, r in self.pending]
             lines.append(f"to save: {'; '.join(to_save) or '(nothing: x dropped the pairs)'}")
         if item is not None and item.final:
-            lines.append(f"adjudicated: {label_store.format_label(item.final, self.taxonomy)}")
+            lines.append(f"adjudicated: {review_annotations.format_label(item.final, self.taxonomy)}")
         self.query_one("#review-current", Static).update("\n".join(lines))
 
     # -- labelling --------------------------------------------------------------------------
@@ -277,7 +277,7 @@ Your position and progress stay in the line at the top.
     def _choose(self, category_id: str) -> None:
         if self.current is None:
             return
-        if len(self.pending) >= label_store.MAX_PAIRS:
+        if len(self.pending) >= review_annotations.MAX_PAIRS:
             self.notify("Two pairs at most: x drops them, then pick again",
                         severity="warning")
             return
@@ -358,7 +358,7 @@ Your position and progress stay in the line at the top.
         self.items[self.index] = review.item(self.app.store, item.sample_id, self.app.actor)
         self.pending = self._saved_pairs()
         self._position()
-        self.notify(f"Sample {item.sample_id}: {label_store.format_label(result, self.taxonomy)}",
+        self.notify(f"Sample {item.sample_id}: {review_annotations.format_label(result, self.taxonomy)}",
                     timeout=3)
         return True
 
@@ -454,15 +454,15 @@ Your position and progress stay in the line at the top.
         if item is None:
             side.mount(Static("No disagreements.", classes="team-label", markup=False))
             return
-        final = label_store.get_final(self.app.store, item["sample_id"])
+        final = review_annotations.get_final(self.app.store, item["sample_id"])
         panels = []
         for name, value in item["labels"].items():
-            panel = Static(label_store.format_label(value, self.taxonomy),
+            panel = Static(review_annotations.format_label(value, self.taxonomy),
                            classes="team-label", markup=False)
             panel.border_title = name
             panels.append(panel)
         if final:
-            panel = Static(label_store.format_label(final, self.taxonomy),
+            panel = Static(review_annotations.format_label(final, self.taxonomy),
                            classes="team-label", markup=False)
             panel.border_title = "final"
             panels.append(panel)
@@ -496,7 +496,7 @@ Your position and progress stay in the line at the top.
 
         self.app.push_screen(ChoiceModal(
             f"Adjudicate sample {item['sample_id']}",
-            " | ".join(f"{name}: {label_store.format_label(value, self.taxonomy)}"
+            " | ".join(f"{name}: {review_annotations.format_label(value, self.taxonomy)}"
                        for name, value in item["labels"].items())
             + " — whose label is final?",
             [*((f"take-{i}", f"Take {name}'s", "primary" if i == 0 else "default")

@@ -14,9 +14,12 @@ from textual.widgets import DataTable, Footer, Label, Select, Static, TabbedCont
 from textual.worker import Worker, WorkerState, get_current_worker
 from textual_plotext import PlotextPlot
 
+from curator.evaluation import evaluate, report
+from curator.evaluation import samples as sample_files
 from curator.labels import AXES
 from curator.store import Store
 from curator.tui import queries
+from curator.tui.screens.dialogs import ImportSamplesModal
 from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.task_bar import TaskBar
 
@@ -44,8 +47,6 @@ def samples_summary(store) -> str:
     row = store.one("SELECT COUNT(*) AS n, COUNT(DISTINCT model) AS models FROM samples")
     if not row or not row["n"]:
         return "no samples yet: i imports a file"
-    from curator.evaluation import evaluate
-
     waiting = len(evaluate.pending(store))
     text = f"{row['n']} sample(s) of {row['models']} model(s)"
     return text + (f", {waiting} not evaluated: e evaluates" if waiting else ", all evaluated")
@@ -186,8 +187,6 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
 
     @work(thread=True, exclusive=True, group="stats-report", exit_on_error=False)
     def _load_report(self) -> dict:
-        from curator.evaluation import report
-
         return report.build(self.app.store)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -309,8 +308,6 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
         return True
 
     def action_import_samples(self) -> None:
-        from curator.tui.screens.dialogs import ImportSamplesModal
-
         def answered(answer: dict | None) -> None:
             if answer:
                 self._start("importing samples…", self._import, answer)
@@ -335,8 +332,6 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
 
     @work(thread=True, exclusive=True, group="stats-task", exit_on_error=False)
     def _import(self, answer: dict) -> dict:
-        from curator.evaluation import samples as sample_files
-
         worker = get_current_worker()
         store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own
         try:
@@ -350,8 +345,6 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
 
     @work(thread=True, exclusive=True, group="stats-task", exit_on_error=False)
     def _evaluate(self) -> dict:
-        from curator.evaluation import evaluate
-
         worker = get_current_worker()
         store = Store(self.app.workspace.db_path, self.app.actor)
         try:

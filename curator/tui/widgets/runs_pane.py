@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, Label, Log, ProgressBar
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from curator import runs
 from curator.display import visible
 from curator.store import Store
 from curator.tui import queries
@@ -206,8 +207,6 @@ first (select one to see its tests and output).
 
     @work(thread=True, exclusive=True, group="run-reference", exit_on_error=False)
     def _run(self, problem_id: str, problem=None) -> None:
-        from curator import runs
-
         worker = get_current_worker()
         # A connection of its own: this thread writes runs while the UI keeps reading.
         store = Store(self.app.workspace.db_path, self.app.actor)
