@@ -311,7 +311,7 @@ def test_resume_after_an_interrupted_driver(ray_cluster, ray_engine, workspace, 
     report = json.loads(done.stdout)
     assert report["skipped"] == interrupted
     assert report["evaluated"] == len(ids) - interrupted
-    assert report["cluster"]["done"] == len(ids) - interrupted
+    assert report["cluster"]["done"] == len(ids) - interrupted, report
     rows = store.query("SELECT sample_id, outcome FROM runs WHERE sample_id IS NOT NULL")
     assert sorted(r["sample_id"] for r in rows) == sorted(ids)   # each exactly once
     assert {r["outcome"] for r in rows} == {"passed"}
