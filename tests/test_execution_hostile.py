@@ -755,10 +755,11 @@ def test_a_fork_flood_does_not_starve_the_run_on_the_other_worker(engine):
     assert processes_matching(tag.encode()) == []
 
 
-def test_repo_backed_candidate_patching_pytest_is_tampered(engine, tmp_path):
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_repo_backed_candidate_patching_pytest_is_tampered(engine, tmp_path, warm):
     # The candidate's module is imported by the repository's conftest.py, before pytest
-    # calls any plugin's pytest_configure: the cold harness takes its identities earlier.
-    # (Warm repository runs snapshot at pytest_configure and miss this case.)
+    # calls any plugin's pytest_configure: both the cold harness and the warm repository
+    # worker take their identities before the first conftest is imported.
     from curator.execution.engine import Engine
 
     repo = tmp_path / "repo"
@@ -779,7 +780,7 @@ def test_repo_backed_candidate_patching_pytest_is_tampered(engine, tmp_path):
                    node_ids=["tests/test_mod.py"], overlay={"pkg/mod.py": text},
                    limits=Limits(timeout_s=120))
 
-    with Engine(workers=1, isolation=engine.isolation, warm_repos=False) as cold:
-        results = list(cold.run([repo_job(good)])) + list(cold.run([repo_job(bad)]))
+    with Engine(workers=1, isolation=engine.isolation, warm_repos=warm) as runs:
+        results = list(runs.run([repo_job(good)])) + list(runs.run([repo_job(bad)]))
     assert results[0].outcome == "passed", (results[0].reason, results[0].stderr[-2000:])
     _tampered(results[1], "Function.runtest")

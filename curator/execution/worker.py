@@ -297,18 +297,27 @@ class Worker:
             import pytest
 
             # As the cold path's harness does: only the files holding the candidate are
-            # watched (the repository's own code may introspect), and the snapshot is
-            # taken once pytest and the repository's plugins are configured.
+            # watched (the repository's own code may introspect), and the identities are
+            # taken before any conftest.py is imported, since a conftest may import the
+            # candidate's module (and with it whatever the candidate patches).
             guard = Guard(reporter.send, untrusted=_watched(job, shadow),
                           trusted=interpreter_prefixes())
             sandbox.not_dumpable()
 
             class GuardAtConfigure:
-                @pytest.hookimpl(trylast=True)
-                def pytest_configure(self, config):
+                # Not tryfirst: pytest's legacypath plugin adds Cache.makedir and the like
+                # in a tryfirst implementation; conftests load in pytest's trylast one.
+                def pytest_load_initial_conftests(self, early_config, parser, args):
                     guard.snapshot()
                     guard.install()
                     reporter.guard = guard
+
+                @pytest.hookimpl(trylast=True)
+                def pytest_configure(self, config):
+                    if reporter.guard is None:   # a pytest that skipped the early hook
+                        guard.snapshot()
+                        guard.install()
+                        reporter.guard = guard
 
             # The reporter checks the guard when the session finishes (before pytest's
             # own unconfigure undoes what its plugins patched).
