@@ -139,3 +139,28 @@ async def test_f2_from_an_open_problem_returns_to_the_list(workspace, app_for):
         await pilot.press("f2")   # F2 again on the open problem: the list
         await settle(pilot)
         assert isinstance(app.screen, ProblemsScreen)
+
+
+async def test_a_bug_that_ends_the_app_prints_one_line_and_logs_the_traceback(
+        workspace, app_for, capsys):
+    app = app_for(workspace)
+
+    def boom() -> None:
+        raise RuntimeError("nobody planned for this")
+
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            app.call_later(boom)
+            await pilot.pause()
+    except RuntimeError:
+        pass   # run_test hands the app's exception to the test, as Textual does
+    assert app.crash_line is not None and "nobody planned for this" in app.crash_line
+    (log,) = (workspace.db_dir / "logs").glob("crash-*.log")
+    assert "Traceback" in log.read_text(encoding="utf-8")
+    capsys.readouterr()
+    app._exit_renderables.append("a traceback Textual would have printed")
+    app._print_error_renderables()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: internal error: RuntimeError")
+    assert "Traceback" not in err and str(log) in err

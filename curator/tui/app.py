@@ -66,6 +66,7 @@ class CuratorApp(App[None]):
 
     def __init__(self, workspace: Workspace, actor: str, *, store: Store | None = None):
         self.workspace = workspace
+        self.crash_line: str | None = None   # set when a bug ends the app (see crashlog)
         self.actor = actor
         self.store = store or Store(workspace.db_path, actor)
         # factories, so a screen's module (and its core) is imported when first shown
@@ -274,7 +275,17 @@ class CuratorApp(App[None]):
     def _handle_exception(self, error: Exception) -> None:
         # Textual's hook for an unhandled exception (the app exits after it)
         self.rescue_drafts(f"{type(error).__name__}: {error}")
+        if self.crash_line is None:   # the traceback goes to db/logs/, one line to people
+            self.crash_line = crashlog.report(error, self.workspace.db_dir)
         super()._handle_exception(error)
+
+    def _print_error_renderables(self) -> None:
+        # Textual prints the traceback of a crash on the way out; print the one line instead
+        if self.crash_line is None:
+            super()._print_error_renderables()
+            return
+        self._exit_renderables.clear()
+        print(f"error: {self.crash_line}", file=sys.stderr)
 
 
 def run_app(workspace: Workspace, actor: str) -> None:
