@@ -12,20 +12,10 @@ import socket
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from curator.store import Store, now
+from curator.store import Store, now, pid_alive
 
 STALE_S = 6 * 3600
 CHUNK = 500
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class Claims:
@@ -42,7 +32,7 @@ class Claims:
             timespec="microseconds")
         rows = self.store.query("SELECT sample_id, host, pid, claimed_at FROM sample_claims")
         stale = [r["sample_id"] for r in rows if r["claimed_at"] < cutoff or (
-            r["host"] == self.host and r["pid"] != self.pid and not _alive(r["pid"]))]
+            r["host"] == self.host and r["pid"] != self.pid and not pid_alive(r["pid"]))]
         for start in range(0, len(stale), CHUNK):
             part = stale[start:start + CHUNK]
             self.store.execute(f"DELETE FROM sample_claims WHERE sample_id IN "

@@ -35,7 +35,8 @@ def writer_file(db_path: str | Path) -> Path:
     return db_path.with_name(db_path.name + ".writer")
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process of this host has that pid (one of another user counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -52,7 +53,7 @@ def lock_holder(db_path: str | Path) -> str | None:
         pid = int(info["pid"])
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
-    if info.get("host") == socket.gethostname() and not _alive(pid):
+    if info.get("host") == socket.gethostname() and not pid_alive(pid):
         return None
     command = " ".join(str(info.get("command") or "").split())[:120]
     return f"pid {pid} ({command}) since {info.get('since', '?')}"

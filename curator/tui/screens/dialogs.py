@@ -115,7 +115,26 @@ def unsaved_modal(problem_id: str, fields: list[str], leaving: str = "leaving") 
          ("cancel", "Cancel", "default")])
 
 
-class InputModal(ModalScreen[str | None]):
+class FormKeys:
+    """Enter in a box or the `ok` button submits (`_submit`); any other button or Escape
+    dismisses with None. Shared by the dialogs that ask for text."""
+
+    def on_input_submitted(self, event) -> None:
+        event.stop()
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "ok":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class InputModal(FormKeys, ModalScreen[str | None]):
     """Ask for one line of text; dismisses with it (stripped), or None on Escape."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -154,22 +173,7 @@ class InputModal(ModalScreen[str | None]):
             return
         self.dismiss(text)
 
-    def on_input_submitted(self, event) -> None:
-        event.stop()
-        self._submit()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "ok":
-            self._submit()
-        else:
-            self.dismiss(None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class NewProblemModal(ModalScreen[dict | None]):
+class NewProblemModal(FormKeys, ModalScreen[dict | None]):
     """Ask for a new problem's id, entry point and kind; dismisses with them, or None."""
 
     HELP = """\
@@ -218,22 +222,7 @@ the id. **Kind**: function or class method. **Enter** creates the problem and op
         self.dismiss({"id": problem_id, "entry_point": entry,
                       "kind": kind if isinstance(kind, str) else "function"})
 
-    def on_input_submitted(self, event) -> None:
-        event.stop()
-        self._submit()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "ok":
-            self._submit()
-        else:
-            self.dismiss(None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class ImportSamplesModal(ModalScreen[dict | None]):
+class ImportSamplesModal(FormKeys, ModalScreen[dict | None]):
     """Pick a sample file (JSONL, or DL-Bench JSON) from a folder tree, name the model."""
 
     HELP = """\
@@ -295,22 +284,7 @@ name their own. **Import** (or **Enter** in a box) imports; **Escape** cancels.
                       "technique": self.query_one("#import-technique", Input).value.strip()
                       or None})
 
-    def on_input_submitted(self, event) -> None:
-        event.stop()
-        self._submit()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "ok":
-            self._submit()
-        else:
-            self.dismiss(None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class LabelEditModal(ModalScreen[dict | None]):
+class LabelEditModal(FormKeys, ModalScreen[dict | None]):
     """Edit a label's display name and definition (its slug stays)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -348,16 +322,3 @@ class LabelEditModal(ModalScreen[dict | None]):
         self.dismiss({"name": name,
                       "definition": self.query_one("#label-definition", Input).value.strip()})
 
-    def on_input_submitted(self, event) -> None:
-        event.stop()
-        self._submit()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "ok":
-            self._submit()
-        else:
-            self.dismiss(None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
