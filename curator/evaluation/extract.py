@@ -11,7 +11,10 @@ Order of preference for a raw response:
 The chosen block is kept whole: helper functions, classes and imports the model wrote
 stay. When the model spread its answer over several blocks (imports in one, a helper in
 another), the imports, functions and classes the chosen block uses but does not define
-are brought in from the other blocks that parse. Example-usage statements are not.
+are brought in from the other blocks that parse (and what those use in turn; the first
+definition of a name), in the order of the response, after the block's `from __future__`
+imports. Example-usage statements are not. Reasoning sections (`<think>...</think>`)
+are ignored unless the only code is there.
 """
 
 from __future__ import annotations
