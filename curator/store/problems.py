@@ -1,4 +1,8 @@
-"""Problems in the database: read, list, create and update, every change audited."""
+"""Problems in the database: read, list, create and update, every change audited.
+
+The only SQL on the `problems` table, and the reads of the problems' audit trail (when
+labels, solutions and tests changed) that the release needs.
+"""
 
 from __future__ import annotations
 
