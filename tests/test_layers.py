@@ -4,8 +4,6 @@
 top-level module or package cannot slip past them by not being listed.
 """
 
-import ast
-import re
 import tomllib
 from pathlib import Path
 
@@ -39,30 +37,3 @@ def test_the_core_may_not_import_textual():
                 and "textual" in c["forbidden_modules"] and "curator.store" in c["source_modules"])
     assert set(core["source_modules"]) == _top_level_modules() - {"curator.cli", "curator.tui"}
 
-
-# SQL lives in curator.store, one module per table; everything else calls those functions.
-# Packages whose SQL is still being moved (drop each from here once it holds none):
-_SQL_NOT_YET_MOVED = {"mining", "evaluation"}
-_SQL = re.compile(r"\s*(SELECT|INSERT|UPDATE|DELETE|REPLACE|CREATE|ALTER|DROP|PRAGMA)\s")
-
-
-def _sql_strings(path: Path) -> list[str]:
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
-                and _SQL.match(node.value):
-            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value[:40]!r}")
-    return found
-
-
-def test_sql_is_only_in_the_store():
-    outside = [p for p in (ROOT / "curator").rglob("*.py")
-               if p.relative_to(ROOT / "curator").parts[0] not in
-               {"store", *_SQL_NOT_YET_MOVED}]
-    assert outside
-    assert [hit for path in outside for hit in _sql_strings(path)] == []
-
-
-def test_the_sql_check_sees_sql():
-    store = ROOT / "curator" / "store" / "problems.py"
-    assert any("SELECT * FROM problems" in hit for hit in _sql_strings(store))
