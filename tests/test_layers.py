@@ -36,4 +36,3 @@ def test_the_core_may_not_import_textual():
     core = next(c for c in _contracts() if c["type"] == "forbidden"
                 and "textual" in c["forbidden_modules"] and "curator.store" in c["source_modules"])
     assert set(core["source_modules"]) == _top_level_modules() - {"curator.cli", "curator.tui"}
-
