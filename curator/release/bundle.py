@@ -354,7 +354,7 @@ def _counts(problems: list[Problem], rows: dict[str, list]) -> dict:
 def _filename_map(store: Store, problems: list[Problem]) -> dict[str, str]:
     """The DL-Bench file name of each problem: the original one when it was imported."""
     names = {p.id: f"{p.id}.txt" for p in problems}
-    for row in import_store.rows_for(store, ("dlbench-txt", "dlbench-csv")):
+    for row in import_store.rows_for(store, import_store.DLBENCH_ORIGINS):
         if row["problem_id"] in names and row["origin_key"].endswith(".txt"):
             names[row["problem_id"]] = row["origin_key"]
     return names

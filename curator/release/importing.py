@@ -301,7 +301,7 @@ def import_dlbench(store: Store, workspace: Workspace, path: str | Path,
     table = dlbench.spelling_map(config.get("spellings"))
     repos = {str(k): str(v) for k, v in (config.get("repos") or {}).items()}
     found = records(path, report, Limits.from_config(workspace.config))
-    already = import_store.problems_by_key(store, ("dlbench-txt", "dlbench-csv"))
+    already = import_store.problems_by_key(store, import_store.DLBENCH_ORIGINS)
     taken = problem_store.all_ids(store)
     made: list[tuple[Converted, dlbench.Record, str]] = []
     for record, origin in found:

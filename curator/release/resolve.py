@@ -65,7 +65,6 @@ from curator.store import problems as problem_store
 from curator.store import repos as registered_repos
 from curator.workspace import Workspace
 
-DLBENCH_ORIGINS = ("dlbench-txt", "dlbench-csv")
 # Flags of the import that a resolution settles.
 SETTLED = {"commit_unpinned", "solution_missing", "path_missing"}
 
@@ -132,7 +131,7 @@ def _url_for(name: str, source: str) -> str:
 
 def imported_drafts(store: Store) -> list[tuple[Problem, dict]]:
     """(problem, import row) of every DL-Bench problem that is still a draft."""
-    rows = import_store.rows_for(store, DLBENCH_ORIGINS)
+    rows = import_store.rows_for(store, import_store.DLBENCH_ORIGINS)
     out = []
     for row in rows:
         if not problem_store.exists(store, row["problem_id"]):

@@ -12,6 +12,8 @@ import json
 
 from curator.store import Store, now
 
+DLBENCH_ORIGINS = ("dlbench-txt", "dlbench-csv")   # a DL-Bench .txt file, a DL-Bench CSV row
+
 
 def rows_for(store: Store, origins: tuple[str, ...]) -> list[dict]:
     """Every import row from these origins, by problem id."""
