@@ -2,8 +2,7 @@
 release) and, for DL-Bench drafts, how resolving them against their repository went.
 
 The only SQL on this table; curator.release.importing and curator.release.resolve decide
-what a row holds and audit each change. Rows come back as stored (flags, raw and resolution
-as JSON text).
+what a row holds, curator.evaluation.external finds DL-Bench problems by file name.
 """
 
 from __future__ import annotations
@@ -15,8 +14,18 @@ from curator.store import Store, now
 DLBENCH_ORIGINS = ("dlbench-txt", "dlbench-csv")   # a DL-Bench .txt file, a DL-Bench CSV row
 
 
+def problem_for_key(store: Store, origins: tuple[str, ...], origin_key: str) -> str | None:
+    """The id of the problem imported from `origin_key` (case ignored) by one of these
+    origins, or None."""
+    marks = ",".join("?" * len(origins))
+    row = store.one(f"SELECT problem_id FROM problem_imports WHERE origin IN ({marks}) "
+                    "AND origin_key = ? COLLATE NOCASE", (*origins, origin_key))
+    return row["problem_id"] if row else None
+
+
 def rows_for(store: Store, origins: tuple[str, ...]) -> list[dict]:
-    """Every import row from these origins, by problem id."""
+    """Every import row from these origins, by problem id, as stored (flags, raw and
+    resolution are JSON text)."""
     marks = ",".join("?" * len(origins))
     return store.query(f"SELECT * FROM problem_imports WHERE origin IN ({marks}) "
                        "ORDER BY problem_id", origins)
