@@ -92,7 +92,9 @@ def test_export_row_anchor_spellings_and_methods():
     assert (row["stage"], row["task"], row["data"]) == (
         "Model Construction", "Image Segmentation", "Others")
     # A label DL-Bench has no spelling for is written as it is.
-    assert dlbench.export_row(_problem(task="clustering"), "f.txt")["task"] == "clustering"
+    row = dlbench.export_row(_problem(stage="deployment", task="clustering", data="audio"),
+                             "f.txt")
+    assert (row["stage"], row["task"], row["data"]) == ("deployment", "clustering", "audio")
 
 
 def test_export_row_of_a_self_contained_problem_points_at_its_own_files():

@@ -285,7 +285,7 @@ def test_a_base_class_from_an_earlier_block_comes_before_its_subclass():
 
 
 def test_names_the_chosen_block_binds_itself_are_not_taken_from_usage_blocks():
-    code = ("import numpy as np\n\ntry:\n    import torch\nexcept ImportError:\n"
+    code = ("try:\n    import numpy as np\n    import torch\nexcept ImportError:\n"
             "    torch = None\n\nEPS: float = 1e-8\nLOW = HIGH = 0.0\nfor _name in ('a',):\n"
             "    pass\n\n\ndef normalise(x):\n"
             "    return (x - LOW + HIGH) / (np.linalg.norm(x) + EPS) + 0 * len(_name)\n")

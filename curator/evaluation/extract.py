@@ -254,7 +254,7 @@ def code_prompt(prompt: str, entry_point: str, reference: str | None = None) -> 
     blocks = python_blocks(prompt)
     declaring = [b for b in blocks if _mentions(b, entry_point)]
     chosen = (declaring or blocks or [""])[-1]
-    lines = chosen.rstrip().splitlines()
+    lines = chosen.splitlines()
     while lines and lines[-1].strip() in ("...", "pass", ""):
         lines.pop()
     if lines and re.search(r":\s*\.\.\.\s*$", lines[-1]):
@@ -286,11 +286,10 @@ def signature_problem(prompt: str, entry_point: str) -> str | None:
 
 def _signature_tree(block: str) -> ast.Module | None:
     """The block parsed; a last header without a body (`def f(x):`) is given `...` first."""
-    text = block.rstrip()
-    if (tree := parse(text)) is not None:
+    if (tree := parse(block)) is not None:
         return tree
-    last = text.splitlines()[-1]
-    return parse(f"{text}\n{last[:len(last) - len(last.lstrip())]}    ...")
+    last = block.splitlines()[-1]
+    return parse(f"{block}\n{last[:len(last) - len(last.lstrip())]}    ...")
 
 
 def _reference_imports(reference: str, body: str) -> list[str]:

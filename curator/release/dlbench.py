@@ -146,7 +146,7 @@ class Record:
 def parse_txt(text: str, origin: str) -> Record:
     """Read one `.txt` problem file into its key -> value blocks."""
     record = Record(origin)
-    blocks: list[tuple[str, list[str]]] = [("", [])]  # "": the text before the first key
+    blocks: list[tuple[str | None, list[str]]] = [(None, [])]  # None: before the first key
     for line in _NEWLINE.split(text):
         match = _KEY_LINE.match(line)
         if match:
