@@ -57,6 +57,16 @@ def excluded(store: Store, problem_id: str) -> list[dict]:
                        "WHERE problem_id = ? ORDER BY node_id", (problem_id,))
 
 
+def add_excluded(store: Store, problem_id: str, node_id: str, reason: str, stamp: str) -> None:
+    """Leave one upstream test out of a problem, saying why; audited, inside the caller's
+    transaction."""
+    store.execute("INSERT INTO excluded_tests (problem_id, node_id, reason, actor, "
+                  "created_at) VALUES (?, ?, ?, ?, ?)",
+                  (problem_id, node_id, reason, store.actor, stamp))
+    store.audit("excluded_test", f"{problem_id}::{node_id}", "create",
+                after={"problem_id": problem_id, "node_id": node_id, "reason": reason})
+
+
 def _store_baseline(store: Store, run_id: int, result: RunResult, hash_: str) -> None:
     tests = verdict.baseline_of(result.tests)
     before = store.one("SELECT tests FROM baselines WHERE problem_id = ?", (result.problem_id,))
