@@ -138,3 +138,8 @@ def update_fields(store: Store, problem_id: str, **changes) -> list[str]:
     for key, value in changes.items():
         setattr(problem, key, value)
     return save(store, problem, keep_raw=True)
+
+
+def labels_by_id(store: Store) -> dict[str, dict]:
+    """problem id -> {id, stage, task, data} for every problem."""
+    return {r["id"]: r for r in store.query("SELECT id, stage, task, data FROM problems")}
