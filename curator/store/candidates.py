@@ -12,6 +12,8 @@ from curator.errors import CuratorError, NotFoundError
 from curator.store import Store, now
 
 STATUSES = ("new", "accepted", "rejected", "vanished")
+
+
 _JSON = ("decorators", "imports", "needed_imports", "evidence", "tests", "suggestions")
 
 
@@ -155,3 +157,17 @@ def add_suggestion(store: Store, problem_id: str, item: dict, candidate_id: int,
         store.audit("label_suggestion", cursor.lastrowid, "create", after={
             "problem_id": problem_id, "axis": item["axis"], "slug": item["slug"],
             "rule": item["rule"]})
+
+
+def suggestions_as_stored(store: Store, problem_id: str) -> list[dict]:
+    """Label suggestions for a problem in the order they were stored:
+    {axis, slug, weight, reason} with reason "rule: evidence"."""
+    return store.query(
+        "SELECT axis, slug, weight, rule || ': ' || evidence AS reason FROM label_suggestions "
+        "WHERE problem_id = ? ORDER BY id", (problem_id,))
+
+
+def status_counts(store: Store) -> dict[str, int]:
+    """status -> number of candidates (statuses without any are absent)."""
+    return {r["status"]: r["n"] for r in store.query(
+        "SELECT status, COUNT(*) AS n FROM candidates GROUP BY status")}

@@ -43,3 +43,9 @@ def list_with_repos(store: Store) -> list[dict]:
                        "r.python AS registered FROM repo_envs e JOIN repos r "
                        "ON r.id = e.repo_id ORDER BY r.name")
     return [_decoded(row) for row in rows]
+
+
+def lock_for_url(store: Store, url: str) -> dict | None:
+    """{lock, commit_sha, python_version, name} of the repository with this URL, or None."""
+    return store.one("SELECT e.lock, e.commit_sha, e.python_version, r.name FROM repo_envs e "
+                     "JOIN repos r ON r.id = e.repo_id WHERE r.url = ?", (url,))
