@@ -219,6 +219,7 @@ def samples_with_outcome(store: Store, sample_ids: list[int]) -> set[int]:
         out |= {r["sample_id"] for r in store.query(
             f"SELECT DISTINCT sample_id FROM runs WHERE outcome != 'infra' AND sample_id IN "
             f"({','.join('?' * len(part))})", part)}
+    return out
 
 
 def current_reference_runs(store: Store, problems: list[Problem]) -> dict[str, list[dict]]:
