@@ -57,7 +57,6 @@ class _Analyser(ast.NodeVisitor):
         self.module_funcs = module_funcs
         self.package = package
         self.use = _Use()
-        self.bound: set[str] = set()
 
     # -- name resolution -----------------------------------------------------
 
@@ -240,8 +239,7 @@ def find_tests(module: ModuleInfo) -> list[FoundTest]:
 
     tests: list[FoundTest] = []
 
-    def closure(key: tuple[str, ...], class_path: tuple[str, ...] | None,
-                methods: dict[str, tuple[str, ...]]) -> set[str]:
+    def closure(key: tuple[str, ...], methods: dict[str, tuple[str, ...]]) -> set[str]:
         refs: set[str] = set()
         seen: set[tuple[str, ...]] = set()
         stack = [key]
@@ -286,9 +284,9 @@ def find_tests(module: ModuleInfo) -> list[FoundTest]:
         for name in sorted(methods):
             if not name.startswith("test"):
                 continue
-            refs = closure(keys[name], path, keys)
+            refs = closure(keys[name], keys)
             for setup in setups:
-                refs |= closure(setup, path, keys)
+                refs |= closure(setup, keys)
             tests.append(FoundTest(f"{module.path}::{'::'.join(keys[name])}", refs))
         for item in cls.body:
             if isinstance(item, ast.ClassDef):
@@ -298,7 +296,7 @@ def find_tests(module: ModuleInfo) -> list[FoundTest]:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                 stmt.name.startswith("test"):
             tests.append(FoundTest(f"{module.path}::{stmt.name}",
-                                   closure((stmt.name,), None, {})))
+                                   closure((stmt.name,), {})))
         elif isinstance(stmt, ast.ClassDef):
             visit_class(stmt, ())
     return tests
