@@ -174,6 +174,7 @@ def test_setup_in_a_base_class_of_the_module_counts_for_the_subclasses():
                 super().setUp()
                 torch.manual_seed(1)
                 self.raster = MeshRasterizer(raster_settings=RasterizationSettings())
+                self.raster_cpu = self.raster.to("cpu")
 
 
         class MidLevel(RasterizerBase):
@@ -189,7 +190,7 @@ def test_setup_in_a_base_class_of_the_module_counts_for_the_subclasses():
                 self.assertEqual(self.raster.raster_settings.blur_radius, 0.0)
         """)
     raster = "pytorch3d.renderer.MeshRasterizer"
-    setup = {raster, "pytorch3d.renderer.RasterizationSettings"}
+    setup = {raster, f"{raster}.to", "pytorch3d.renderer.RasterizationSettings"}
     assert refs["TestMeshRasterizer::test_forward"] == {
         *setup, f"{raster}.__call__", f"{raster}.forward"}
     assert refs["TestMeshRasterizer::test_settings"] == {*setup, f"{raster}.raster_settings"}
@@ -373,6 +374,8 @@ def test_nested_test_classes_and_modules_built_inside_a_test():
 
 def test_module_level_instances():
     refs = found("""
+        import unittest
+
         import torch
         from kornia.filters import GaussianBlur2d
 
@@ -382,9 +385,18 @@ def test_module_level_instances():
 
         def test_module_level_operator():
             assert BLUR(torch.rand(1, 1, SIZE, SIZE)).shape[-1] == SIZE
+
+
+        class TestShared(unittest.TestCase):
+            def setUp(self):
+                self.blur = BLUR
+
+            def test_shared_operator(self):
+                self.assertEqual(self.blur(torch.rand(1, 1, 5, 5)).shape[-1], 5)
         """)
     blur = "kornia.filters.GaussianBlur2d"
-    assert refs == {"test_module_level_operator": {f"{blur}.__call__", f"{blur}.forward"}}
+    call = {f"{blur}.__call__", f"{blur}.forward"}
+    assert refs == {"test_module_level_operator": call, "TestShared::test_shared_operator": call}
 
 
 def test_imports_inside_a_test_resolve_against_the_test_package():

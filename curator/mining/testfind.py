@@ -204,9 +204,10 @@ def find_tests(module: ModuleInfo) -> list[FoundTest]:
         return _Analyser(bindings, module.stars, instances or {}, self_attrs,
                          set(module_funcs), package)
 
-    # Module-level instances: MODEL = Model() at import time.
-    module_instances: dict[str, str] = {}
+    # Module-level instances: MODEL = Model() at import time. The probe that finds them
+    # then finds the classes' `self.x = ...` instances too (`self.model = MODEL` works).
     probe = analyser_for({})
+    module_instances = probe.instances
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign):
             owner = probe.instance_of(stmt.value)
@@ -254,8 +255,7 @@ def find_tests(module: ModuleInfo) -> list[FoundTest]:
                 pending.extend(classes[n] for n in map(dotted, current.bases) if n in classes)
         return found
 
-    attrs_probe = analyser_for({}, module_instances)
-    own_attrs = functools.cache(lambda cls: _self_attrs(cls, attrs_probe))
+    own_attrs = functools.cache(lambda cls: _self_attrs(cls, probe))
 
     def visit_class(cls: ast.ClassDef, outer: tuple[str, ...]) -> None:
         path = (*outer, cls.name)
