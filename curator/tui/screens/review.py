@@ -34,6 +34,7 @@ from curator import review
 from curator import taxonomy as taxonomy_store
 from curator.display import visible
 from curator.review import annotations as review_annotations
+from curator.tui.screens.dialogs import ChoiceModal, InputModal
 from curator.tui.widgets.nav_bar import NavBar
 
 if TYPE_CHECKING:
@@ -478,8 +479,6 @@ Your position and progress stay in the line at the top.
         item = self._disagreement(int(event.row_key.value or 0))
         if item is None:
             return
-        from curator.tui.screens.dialogs import ChoiceModal
-
         names = list(item["labels"])
 
         def answered(choice: str | None) -> None:
@@ -509,8 +508,6 @@ Your position and progress stay in the line at the top.
             self.show_team()
 
     def action_assign(self) -> None:
-        from curator.tui.screens.dialogs import InputModal
-
         def got_names(text: str | None) -> None:
             if not text:
                 return
