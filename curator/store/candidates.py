@@ -99,3 +99,17 @@ def suggestions_for(store: Store, problem_id: str) -> list[dict]:
     return store.query(
         "SELECT axis, slug, rule, evidence, weight, candidate_id FROM label_suggestions "
         "WHERE problem_id = ? ORDER BY axis, weight DESC, slug, rule", (problem_id,))
+
+
+def suggestions_as_stored(store: Store, problem_id: str) -> list[dict]:
+    """Label suggestions for a problem in the order they were stored:
+    {axis, slug, weight, reason} with reason "rule: evidence"."""
+    return store.query(
+        "SELECT axis, slug, weight, rule || ': ' || evidence AS reason FROM label_suggestions "
+        "WHERE problem_id = ? ORDER BY id", (problem_id,))
+
+
+def status_counts(store: Store) -> dict[str, int]:
+    """status -> number of candidates (statuses without any are absent)."""
+    return {r["status"]: r["n"] for r in store.query(
+        "SELECT status, COUNT(*) AS n FROM candidates GROUP BY status")}

@@ -174,3 +174,31 @@ def recorded(store: Store, problem: Problem) -> int:
         "SELECT COUNT(*) AS n FROM runs WHERE problem_id = ? AND solution_kind = 'reference' "
         "AND unsaved = 0 AND solution_hash = ? AND outcome != 'infra'",
         (problem.id, solution_hash(problem.solution)))["n"]
+
+
+def current_reference_runs(store: Store, problems: list[Problem]) -> dict[str, list[dict]]:
+    """problem id -> reference runs of its current solution, oldest first.
+
+    Rows hold id, problem_id, solution_hash, outcome, started_at, tests (JSON text), reason.
+    """
+    if not problems:
+        return {}
+    wanted = {p.id: solution_hash(p.solution) for p in problems}
+    out: dict[str, list[dict]] = {}
+    for row in store.query(
+            "SELECT id, problem_id, solution_hash, outcome, started_at, tests, reason "
+            "FROM runs WHERE solution_kind = 'reference' AND unsaved = 0 ORDER BY id"):
+        if wanted.get(row["problem_id"]) == row["solution_hash"]:
+            out.setdefault(row["problem_id"], []).append(row)
+    return out
+
+
+def stored_rows(store: Store, run_ids: list[int]) -> dict[int, dict]:
+    """run id -> its row exactly as stored (tests and env still JSON text, evidence in env)."""
+    out = {}
+    for start in range(0, len(run_ids), 500):
+        chunk = run_ids[start:start + 500]
+        for run in store.query(f"SELECT * FROM runs WHERE id IN ({','.join('?' * len(chunk))})",
+                               chunk):
+            out[run["id"]] = run
+    return out

@@ -67,3 +67,39 @@ def check_models_exist(store: Store, model: str | None) -> None:
     if model is not None and not store.one("SELECT 1 AS x FROM samples WHERE model = ?",
                                            (model,)):
         raise CuratorError(f"no samples for model {model!r} (import some first)")
+
+
+def id_for_content(store: Store, content_hash: str) -> int | None:
+    """The id of the sample with this content hash (the same on every machine), or None."""
+    row = store.one("SELECT id FROM samples WHERE content_hash = ?", (content_hash,))
+    return row["id"] if row else None
+
+
+def identities(store: Store) -> list[dict]:
+    """Every sample's identity without its text: id, problem_id, model, technique,
+    temperature, sample_index, content_hash, code_sha256; by id."""
+    return store.query("SELECT id, problem_id, model, technique, temperature, "
+                       "sample_index, content_hash, code_sha256 FROM samples ORDER BY id")
+
+
+def problem_ids(store: Store, model: str | None = None) -> list[dict]:
+    """{id, problem_id} of every sample (of this model), by id."""
+    sql = "SELECT id, problem_id FROM samples" + (" WHERE model = ?" if model else "")
+    return store.query(sql + " ORDER BY id", (model,) if model else ())
+
+
+def with_problems(store: Store, sample_ids: list[int]) -> list[dict]:
+    """These samples with what judging them needs from their problem, by id: the sample's
+    id, problem_id, model, technique, sample_index, code, raw, extraction and the problem's
+    entry_point, title, stage, task, data, prompt, solution."""
+    placeholders = ",".join("?" * len(sample_ids))
+    return store.query(
+        "SELECT s.id, s.problem_id, s.model, s.technique, s.sample_index, s.code, s.raw, "
+        "s.extraction, p.entry_point, p.title, p.stage, p.task, p.data, p.prompt, "
+        "p.solution FROM samples s JOIN problems p ON p.id = s.problem_id "
+        f"WHERE s.id IN ({placeholders}) ORDER BY s.id", sample_ids)
+
+
+def counts(store: Store) -> dict:
+    """{n: samples, models: distinct models}."""
+    return store.one("SELECT COUNT(*) AS n, COUNT(DISTINCT model) AS models FROM samples")
