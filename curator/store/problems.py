@@ -16,6 +16,8 @@ from curator.store import Store, now
 
 _JSON_FIELDS = ("source", "test_node_ids")
 # Columns compared and audited field by field (toml_raw is formatting, audited too).
+
+
 _FIELDS = Problem.field_names()
 
 
@@ -143,6 +145,11 @@ def update_fields(store: Store, problem_id: str, **changes) -> list[str]:
     for key, value in changes.items():
         setattr(problem, key, value)
     return save(store, problem, keep_raw=True)
+
+
+def labels_by_id(store: Store) -> dict[str, dict]:
+    """problem id -> {id, stage, task, data} for every problem."""
+    return {r["id"]: r for r in store.query("SELECT id, stage, task, data FROM problems")}
 
 
 # -- summaries and lookups for the app and the release --------------------------------------

@@ -69,6 +69,31 @@ def check_models_exist(store: Store, model: str | None) -> None:
         raise CuratorError(f"no samples for model {model!r} (import some first)")
 
 
+def pending(store: Store, model: str | None = None) -> list[dict]:
+    """{id, problem_id, code} of the samples (of this model) with no run whose outcome is
+    not infra, by id."""
+    sql = ("SELECT s.id, s.problem_id, s.code FROM samples s WHERE NOT EXISTS ("
+           "  SELECT 1 FROM runs r WHERE r.sample_id = s.id AND r.outcome != 'infra')")
+    params: list = []
+    if model is not None:
+        sql += " AND s.model = ?"
+        params.append(model)
+    return store.query(sql + " ORDER BY s.id", params)
+
+
+def problems_with_samples(store: Store, model: str | None = None) -> list[str]:
+    """Ids of the problems with samples (of this model), sorted."""
+    sql = "SELECT DISTINCT problem_id FROM samples" + (" WHERE model = ?" if model else "")
+    return [r["problem_id"] for r in store.query(sql + " ORDER BY problem_id",
+                                                  (model,) if model else ())]
+
+
+def count(store: Store, model: str | None = None) -> int:
+    """How many samples (of this model) there are."""
+    sql = "SELECT COUNT(*) AS n FROM samples" + (" WHERE model = ?" if model else "")
+    return store.one(sql, (model,) if model else ())["n"]
+
+
 def id_for_content(store: Store, content_hash: str) -> int | None:
     """The id of the sample with this content hash (the same on every machine), or None."""
     row = store.one("SELECT id FROM samples WHERE content_hash = ?", (content_hash,))
