@@ -36,15 +36,16 @@ def main(mutants: Path = ROOT / "mutants", target: float = 90.0) -> int:
         checked = sum(n for status, n in counts.items()
                       if status not in ("not checked", "skipped", "equivalent"))
         killed = counts["killed"] + counts["timeout"]
-        score = 100.0 * killed / checked if checked else 0.0
-        below += score < target
+        score = 100.0 * killed / checked if checked else None   # None: not run
+        below += score is not None and score < target
         module = str(meta.relative_to(mutants)).removesuffix(".meta")
         rows.append((module, score, killed, counts["survived"], counts["no tests"],
                      counts["equivalent"], counts["not checked"]))
     print(f"{'module':40} {'score':>7} {'killed':>7} {'survived':>9} {'no tests':>9} "
           f"{'equiv.':>7} {'unchecked':>10}")
     for module, score, *numbers in rows:
-        print(f"{module:40} {score:6.1f}% " + " ".join(
+        shown = f"{score:6.1f}%" if score is not None else "not run"
+        print(f"{module:40} {shown:>7} " + " ".join(
             f"{n:>{w}}" for n, w in zip(numbers, (7, 9, 9, 7, 10))))
     return 1 if below and "--strict" in sys.argv else 0
 
