@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from curator.errors import ProblemFormatError
-from curator.limits import InputError, loads_toml, read_text
+from curator.limits import DEFAULT, InputError, loads_toml, read_text
 from curator.problem import META_FIELDS, SOURCE_KEYS, Problem, validate
 
 TOML = "problem.toml"
@@ -17,11 +17,11 @@ TESTS = "test_solution.py"
 KNOWN_KEYS = set(META_FIELDS) | {"source", "tests"}
 
 
-def _read_text(path: Path) -> str:
+def _read_text(path: Path, limit: int = DEFAULT.file_bytes) -> str:
     # bytes -> str with no newline translation and the BOM kept, so a write gives the
     # same bytes back
     try:
-        return read_text(path, bom=False)
+        return read_text(path, limit, bom=False)
     except InputError as exc:
         raise ProblemFormatError(path, exc.message) from None
 
@@ -62,13 +62,14 @@ def parse_toml(text: str, path: Path) -> Problem:
     return problem
 
 
-def read_problem(folder: str | os.PathLike) -> tuple[Problem, str]:
+def read_problem(folder: str | os.PathLike, limit: int = DEFAULT.file_bytes
+                 ) -> tuple[Problem, str]:
     """Read problems/<id>/; returns the problem and problem.toml's exact text."""
     folder = Path(folder)
     toml_path = folder / TOML
     if not toml_path.is_file():
         raise ProblemFormatError(toml_path, "missing problem.toml")
-    raw = _read_text(toml_path)
+    raw = _read_text(toml_path, limit)
     problem = parse_toml(raw, toml_path)
     if problem.id != folder.name:
         raise ProblemFormatError(
@@ -76,10 +77,10 @@ def read_problem(folder: str | os.PathLike) -> tuple[Problem, str]:
     for name in (PROMPT, SOLUTION):
         if not (folder / name).is_file():
             raise ProblemFormatError(folder / name, f"missing {name}")
-    problem.prompt = _read_text(folder / PROMPT)
-    problem.solution = _read_text(folder / SOLUTION)
+    problem.prompt = _read_text(folder / PROMPT, limit)
+    problem.solution = _read_text(folder / SOLUTION, limit)
     tests_path = folder / TESTS
-    problem.tests = _read_text(tests_path) if tests_path.is_file() else None
+    problem.tests = _read_text(tests_path, limit) if tests_path.is_file() else None
     errors = validate(problem)
     if errors:
         raise ProblemFormatError(toml_path, "; ".join(errors))
@@ -186,7 +187,7 @@ class ScanResult:
     errors: list[ProblemFormatError]
 
 
-def scan(problems_dir: str | os.PathLike) -> ScanResult:
+def scan(problems_dir: str | os.PathLike, limit: int = DEFAULT.file_bytes) -> ScanResult:
     """Read every problem folder; malformed ones become errors, the rest still load."""
     problems_dir = Path(problems_dir)
     found, errors = [], []
@@ -196,7 +197,7 @@ def scan(problems_dir: str | os.PathLike) -> ScanResult:
         if folder.name.startswith((".", "_")):
             continue
         try:
-            problem, raw = read_problem(folder)
+            problem, raw = read_problem(folder, limit)
         except ProblemFormatError as exc:
             errors.append(exc)
             continue

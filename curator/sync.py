@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curator.errors import CuratorError
+from curator.limits import DEFAULT
 from curator.problem import Problem, validate
 from curator.problem_files import scan, write_problem
 from curator.progress import CancelCheck, Progress, checkpoint
@@ -27,14 +28,14 @@ class LoadReport:
 
 
 def load(store: Store, problems_dir: str | Path, progress: Progress | None = None,
-         cancelled: CancelCheck | None = None) -> LoadReport:
+         cancelled: CancelCheck | None = None, limit: int = DEFAULT.file_bytes) -> LoadReport:
     """Read every problem folder into the database in one transaction.
 
     Malformed folders are reported and skipped; the valid ones load. A process killed
     half-way leaves the database as it was before (one transaction).
     """
     report = LoadReport()
-    result = scan(problems_dir)
+    result = scan(problems_dir, limit)
     for error in result.errors:
         report.errors.append({"path": error.path, "message": error.message})
     total = len(result.problems)

@@ -31,6 +31,11 @@ class Workspace:
     def repos_dir(self) -> Path:
         return self.db_dir / "repos"
 
+    @property
+    def limits(self) -> Limits:
+        """The input limits: curator.toml's [limits] over the defaults."""
+        return Limits.from_config(self.config)
+
 
 def discover(workspace: str | os.PathLike | None = None,
              db: str | os.PathLike | None = None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import shutil
 import tarfile
 import time
 import zlib
@@ -22,6 +23,7 @@ from curator.errors import Cancelled
 from curator.evaluation import samples as sample_files
 from curator.store import Store
 from curator.store import problems as problem_store
+from tests.conftest import SEED_DIR
 from tests.samples_support import make_problems, write_jsonl
 
 GOOD_TOML = '''id = "{id}"
@@ -452,3 +454,27 @@ def test_hostile_curator_toml_is_one_line(empty_workspace, text):
     result = invoke(empty_workspace, "problems", "list")
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.output.count("\n") == 1 and "curator.toml" in result.output
+
+
+def test_the_file_size_cap_of_curator_toml_holds_for_problems_and_samples(empty_workspace,
+                                                                          tmp_path):
+    ws = empty_workspace
+    (ws.root / "curator.toml").write_text("[limits]\nfile_bytes = 4000\n", encoding="utf-8")
+    for pid in ("early_stopping_tracker", "autoregressive_forecast"):
+        shutil.copytree(SEED_DIR / pid, ws.problems_dir / pid)
+    big = ws.problems_dir / "autoregressive_forecast" / "solution.py"
+    big.write_text(big.read_text(encoding="utf-8") + "#" * 5000 + "\n", encoding="utf-8")
+    result = invoke(ws, "load")
+    assert result.exit_code == 1, result.output
+    assert "solution.py: larger than the limit of 4000 bytes" in result.output
+    with Store(ws.db_path) as store:   # the other problem still loads
+        assert [r["id"] for r in problem_store.list_rows(store)] == ["early_stopping_tracker"]
+    small = write_jsonl(tmp_path / "small.jsonl", [
+        {"task_id": "early_stopping_tracker", "completion": "def f():\n    pass\n"}])
+    large = write_jsonl(tmp_path / "large.jsonl", [
+        {"task_id": "early_stopping_tracker", "completion": "x = 1\n" * 1000}])
+    result = invoke(ws, "samples", "import", str(small), str(large), "--model", "m", "--json")
+    assert result.exit_code == 1
+    assert "large.jsonl" in result.output and "limit of 4000 bytes" in result.output
+    report = json.loads(result.stdout)
+    assert report["imported"] == 1

@@ -46,7 +46,8 @@ def init_cmd(ctx: CliContext, directory: str, as_json: bool) -> None:
 def load_cmd(ctx: CliContext, as_json: bool, quiet: bool) -> None:
     """Read problems/ into the database (valid problems load even when others fail)."""
     with progress_bar("loading", enabled=not as_json and not quiet) as bar:
-        report = sync.load(ctx.store, ctx.workspace.problems_dir, progress=bar)
+        report = sync.load(ctx.store, ctx.workspace.problems_dir, progress=bar,
+                           limit=ctx.workspace.limits.file_bytes)
     if as_json:
         print_json(report.to_json())
     else:

@@ -60,7 +60,7 @@ def import_cmd(ctx: CliContext, files: tuple[str, ...], model: str | None,
         return
     with progress_bar("importing", enabled=not as_json) as bar:
         report = sample_files.import_files(ctx.store, files, model=model, technique=technique,
-                                           progress=bar)
+                                           progress=bar, limit=ctx.workspace.limits.file_bytes)
     if as_json:
         print_json(report.to_json())
     else:

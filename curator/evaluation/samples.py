@@ -115,12 +115,13 @@ class NewSample:
 # -- reading files -------------------------------------------------------------------
 
 
-def read_rows(path: str | Path, report: ImportReport) -> Iterator[Row]:
+def read_rows(path: str | Path, report: ImportReport, limit: int = DEFAULT.file_bytes
+              ) -> Iterator[Row]:
     """Rows of one sample file (JSONL, a JSON object, or a JSON array); errors go to report."""
     path = Path(path)
     name = str(path)
     try:
-        text = decode(read_bytes(path, DEFAULT.file_bytes), path)
+        text = decode(read_bytes(path, limit), path)
     except InputError as exc:
         message = exc.message.removeprefix("cannot read: ")
         report.error(name, None, f"cannot read file: {message}")
@@ -372,18 +373,21 @@ def insert(store: Store, sample: NewSample) -> int | None:
         content_hash=sample.content_hash, origin=sample.origin)
 
 
-def _rows(paths: list[Path], report: ImportReport) -> Iterator[tuple[int, Path, Row | None]]:
+def _rows(paths: list[Path], report: ImportReport, limit: int
+          ) -> Iterator[tuple[int, Path, Row | None]]:
     """(file number, file, row) for every row; (number, file, None) once a file is done."""
     for number, path in enumerate(paths, 1):
-        for row in read_rows(path, report):
+        for row in read_rows(path, report, limit):
             yield number, path, row
         yield number, path, None
 
 
 def import_files(store: Store, paths: Iterable[str | Path], model: str | None = None,
                  technique: str | None = None, progress: Progress | None = None,
-                 cancelled: CancelCheck | None = None) -> ImportReport:
-    """Import sample files, CHUNK_ROWS rows per transaction; see the module docstring."""
+                 cancelled: CancelCheck | None = None, limit: int = DEFAULT.file_bytes
+                 ) -> ImportReport:
+    """Import sample files, CHUNK_ROWS rows per transaction; see the module docstring.
+    `limit` caps the size of one file (curator.toml's [limits] file_bytes)."""
     paths = [Path(p) for p in paths]
     report = ImportReport(files=[str(p) for p in paths])
     index = ProblemIndex(problem_store.all_problems(store))
@@ -409,7 +413,7 @@ def import_files(store: Store, paths: Iterable[str | Path], model: str | None = 
         chunk.clear()
 
     rows_in_chunk = 0
-    for number, path, row in _rows(paths, report):
+    for number, path, row in _rows(paths, report, limit):
         if row is None:
             ordinals = {}
             if progress:

@@ -234,7 +234,7 @@ def verify(path, rerun: bool = False, workers: int = 2, progress: Progress | Non
            workspace=None, limits: Limits | None = None) -> VerifyReport:
     """Check a bundle folder or archive; `rerun` also runs every canonical solution."""
     if limits is None:
-        limits = Limits.from_config(workspace.config) if workspace is not None else DEFAULT
+        limits = workspace.limits if workspace is not None else DEFAULT
     bundle = read_bundle(path, limits)
     report = VerifyReport(str(path))
     manifest = bundle.manifest

@@ -292,7 +292,7 @@ class CuratorApp(App[None]):
 def run_app(workspace: Workspace, actor: str) -> None:
     store = Store(workspace.db_path, actor)
     if not problem_store.any_stored(store) and workspace.problems_dir.is_dir():
-        sync.load(store, workspace.problems_dir)
+        sync.load(store, workspace.problems_dir, limit=workspace.limits.file_bytes)
     app = CuratorApp(workspace, actor, store=store)
 
     def closed_from_outside(signum, _frame) -> None:

@@ -336,7 +336,8 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
             report = sample_files.import_files(
                 store, [answer["path"]], model=answer["model"], technique=answer["technique"],
                 progress=self.query_one(TaskBar).progress,
-                cancelled=lambda: worker.is_cancelled)
+                cancelled=lambda: worker.is_cancelled,
+                limit=self.app.workspace.limits.file_bytes)
         finally:
             store.close()
         return {"kind": "import", **report.to_json()}
