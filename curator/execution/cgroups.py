@@ -13,10 +13,17 @@ slot falls back to RLIMIT_NPROC and says so (`curator doctor`).
 from __future__ import annotations
 
 import os
+import re
 import secrets
+import time
 from pathlib import Path
 
+from curator.processes import pid_alive
+
 ROOT = Path("/sys/fs/cgroup")
+PREFIX = "curator-"
+_NAME = re.compile(rf"{PREFIX}(\d+)-\d+-[0-9a-f]+")
+REMOVE_WAIT_S = 2.0      # a worker that was just killed leaves its group a moment later
 
 
 def _own_paths() -> dict[str, str]:
@@ -71,7 +78,8 @@ class SlotGroup:
 
     @classmethod
     def create(cls, slot: int) -> SlotGroup | None:
-        group = cls(f"curator-{os.getpid()}-{slot}-{secrets.token_hex(3)}")
+        sweep()
+        group = cls(f"{PREFIX}{os.getpid()}-{slot}-{secrets.token_hex(3)}")
         if "pids" not in group.dirs:
             group.remove()
             return None
@@ -123,13 +131,42 @@ class SlotGroup:
         if not self._write("memory", "memory.max", "max"):
             self._write("memory", "memory.limit_in_bytes", "-1")
 
-    def remove(self) -> None:
+    def remove(self, wait_s: float = REMOVE_WAIT_S) -> None:
+        """Remove the groups; a group still holding an exiting process is retried a moment."""
+        deadline = time.monotonic() + wait_s
         for folder in self.dirs.values():
-            try:
-                folder.rmdir()
-            except OSError:
-                pass
+            while not _rmdir(folder) and time.monotonic() < deadline:
+                time.sleep(0.05)
         self.dirs.clear()
+
+
+def _rmdir(folder: Path) -> bool:
+    try:
+        folder.rmdir()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def sweep() -> list[Path]:
+    """Remove the empty slot groups left by engines that are gone (a killed process never
+    closed its pool): the groups named after a pid that no longer lives. Returns them."""
+    removed = []
+    for controller in ("pids", "memory"):
+        parent = _parent(controller)
+        if parent is None:
+            continue
+        try:
+            folders = [f for f in parent.iterdir() if f.is_dir()]
+        except OSError:
+            continue
+        for folder in folders:
+            match = _NAME.fullmatch(folder.name)
+            if match and not pid_alive(int(match.group(1))) and _rmdir(folder):
+                removed.append(folder)
+    return removed
 
 
 def available() -> bool:

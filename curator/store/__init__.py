@@ -17,6 +17,7 @@ import sqlite_utils
 
 from curator.errors import StoreError
 from curator.labels import DEFAULT_LABELS
+from curator.processes import pid_alive  # noqa: F401 (re-exported: callers use store's)
 from curator.store.migrations import migrate
 from curator.timestamps import now
 
@@ -33,17 +34,6 @@ def writer_file(db_path: str | Path) -> Path:
     """Who holds the write lock: pid, command and start, written by every writer."""
     db_path = Path(db_path)
     return db_path.with_name(db_path.name + ".writer")
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process of this host has that pid (one of another user counts)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def lock_holder(db_path: str | Path) -> str | None:
