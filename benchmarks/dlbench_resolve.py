@@ -18,7 +18,7 @@ resolved kornia problem; and prints:
 - the share of resolved references that pass their tests (target >= 90%), per sandbox
   level (`--isolation both`: strong, then weak, side by side), with the outcome of each
   of the rest and its cause (`needs network`: runs never have one; `file size limit`;
-  `timeout`; `test failed`). A run passes when no test failed or errored and one passed;
+  `guard vetoed torch.compile`; `no test runs here`; `timeout`; `test failed`). A run passes when no test failed or errored and one passed;
   tests upstream skips or xfails are not counted; every resolved reference counts.
 
 By default the references run in `curator repo env kornia`: kornia's declared dependencies
@@ -85,6 +85,12 @@ def cause(outcome: str, text: str) -> str:
     for name, needles in CAUSES:
         if any(needle in text for needle in needles):
             return name
+    if outcome == "tampered" and "torch/_dynamo/" in text:
+        # The guard vetoes code and function creation while solution code is on the
+        # stack; torch.compile of the reference does exactly that when a test compiles it.
+        return "guard vetoed torch.compile"
+    if outcome == "failed" and text.startswith("no test passed"):
+        return "no test runs here (all skipped upstream)"
     return {"failed": "test failed"}.get(outcome, outcome)
 
 
