@@ -193,6 +193,21 @@ def test_runs_can_build_and_import_a_c_extension(engine):
     assert result.outcome == "passed", (result.reason, result.stdout)
 
 
+def test_pickling_a_tensor_is_not_tampering(engine):
+    """Pickling a tensor (torch.save, inductor's cache keys) makes copyreg cache
+    `__slotnames__` on torch.Tensor: a library's own cache, not a change to how tests judge."""
+    result = run_one(engine, """\
+        import io
+
+        import torch
+
+        def add(a, b):
+            torch.save(torch.ones(2), io.BytesIO())
+            return a + b
+        """)
+    assert result.outcome == "passed", (result.reason, result.stdout)
+
+
 def test_runs_are_deterministic_and_isolated_from_each_other(engine):
     probe = textwrap.dedent("""\
         import os, time
