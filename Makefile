@@ -32,8 +32,11 @@ run: install
 	$(VENV)/bin/curator --workspace . load --quiet || true
 	$(VENV)/bin/curator --workspace .
 
+# The suite mostly waits (warm workers, Ray, timeouts): one pytest process per core.
+TEST_WORKERS ?= 2
+
 test: install-test
-	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 bench: install
 	$(PY) benchmarks/engine_vs_pytest.py

@@ -89,9 +89,8 @@ def dump_one(store: Store, problem: Problem, problems_dir: str | Path) -> bool:
     changed, text = write_problem(problem, problems_dir, raw)
     if text != raw:
         # problem.toml was re-rendered from the database: remember its new exact text so
-        # the next load sees no change. Formatting only, so no audit row.
-        with store.transaction():
-            store.execute("UPDATE problems SET toml_raw = ? WHERE id = ?", (text, problem.id))
+        # the next load sees no change.
+        problem_store.set_raw_toml(store, problem.id, text)
     return changed
 
 

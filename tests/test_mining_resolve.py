@@ -170,3 +170,20 @@ def test_dispatch_through_the_base_class_reaches_the_subclass_override(tmp_path,
     # override, which this test never runs, is not linked
     assert rows["RandomSaturation.__init__"]["tests"] == [node]
     assert "RandomHue.apply_transform" not in rows
+
+
+def test_the_call_path_shown_is_the_same_on_every_run(tmp_path, ws):
+    # one test calls eight callers of one helper: the path shown starts from the first
+    # caller by name, not from wherever a set of names happened to iterate first
+    names = ["caller_h", "caller_c", "caller_f", "caller_a", "caller_g", "caller_b",
+             "caller_e", "caller_d"]
+    body = "".join(f"\n\ndef {n}(x):\n    return helper(x) + 1\n" for n in names)
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": f"import torch\n\n\ndef helper(x):\n    return torch.relu(x)\n{body}",
+        "tests/test_ops.py": f"from pkg.ops import {', '.join(names)}\n\n\n"
+                             "def test_all():\n" + "".join(f"    assert {n}(1)\n" for n in names),
+    }
+    _, rows = mine_files(tmp_path, ws, files)
+    via = [e["detail"] for e in rows["helper"]["evidence"] if e["kind"] == "indirect-tests"]
+    assert via == ["1 test(s) of a caller, through caller_a -> helper"]

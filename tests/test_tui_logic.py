@@ -9,12 +9,15 @@ import pytest
 
 from curator import synthetic
 from curator.errors import CuratorError
+from curator.evaluation import samples as sample_files
 from curator.problem import validate
 from curator.store import Store
+from curator.store import candidates as candidate_store
 from curator.store import problems as problem_store
 from curator.tui import filtering, queries, recovery
 from curator.tui.code import FormatError, format_python, syntax_problem
 from curator.tui.keymap import keymap_from_config
+from curator.tui.screens import stats as stats_screen
 
 # -- filter language -------------------------------------------------------------------
 
@@ -142,6 +145,39 @@ def test_queries_on_a_fresh_database(tmp_path):
         assert queries.last_outcomes(store) == {}
         assert queries.run_history(store, "p") == []
         assert queries.label_suggestions(store, "p") == []
+
+
+def test_store_reads_behind_the_palette_and_the_stats_screen(store, tmp_path):
+    ids = sorted(problem_store.all_ids(store))
+    assert problem_store.any_stored(store) and len(ids) > 2
+    assert [r["id"] for r in problem_store.find(store, ids[1].upper())] == [ids[1]]
+    problem_store.update_fields(store, ids[2], title="A freshly edited title")
+    assert problem_store.recently_updated(store, 1) == [
+        {"id": ids[2], "title": "A freshly edited title"}]
+    counts = problem_store.label_counts(store)
+    assert {axis: sum(c.values()) for axis, c in counts.items()} == {
+        "stage": len(ids), "task": len(ids), "data": len(ids)}
+    stage = problem_store.get(store, ids[0]).stage
+    problem_store.update_fields(store, ids[0], status="retired")
+    assert problem_store.label_counts(store)["stage"].get(stage, 0) == \
+        counts["stage"][stage] - 1
+    assert store.label("stage", stage)["slug"] == stage
+    assert store.label("stage", "no-such-label") is None
+    assert stats_screen.samples_summary(store) == "no samples yet: i imports a file"
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps({"task_id": ids[1], "solution": "x = 1\n", "model": m})
+                            + "\n" for m in ("m1", "m2", "m2")), encoding="utf-8")
+    sample_files.import_files(store, [path])
+    assert stats_screen.samples_summary(store) == \
+        "3 sample(s) of 2 model(s), 3 not evaluated: e evaluates"
+
+
+def test_store_reads_on_a_fresh_database(tmp_path):
+    with Store(tmp_path / "x.sqlite") as store:
+        assert not problem_store.any_stored(store)
+        assert problem_store.find(store, "x") == []
+        assert problem_store.label_counts(store) == {"stage": {}, "task": {}, "data": {}}
+        assert candidate_store.status_counts(store) == {}
 
 
 # -- synthetic workspace --------------------------------------------------------------------

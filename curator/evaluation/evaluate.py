@@ -27,6 +27,8 @@ from curator.execution.engine import Engine, default_workers, resolve_backend
 from curator.progress import CancelCheck, Progress
 from curator.store import Store
 from curator.store import problems as problem_store
+from curator.store import runs as run_rows
+from curator.store import samples as sample_rows
 from curator.workspace import Workspace
 
 
@@ -56,22 +58,13 @@ class EvalReport:
 
 def pending(store: Store, model: str | None = None) -> list[dict]:
     """Samples with no run, or only infra runs, in id order."""
-    sql = ("SELECT s.id, s.problem_id, s.code FROM samples s WHERE NOT EXISTS ("
-           "  SELECT 1 FROM runs r WHERE r.sample_id = s.id AND r.outcome != ?)")
-    params: list = [INFRA]
-    if model is not None:
-        sql += " AND s.model = ?"
-        params.append(model)
-    return store.query(sql + " ORDER BY s.id", params)
+    return sample_rows.pending(store, model)
 
 
 def references_to_run(store: Store, model: str | None = None) -> list[str]:
     """Problems with samples (of this model) whose current reference has no run yet."""
-    sql = "SELECT DISTINCT problem_id FROM samples" + (" WHERE model = ?" if model else "")
-    ids = [r["problem_id"] for r in store.query(sql + " ORDER BY problem_id",
-                                                 (model,) if model else ())]
     todo = []
-    for pid in ids:
+    for pid in sample_rows.problems_with_samples(store, model):
         if not problem_store.exists(store, pid):
             continue
         problem = problem_store.get(store, pid)
@@ -90,8 +83,7 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
     backend/address: "local" or "ray" (default: [execution] backend/address)."""
     references = references_to_run(store, model)
     todo = pending(store, model)
-    total_sql = "SELECT COUNT(*) AS n FROM samples" + (" WHERE model = ?" if model else "")
-    total = store.one(total_sql, (model,) if model else ())["n"]
+    total = sample_rows.count(store, model)
     report = EvalReport(skipped=total - len(todo))
     if limit is not None:
         todo = todo[:limit]
@@ -143,7 +135,7 @@ def _run_samples(store: Store, workspace: Workspace, report: EvalReport, todo: l
                 break
             part = todo[start:start + batch_size]
             mine = claims.claim([s["id"] for s in part])
-            finished = _finished(store, sorted(mine))
+            finished = run_rows.samples_with_outcome(store, sorted(mine))
             report.claimed_elsewhere += len(part) - len(mine)
             report.skipped += len(finished)
             part = [s for s in part if s["id"] in mine and s["id"] not in finished]
@@ -199,17 +191,6 @@ def _add_cluster(total: dict, batch: dict) -> dict:
     if isinstance(out.get("elapsed_s"), (int, float)) and out.get("elapsed_s"):
         out["elapsed_s"] = round(out["elapsed_s"], 2)
         out["runs_per_s"] = round(out.get("done", 0) / out["elapsed_s"], 2)
-    return out
-
-
-def _finished(store: Store, sample_ids: list[int]) -> set[int]:
-    """Those of the samples that got an outcome since they were listed (by another eval)."""
-    out: set[int] = set()
-    for start in range(0, len(sample_ids), 500):
-        part = sample_ids[start:start + 500]
-        out |= {r["sample_id"] for r in store.query(
-            f"SELECT DISTINCT sample_id FROM runs WHERE outcome != ? AND sample_id IN "
-            f"({','.join('?' * len(part))})", [INFRA, *part])}
     return out
 
 

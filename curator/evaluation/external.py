@@ -29,7 +29,7 @@ from curator.errors import CuratorError
 from curator.evaluation import samples as sample_files
 from curator.execution.job import RunResult
 from curator.progress import checkpoint
-from curator.store import Store
+from curator.store import Store, problem_imports
 from curator.store import problems as problem_store
 from curator.store import runs as run_store
 
@@ -145,11 +145,10 @@ def _problem_for(store: Store, name: str) -> tuple[str, bool] | None:
     """
     bare = re.sub(r"^class(?:es)?-", "", name)
     for key in dict.fromkeys((name, f"classes-{bare}", bare)):
-        row = store.one("SELECT problem_id FROM problem_imports WHERE origin IN "
-                        "('dlbench-txt', 'dlbench-csv') AND origin_key = ? COLLATE NOCASE",
-                        (f"{key}.txt",))
-        if row is not None:
-            return row["problem_id"], key.lower() == name.lower()
+        found = problem_imports.problem_for_key(
+            store, problem_imports.DLBENCH_ORIGINS, f"{key}.txt")
+        if found is not None:
+            return found, key.lower() == name.lower()
     if problem_store.exists(store, name.lower()):
         return name.lower(), True
     return None

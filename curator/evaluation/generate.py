@@ -30,7 +30,7 @@ from curator.evaluation import samples as sample_files
 from curator.evaluation.extract import extract_code
 from curator.problem import Problem
 from curator.progress import CancelCheck, Progress
-from curator.store import Store, now
+from curator.store import Store, generation_cache
 from curator.store import problems as problem_store
 
 TECHNIQUES = ("zero-shot", "few-shot", "cot")
@@ -234,9 +234,7 @@ class _Request:
 
 
 def _cached(store: Store, key: tuple) -> str | None:
-    row = store.one("SELECT text FROM generation_cache WHERE model = ? AND technique = ? AND "
-                    "temperature = ? AND prompt_sha256 = ? AND sample_index = ?", key)
-    return None if row is None else row["text"]
+    return generation_cache.cached_text(store, key)
 
 
 def _store_result(store: Store, req: _Request, text: str, response: dict | None,
@@ -244,12 +242,9 @@ def _store_result(store: Store, req: _Request, text: str, response: dict | None,
     model, technique, temperature, _, index = req.key
     with store.transaction():
         if response is not None:
-            store.execute(
-                "INSERT OR IGNORE INTO generation_cache (model, technique, temperature, "
-                "prompt_sha256, sample_index, problem_id, request, response, text, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (*req.key, req.problem.id, json.dumps(req.body, ensure_ascii=False),
-                 json.dumps(response, ensure_ascii=False), text, now()))
+            generation_cache.remember(store, req.key, req.problem.id,
+                                      json.dumps(req.body, ensure_ascii=False),
+                                      json.dumps(response, ensure_ascii=False), text)
         extraction = extract_code(text, req.problem.entry_point)
         sample = sample_files.NewSample(
             problem_id=req.problem.id, model=model, technique=technique,

@@ -1,4 +1,4 @@
-"""Latest run outcomes of samples and references, read from the `runs` table.
+"""Latest run outcomes of samples and references (the `runs` table, curator.store.runs).
 
 "Latest" is the run with the highest id. An `infra` outcome says the harness failed, not
 the solution, so it never counts as a sample's result (the sample is evaluated again).
@@ -7,6 +7,7 @@ the solution, so it never counts as a sample's result (the sample is evaluated a
 from __future__ import annotations
 
 from curator.store import Store
+from curator.store import runs as run_rows
 
 PASSED = "passed"
 INFRA = "infra"
@@ -15,23 +16,12 @@ PENDING = "pending"  # a sample with no usable run yet
 
 def reference_outcomes(store: Store) -> dict[str, str]:
     """problem id -> outcome of its latest reference run (problems never run are absent)."""
-    rows = store.query(
-        "SELECT r.problem_id, r.outcome FROM runs r JOIN ("
-        "  SELECT problem_id, MAX(id) AS id FROM runs WHERE solution_kind = 'reference' "
-        "  AND unsaved = 0 "
-        "  GROUP BY problem_id) last ON last.id = r.id")
-    return {r["problem_id"]: r["outcome"] for r in rows}
+    return run_rows.reference_outcomes(store)
 
 
 def sample_runs(store: Store, sample_ids: list[int] | None = None) -> dict[int, dict]:
     """sample id -> its latest non-infra run row (samples without one are absent)."""
-    sql = ("SELECT r.* FROM runs r JOIN ("
-           "  SELECT sample_id, MAX(id) AS id FROM runs "
-           "  WHERE sample_id IS NOT NULL AND outcome != 'infra' GROUP BY sample_id"
-           ") last ON last.id = r.id")
-    rows = store.query(sql)
-    wanted = None if sample_ids is None else set(sample_ids)
-    return {r["sample_id"]: r for r in rows if wanted is None or r["sample_id"] in wanted}
+    return run_rows.latest_sample_runs(store, sample_ids)
 
 
 def sample_outcomes(store: Store) -> dict[int, str]:

@@ -18,6 +18,8 @@ from curator.evaluation.outcomes import PASSED, PENDING, excluded_problems, samp
 from curator.evaluation.pass_at_k import KS, mean_pass_at_k, model_key, per_problem
 from curator.labels import AXES
 from curator.store import Store
+from curator.store import problems as problem_rows
+from curator.store import samples as sample_rows
 
 UNLABELLED = "unlabelled"
 
@@ -37,18 +39,13 @@ def metrics(counts: list[tuple[int, int]]) -> dict:
 
 def build(store: Store, model: str | None = None, by: str | None = None) -> dict:
     """The report as a JSON-ready dict (shape in the module docstring)."""
-    params: list = []
-    sql = "SELECT id, problem_id, model, technique FROM samples"
-    if model is not None:
-        sql += " WHERE model = ?"
-        params.append(model)
-    samples = store.query(sql + " ORDER BY id", params)
+    samples = sample_rows.list_rows(store, model=model)
     runs = sample_runs(store)
     outcomes = {sid: run["outcome"] for sid, run in runs.items()}
     # Judged elsewhere against a reference that passed there: scored even when the
     # reference has not run here.
     external = {sid for sid, run in runs.items() if run.get("external")}
-    labels = {r["id"]: r for r in store.query("SELECT id, stage, task, data FROM problems")}
+    labels = problem_rows.labels_by_id(store)
     excluded = excluded_problems(store, sorted({s["problem_id"] for s in samples
                                                 if s["id"] not in external}))
     techniques: dict[str, set[str]] = {}

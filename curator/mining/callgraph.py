@@ -86,10 +86,13 @@ class CallGraph:
         links: dict[tuple[str, str], IndirectLink] = {}
         for step in range(1, depth + 1):
             following: dict[Symbol, tuple[set[str], list[str]]] = {}
-            for node, (tests, via) in level.items():
+            # in a fixed order, so the path shown is the same on every run (sets of
+            # names iterate in a per-process order)
+            for node in sorted(level, key=_order):
+                tests, via = level[node]
                 if cancelled and cancelled():
                     raise Cancelled("mining cancelled; nothing was written")
-                for callee in self.callees(node):
+                for callee in sorted(self.callees(node), key=_order):
                     if callee in visited:
                         continue
                     entry = following.get(callee)
@@ -110,6 +113,10 @@ class CallGraph:
             if not level:
                 break
         return links
+
+
+def _order(node: Symbol) -> tuple:
+    return node.path, node.qualname, node.receiver or ("", "")
 
 
 def _label(node: Symbol) -> str:

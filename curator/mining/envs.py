@@ -41,7 +41,7 @@ from curator.errors import CuratorError
 from curator.mining import repos
 from curator.mining.checkout import pinned_checkout
 from curator.progress import CancelCheck, Progress
-from curator.store import Store, now
+from curator.store import Store, mined_commits, now, repo_envs
 from curator.workspace import Workspace
 
 TEST_EXTRAS = ("dev", "test", "tests", "testing")
@@ -441,19 +441,14 @@ def envs_dir(workspace: Workspace) -> Path:
 
 
 def _pinned_commit(store: Store, row: dict) -> str:
-    found = store.one("SELECT commit_sha FROM mined_commits WHERE repo_id = ? "
-                      "ORDER BY mined_at DESC LIMIT 1", (row["id"],))
+    found = mined_commits.latest(store, row["id"])
     if found is None:
         raise CuratorError(f"repository {row['name']} has no mined commit; mine it first")
-    return found["commit_sha"]
+    return found
 
 
 def env_row(store: Store, repo_id: int) -> dict | None:
-    row = store.one("SELECT * FROM repo_envs WHERE repo_id = ?", (repo_id,))
-    if row is not None:
-        row["packages"] = json.loads(row["packages"])
-        row["preload"] = json.loads(row["preload"])
-    return row
+    return repo_envs.get(store, repo_id)
 
 
 def build(store: Store, workspace: Workspace, ident: str, python: str | None = None,
@@ -515,15 +510,10 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
     record = {"repo_id": row["id"], "commit_sha": commit, "key": key, "path": str(target),
               "python": env_python, "python_version": version_line,
               "package": wanted.package, "lock": lock,
-              "preload": json.dumps(preload_modules(wanted.runtime)),
-              "packages": json.dumps(packages), "seconds": round(seconds, 3),
+              "preload": preload_modules(wanted.runtime),
+              "packages": packages, "seconds": round(seconds, 3),
               "built_at": now(), "actor": store.actor}
-    with store.transaction():
-        store.execute(f"INSERT OR REPLACE INTO repo_envs ({', '.join(record)}) VALUES "
-                      f"({', '.join('?' * len(record))})", list(record.values()))
-        store.audit("repo_env", row["id"], "update" if existing else "create",
-                    after={"commit": commit, "key": key, "path": str(target),
-                           "packages": len(packages)})
+    repo_envs.save(store, record, replaced=existing is not None)
     repos.set_python(store, str(row["id"]), env_python)
     step(6, "done")
     return EnvReport(repo=row["name"], python=env_python, python_version=version_line,
@@ -615,8 +605,7 @@ def portable_spec(store: Store, url: str, commit: str, python: str) -> dict | No
         url = record.get("source") or record["url"]
     if python == sys.executable:
         return {"url": url, "commit": commit, "lock": None, "python_version": None}
-    row = store.one("SELECT lock, python, python_version FROM repo_envs WHERE repo_id = ?",
-                    (record["id"],)) if record is not None else None
+    row = repo_envs.get(store, record["id"]) if record is not None else None
     if row is None or row["python"] != python or not row["lock"]:
         return None
     version = ".".join(row["python_version"].split(".")[:2])
@@ -691,13 +680,7 @@ def _installed(env_python: str, options: IndexOptions) -> list[dict]:
 
 
 def list_envs(store: Store) -> list[dict]:
-    rows = store.query("SELECT e.*, r.name AS repo_name, r.url AS repo_url, "
-                       "r.python AS registered FROM repo_envs e JOIN repos r "
-                       "ON r.id = e.repo_id ORDER BY r.name")
-    for row in rows:
-        row["packages"] = json.loads(row["packages"])
-        row["preload"] = json.loads(row["preload"])
-    return rows
+    return repo_envs.list_with_repos(store)
 
 
 def check_import(row: dict) -> tuple[bool, str]:
@@ -724,10 +707,9 @@ def preload_for(store: Store, url: str | None, python: str) -> list[str]:
     """Modules warm workers of this repository's environment import once: those recorded
     when `repo env` built it, else torch and numpy (a module that is missing is skipped)."""
     record = repos.record_for(store, url) if url else None
-    row = store.one("SELECT preload, python FROM repo_envs WHERE repo_id = ?",
-                    (record["id"],)) if record is not None else None
+    row = repo_envs.get(store, record["id"]) if record is not None else None
     if row is not None and row["python"] == python:
-        return json.loads(row["preload"])
+        return row["preload"]
     return ["torch", "numpy"]
 
 

@@ -19,7 +19,9 @@ from curator.mining.index import (
 )
 from curator.mining.settings import MiningSettings
 from curator.progress import CancelCheck, Progress
-from curator.store import Store, now
+from curator.store import Store, mined_commits, now
+from curator.store import candidates as candidate_rows
+from curator.store import repos as repo_rows
 from curator.workspace import Workspace
 
 # Columns refreshed when a known candidate is seen again at a newer commit.
@@ -116,14 +118,13 @@ def mine(store: Store, workspace: Workspace, source: str, rev: str | None = None
     if identity.named_by_folder:
         report.warnings.append(f"{location} has no remote URL: it is named "
                                f"{identity.name!r}; give --name OWNER/NAME")
-    repo = store.one("SELECT * FROM repos WHERE url = ?", (url,))
+    repo = repo_rows.by_url(store, url)
     if repo is None:
         repo = {"id": None}
     elif not name:
         report.name = repo["name"]
 
-    done = store.one("SELECT * FROM mined_commits WHERE repo_id = ? AND commit_sha = ?",
-                     (repo["id"], commit))
+    done = mined_commits.get(store, repo["id"], commit)
     if done is not None and (done["all_candidates"] or with_tests):
         previous = json.loads(done["summary"] or "{}")
         for key in ("files", "parsed", "functions", "candidates", "test_modules", "tests",
@@ -182,25 +183,18 @@ def _values(candidate: Candidate, commit: str, license: str) -> dict:
 def _store(store: Store, cache, repo: dict, result: IndexResult, report: MineReport,
            rev: str | None, with_tests: bool) -> None:
     commit = result.commit
-    last = store.one("SELECT commit_sha FROM mined_commits WHERE repo_id = ? "
-                     "ORDER BY mined_at DESC LIMIT 1", (repo["id"],))
-    descends = last is None or cache.is_ancestor(last["commit_sha"], commit)
+    last = mined_commits.latest(store, repo["id"])
+    descends = last is None or cache.is_ancestor(last, commit)
     stamp = now()
     with store.transaction():
-        existing = {r["ast_hash"]: r for r in store.query(
-            "SELECT * FROM candidates WHERE repo_id = ?", (repo["id"],))}
+        existing = {r["ast_hash"]: r for r in candidate_rows.of_repo(store, repo["id"])}
         for candidate in result.candidates:
             if candidate.ast_hash not in existing:
                 values = _values(candidate, commit, result.license)
                 values.update(repo_id=repo["id"], first_commit=commit,
                               ast_hash=candidate.ast_hash, status="new",
                               created_at=stamp, updated_at=stamp)
-                cursor = store.execute(
-                    f"INSERT INTO candidates ({', '.join(values)}) "
-                    f"VALUES ({', '.join('?' * len(values))})", list(values.values()))
-                store.audit("candidate", cursor.lastrowid, "create", after={
-                    "repo": repo["url"], "commit": commit, "path": candidate.path,
-                    "qualname": candidate.qualname, "ast_hash": candidate.ast_hash})
+                candidate_rows.insert(store, values, repo["url"])
                 report.new += 1
         if not descends:
             # An older or unrelated commit: add what is new, re-pin nothing.
@@ -212,7 +206,7 @@ def _store(store: Store, cache, repo: dict, result: IndexResult, report: MineRep
                     changes = {"vanished_commit": commit}
                     if row["status"] == "new":
                         changes["status"] = "vanished"
-                    _update(store, row, changes, stamp)
+                    candidate_rows.update(store, row, changes, stamp)
                     report.vanished += 1
                 continue
             if row["status"] not in ("new", "vanished"):
@@ -222,32 +216,17 @@ def _store(store: Store, cache, repo: dict, result: IndexResult, report: MineRep
             values.update(status="new", vanished_commit=None)
             changes = {k: v for k, v in values.items() if row[k] != v}
             if changes:
-                _update(store, row, changes, stamp)
+                candidate_rows.update(store, row, changes, stamp)
                 report.updated += 1
         _record_commit(store, repo, result, report, rev, with_tests, stamp)
-
-
-def _update(store: Store, row: dict, changes: dict, stamp: str) -> None:
-    changes = dict(changes, updated_at=stamp)
-    store.execute(f"UPDATE candidates SET {', '.join(f'{k} = ?' for k in changes)} "
-                  f"WHERE id = ?", [*changes.values(), row["id"]])
-    audited = {k: v for k, v in changes.items() if k not in ("updated_at", "source")}
-    store.audit("candidate", row["id"], "update",
-                before={k: row[k] for k in audited}, after=audited)
 
 
 def _record_commit(store: Store, repo: dict, result: IndexResult, report: MineReport,
                    rev: str | None, with_tests: bool, stamp: str) -> None:
     summary = report.to_json()
-    store.execute(
-        "INSERT OR REPLACE INTO mined_commits (repo_id, commit_sha, rev, all_candidates, "
-        "license, summary, mined_at, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (repo["id"], result.commit, rev, 0 if with_tests else 1, result.license,
-         json.dumps(summary), stamp, store.actor))
+    mined_commits.record(store, repo["id"], result.commit, rev, result.license, summary,
+                         all_candidates=not with_tests, mined_at=stamp)
     store.audit("repo", repo["id"], "mine", after={
         "commit": result.commit, "rev": rev, "candidates": report.candidates,
         "new": report.new, "updated": report.updated, "vanished": report.vanished})
-    if repo["license"] != result.license:
-        store.execute("UPDATE repos SET license = ?, updated_at = ? WHERE id = ?",
-                      (result.license, stamp, repo["id"]))
-        store.audit("repo", repo["id"], "update", "license", repo["license"], result.license)
+    repo_rows.update(store, repo, {"license": result.license})

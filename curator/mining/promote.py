@@ -13,6 +13,7 @@ from curator.problem import ID_PATTERN, Problem
 from curator.store import Store, now
 from curator.store import candidates as candidate_store
 from curator.store import problems as problem_store
+from curator.store import runs as run_rows
 from curator.workspace import Workspace
 
 DRAFT_MARK = "<!-- draft: written by `curator candidates accept` from the signature, " \
@@ -146,27 +147,10 @@ def accept(store: Store, workspace: Workspace, candidate_id: int | str,
     with store.transaction():
         problem_store.save(store, problem)
         for item in row["suggestions"]:
-            cursor = store.execute(
-                "INSERT OR IGNORE INTO label_suggestions (problem_id, axis, slug, rule, "
-                "evidence, weight, source, candidate_id, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, 'mining', ?, ?)",
-                (pid, item["axis"], item["slug"], item["rule"], item["evidence"],
-                 item["weight"], row["id"], stamp))
-            if cursor.rowcount:
-                store.audit("label_suggestion", cursor.lastrowid, "create", after={
-                    "problem_id": pid, "axis": item["axis"], "slug": item["slug"],
-                    "rule": item["rule"]})
+            candidate_store.add_suggestion(store, pid, item, row["id"], stamp)
         for node_id, reason in sorted(exclude.items()):
-            store.execute("INSERT INTO excluded_tests (problem_id, node_id, reason, actor, "
-                          "created_at) VALUES (?, ?, ?, ?, ?)",
-                          (pid, node_id, reason.strip(), store.actor, stamp))
-            store.audit("excluded_test", f"{pid}::{node_id}", "create",
-                        after={"problem_id": pid, "node_id": node_id,
-                               "reason": reason.strip()})
-        store.execute("UPDATE candidates SET status = 'accepted', problem_id = ?, "
-                      "updated_at = ? WHERE id = ?", (pid, stamp, row["id"]))
-        store.audit("candidate", row["id"], "accept", "status", row["status"], "accepted")
-        store.audit("candidate", row["id"], "update", "problem_id", row["problem_id"], pid)
+            run_rows.add_excluded(store, pid, node_id, reason.strip(), stamp)
+        candidate_store.mark_accepted(store, row, pid, stamp)
     sync.dump_one(store, problem_store.get(store, pid), workspace.problems_dir)
     return {"candidate": row["id"], "problem_id": pid,
             "path": str(workspace.problems_dir / pid), "suggested": labels,

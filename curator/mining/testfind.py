@@ -4,14 +4,18 @@ A test module is read statically. For every test function (`test*` at module lev
 a `Test*` / `*TestCase` class) we collect the names it uses once resolved through the
 module's imports (`from pkg.mod import f`, `import pkg.mod as m`, function-local imports,
 star imports), including calls through instances (`layer = Layer(); layer(x)` uses
-`Layer.__call__` / `Layer.forward`; `Layer().f()` uses `Layer.f`), through helper
-functions and fixtures of the same module, and through `self.x` set in setUp. The result
+`Layer.__call__` / `Layer.forward`; `Layer().f()` uses `Layer.f`; `with Layer() as x`),
+through helper functions and fixtures of the same module, through `self.x` (or `cls.x`)
+set anywhere in the class or its bases in the module, and through setUp-style methods,
+which count for every test of the class. An attribute of an instance names the attribute
+on its class (`net.encoder.f` and `self.net.encoder.f` both use `Net.encoder`). The result
 is a set of absolute dotted references per node id; the indexer maps them to candidates.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -57,7 +61,6 @@ class _Analyser(ast.NodeVisitor):
         self.module_funcs = module_funcs
         self.package = package
         self.use = _Use()
-        self.bound: set[str] = set()
 
     # -- name resolution -----------------------------------------------------
 
@@ -70,11 +73,10 @@ class _Analyser(ast.NodeVisitor):
         if root in self.bindings:
             target = self.bindings[root]
             return f"{target}.{rest}" if rest else target
-        if root == "self" and rest:
-            attr, _, more = rest.partition(".")
-            if attr in self.self_attrs:
-                return f"{self.self_attrs[attr]}.{more}" if more else None
-            return None
+        if root == "self":  # self.x.y, x an instance set in the class: y on x's class
+            parts = rest.split(".")
+            owner = self.self_attrs.get(parts[0])
+            return f"{owner}.{parts[1]}" if owner and len(parts) > 1 else None
         if self.stars and root not in self.instances and root not in self.module_funcs:
             return f"{self.stars[0]}.{chain}"  # `from m import *`: most likely from there
         return None
@@ -134,35 +136,22 @@ class _Analyser(ast.NodeVisitor):
         if chain is None:
             self.generic_visit(node)
             return
-        root, _, rest = chain.partition(".")
-        first = rest.split(".", 1)[0]
+        root, first = chain.split(".")[:2]
+        # ref_of covers imported roots, star imports and `self.x.y` with x set in setUp.
         ref = self.ref_of(node)
         if ref:
             self.use.refs.add(ref)
         elif root in self.instances:
             self.use.refs.add(f"{self.instances[root]}.{first}")
         elif root == "self":
-            if first in self.self_attrs:
-                more = rest.split(".")
-                if len(more) > 1:
-                    self.use.refs.add(f"{self.self_attrs[first]}.{more[1]}")
-            else:
+            if first not in self.self_attrs:
                 self.use.self_calls.add(first)
         elif root in self.module_funcs:
             self.use.local_calls.add(root)
-        elif self.stars:
-            self.visit_Name(ast.Name(id=root, ctx=ast.Load()))
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        cls = None
-        if isinstance(func, ast.Name) and func.id in self.instances:
-            cls = self.instances[func.id]
-        elif isinstance(func, ast.Call):
-            cls = self.instance_of(func)
-        elif (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
-              and func.value.id == "self" and func.attr in self.self_attrs):
-            cls = self.self_attrs[func.attr]
+        cls = self.instance_of(func)  # calling an instance: net(x), Layer()(x), self.net(x)
         if cls:
             self.use.refs.add(f"{cls}.__call__")
             self.use.refs.add(f"{cls}.forward")
@@ -181,10 +170,9 @@ class _Analyser(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
 
-def _self_attrs(cls: ast.ClassDef, analyser_for) -> dict[str, str]:
-    """`self.x = C(...)` anywhere in the class -> {x: C}."""
+def _self_attrs(cls: ast.ClassDef, probe: _Analyser) -> dict[str, str]:
+    """`self.x = C(...)` (or `cls.x = ...`) anywhere in the class -> {x: C}."""
     found: dict[str, str] = {}
-    probe = analyser_for({})
     for node in ast.walk(cls):
         if isinstance(node, ast.Assign):
             owner = probe.instance_of(node.value)
@@ -200,7 +188,7 @@ def _self_attrs(cls: ast.ClassDef, analyser_for) -> dict[str, str]:
 def _is_test_class(cls: ast.ClassDef) -> bool:
     if cls.name.startswith("Test"):
         return True
-    return any((dotted(b) or "").split(".")[-1].endswith("TestCase") for b in cls.bases)
+    return any((dotted(b) or "").endswith("TestCase") for b in cls.bases)
 
 
 def find_tests(module: ModuleInfo) -> list[FoundTest]:
@@ -216,9 +204,10 @@ def find_tests(module: ModuleInfo) -> list[FoundTest]:
         return _Analyser(bindings, module.stars, instances or {}, self_attrs,
                          set(module_funcs), package)
 
-    # Module-level instances: MODEL = Model() at import time.
-    module_instances: dict[str, str] = {}
+    # Module-level instances: MODEL = Model() at import time. The probe that finds them
+    # then finds the classes' `self.x = ...` instances too (`self.model = MODEL` works).
     probe = analyser_for({})
+    module_instances = probe.instances
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign):
             owner = probe.instance_of(stmt.value)
@@ -229,25 +218,24 @@ def find_tests(module: ModuleInfo) -> list[FoundTest]:
 
     uses: dict[tuple[str, ...], _Use] = {}
 
-    def analyse(key: tuple[str, ...], node, self_attrs) -> _Use:
+    def analyse(key: tuple[str, ...], node, self_attrs) -> None:
         analyser = analyser_for(self_attrs, module_instances)
         analyser.visit(node)
         uses[key] = analyser.use
-        return analyser.use
 
     for name, node in module_funcs.items():
         analyse((name,), node, {})
 
     tests: list[FoundTest] = []
 
-    def closure(key: tuple[str, ...], class_path: tuple[str, ...] | None,
-                methods: dict[str, tuple[str, ...]]) -> set[str]:
+    def closure(keys: list[tuple[str, ...]], methods: dict[str, tuple[str, ...]]) -> set[str]:
+        """Everything the functions under `keys` use, following helpers and self.methods."""
         refs: set[str] = set()
         seen: set[tuple[str, ...]] = set()
-        stack = [key]
+        stack = list(keys)
         while stack:
             current = stack.pop()
-            if current in seen or current not in uses:
+            if current in seen:  # recursion, or a helper reached twice
                 continue
             seen.add(current)
             use = uses[current]
@@ -256,40 +244,38 @@ def find_tests(module: ModuleInfo) -> list[FoundTest]:
             stack.extend(methods[name] for name in use.self_calls if name in methods)
         return refs
 
-    def class_methods(cls: ast.ClassDef, depth: int = 0) -> dict[str, ast.AST]:
-        """Methods of a class including those inherited from classes in this module."""
-        found: dict[str, ast.AST] = {}
-        if depth < 5:
-            for base in cls.bases:
-                name = dotted(base)
-                if name in classes and classes[name] is not cls:
-                    found.update(class_methods(classes[name], depth + 1))
-        for item in cls.body:
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                found[item.name] = item
+    def lineage(cls: ast.ClassDef) -> list[ast.ClassDef]:
+        """The class and its ancestors defined in this module, nearest first."""
+        found: list[ast.ClassDef] = []
+        pending = [cls]
+        while pending:
+            current = pending.pop(0)
+            if current not in found:  # also ends a cycle of bases in broken code
+                found.append(current)
+                pending.extend(classes[n] for n in map(dotted, current.bases) if n in classes)
         return found
+
+    own_attrs = functools.cache(lambda cls: _self_attrs(cls, probe))
 
     def visit_class(cls: ast.ClassDef, outer: tuple[str, ...]) -> None:
         path = (*outer, cls.name)
         if not _is_test_class(cls):
             return
-        self_attrs = _self_attrs(cls, analyser_for)
-        for base in cls.bases:
-            name = dotted(base)
-            if name in classes and classes[name] is not cls:
-                self_attrs = {**_self_attrs(classes[name], analyser_for), **self_attrs}
-        methods = class_methods(cls)
+        # Farthest ancestor first, so a nearer class's methods and attributes win.
+        self_attrs: dict[str, str] = {}
+        methods: dict[str, ast.AST] = {}
+        for klass in reversed(lineage(cls)):
+            self_attrs.update(own_attrs(klass))
+            methods.update((item.name, item) for item in klass.body
+                           if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
         keys = {name: (*path, name) for name in methods}
         for name, node in methods.items():
             analyse(keys[name], node, self_attrs)
         setups = [keys[n] for n in SETUP_METHODS if n in keys]
         for name in sorted(methods):
-            if not name.startswith("test"):
-                continue
-            refs = closure(keys[name], path, keys)
-            for setup in setups:
-                refs |= closure(setup, path, keys)
-            tests.append(FoundTest(f"{module.path}::{'::'.join(keys[name])}", refs))
+            if name.startswith("test"):
+                tests.append(FoundTest(f"{module.path}::{'::'.join(keys[name])}",
+                                       closure([keys[name], *setups], keys)))
         for item in cls.body:
             if isinstance(item, ast.ClassDef):
                 visit_class(item, path)
@@ -298,7 +284,7 @@ def find_tests(module: ModuleInfo) -> list[FoundTest]:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                 stmt.name.startswith("test"):
             tests.append(FoundTest(f"{module.path}::{stmt.name}",
-                                   closure((stmt.name,), None, {})))
+                                   closure([(stmt.name,)], {})))
         elif isinstance(stmt, ast.ClassDef):
             visit_class(stmt, ())
     return tests

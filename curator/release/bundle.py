@@ -31,8 +31,13 @@ from curator.release import ReleaseError, datasheet, dlbench, gates
 from curator.release.reader import MANIFEST, PROBLEMS, is_archive_name
 from curator.release.rows import jsonl_line, problem_row
 from curator.release.tarball import tar_gz_bytes
-from curator.store import Store, now
+from curator.store import Store, now, repo_envs
+from curator.store import problem_imports as import_store
 from curator.store import problems as problem_store
+from curator.store import releases as release_store
+from curator.store import review_labels as label_store
+from curator.store import runs as run_store
+from curator.store import samples as sample_store
 from curator.workspace import Workspace
 
 SCHEMA_VERSION = 1
@@ -59,9 +64,7 @@ def default_name(workspace: Workspace) -> str:
 
 def built_releases(store: Store, name: str | None = None) -> list[dict]:
     """Releases built in this workspace, newest first: name, version, out_dir, archive."""
-    sql = "SELECT name, version, out_dir, archive_sha256, problem_count, built_at FROM releases"
-    rows = store.query(sql + (" WHERE name = ?" if name else "") + " ORDER BY id DESC",
-                       (name,) if name else ())
+    rows = release_store.listing(store, name)
     for row in rows:
         row["archive"] = str(Path(row["out_dir"]) / archive_name(row["name"], row["version"])) \
             if row["out_dir"] else ""
@@ -132,10 +135,7 @@ def taxonomy_document(store: Store) -> dict:
 
 def _label_history(store: Store, ids: set[str]) -> dict[str, list[dict]]:
     history: dict[str, list[dict]] = {}
-    for row in store.query(
-            "SELECT entity_id, at, actor, action, field, after FROM audit "
-            "WHERE entity = 'problem' AND (action = 'create' OR field IN ('stage', 'task', "
-            "'data')) ORDER BY id"):
+    for row in problem_store.label_changes(store):
         pid = row["entity_id"]
         if pid not in ids:
             continue
@@ -153,12 +153,7 @@ def _label_history(store: Store, ids: set[str]) -> dict[str, list[dict]]:
 
 
 def _sample_keys(store: Store, ids: set[str]) -> dict[int, dict]:
-    out = {}
-    for row in store.query("SELECT id, problem_id, model, technique, temperature, "
-                           "sample_index, content_hash, code_sha256 FROM samples"):
-        if row["problem_id"] in ids:
-            out[row["id"]] = row
-    return out
+    return {row["id"]: row for row in sample_store.identities(store) if row["problem_id"] in ids}
 
 
 def annotations(store: Store, name: str, problems: list[Problem]) -> list[dict]:
@@ -171,7 +166,7 @@ def annotations(store: Store, name: str, problems: list[Problem]) -> list[dict]:
     samples = _sample_keys(store, ids)
     reviews = []
     if samples:
-        for row in store.query("SELECT * FROM review_labels ORDER BY sample_id, annotator"):
+        for row in label_store.all_labels(store):
             sample = samples.get(row["sample_id"])
             if sample is None:
                 continue
@@ -181,7 +176,7 @@ def annotations(store: Store, name: str, problems: list[Problem]) -> list[dict]:
                             "pairs": _loads(row["pairs"], []), "note": row["note"],
                             "taxonomy_version": row["taxonomy_version"]})
     if samples:
-        for row in store.query("SELECT * FROM review_final ORDER BY sample_id"):
+        for row in label_store.all_final(store).values():
             sample = samples.get(row["sample_id"])
             if sample is None:
                 continue
@@ -217,16 +212,10 @@ def results(store: Store, name: str, problems: list[Problem]) -> list[dict]:
     ids = {p.id for p in problems}
     rows = []
     latest = {}
-    for pid, runs in gates.reference_runs(store, problems).items():
+    for pid, runs in run_store.current_reference_runs(store, problems).items():
         counted = [r for r in runs if r["outcome"] != "infra"] or runs
         latest[counted[-1]["id"]] = pid
-    full = {}
-    ids_list = sorted(latest)
-    for start in range(0, len(ids_list), 500):
-        chunk = ids_list[start:start + 500]
-        for run in store.query(f"SELECT * FROM runs WHERE id IN ({','.join('?' * len(chunk))})",
-                               chunk):
-            full[run["id"]] = run
+    full = run_store.stored_rows(store, sorted(latest))
     for run_id, pid in sorted(latest.items(), key=lambda item: item[1]):
         run = full[run_id]
         rows.append({"task_id": f"{name}/{pid}", "solution_kind": "reference",
@@ -257,8 +246,7 @@ def env_locks(store: Store, problems: list[Problem]) -> dict[str, bytes]:
                    if p.repo_backed and (p.source or {}).get("repo")})
     out: dict[str, bytes] = {}
     for url in urls:
-        row = store.one("SELECT e.lock, e.commit_sha, e.python_version, r.name FROM repo_envs e "
-                        "JOIN repos r ON r.id = e.repo_id WHERE r.url = ?", (url,))
+        row = repo_envs.lock_for_url(store, url)
         if row is None or not row["lock"]:
             continue
         path = f"{ENVS}/{_license_file_name(url)}.lock.txt"
@@ -366,8 +354,7 @@ def _counts(problems: list[Problem], rows: dict[str, list]) -> dict:
 def _filename_map(store: Store, problems: list[Problem]) -> dict[str, str]:
     """The DL-Bench file name of each problem: the original one when it was imported."""
     names = {p.id: f"{p.id}.txt" for p in problems}
-    for row in store.query("SELECT problem_id, origin, origin_key FROM problem_imports "
-                           "WHERE origin IN ('dlbench-txt', 'dlbench-csv')"):
+    for row in import_store.rows_for(store, import_store.DLBENCH_ORIGINS):
         if row["problem_id"] in names and row["origin_key"].endswith(".txt"):
             names[row["problem_id"]] = row["origin_key"]
     return names
@@ -518,40 +505,27 @@ def _record(store: Store, workspace: Workspace, contents: Contents, digest: str,
     name, version = contents.name, contents.version
     ids = [row["task_id"].rsplit("/", 1)[-1] for row in contents.rows]
     with store.transaction():
-        existing = store.one("SELECT id, archive_sha256 FROM releases WHERE name = ? AND "
-                             "version = ?", (name, version))
+        existing = release_store.get(store, name, version)
         if existing and existing["archive_sha256"] != digest:
             raise ReleaseError(
                 f"{name} {version} was already built with different content "
                 f"(sha256 {existing['archive_sha256'][:12]}); bump the version")
         recorded = existing is None
         if recorded:
-            cursor = store.execute(
-                "INSERT INTO releases (name, version, archive_sha256, problem_count, "
-                "allow_failing, manifest, out_dir, built_at, actor) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (name, version, digest, len(contents.rows),
-                 int(bool(contents.manifest["allow_failing"])),
-                 contents.files[MANIFEST].decode("utf-8"), str(out), now(), store.actor))
-            store.conn.executemany(
-                "INSERT INTO release_problems (release_id, problem_id, content_sha256) "
-                "VALUES (?, ?, ?)",
-                [(cursor.lastrowid, pid, row["content_sha256"])
-                 for pid, row in zip(ids, contents.rows)])
+            release_store.insert(
+                store, name, version, digest, contents.manifest["allow_failing"],
+                contents.files[MANIFEST].decode("utf-8"), str(out),
+                [(pid, row["content_sha256"]) for pid, row in zip(ids, contents.rows)])
             store.audit("release", f"{name}-{version}", "build",
                         after={"archive_sha256": digest, "problems": len(contents.rows),
                                "allow_failing": contents.manifest["allow_failing"]})
-        statuses = {r["id"]: r["status"] for r in store.query("SELECT id, status FROM problems")}
+        statuses = problem_store.statuses(store)
         newly = [pid for pid in ids if statuses.get(pid, "released") != "released"]
         files = _status_files(store, workspace, newly)
-        stamp = now()
         # problem.toml changes with the status; its text in the database follows when the
-        # two were in step (one UPDATE per problem: the full-text trigger fires per row).
+        # two were in step.
         in_step = {pid: item.new for pid, item in files.items() if item.in_step}
-        store.conn.executemany(
-            "UPDATE problems SET status = 'released', updated_at = ?, "
-            "toml_raw = COALESCE(?, toml_raw) WHERE id = ?",
-            [(stamp, in_step.get(pid), pid) for pid in newly])
+        problem_store.mark_released(store, {pid: in_step.get(pid) for pid in newly}, now())
         for pid in newly:
             store.audit("problem", pid, "update", "status", statuses[pid], "released")
         if recorded:
@@ -576,12 +550,7 @@ def _status_files(store: Store, workspace: Workspace, ids: list[str]) -> dict[st
 
     Only that line changes, so edits made to the file since the last `load` are kept.
     """
-    raws = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        for row in store.query(f"SELECT id, toml_raw FROM problems WHERE id IN "
-                               f"({','.join('?' * len(chunk))})", chunk):
-            raws[row["id"]] = row["toml_raw"]
+    raws = problem_store.raw_tomls(store, ids)
     out = {}
     for pid in ids:
         path = workspace.problems_dir / pid / TOML
@@ -617,8 +586,7 @@ def build(store: Store, workspace: Workspace, version: str, out: str | Path,
     built = contents(store, workspace, version, name, allow_failing, progress, cancelled)
     archive = built.archive
     digest = hashlib.sha256(archive).hexdigest()
-    existing = store.one("SELECT archive_sha256 FROM releases WHERE name = ? AND version = ?",
-                         (built.name, built.version))
+    existing = release_store.get(store, built.name, built.version)
     if existing and existing["archive_sha256"] != digest:
         raise ReleaseError(
             f"{built.name} {built.version} was already built with different content "

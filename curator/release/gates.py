@@ -41,7 +41,7 @@ from curator.release import similarity
 from curator.release.codeinfo import count_tests
 from curator.store import Store
 from curator.store import problems as problem_store
-from curator.store.runs import solution_hash
+from curator.store import runs as run_store
 from curator.timestamps import parse_or_none
 from curator.workspace import Workspace
 
@@ -137,25 +137,8 @@ class CheckReport:
 
 def _last_code_change(store: Store, ids: set[str]) -> dict[str, datetime | None]:
     """problem id -> when its solution or tests last changed (per the audit log)."""
-    rows = store.query(
-        "SELECT entity_id, MAX(at) AS at FROM audit WHERE entity = 'problem' AND ("
-        "action = 'create' OR field IN ('solution', 'tests', 'test_node_ids')) "
-        "GROUP BY entity_id")
-    return {r["entity_id"]: parse_or_none(r["at"]) for r in rows if r["entity_id"] in ids}
-
-
-def reference_runs(store: Store, problems: list[Problem]) -> dict[str, list[dict]]:
-    """problem id -> reference runs of its current solution, oldest first."""
-    if not problems:
-        return {}
-    wanted = {p.id: solution_hash(p.solution) for p in problems}
-    out: dict[str, list[dict]] = {}
-    for row in store.query(
-            "SELECT id, problem_id, solution_hash, outcome, started_at, tests, reason "
-            "FROM runs WHERE solution_kind = 'reference' AND unsaved = 0 ORDER BY id"):
-        if wanted.get(row["problem_id"]) == row["solution_hash"]:
-            out.setdefault(row["problem_id"], []).append(row)
-    return out
+    return {pid: parse_or_none(at) for pid, at in problem_store.code_changes(store).items()
+            if pid in ids}
 
 
 def _run_tests(row: dict) -> list:
@@ -288,9 +271,9 @@ def check(store: Store, workspace: Workspace, problems: list[Problem] | None = N
         problems = [p for p in problem_store.all_problems(store) if p.status != "retired"]
     report = CheckReport(settings, {p.id: p.status for p in problems})
     ids = set(report.statuses)
-    runs = reference_runs(store, problems)
+    runs = run_store.current_reference_runs(store, problems)
     changes = _last_code_change(store, ids)
-    created = {r["id"]: r["created_at"] for r in store.query("SELECT id, created_at FROM problems")}
+    created = problem_store.created_times(store)
 
     def fail(gate: str, problem: Problem, reason: str) -> None:
         report.failures.append(Failure(gate, problem.id, problem.status, reason))

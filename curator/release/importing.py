@@ -17,7 +17,6 @@ again from the imported workspace gives the same problems.jsonl.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,7 +31,8 @@ from curator.release.reader import read_bundle
 from curator.release.rows import row_errors, row_problem
 from curator.release.tarball import ArchiveError, iter_members
 from curator.release.verify import verify
-from curator.store import Store, now
+from curator.store import Store
+from curator.store import problem_imports as import_store
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
 
@@ -284,20 +284,9 @@ def convert(record: dlbench.Record, problem_id: str, table: dict,
     return Converted(problem, flags, labels.unknown)
 
 
-def _imported_keys(store: Store, origins: tuple[str, ...]) -> dict[str, str]:
-    marks = ",".join("?" * len(origins))
-    return {r["origin_key"]: r["problem_id"] for r in store.query(
-        f"SELECT origin_key, problem_id FROM problem_imports WHERE origin IN ({marks})",
-        origins)}
-
-
 def _record_import(store: Store, problem_id: str, origin: str, key: str, flags: list[str],
                    raw: dict) -> None:
-    store.execute(
-        "INSERT OR REPLACE INTO problem_imports (problem_id, origin, origin_key, flags, raw, "
-        "imported_at, actor) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (problem_id, origin, key, json.dumps(flags), json.dumps(raw, ensure_ascii=False),
-         now(), store.actor))
+    import_store.record(store, problem_id, origin, key, flags, raw)
     store.audit("problem", problem_id, "import", "origin", None,
                 {"origin": origin, "key": key, "flags": flags})
 
@@ -312,8 +301,8 @@ def import_dlbench(store: Store, workspace: Workspace, path: str | Path,
     table = dlbench.spelling_map(config.get("spellings"))
     repos = {str(k): str(v) for k, v in (config.get("repos") or {}).items()}
     found = records(path, report, Limits.from_config(workspace.config))
-    already = _imported_keys(store, ("dlbench-txt", "dlbench-csv"))
-    taken = {r["id"] for r in store.query("SELECT id FROM problems")}
+    already = import_store.problems_by_key(store, import_store.DLBENCH_ORIGINS)
+    taken = problem_store.all_ids(store)
     made: list[tuple[Converted, dlbench.Record, str]] = []
     for record, origin in found:
         if record.origin in already:

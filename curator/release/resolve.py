@@ -61,11 +61,12 @@ from curator.release.upstream import (
     signature_block,
     test_node_ids,
 )
-from curator.store import Store, now
+from curator.store import Store, mined_commits
+from curator.store import problem_imports as import_store
 from curator.store import problems as problem_store
+from curator.store import repos as registered_repos
 from curator.workspace import Workspace
 
-DLBENCH_ORIGINS = ("dlbench-txt", "dlbench-csv")
 # Flags of the import that a resolution settles.
 SETTLED = {"commit_unpinned", "solution_missing", "path_missing"}
 
@@ -132,9 +133,7 @@ def _url_for(name: str, source: str) -> str:
 
 def imported_drafts(store: Store) -> list[tuple[Problem, dict]]:
     """(problem, import row) of every DL-Bench problem that is still a draft."""
-    marks = ",".join("?" * len(DLBENCH_ORIGINS))
-    rows = store.query(f"SELECT * FROM problem_imports WHERE origin IN ({marks}) "
-                       "ORDER BY problem_id", DLBENCH_ORIGINS)
+    rows = import_store.rows_for(store, import_store.DLBENCH_ORIGINS)
     out = []
     for row in rows:
         if not problem_store.exists(store, row["problem_id"]):
@@ -242,8 +241,7 @@ def as_released(problem: Problem, imp: dict) -> Problem:
 
 
 def _update_import(store: Store, problem_id: str, flags: list[str], resolution: dict) -> None:
-    store.execute("UPDATE problem_imports SET flags = ?, resolution = ? WHERE problem_id = ?",
-                  (json.dumps(flags), json.dumps(resolution, ensure_ascii=False), problem_id))
+    import_store.set_resolution(store, problem_id, flags, resolution)
     store.audit("problem", problem_id, "resolve", "resolution", None, resolution)
 
 
@@ -308,7 +306,7 @@ def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None =
     for url in sorted(groups, key=lambda u: (u == "", u)):
         items = groups[url]
         name = by_url.get(url)
-        registered = store.one("SELECT * FROM repos WHERE url = ?", (url,)) if url else None
+        registered = registered_repos.by_url(store, url) if url else None
         if registered is None and (name is None or name not in sources):
             reason = ("no repository: the release names none" if not url else
                       f"repository not registered: give --repo NAME=SOURCE for {url}")
@@ -340,11 +338,9 @@ def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None =
                              "as_of": pinned_as_of, "license": license_id})
         changed: list[str] = []
         with store.transaction():
-            store.execute(
-                "INSERT OR REPLACE INTO mined_commits (repo_id, commit_sha, rev, license, "
-                "summary, mined_at, actor) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (row["id"], commit, rev or (f"as-of {as_of}" if as_of else None), license_id,
-                 json.dumps({"dlbench_problems": len(items)}), now(), store.actor))
+            mined_commits.record(store, row["id"], commit,
+                                 rev or (f"as-of {as_of}" if as_of else None), license_id,
+                                 {"dlbench_problems": len(items)})
             for problem, imp in items:
                 checkpoint(cancelled, "resolve")
                 done += 1

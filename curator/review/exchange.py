@@ -17,6 +17,8 @@ from curator import timestamps
 from curator.limits import INT_MAX, Field, loads_json, one_line, read_text, schema_errors
 from curator.review import annotations as review_annotations
 from curator.store import Store
+from curator.store import review_labels as label_store
+from curator.store import samples as sample_store
 
 FORMAT = "curator-review-labels/1"
 
@@ -34,30 +36,21 @@ PAIR_SCHEMA = {"category": Field("str|int", required=True), "dl": Field("str"),
 
 
 def export_rows(store: Store, annotator: str | None = None) -> list[dict]:
-    sql = ("SELECT l.*, s.content_hash, s.problem_id, s.model, s.technique, s.sample_index "
-           "FROM review_labels l JOIN samples s ON s.id = l.sample_id")
-    params: tuple = ()
-    if annotator:
-        sql += " WHERE l.annotator = ?"
-        params = (annotator,)
     rows = []
-    for r in store.query(sql + " ORDER BY l.sample_id, l.annotator", params):
+    for r in label_store.labels_with_samples(store, annotator):
         rows.append({"kind": "label", "sample": r["content_hash"], "problem_id": r["problem_id"],
                      "model": r["model"], "technique": r["technique"],
                      "sample_index": r["sample_index"], "annotator": r["annotator"],
-                     "verdict": r["verdict"], "pairs": json.loads(r["pairs"]),
+                     "verdict": r["verdict"], "pairs": r["pairs"],
                      "note": r["note"], "taxonomy_version": r["taxonomy_version"],
                      "labelled_at": r["labelled_at"]})
     if not annotator:
-        for r in store.query(
-                "SELECT f.*, s.content_hash, s.problem_id, s.model, s.technique, "
-                "s.sample_index FROM review_final f JOIN samples s ON s.id = f.sample_id "
-                "ORDER BY f.sample_id"):
+        for r in label_store.finals_with_samples(store):
             rows.append({"kind": "final", "sample": r["content_hash"],
                          "problem_id": r["problem_id"], "model": r["model"],
                          "technique": r["technique"], "sample_index": r["sample_index"],
                          "adjudicator": r["adjudicator"], "verdict": r["verdict"],
-                         "pairs": json.loads(r["pairs"]), "note": r["note"],
+                         "pairs": r["pairs"], "note": r["note"],
                          "taxonomy_version": r["taxonomy_version"],
                          "labelled_at": r["labelled_at"]})
     return rows
@@ -121,8 +114,8 @@ def _merge_row(store: Store, row: dict, line: int, report: MergeReport) -> None:
     content_hash = row.get("sample")
     if not content_hash:
         raise ValueError("no 'sample' (the sample's content hash)")
-    sample = store.one("SELECT id FROM samples WHERE content_hash = ?", (content_hash,))
-    if sample is None:
+    sample_id = sample_store.id_for_content(store, content_hash)
+    if sample_id is None:
         raise ValueError(f"unknown sample {str(content_hash)[:12]} "
                          f"({row.get('problem_id')}, {row.get('model')}): import its samples first")
     labelled_at = row.get("labelled_at")
@@ -131,7 +124,6 @@ def _merge_row(store: Store, row: dict, line: int, report: MergeReport) -> None:
     timestamps.parse(labelled_at)
     value = review_annotations.from_json(row)
     version = row.get("taxonomy_version")
-    sample_id = sample["id"]
     if kind == "label":
         who = row.get("annotator")
         if not who:

@@ -21,7 +21,9 @@ from itertools import combinations
 from curator.errors import CuratorError
 from curator.evaluation.outcomes import PASSED, reference_outcomes, sample_runs
 from curator.store import Store, now
+from curator.store import review_assignments as assignment_store
 from curator.store import review_labels as label_store
+from curator.store import samples as sample_store
 
 
 @dataclass
@@ -84,21 +86,12 @@ def queue_ids(store: Store, model: str | None = None) -> list[int]:
     """Sample ids in the review queue, in id order."""
     refs = reference_outcomes(store)
     runs = sample_runs(store)
-    sql = "SELECT id, problem_id FROM samples" + (" WHERE model = ?" if model else "")
-    rows = store.query(sql + " ORDER BY id", (model,) if model else ())
+    rows = sample_store.problem_ids(store, model)
     # A run judged elsewhere came with its own reference baseline (DL-Bench's report
     # shows the reference's run), so it does not wait for the reference to run here.
     return [r["id"] for r in rows
             if r["id"] in runs and runs[r["id"]]["outcome"] != PASSED
             and (refs.get(r["problem_id"]) == PASSED or runs[r["id"]].get("external"))]
-
-
-def _assignments(store: Store) -> dict[int, list[str]]:
-    out: dict[int, list[str]] = {}
-    for row in store.query("SELECT sample_id, annotator FROM review_assignments "
-                           "ORDER BY sample_id, annotator"):
-        out.setdefault(row["sample_id"], []).append(row["annotator"])
-    return out
 
 
 def queue(store: Store, annotator: str | None = None, model: str | None = None,
@@ -110,7 +103,7 @@ def queue(store: Store, annotator: str | None = None, model: str | None = None,
     the annotator already labelled.
     """
     ids = queue_ids(store, model)
-    assigned = _assignments(store)
+    assigned = assignment_store.by_sample(store)
     if annotator is not None and assigned:
         ids = [i for i in ids if annotator in assigned.get(i, [])]
     if not ids:
@@ -122,13 +115,7 @@ def queue(store: Store, annotator: str | None = None, model: str | None = None,
         own = {r["sample_id"]: r for r in label_store.all_labels(store)
                if r["annotator"] == annotator}
     items = []
-    placeholders = ",".join("?" * len(ids))
-    rows = store.query(
-        "SELECT s.id, s.problem_id, s.model, s.technique, s.sample_index, s.code, s.raw, "
-        "s.extraction, p.entry_point, p.title, p.stage, p.task, p.data, p.prompt, "
-        "p.solution FROM samples s JOIN problems p ON p.id = s.problem_id "
-        f"WHERE s.id IN ({placeholders}) ORDER BY s.id", ids)
-    for row in rows:
+    for row in sample_store.with_problems(store, ids):
         if pending_only and row["id"] in own:
             continue
         run = runs[row["id"]]
@@ -174,7 +161,7 @@ def assign(store: Store, annotators: list[str], overlap: float = 0.0, seed: int 
                            f"be between 0 and 1, got {overlap}")
     if overlap > 0 and len(annotators) < 2:
         raise CuratorError("an overlap needs at least two annotators")
-    assigned = _assignments(store)
+    assigned = assignment_store.by_sample(store)
     todo = [i for i in queue_ids(store, model) if i not in assigned]
     rng = random.Random(seed)
     order = todo[:]
@@ -198,10 +185,7 @@ def assign(store: Store, annotators: list[str], overlap: float = 0.0, seed: int 
     with store.transaction():
         for sample_id in sorted(plan):
             for annotator in plan[sample_id]:
-                store.execute(
-                    "INSERT INTO review_assignments (sample_id, annotator, overlap, "
-                    "assigned_at, assigned_by) VALUES (?, ?, ?, ?, ?)",
-                    (sample_id, annotator, int(sample_id in doubles), stamp, store.actor))
+                assignment_store.insert(store, sample_id, annotator, sample_id in doubles, stamp)
                 store.audit("review_assignment", f"{sample_id}/{annotator}", "assign",
                             after={"overlap": sample_id in doubles, "seed": seed})
     per_annotator = {a: sum(a in people for people in plan.values()) for a in annotators}
@@ -213,7 +197,7 @@ def assign(store: Store, annotators: list[str], overlap: float = 0.0, seed: int 
 def progress(store: Store, annotator: str | None = None) -> dict[str, dict]:
     """Per annotator: assigned, labelled, remaining, labelled_today (over queue items)."""
     ids = set(queue_ids(store))
-    assigned = _assignments(store)
+    assigned = assignment_store.by_sample(store)
     labels = [r for r in label_store.all_labels(store) if r["sample_id"] in ids]
     names = {a for people in assigned.values() for a in people} | {r["annotator"] for r in labels}
     if annotator is not None:

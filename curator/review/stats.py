@@ -15,6 +15,7 @@ from curator.review import annotations as review_annotations
 from curator.review.agreement import krippendorff_alpha_nominal, pairwise_kappa
 from curator.review.queue import progress, queue_ids
 from curator.store import Store
+from curator.store import samples as sample_store
 from curator.taxonomy import BUG, current
 
 
@@ -72,8 +73,7 @@ def stats(store: Store, model: str | None = None) -> dict:
     for sample_id, labels in doubly.items():
         for name, row in labels.items():
             per_annotator.setdefault(name, {})[sample_id] = review_annotations.from_json(row).primary
-    samples = {r["id"]: r for r in store.query(
-        "SELECT id, problem_id, model FROM samples")} if disagreements else {}
+    samples = {r["id"]: r for r in sample_store.identities(store)} if disagreements else {}
     return {
         "items": len(ids),
         "labelled": sum(1 for i in ids if by_item.get(i)),

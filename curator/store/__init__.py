@@ -214,9 +214,12 @@ class Store:
             return self.query("SELECT * FROM labels WHERE axis = ? ORDER BY position", (axis,))
         return self.query("SELECT * FROM labels ORDER BY position")
 
+    def label(self, axis: str, slug: str) -> dict | None:
+        return self.one("SELECT * FROM labels WHERE axis = ? AND slug = ?", (axis, slug))
+
     def set_label_text(self, axis: str, slug: str, name: str | None = None,
                        definition: str | None = None) -> None:
-        row = self.one("SELECT * FROM labels WHERE axis = ? AND slug = ?", (axis, slug))
+        row = self.label(axis, slug)
         if row is None:
             raise StoreError(f"unknown {axis} label {slug!r}")
         with self.transaction():

@@ -1,4 +1,8 @@
-"""Mined candidates in the database: list, show, reject (accept lives in promote)."""
+"""The `candidates` table (with the `label_suggestions` mined for them): the only SQL on them.
+
+Listing, showing and rejecting live here; curator.mining.mine decides what a mined
+candidate holds, curator.mining.promote what accepting one does. Every change is audited.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ from curator.errors import CuratorError, NotFoundError
 from curator.store import Store, now
 
 STATUSES = ("new", "accepted", "rejected", "vanished")
+
+
 _JSON = ("decorators", "imports", "needed_imports", "evidence", "tests", "suggestions")
 
 
@@ -99,3 +105,69 @@ def suggestions_for(store: Store, problem_id: str) -> list[dict]:
     return store.query(
         "SELECT axis, slug, rule, evidence, weight, candidate_id FROM label_suggestions "
         "WHERE problem_id = ? ORDER BY axis, weight DESC, slug, rule", (problem_id,))
+
+
+def of_repo(store: Store, repo_id: int) -> list[dict]:
+    """Every candidate of one repository, as stored (JSON columns still text)."""
+    return store.query("SELECT * FROM candidates WHERE repo_id = ?", (repo_id,))
+
+
+def insert(store: Store, values: dict, repo_url: str) -> int:
+    """Add one mined candidate (column -> value, JSON already encoded); audited. Inside the
+    caller's transaction; returns the new id."""
+    cursor = store.execute(
+        f"INSERT INTO candidates ({', '.join(values)}) "
+        f"VALUES ({', '.join('?' * len(values))})", list(values.values()))
+    store.audit("candidate", cursor.lastrowid, "create", after={
+        "repo": repo_url, "commit": values["commit_sha"], "path": values["path"],
+        "qualname": values["qualname"], "ast_hash": values["ast_hash"]})
+    return cursor.lastrowid
+
+
+def update(store: Store, row: dict, changes: dict, stamp: str) -> None:
+    """Set columns of one candidate as stored in `row` (updated_at = stamp); the audit row
+    holds each changed column but the source. Inside the caller's transaction."""
+    changes = dict(changes, updated_at=stamp)
+    store.execute(f"UPDATE candidates SET {', '.join(f'{k} = ?' for k in changes)} "
+                  f"WHERE id = ?", [*changes.values(), row["id"]])
+    audited = {k: v for k, v in changes.items() if k not in ("updated_at", "source")}
+    store.audit("candidate", row["id"], "update",
+                before={k: row[k] for k in audited}, after=audited)
+
+
+def mark_accepted(store: Store, row: dict, problem_id: str, stamp: str) -> None:
+    """The candidate became problem `problem_id`; audited, inside the caller's transaction."""
+    store.execute("UPDATE candidates SET status = 'accepted', problem_id = ?, "
+                  "updated_at = ? WHERE id = ?", (problem_id, stamp, row["id"]))
+    store.audit("candidate", row["id"], "accept", "status", row["status"], "accepted")
+    store.audit("candidate", row["id"], "update", "problem_id", row["problem_id"], problem_id)
+
+
+def add_suggestion(store: Store, problem_id: str, item: dict, candidate_id: int,
+                   stamp: str) -> None:
+    """Keep one mined label suggestion ({axis, slug, rule, evidence, weight}) for a problem,
+    unless it is there already; audited, inside the caller's transaction."""
+    cursor = store.execute(
+        "INSERT OR IGNORE INTO label_suggestions (problem_id, axis, slug, rule, "
+        "evidence, weight, source, candidate_id, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, 'mining', ?, ?)",
+        (problem_id, item["axis"], item["slug"], item["rule"], item["evidence"],
+         item["weight"], candidate_id, stamp))
+    if cursor.rowcount:
+        store.audit("label_suggestion", cursor.lastrowid, "create", after={
+            "problem_id": problem_id, "axis": item["axis"], "slug": item["slug"],
+            "rule": item["rule"]})
+
+
+def suggestions_as_stored(store: Store, problem_id: str) -> list[dict]:
+    """Label suggestions for a problem in the order they were stored:
+    {axis, slug, weight, reason} with reason "rule: evidence"."""
+    return store.query(
+        "SELECT axis, slug, weight, rule || ': ' || evidence AS reason FROM label_suggestions "
+        "WHERE problem_id = ? ORDER BY id", (problem_id,))
+
+
+def status_counts(store: Store) -> dict[str, int]:
+    """status -> number of candidates (statuses without any are absent)."""
+    return {r["status"]: r["n"] for r in store.query(
+        "SELECT status, COUNT(*) AS n FROM candidates GROUP BY status")}

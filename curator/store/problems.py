@@ -1,4 +1,8 @@
-"""Problems in the database: read, list, create and update, every change audited."""
+"""Problems in the database: read, list, create and update, every change audited.
+
+The only SQL on the `problems` table, and the reads of the problems' audit trail (when
+labels, solutions and tests changed) that the release needs.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,14 @@ import json
 from collections.abc import Iterable
 
 from curator.errors import CuratorError, NotFoundError
+from curator.labels import AXES
 from curator.problem import Problem, validate
 from curator.store import Store, now
 
 _JSON_FIELDS = ("source", "test_node_ids")
 # Columns compared and audited field by field (toml_raw is formatting, audited too).
+
+
 _FIELDS = Problem.field_names()
 
 
@@ -138,3 +145,105 @@ def update_fields(store: Store, problem_id: str, **changes) -> list[str]:
     for key, value in changes.items():
         setattr(problem, key, value)
     return save(store, problem, keep_raw=True)
+
+
+def labels_by_id(store: Store) -> dict[str, dict]:
+    """problem id -> {id, stage, task, data} for every problem."""
+    return {r["id"]: r for r in store.query("SELECT id, stage, task, data FROM problems")}
+
+
+# -- summaries and lookups for the app and the release --------------------------------------
+
+
+def any_stored(store: Store) -> bool:
+    """Whether the database holds at least one problem."""
+    return store.one("SELECT 1 AS x FROM problems LIMIT 1") is not None
+
+
+def all_ids(store: Store) -> set[str]:
+    return {r["id"] for r in store.query("SELECT id FROM problems")}
+
+
+def statuses(store: Store) -> dict[str, str]:
+    """problem id -> status."""
+    return {r["id"]: r["status"] for r in store.query("SELECT id, status FROM problems")}
+
+
+def created_times(store: Store) -> dict[str, str]:
+    """problem id -> created_at."""
+    return {r["id"]: r["created_at"] for r in store.query("SELECT id, created_at FROM problems")}
+
+
+def raw_tomls(store: Store, ids: list[str]) -> dict[str, str | None]:
+    """problem id -> the exact problem.toml text stored with it, for these ids."""
+    raws = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for row in store.query(f"SELECT id, toml_raw FROM problems WHERE id IN "
+                               f"({','.join('?' * len(chunk))})", chunk):
+            raws[row["id"]] = row["toml_raw"]
+    return raws
+
+
+def set_raw_toml(store: Store, problem_id: str, text: str) -> None:
+    """Remember the exact problem.toml text (formatting only, so no audit row)."""
+    with store.transaction():
+        store.execute("UPDATE problems SET toml_raw = ? WHERE id = ?", (text, problem_id))
+
+
+def mark_released(store: Store, tomls: dict[str, str | None], stamp: str) -> None:
+    """Set status released (and problem.toml text, when given) on these problems.
+
+    One UPDATE per problem (the full-text trigger fires per row). The caller holds the
+    transaction and writes the audit rows.
+    """
+    store.conn.executemany(
+        "UPDATE problems SET status = 'released', updated_at = ?, "
+        "toml_raw = COALESCE(?, toml_raw) WHERE id = ?",
+        [(stamp, toml, pid) for pid, toml in tomls.items()])
+
+
+def find(store: Store, text: str, limit: int = 20) -> list[dict]:
+    """{id, title} of problems whose id or title contains `text`, by id."""
+    like = f"%{text.strip()}%"
+    return store.query(
+        "SELECT id, title FROM problems WHERE id LIKE ? OR title LIKE ? ORDER BY id LIMIT ?",
+        (like, like, limit))
+
+
+def recently_updated(store: Store, limit: int = 5) -> list[dict]:
+    """{id, title} of the problems changed last, newest first."""
+    return store.query("SELECT id, title FROM problems ORDER BY updated_at DESC LIMIT ?",
+                       (limit,))
+
+
+def label_counts(store: Store) -> dict[str, dict[str, int]]:
+    """axis -> slug ('' for unset) -> number of problems, retired problems left out."""
+    counts: dict[str, dict[str, int]] = {}
+    for axis in AXES:
+        rows = store.query(
+            f"SELECT {axis} AS slug, COUNT(*) AS n FROM problems "
+            f"WHERE status != 'retired' GROUP BY {axis}")
+        counts[axis] = {row["slug"]: row["n"] for row in rows}
+    return counts
+
+
+# -- the problems' audit trail ----------------------------------------------------------------
+
+
+def code_changes(store: Store) -> dict[str, str]:
+    """problem id -> when it was created or its solution or tests last changed (audit)."""
+    rows = store.query(
+        "SELECT entity_id, MAX(at) AS at FROM audit WHERE entity = 'problem' AND ("
+        "action = 'create' OR field IN ('solution', 'tests', 'test_node_ids')) "
+        "GROUP BY entity_id")
+    return {r["entity_id"]: r["at"] for r in rows}
+
+
+def label_changes(store: Store) -> list[dict]:
+    """Audit rows creating a problem or changing its stage, task or data, oldest first:
+    {entity_id, at, actor, action, field, after} with `after` as stored (JSON text)."""
+    return store.query(
+        "SELECT entity_id, at, actor, action, field, after FROM audit "
+        "WHERE entity = 'problem' AND (action = 'create' OR field IN ('stage', 'task', "
+        "'data')) ORDER BY id")

@@ -102,3 +102,26 @@ def last_undoable(store: Store, actor: str, entities: tuple[str, str]) -> dict |
         "  SELECT CAST(field AS INTEGER) FROM audit WHERE action = 'undo' "
         "  AND entity IN (?, ?)) ORDER BY id DESC LIMIT 1",
         (actor, *entities, *entities))
+
+
+# -- with the samples they label, for exchange between machines ------------------------------
+
+_SAMPLE_KEYS = "s.content_hash, s.problem_id, s.model, s.technique, s.sample_index"
+
+
+def labels_with_samples(store: Store, annotator: str | None = None) -> list[dict]:
+    """Annotators' labels (of one annotator), each with its sample's content_hash,
+    problem_id, model, technique and sample_index; by sample, then annotator."""
+    sql = f"SELECT l.*, {_SAMPLE_KEYS} FROM review_labels l JOIN samples s ON s.id = l.sample_id"
+    params: tuple = ()
+    if annotator:
+        sql += " WHERE l.annotator = ?"
+        params = (annotator,)
+    return [_decoded(r) for r in store.query(sql + " ORDER BY l.sample_id, l.annotator", params)]
+
+
+def finals_with_samples(store: Store) -> list[dict]:
+    """Final labels, each with its sample's keys (as labels_with_samples); by sample."""
+    return [_decoded(r) for r in store.query(
+        f"SELECT f.*, {_SAMPLE_KEYS} FROM review_final f JOIN samples s ON s.id = f.sample_id "
+        "ORDER BY f.sample_id")]

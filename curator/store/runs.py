@@ -57,6 +57,16 @@ def excluded(store: Store, problem_id: str) -> list[dict]:
                        "WHERE problem_id = ? ORDER BY node_id", (problem_id,))
 
 
+def add_excluded(store: Store, problem_id: str, node_id: str, reason: str, stamp: str) -> None:
+    """Leave one upstream test out of a problem, saying why; audited, inside the caller's
+    transaction."""
+    store.execute("INSERT INTO excluded_tests (problem_id, node_id, reason, actor, "
+                  "created_at) VALUES (?, ?, ?, ?, ?)",
+                  (problem_id, node_id, reason, store.actor, stamp))
+    store.audit("excluded_test", f"{problem_id}::{node_id}", "create",
+                after={"problem_id": problem_id, "node_id": node_id, "reason": reason})
+
+
 def _store_baseline(store: Store, run_id: int, result: RunResult, hash_: str) -> None:
     tests = verdict.baseline_of(result.tests)
     before = store.one("SELECT tests FROM baselines WHERE problem_id = ?", (result.problem_id,))
@@ -174,3 +184,67 @@ def recorded(store: Store, problem: Problem) -> int:
         "SELECT COUNT(*) AS n FROM runs WHERE problem_id = ? AND solution_kind = 'reference' "
         "AND unsaved = 0 AND solution_hash = ? AND outcome != 'infra'",
         (problem.id, solution_hash(problem.solution)))["n"]
+
+
+# -- latest outcomes (evaluation, review, release) ------------------------------------------
+
+
+def reference_outcomes(store: Store) -> dict[str, str]:
+    """problem id -> outcome of its latest reference run (problems never run are absent)."""
+    rows = store.query(
+        "SELECT r.problem_id, r.outcome FROM runs r JOIN ("
+        "  SELECT problem_id, MAX(id) AS id FROM runs WHERE solution_kind = 'reference' "
+        "  AND unsaved = 0 "
+        "  GROUP BY problem_id) last ON last.id = r.id")
+    return {r["problem_id"]: r["outcome"] for r in rows}
+
+
+def latest_sample_runs(store: Store, sample_ids: list[int] | None = None) -> dict[int, dict]:
+    """sample id -> its latest non-infra run row, as stored (tests and env JSON text);
+    samples without one are absent. sample_ids: only these samples."""
+    rows = store.query(
+        "SELECT r.* FROM runs r JOIN ("
+        "  SELECT sample_id, MAX(id) AS id FROM runs "
+        "  WHERE sample_id IS NOT NULL AND outcome != 'infra' GROUP BY sample_id"
+        ") last ON last.id = r.id")
+    wanted = None if sample_ids is None else set(sample_ids)
+    return {r["sample_id"]: r for r in rows if wanted is None or r["sample_id"] in wanted}
+
+
+def samples_with_outcome(store: Store, sample_ids: list[int]) -> set[int]:
+    """Those of the samples that have a run whose outcome is not infra."""
+    out: set[int] = set()
+    for start in range(0, len(sample_ids), 500):
+        part = sample_ids[start:start + 500]
+        out |= {r["sample_id"] for r in store.query(
+            f"SELECT DISTINCT sample_id FROM runs WHERE outcome != 'infra' AND sample_id IN "
+            f"({','.join('?' * len(part))})", part)}
+    return out
+
+
+def current_reference_runs(store: Store, problems: list[Problem]) -> dict[str, list[dict]]:
+    """problem id -> reference runs of its current solution, oldest first.
+
+    Rows hold id, problem_id, solution_hash, outcome, started_at, tests (JSON text), reason.
+    """
+    if not problems:
+        return {}
+    wanted = {p.id: solution_hash(p.solution) for p in problems}
+    out: dict[str, list[dict]] = {}
+    for row in store.query(
+            "SELECT id, problem_id, solution_hash, outcome, started_at, tests, reason "
+            "FROM runs WHERE solution_kind = 'reference' AND unsaved = 0 ORDER BY id"):
+        if wanted.get(row["problem_id"]) == row["solution_hash"]:
+            out.setdefault(row["problem_id"], []).append(row)
+    return out
+
+
+def stored_rows(store: Store, run_ids: list[int]) -> dict[int, dict]:
+    """run id -> its row exactly as stored (tests and env still JSON text, evidence in env)."""
+    out = {}
+    for start in range(0, len(run_ids), 500):
+        chunk = run_ids[start:start + 500]
+        for run in store.query(f"SELECT * FROM runs WHERE id IN ({','.join('?' * len(chunk))})",
+                               chunk):
+            out[run["id"]] = run
+    return out

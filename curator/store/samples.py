@@ -67,3 +67,64 @@ def check_models_exist(store: Store, model: str | None) -> None:
     if model is not None and not store.one("SELECT 1 AS x FROM samples WHERE model = ?",
                                            (model,)):
         raise CuratorError(f"no samples for model {model!r} (import some first)")
+
+
+def pending(store: Store, model: str | None = None) -> list[dict]:
+    """{id, problem_id, code} of the samples (of this model) with no run whose outcome is
+    not infra, by id."""
+    sql = ("SELECT s.id, s.problem_id, s.code FROM samples s WHERE NOT EXISTS ("
+           "  SELECT 1 FROM runs r WHERE r.sample_id = s.id AND r.outcome != 'infra')")
+    params: list = []
+    if model is not None:
+        sql += " AND s.model = ?"
+        params.append(model)
+    return store.query(sql + " ORDER BY s.id", params)
+
+
+def problems_with_samples(store: Store, model: str | None = None) -> list[str]:
+    """Ids of the problems with samples (of this model), sorted."""
+    sql = "SELECT DISTINCT problem_id FROM samples" + (" WHERE model = ?" if model else "")
+    return [r["problem_id"] for r in store.query(sql + " ORDER BY problem_id",
+                                                  (model,) if model else ())]
+
+
+def count(store: Store, model: str | None = None) -> int:
+    """How many samples (of this model) there are."""
+    sql = "SELECT COUNT(*) AS n FROM samples" + (" WHERE model = ?" if model else "")
+    return store.one(sql, (model,) if model else ())["n"]
+
+
+def id_for_content(store: Store, content_hash: str) -> int | None:
+    """The id of the sample with this content hash (the same on every machine), or None."""
+    row = store.one("SELECT id FROM samples WHERE content_hash = ?", (content_hash,))
+    return row["id"] if row else None
+
+
+def identities(store: Store) -> list[dict]:
+    """Every sample's identity without its text: id, problem_id, model, technique,
+    temperature, sample_index, content_hash, code_sha256; by id."""
+    return store.query("SELECT id, problem_id, model, technique, temperature, "
+                       "sample_index, content_hash, code_sha256 FROM samples ORDER BY id")
+
+
+def problem_ids(store: Store, model: str | None = None) -> list[dict]:
+    """{id, problem_id} of every sample (of this model), by id."""
+    sql = "SELECT id, problem_id FROM samples" + (" WHERE model = ?" if model else "")
+    return store.query(sql + " ORDER BY id", (model,) if model else ())
+
+
+def with_problems(store: Store, sample_ids: list[int]) -> list[dict]:
+    """These samples with what judging them needs from their problem, by id: the sample's
+    id, problem_id, model, technique, sample_index, code, raw, extraction and the problem's
+    entry_point, title, stage, task, data, prompt, solution."""
+    placeholders = ",".join("?" * len(sample_ids))
+    return store.query(
+        "SELECT s.id, s.problem_id, s.model, s.technique, s.sample_index, s.code, s.raw, "
+        "s.extraction, p.entry_point, p.title, p.stage, p.task, p.data, p.prompt, "
+        "p.solution FROM samples s JOIN problems p ON p.id = s.problem_id "
+        f"WHERE s.id IN ({placeholders}) ORDER BY s.id", sample_ids)
+
+
+def counts(store: Store) -> dict:
+    """{n: samples, models: distinct models}."""
+    return store.one("SELECT COUNT(*) AS n, COUNT(DISTINCT model) AS models FROM samples")

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from curator import crashlog, sync
 from curator.errors import CuratorError
 from curator.store import Store
+from curator.store import problems as problem_store
 from curator.tui import recovery
 from curator.tui.commands import GoToProblem, binding_commands, screen_commands
 from curator.tui.keymap import ALT_DIGIT_KEYS, keymap_from_config
@@ -290,7 +291,7 @@ class CuratorApp(App[None]):
 
 def run_app(workspace: Workspace, actor: str) -> None:
     store = Store(workspace.db_path, actor)
-    if not store.one("SELECT 1 AS x FROM problems LIMIT 1") and workspace.problems_dir.is_dir():
+    if not problem_store.any_stored(store) and workspace.problems_dir.is_dir():
         sync.load(store, workspace.problems_dir)
     app = CuratorApp(workspace, actor, store=store)
 

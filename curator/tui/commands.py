@@ -13,7 +13,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.dom import DOMNode
 from textual.screen import Screen
 
-from curator.tui import queries
+from curator.store import problems as problem_store
 
 if TYPE_CHECKING:
     from curator.tui.app import CuratorApp
@@ -87,7 +87,7 @@ class GoToProblem(Provider):
             return
         store = self.app.store   # type: ignore[attr-defined]
         matcher = self.matcher(needle)
-        for row in queries.find_problems(store, needle, limit=30):
+        for row in problem_store.find(store, needle, limit=30):
             text = f"Go to problem {row['id']}"
             score = max(matcher.match(row["id"]), matcher.match(row["title"]), 0.1)
             yield Hit(score, f"Go to problem {row['id']}", partial(self._open, row["id"]),
@@ -95,7 +95,6 @@ class GoToProblem(Provider):
 
     async def discover(self) -> Hits:
         store = self.app.store   # type: ignore[attr-defined]
-        for row in store.query(
-                "SELECT id, title FROM problems ORDER BY updated_at DESC LIMIT 5"):
+        for row in problem_store.recently_updated(store, 5):
             yield DiscoveryHit(f"Go to problem {row['id']}", partial(self._open, row["id"]),
                                help=f"recently changed: {row['title']}")

@@ -156,8 +156,7 @@ pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancel
         return self.rows[table.cursor_row]
 
     def _summary(self) -> None:
-        counts = {r["status"]: r["n"] for r in self.app.store.query(
-            "SELECT status, COUNT(*) AS n FROM candidates GROUP BY status")}
+        counts = candidate_store.status_counts(self.app.store)
         table = self.query_one("#cand-table", DataTable)
         position = f"{table.cursor_row + 1} of {len(self.rows)}" if self.rows else "none"
         self.query_one("#cand-summary", Static).update(

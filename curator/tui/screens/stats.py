@@ -18,7 +18,8 @@ from curator.evaluation import evaluate, report
 from curator.evaluation import samples as sample_files
 from curator.labels import AXES
 from curator.store import Store
-from curator.tui import queries
+from curator.store import problems as problem_store
+from curator.store import samples as sample_store
 from curator.tui.screens.dialogs import ImportSamplesModal
 from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.task_bar import TaskBar
@@ -44,7 +45,7 @@ def exclusion_fix(reason: str) -> str:
 
 
 def samples_summary(store) -> str:
-    row = store.one("SELECT COUNT(*) AS n, COUNT(DISTINCT model) AS models FROM samples")
+    row = sample_store.counts(store)
     if not row or not row["n"]:
         return "no samples yet: i imports a file"
     waiting = len(evaluate.pending(store))
@@ -54,7 +55,7 @@ def samples_summary(store) -> str:
 
 def distribution(store) -> dict[str, list[tuple[str, str, int]]]:
     """axis -> [(slug, display name, count)] in vocabulary order, unset last."""
-    counts = queries.label_counts(store)
+    counts = problem_store.label_counts(store)
     result = {}
     for axis in AXES:
         names = {r["slug"]: r["name"] for r in store.labels(axis)}
@@ -231,8 +232,7 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
 
         slug = event.row_key.value
         axis = (event.data_table.id or "").removeprefix("numbers-")
-        row = self.app.store.one("SELECT * FROM labels WHERE axis = ? AND slug = ?",
-                                 (axis, slug)) if slug else None
+        row = self.app.store.label(axis, slug) if slug else None
         if row is None:
             return
 
