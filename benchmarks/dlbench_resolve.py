@@ -45,6 +45,7 @@ from curator.mining import envs
 from curator.mining import repos as repo_store
 from curator.release import importing, resolve
 from curator.store import Store
+from curator.store import runs as stored_runs
 
 RELEASE_PATH = "Dataset/DLBenchv2.tar.gz"
 ENV_PACKAGES = ["torch==2.13.0", "pytest", "numpy<2", "pillow", "packaging", "kornia_rs"]
@@ -85,7 +86,8 @@ def cause(outcome: str, text: str) -> str:
     for name, needles in CAUSES:
         if any(needle in text for needle in needles):
             return name
-    if outcome == "tampered" and "torch/_dynamo/" in text:
+    if outcome == "tampered" and "dynamo" in text and any(
+            event in text for event in ("code.__new__", "function.__new__")):
         # The guard vetoes code and function creation while solution code is on the
         # stack; torch.compile of the reference does exactly that when a test compiles it.
         return "guard vetoed torch.compile"
@@ -100,8 +102,9 @@ def summary(store: Store, ran: run_store.RunReport, seconds: float) -> dict:
     for r in ran.runs:
         if r["outcome"] == "passed":
             continue
-        row = store.one("SELECT stdout, stderr FROM runs WHERE id = ?", (r["run_id"],)) or {}
-        text = "\n".join([r["reason"], row.get("stdout") or "", row.get("stderr") or ""])
+        row = stored_runs.get(store, r["run_id"])
+        text = "\n".join([r["reason"], row.get("stdout") or "", row.get("stderr") or "",
+                          *(t["id"] for t in row.get("tests") or [])])
         not_passed.append({"id": r["problem_id"], "outcome": r["outcome"],
                            "cause": cause(r["outcome"], text), "reason": r["reason"][:160]})
     return {"references": len(ran.runs), "passed": outcomes.get("passed", 0),
