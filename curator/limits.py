@@ -122,7 +122,9 @@ def csv_rows(text: str, limit: int = DEFAULT.archive_member_bytes
     """(line number, cells or why the row cannot be read) for every CSV record.
 
     Fields up to `limit` characters are read (the csv module's default is 131,072); a
-    malformed record is reported and the reader goes on with the next one.
+    malformed record, or one with a longer field, is reported and the reader goes on with
+    the next one. (The csv module's own limit is global to the process, so it is only ever
+    raised here; `limit` is checked on each record.)
     """
     wanted = min(limit, 2**31 - 1)
     if csv.field_size_limit() < wanted:
@@ -136,6 +138,10 @@ def csv_rows(text: str, limit: int = DEFAULT.archive_member_bytes
             return
         except csv.Error as exc:
             yield start, f"unreadable CSV row: {exc}"
+            continue
+        longest = max(map(len, row), default=0)
+        if longest > limit:
+            yield start, f"a field of {longest} characters (the limit is {limit})"
             continue
         yield start, row
 

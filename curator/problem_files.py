@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from curator.errors import ProblemFormatError
-from curator.limits import DEFAULT, loads_toml
+from curator.limits import InputError, loads_toml, read_text
 from curator.problem import META_FIELDS, SOURCE_KEYS, Problem, validate
 
 TOML = "problem.toml"
@@ -18,15 +18,12 @@ KNOWN_KEYS = set(META_FIELDS) | {"source", "tests"}
 
 
 def _read_text(path: Path) -> str:
+    # bytes -> str with no newline translation and the BOM kept, so a write gives the
+    # same bytes back
     try:
-        if path.stat().st_size > DEFAULT.file_bytes:
-            raise ProblemFormatError(path, f"larger than {DEFAULT.file_bytes} bytes")
-        with open(path, encoding="utf-8", newline="") as fh:
-            return fh.read()
-    except UnicodeDecodeError as exc:
-        raise ProblemFormatError(path, f"not valid UTF-8 (byte {exc.start})") from None
-    except OSError as exc:
-        raise ProblemFormatError(path, f"cannot read: {exc.strerror}") from None
+        return read_text(path, bom=False)
+    except InputError as exc:
+        raise ProblemFormatError(path, exc.message) from None
 
 
 def parse_toml(text: str, path: Path) -> Problem:
@@ -153,16 +150,14 @@ def toml_text(problem: Problem, raw: str | None) -> str:
 
 
 def _write_if_changed(path: Path, text: str) -> bool:
-    if path.is_file():
-        try:
-            with open(path, encoding="utf-8", newline="") as fh:
-                if fh.read() == text:
-                    return False
-        except (UnicodeDecodeError, OSError):
-            pass
+    data = text.encode("utf-8")   # bytes: no newline translation, whatever the platform
+    try:
+        if path.read_bytes() == data:
+            return False
+    except OSError:
+        pass
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
+    tmp.write_bytes(data)
     os.replace(tmp, path)
     return True
 
@@ -194,7 +189,7 @@ class ScanResult:
 def scan(problems_dir: str | os.PathLike) -> ScanResult:
     """Read every problem folder; malformed ones become errors, the rest still load."""
     problems_dir = Path(problems_dir)
-    found, errors, seen = [], [], {}
+    found, errors = [], []
     if not problems_dir.is_dir():
         return ScanResult([], [ProblemFormatError(problems_dir, "problems folder not found")])
     for folder in sorted(p for p in problems_dir.iterdir() if p.is_dir()):
@@ -205,10 +200,6 @@ def scan(problems_dir: str | os.PathLike) -> ScanResult:
         except ProblemFormatError as exc:
             errors.append(exc)
             continue
-        if problem.id in seen:
-            errors.append(ProblemFormatError(
-                folder / TOML, f"duplicate id {problem.id!r} (also in {seen[problem.id]})"))
-            continue
-        seen[problem.id] = folder
+        # read_problem holds each id to its folder's name, so no two can share an id
         found.append((problem, raw, folder))
     return ScanResult(found, errors)

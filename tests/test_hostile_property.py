@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from curator import sync, taxonomy
 from curator.errors import CuratorError
-from curator.evaluation import samples as sample_store
+from curator.evaluation import samples as sample_files
 from curator.release import importing
 from curator.release.verify import verify
 from curator.review import exchange
@@ -122,7 +122,7 @@ def test_samples_file_bytes(samples_ws, tmp_path_factory, data, suffix):
     before = db_digest(samples_ws.db_path)
     with Store(samples_ws.db_path, "tester") as store:
         count = store.one("SELECT COUNT(*) AS n FROM samples")["n"]
-        report = sample_store.import_files(store, [path], model="m")
+        report = sample_files.import_files(store, [path], model="m")
         after = store.one("SELECT COUNT(*) AS n FROM samples")["n"]
     assert after - count == report.imported
     assert all("\n" not in e["message"] for e in report.errors)

@@ -164,12 +164,13 @@ def test_duplicate_id_is_reported(tmp_path):
     problems = tmp_path / "problems"
     make_problem(problems, "a")
     d = make_problem(problems, "b")
-    # A copy of a's folder under another name claims a's id.
+    # A copy of a's folder under another name claims a's id; an id must name its folder.
     d.joinpath("problem.toml").write_text(
         d.joinpath("problem.toml").read_text().replace('id = "b"', 'id = "a"'))
     with Store(tmp_path / "c.sqlite") as store:
         report = sync.load(store, problems)
-    assert [e["path"] for e in report.errors] == [str(d / "problem.toml")]
+    assert [(e["path"], e["message"]) for e in report.errors] == [
+        (str(d / "problem.toml"), "id 'a' does not match its folder name 'b'")]
     assert report.loaded == ["a"]
 
 

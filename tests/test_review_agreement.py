@@ -41,8 +41,6 @@ def test_perfect_and_undefined_cases():
     assert cohen_kappa(["a", "b"], ["a", "b"]) == 1.0
     assert cohen_kappa(["a", "a"], ["a", "a"]) is None
     assert cohen_kappa([], []) is None
-    with pytest.raises(ValueError):
-        cohen_kappa(["a"], ["a", "b"])
 
 
 def test_pairwise_kappa_uses_shared_items_only():
@@ -51,3 +49,26 @@ def test_pairwise_kappa_uses_shared_items_only():
     assert pairs == [{"annotators": ["ann", "bob"], "items": 2,
                       # p_o = 1/2; p_e = (1*2 + 1*0)/4 = 1/2 -> 0
                       "kappa": 0.0}]
+
+
+def test_kappa_refuses_lists_of_different_items():
+    with pytest.raises(ValueError, match="^both annotators must label the same items$"):
+        cohen_kappa(["a"], ["a", "b"])
+
+
+def test_pairwise_kappa_rounds_and_reports_undefined_pairs():
+    # Wikipedia's worked example ("Cohen's kappa"): 50 items; A yes & B yes 20, A yes & B no
+    # 5, A no & B yes 10, both no 15. p_o = 0.7, p_e = 0.5*0.6 + 0.5*0.4 = 0.5 -> 0.4.
+    pairs = [("y", "y")] * 20 + [("y", "n")] * 5 + [("n", "y")] * 10 + [("n", "n")] * 15
+    a = {f"s{i}": x for i, (x, _) in enumerate(pairs)}
+    b = {f"s{i}": y for i, (_, y) in enumerate(pairs)}
+    # the 6-item example above: kappa 5/9, reported to four places
+    c = dict(enumerate(["8", "8", "10", "10", "2", "sc"]))
+    d = dict(enumerate(["8", "10", "10", "10", "2", "bd"]))
+    # both gave one value to every item: chance agreement is 1, kappa undefined
+    e, f = {1: "8", 2: "8"}, {1: "8", 2: "8"}
+    got = {tuple(p["annotators"]): (p["items"], p["kappa"])
+           for p in pairwise_kappa({"a": a, "b": b, "c": c, "d": d, "e": e, "f": f})}
+    assert got[("a", "b")] == (50, pytest.approx(0.4))
+    assert got[("c", "d")] == (6, 0.5556)
+    assert got[("e", "f")] == (2, None)

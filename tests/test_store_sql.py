@@ -152,3 +152,17 @@ def test_the_scan_sees_database_access(code):
 def test_the_scan_leaves_other_things_alone(code):
     module = "crashlog" if "allowed here" in code else "tui.app"
     assert findings(code, module) == []
+
+
+def test_a_store_alias_always_names_a_store_module():
+    # `x_store` reads as "the table module of x": an alias of that shape for anything
+    # else (a feature module of the same name) misleads the next reader
+    wrong = []
+    for path in sorted([*(ROOT / "curator").rglob("*.py"), *(ROOT / "tests").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if (alias.asname or "").endswith("_store") and node.module != "curator.store":
+                        wrong.append(f"{path.relative_to(ROOT)}:{node.lineno}: "
+                                     f"{node.module}.{alias.name} as {alias.asname}")
+    assert wrong == []

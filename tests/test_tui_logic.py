@@ -64,6 +64,46 @@ def test_filter_apply():
     assert ids("run:failed,passed") == ["b", "c"]
 
 
+
+def test_filter_value_lists_mix_prefixes_none_and_stray_commas():
+    assert filtering.parse("status:draft,,ready").include == {"status": {"draft", "ready"}}
+    assert filtering.parse("stage:model,tra").include == {"stage": {"model", "training"}}
+    assert filtering.parse("task:none,re").include == {
+        "task": {"", "regression", "recommendation"}}
+    assert filtering.parse("stage:,").empty   # still typing: no constraint yet
+    assert filtering.parse("Stage:MODEL").include == {"stage": {"model"}}
+
+
+def test_filter_unfinished_term_does_not_drop_the_rest():
+    flt = filtering.parse("stage: run:failed focal")
+    assert flt.include == {"outcome": {"failed"}} and flt.text == "focal"
+
+
+def test_filter_warnings_list_the_choices():
+    flt = filtering.parse("KIND:X colour:red status:ready:x")   # keys and values fold case
+    assert flt.warnings == [
+        "kind:x matches no value (one of function, method, none)",
+        "unknown filter key 'colour' (use stage, task, data, status, kind, run)",
+        # the key ends at the first colon; values never hold one
+        "status:ready:x matches no value (one of draft, ready, released, retired, none)",
+    ]
+    assert flt.include == {"kind": set(), "status": set()}
+
+
+def test_filter_two_letters_are_enough_for_text():
+    flt = filtering.parse("ab x")
+    assert flt.text == "ab"
+    assert flt.hints == ["type 2+ letters to search text"]
+    assert filtering.parse("ab").hints == []
+
+
+def test_filter_excluding_none_keeps_rows_with_the_field_set():
+    rows = [{"id": "a", "stage": "model"}, {"id": "b", "stage": ""}, {"id": "c"}]
+    assert filtering.apply(rows, filtering.parse("-stage:none")) == [rows[0]]
+    assert filtering.apply(rows, filtering.parse("")) == rows
+    assert filtering.apply(rows, filtering.parse("focal")) == rows   # text: the index's job
+
+
 # -- code helpers ------------------------------------------------------------------------
 
 

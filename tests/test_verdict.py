@@ -190,3 +190,71 @@ def test_not_counted():
     assert verdict.not_counted(tests) == ["a", "c", "d"]
     assert verdict.not_counted(tests, {"e": "skipped", "b": "passed", "f": "xfailed"}) == [
         "a", "c", "d", "e", "f"]
+
+
+def test_tampering_is_read_from_every_report_and_decided_first():
+    data = b"\n".join([
+        b"pytest's own output",
+        b"tok [1, 2",
+        b'tok {"event": "tampered", "evidence": ["patched pytest", "wrote conftest"]}',
+        b'tok {"event": "test", "id": "t.py::\xff", "outcome": "passed"}',
+        b'tok {"event": "tampered", "evidence": ["wrote conftest", 7]}',
+        b'tok {"event": "tampered"}',
+        b'tok {"event": "finish", "exitstatus": 0}'])
+    events = Events.parse(data, "tok")
+    assert events.tampered == ["patched pytest", "wrote conftest", "7"]
+    assert [t["id"] for t in events.tests] == ["t.py::\ufffd"]   # bad bytes replaced
+    assert _decide(events, ["t.py::\ufffd"]) == Verdict(
+        "tampered", "the run tried to change how it is judged: patched pytest",
+        [{"id": "t.py::\ufffd", "outcome": "passed", "duration_s": 0.0}],
+        ["patched pytest", "wrote conftest", "7"])
+    flood = _events([("t.py::a", "passed")])
+    flood.tampered = [f"e{i}" for i in range(60)]
+    result = _decide(flood)
+    assert result.reason.endswith(": e0") and result.evidence == flood.tampered[:50]
+
+
+def test_every_verdict_keeps_the_per_test_records():
+    a = [("t.py::a", "passed")]
+    memory = [{"id": "t.py", "message": "m", "text": "MemoryError: x"}]
+    cases = {
+        "cpu": (_decide(_events(a, finish=False), sig=signal.SIGXCPU), "timeout"),
+        "oom": (_decide(_events(a, finish=False), code=1, stderr="MemoryError"), "oom"),
+        "oom while collecting": (_decide(_events(a, finish=False, errors=memory), code=1),
+                                 "oom"),
+        "killed": (_decide(_events(a, finish=False), sig=9), "crashed"),
+        "exited": (_decide(_events(a, finish=False), code=2), "crashed"),
+        "collection": (_decide(_events(a, errors=[{"id": "t.py", "message": "x"}])), "error"),
+        "missing": (_decide(_events(a), ["t.py::a", "t.py::b"]), "failed"),
+        "unreported": (_decide(_events(a, collected=["t.py::a", "t.py::z"])), "crashed"),
+        "status": (_decide(_events(a), code=3), "crashed"),
+    }
+    record = [{"id": "t.py::a", "outcome": "passed", "duration_s": 0.0}]
+    for name, (result, outcome) in cases.items():
+        assert (result.outcome, result.tests, result.evidence) == (outcome, record, []), name
+    failed = _decide(_events([("t.py::a", "failed")]))
+    assert failed.tests == [{"id": "t.py::a", "outcome": "failed", "duration_s": 0.0}]
+    # no stderr given: the reason ends at the status
+    assert verdict.decide(Events(), [], exit_code=1, exit_signal=None, timed_out=False,
+                          timeout_s=None).reason == "exited with status 1 before pytest started"
+
+
+def test_uncollected_upstream_ids_are_listed_not_counted():
+    result = verdict.decide(_events([("t.py::a", "passed")]), ["t.py::a", "t.py::gone"],
+                            exit_code=0, exit_signal=None, timed_out=False, timeout_s=None,
+                            uncollected_ok=True)
+    assert result == Verdict("passed", "", [
+        {"id": "t.py::a", "outcome": "passed", "duration_s": 0.0},
+        {"id": "t.py::gone", "outcome": "deselected", "duration_s": 0.0,
+         "message": "not collected"}])
+
+
+def test_a_verdict_failed_against_the_baseline_keeps_its_records():
+    tests = [{"id": "a", "outcome": "passed"}, {"id": "b", "outcome": "skipped"}]
+    passed = Verdict("passed", "", tests)
+    assert verdict.against_baseline(passed, None, strict=True) == Verdict(
+        "failed", "b skipped (without a reference baseline every test must pass)", tests, [])
+    assert verdict.against_baseline(passed, {"a": "skipped", "b": "passed"}) == Verdict(
+        "failed", "b skipped (it passed on the reference)", tests, [])
+    assert verdict.against_baseline(passed, {"c": "passed"}) == Verdict(
+        "failed", "c passed on the reference but did not run", tests, [])

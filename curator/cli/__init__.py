@@ -5,6 +5,7 @@ Each sub-command module exposes COMMANDS; they are registered below.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 
@@ -39,8 +40,6 @@ class CuratorGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in self.commands or name not in _COMMAND_MODULES:
             return super().get_command(ctx, name)
-        import importlib
-
         module = importlib.import_module(f"curator.cli.{_COMMAND_MODULES[name]}")
         for command in module.COMMANDS:
             self.add_command(command)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from curator import runs as run_store
+from curator import runs
 from curator.errors import CuratorError
 from curator.evaluation.claims import Claims
 from curator.evaluation.outcomes import INFRA
@@ -68,7 +68,7 @@ def references_to_run(store: Store, model: str | None = None) -> list[str]:
         if not problem_store.exists(store, pid):
             continue
         problem = problem_store.get(store, pid)
-        if not run_store.recorded(store, problem):
+        if not runs.recorded(store, problem):
             todo.append(pid)
     return todo
 
@@ -87,7 +87,7 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
     report = EvalReport(skipped=total - len(todo))
     if limit is not None:
         todo = todo[:limit]
-    conf = run_store.settings(workspace)
+    conf = runs.settings(workspace)
     own = engine is None and bool(todo or references)
     if own:
         backend, address = resolve_backend(conf, backend, address)
@@ -97,10 +97,10 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
                         else workers or conf.get("workers"),
                         preload=conf.get("preload", ()), isolation=conf.get("isolation", "auto"),
                         hide=[str(workspace.root)], backend=backend, address=address,
-                        extra=dict(run_store.REPO_PREPARING))
+                        extra=dict(runs.REPO_PREPARING))
     try:
         if references:
-            refs = run_store.run_problems(
+            refs = runs.run_problems(
                 store, workspace, references, engine=engine, cancelled=cancelled,
                 progress=(lambda done, total, label: progress(done, total,
                                                                f"reference {label}"))
@@ -152,7 +152,7 @@ def _run_samples(store: Store, workspace: Workspace, report: EvalReport, todo: l
             recorded = 0
             for result in engine.run(jobs, progress=step, cancelled=cancelled):
                 sample_id, digest = owners[result.job_id]
-                report.run_ids.append(run_store.record(store, result, "sample", digest,
+                report.run_ids.append(runs.record(store, result, "sample", digest,
                                                        sample_id=sample_id))
                 recorded += 1
                 counts[result.outcome] += 1
@@ -204,8 +204,8 @@ def _jobs(store: Store, workspace: Workspace, samples: list[dict], problems: dic
             if pid not in problems:
                 problems[pid] = problem_store.get(store, pid)
             problem = problems[pid]
-            limits = run_store.default_limits(store, workspace, problem, timeout)
-            job = run_store.job_for(store, workspace, problem, sample["code"] or "",
+            limits = runs.default_limits(store, workspace, problem, timeout)
+            job = runs.job_for(store, workspace, problem, sample["code"] or "",
                                     solution_kind="sample", limits=limits)
         except CuratorError as exc:
             report.errors.append({"sample_id": sample["id"], "message": str(exc)})
@@ -217,5 +217,5 @@ def _jobs(store: Store, workspace: Workspace, samples: list[dict], problems: dic
                                   "message": f"cannot prepare the run: the code is {what}"})
             continue
         jobs.append(job)
-        owners[job.job_id] = (sample["id"], run_store.solution_hash(sample["code"] or ""))
+        owners[job.job_id] = (sample["id"], runs.solution_hash(sample["code"] or ""))
     return jobs, owners

@@ -11,7 +11,10 @@ Order of preference for a raw response:
 The chosen block is kept whole: helper functions, classes and imports the model wrote
 stay. When the model spread its answer over several blocks (imports in one, a helper in
 another), the imports, functions and classes the chosen block uses but does not define
-are brought in from the other blocks that parse. Example-usage statements are not.
+are brought in from the other blocks that parse (and what those use in turn; the first
+definition of a name), in the order of the response, after the block's `from __future__`
+imports. Example-usage statements are not. Reasoning sections (`<think>...</think>`)
+are ignored unless the only code is there.
 """
 
 from __future__ import annotations
@@ -23,10 +26,15 @@ import textwrap
 from dataclasses import dataclass
 
 PYTHON_LANGS = {"", "python", "py", "python3", "py3", "ipython"}
-_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\n]*)$")
+# An opening fence: ``` or ~~~ (three or more), then an info string whose first word is
+# the language (pandoc's `{.python}` and `{python}` braces are not part of it).
+_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*[{.]*(?P<lang>[^\s`{}]*)[^`\n]*$")
 _THINK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
 _CODE_START = re.compile(r"^(?:import\s|from\s+\S+\s+import\s|def\s|async\s+def\s|class\s|@)")
 _BUILTINS = set(dir(builtins))
+_IMPORTS = (ast.Import, ast.ImportFrom)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_DEFINITIONS = (*_IMPORTS, *_FUNCTIONS, ast.ClassDef)  # what other blocks can contribute
 
 # Methods (how the code was obtained), stored with each sample.
 FENCED_ENTRY = "fenced-entry"
@@ -38,9 +46,8 @@ NONE = "none"
 
 @dataclass(frozen=True)
 class Block:
-    lang: str
-    text: str
-    closed: bool
+    lang: str   # lower case; "" for a bare fence
+    text: str   # dedented, without leading or trailing blank lines
 
 
 @dataclass(frozen=True)
@@ -57,38 +64,29 @@ class Extraction:
 def fenced_blocks(text: str) -> list[Block]:
     """Every fenced block (``` or ~~~, any info string), in order.
 
-    An unclosed block runs to the end of the text (truncated model output).
+    A block closes at a line of only its fence character, at least as long as its opening
+    fence (so a shorter fence inside, as in a docstring's example, stays in the block). An
+    unclosed block runs to the end of the text (truncated model output).
     """
     blocks: list[Block] = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        match = _FENCE.match(lines[i])
-        if not match:
-            i += 1
+    lines = iter(text.splitlines())
+    for line in lines:
+        opening = _FENCE.match(line)
+        if opening is None:
             continue
-        fence = match.group("fence")
-        info = match.group("info").strip()
-        lang = info.split()[0].lower() if info else ""
-        lang = lang.lstrip("{.").rstrip("}")
+        fence = opening.group("fence")
         body = []
-        j = i + 1
-        closed = False
-        while j < len(lines):
-            line = lines[j]
-            stripped = line.strip()
-            if stripped.startswith(fence) and set(stripped) == {fence[0]}:
-                closed = True
+        for inner in lines:  # the same iterator: scanning resumes after the block
+            stripped = inner.strip()
+            if set(stripped) == set(fence) and len(stripped) >= len(fence):
                 break
-            body.append(line)
-            j += 1
-        blocks.append(Block(lang, _dedent("\n".join(body)) + ("\n" if body else ""), closed))
-        i = j + 1
+            body.append(inner)
+        blocks.append(Block(opening.group("lang").lower(), _dedent("\n".join(body))))
     return blocks
 
 
 def _dedent(text: str) -> str:
-    return textwrap.dedent(text).strip("\n")
+    return textwrap.dedent(text).strip()
 
 
 def parse(code: str) -> ast.Module | None:
@@ -100,36 +98,28 @@ def parse(code: str) -> ast.Module | None:
 
 def defines(tree: ast.Module, entry_point: str) -> bool:
     """Does this module define the entry point (`name` or `Class.method`) at top level?"""
-    if "." in entry_point:
-        cls, method = entry_point.split(".", 1)
-        for node in tree.body:
-            if isinstance(node, ast.ClassDef) and node.name == cls:
-                return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                           and n.name == method for n in node.body)
-        return False
-    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-               and node.name == entry_point
-               for node in tree.body)
+    cls, _, name = entry_point.rpartition(".")
+    body = tree.body
+    if cls:
+        body = [item for node in tree.body if isinstance(node, ast.ClassDef) and node.name == cls
+                for item in node.body]
+    return any(isinstance(node, _FUNCTIONS) and node.name == name for node in body)
 
 
 def _bound_names(tree: ast.Module) -> set[str]:
-    names: set[str] = set()
-    for node in tree.body:
-        names |= _binds(node)
-    return names
+    return set().union(*(_binds(node) for node in tree.body))
 
 
 def _binds(node: ast.stmt) -> set[str]:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    """The names a top-level statement binds (`try: import x` and `for i in ...` too)."""
+    if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
         return {node.name}
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {(alias.asname or alias.name).split(".")[0] for alias in node.names
-                if alias.name != "*"}
     names = set()
-    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        for target in targets:
-            names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    for sub in ast.walk(node):
+        if isinstance(sub, _IMPORTS):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in sub.names}
+        elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            names.add(sub.id)
     return names
 
 
@@ -142,66 +132,54 @@ def _used_names(nodes) -> set[str]:
     return used - _BUILTINS
 
 
-def _merge_helpers(code: str, tree: ast.Module, others: list[tuple[str, ast.Module]]
+def _merge_helpers(code: str, tree: ast.Module, blocks: list[tuple[str, ast.Module]]
                    ) -> tuple[str, int]:
-    """Bring in imports/defs/classes from other blocks that `code` uses but never binds."""
+    """Bring in imports/defs/classes from the blocks that `code` uses but never binds.
+
+    Helpers may need further imports or helpers; when two blocks define a name, the first
+    is taken. The pieces keep their order in the response (a base class before its
+    subclass), imports first, all after the block's `from __future__` imports.
+    """
     bound = _bound_names(tree)
     needed = _used_names(tree.body) - bound
-    imports: list[str] = []
-    helpers: list[str] = []
-    contributing: set[int] = set()
-    taken: set[tuple[int, int]] = set()
-    for _round in range(4):  # helpers may need further imports or helpers
-        added = False
-        for index, (text, other) in enumerate(others):
+    taken: dict[tuple[int, int], tuple[str, ast.stmt]] = {}
+    while True:
+        before = len(taken)
+        for index, (text, other) in enumerate(blocks):
             for pos, node in enumerate(other.body):
-                if (index, pos) in taken:
-                    continue
-                if not isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef,
-                                         ast.AsyncFunctionDef, ast.ClassDef)):
-                    continue
-                provides = _binds(node) & needed
-                if not provides:
-                    continue
-                segment = ast.get_source_segment(text, node, padded=False)
-                if segment is None:
-                    continue
-                if isinstance(node, (ast.Import, ast.ImportFrom)):
-                    imports.append(segment)
-                else:
-                    start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                    segment = "\n".join(text.splitlines()[start - 1:node.end_lineno])
-                    helpers.append(segment)
-                    needed |= _used_names([node]) - bound
-                taken.add((index, pos))
-                contributing.add(index)
-                bound |= _binds(node)
-                needed -= _binds(node)
-                added = True
-        if not added or not needed:
+                if isinstance(node, _DEFINITIONS) and _binds(node) & needed:
+                    taken[index, pos] = (text, node)
+                    bound |= _binds(node)
+                    needed = (needed | _used_names([node])) - bound
+        if len(taken) == before:
             break
-    if not imports and not helpers:
-        return code, 0
-    parts = []
-    if imports:
-        parts.append("\n".join(imports))
-    parts.extend(helpers)
-    parts.append(code.rstrip("\n"))
-    merged = "\n\n".join(parts) + "\n"
-    if parse(merged) is None:
-        return code, 0
-    return merged, len(contributing)
+    pieces = [taken[place] for place in sorted(taken)]
+    imports = "\n".join(ast.get_source_segment(text, node)
+                        for text, node in pieces if isinstance(node, _IMPORTS))
+    helpers = [_with_decorators(text, node) for text, node in pieces
+               if not isinstance(node, _IMPORTS)]
+    # `from __future__` imports must stay first in a module: the pieces go after them.
+    future = max((node.end_lineno for node in tree.body
+                  if isinstance(node, ast.ImportFrom) and node.module == "__future__"), default=0)
+    lines = code.splitlines()
+    head, rest = "\n".join(lines[:future]), "\n".join(lines[future:]).strip()
+    merged = "\n\n".join(part for part in (head, imports, *helpers, rest) if part)
+    return merged, len({index for index, _pos in taken})
 
 
-def _strip_reasoning(text: str) -> str:
-    return _THINK.sub("", text)
+def _with_decorators(text: str, node: ast.stmt) -> str:
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    return "\n".join(text.splitlines()[first - 1:node.end_lineno])
 
 
 def extract_code(text: str | None, entry_point: str) -> Extraction:
-    """The code to run from a raw model response (see the module docstring for the rules)."""
+    """The code to run from a raw model response (see the module docstring for the rules).
+
+    Reasoning sections (`<think>...</think>`) are ignored, unless the code is only there.
+    """
     if not text or not text.strip():
         return Extraction(None, NONE)
-    stripped = _strip_reasoning(text)
+    stripped = _THINK.sub("", text)
     result = _extract(stripped, entry_point)
     if not result.ok and stripped != text:
         result = _extract(text, entry_point)
@@ -209,18 +187,17 @@ def extract_code(text: str | None, entry_point: str) -> Extraction:
 
 
 def _extract(text: str, entry_point: str) -> Extraction:
-    blocks = [b for b in fenced_blocks(text) if b.lang in PYTHON_LANGS and b.text.strip()]
-    parsed = [(b.text, tree) for b in blocks if (tree := parse(b.text)) is not None]
+    blocks = [b.text for b in fenced_blocks(text) if b.lang in PYTHON_LANGS and b.text]
+    parsed = [(code, tree) for code in blocks if (tree := parse(code)) is not None]
     if parsed:
-        defining = [(t, tree) for t, tree in parsed if defines(tree, entry_point)]
+        defining = [(code, tree) for code, tree in parsed if defines(tree, entry_point)]
         pool, method = (defining, FENCED_ENTRY) if defining else (parsed, FENCED)
         # Longest wins; on a tie the later block (models put the final version last).
-        best = max(range(len(pool)), key=lambda i: (len(pool[i][0].strip()), i))
-        code, tree = pool[best]
-        others = [p for p in parsed if p[0] is not code]
-        code, merged = _merge_helpers(code, tree, others)
+        code, tree = max(reversed(pool), key=lambda block: len(block[0]))
+        code, merged = _merge_helpers(code, tree, parsed)
         return Extraction(_normalise(code), method, merged)
-    if parse(text) is not None and not _only_prose(text):
+    tree = parse(text)
+    if tree is not None and not _only_prose(tree):
         return Extraction(_normalise(text), WHOLE)
     code = _unfenced(text, entry_point)
     if code is not None:
@@ -228,34 +205,28 @@ def _extract(text: str, entry_point: str) -> Extraction:
     return Extraction(None, NONE)
 
 
-def _only_prose(text: str) -> bool:
-    """A single bare expression like `Sure!` or a name parses too; that is not code."""
-    tree = parse(text)
-    return tree is None or not tree.body or all(
-        isinstance(n, ast.Expr) and isinstance(n.value, (ast.Name, ast.Constant))
-        for n in tree.body)
+def _only_prose(tree: ast.Module) -> bool:
+    """A single bare expression like `Sure` or `42` parses too; that is not code."""
+    return all(isinstance(n, ast.Expr) and isinstance(n.value, (ast.Name, ast.Constant))
+               for n in tree.body)
 
 
 def _unfenced(text: str, entry_point: str) -> str | None:
     """Code written straight into prose: from a code-looking line, trim the tail until it parses."""
     lines = text.splitlines()
+    # At most 20 starting lines: bounded work on long prose.
     starts = [i for i, line in enumerate(lines) if _CODE_START.match(line)][:20]
     for start in starts:
-        end = len(lines)
-        # Drop trailing prose lines (non-indented, not code-looking) one by one.
-        while end > start:
+        for end in range(len(lines), start, -1):  # drop trailing lines one by one
             chunk = "\n".join(lines[start:end])
             tree = parse(chunk)
             if tree is not None and defines(tree, entry_point):
                 return chunk
-            end -= 1
-            while end > start and not lines[end - 1].strip():
-                end -= 1
     return None
 
 
 def _normalise(code: str) -> str:
-    return code.strip("\n") + "\n"
+    return code.strip() + "\n"
 
 
 # -- prompts: the code part a completion continues -------------------------------------
@@ -283,7 +254,7 @@ def code_prompt(prompt: str, entry_point: str, reference: str | None = None) -> 
     blocks = python_blocks(prompt)
     declaring = [b for b in blocks if _mentions(b, entry_point)]
     chosen = (declaring or blocks or [""])[-1]
-    lines = chosen.rstrip().splitlines()
+    lines = chosen.splitlines()
     while lines and lines[-1].strip() in ("...", "pass", ""):
         lines.pop()
     if lines and re.search(r":\s*\.\.\.\s*$", lines[-1]):
@@ -292,16 +263,6 @@ def code_prompt(prompt: str, entry_point: str, reference: str | None = None) -> 
     imports = _reference_imports(reference, body) if reference else []
     head = "\n".join(imports) + "\n\n\n" if imports else ""
     return head + body + ("\n" if body else "")
-
-
-def _declares(tree: ast.Module, entry_point: str) -> bool:
-    if "." in entry_point:
-        cls, method = entry_point.split(".", 1)
-        return any(isinstance(node, ast.ClassDef) and node.name == cls and any(
-            isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == method
-            for item in node.body) for node in tree.body)
-    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-               and node.name == entry_point for node in tree.body)
 
 
 def signature_problem(prompt: str, entry_point: str) -> str | None:
@@ -315,15 +276,20 @@ def signature_problem(prompt: str, entry_point: str) -> str | None:
     if not blocks:
         return "the prompt has no ```python block with the signature of " + entry_point
     for block in blocks:
-        text = block.rstrip()
-        tree = parse(text) or (parse(text + "\n    ...") if text.endswith(":") else None)
-        if tree is None and "." in entry_point and text.endswith(":"):
-            tree = parse(text + "\n        ...")
-        if tree is not None and _declares(tree, entry_point):
+        tree = _signature_tree(block)
+        if tree is not None and defines(tree, entry_point):
             return None
     if any(_mentions(b, entry_point) for b in blocks):
         return f"the prompt's python block declaring {entry_point} does not parse"
     return f"no python block of the prompt declares {entry_point}"
+
+
+def _signature_tree(block: str) -> ast.Module | None:
+    """The block parsed; a last header without a body (`def f(x):`) is given `...` first."""
+    if (tree := parse(block)) is not None:
+        return tree
+    last = block.splitlines()[-1]
+    return parse(f"{block}\n{last[:len(last) - len(last.lstrip())]}    ...")
 
 
 def _reference_imports(reference: str, body: str) -> list[str]:
@@ -331,13 +297,9 @@ def _reference_imports(reference: str, body: str) -> list[str]:
     if tree is None:
         return []
     present = set(body.splitlines())
-    out = []
-    for node in tree.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            segment = ast.get_source_segment(reference, node)
-            if segment and segment not in present:
-                out.append(segment)
-    return out
+    imports = [ast.get_source_segment(reference, node) for node in tree.body
+               if isinstance(node, _IMPORTS)]
+    return [line for line in imports if line not in present]
 
 
 def completion_code(prefix: str, completion: str, entry_point: str) -> tuple[str, str]:
@@ -354,7 +316,7 @@ def completion_code(prefix: str, completion: str, entry_point: str) -> tuple[str
     if tree is not None and defines(tree, entry_point):
         return completion, "completion-standalone"
     fenced = extract_code(completion, entry_point)
-    if fenced.ok and parse(fenced.code) is not None and defines(parse(fenced.code), entry_point):
+    if fenced.ok and defines(parse(fenced.code), entry_point):
         return fenced.code, "completion-" + fenced.method
     return joined, "completion"
 

@@ -112,8 +112,8 @@ def _covers(node_id: str, reported: str) -> bool:
     return reported == node_id or reported.startswith((node_id + "[", node_id + "::"))
 
 
-def _mentions_memory(*texts: str) -> bool:
-    return any(marker in (text or "") for text in texts for marker in MEMORY_MARKERS)
+def _mentions_memory(*texts: str | None) -> bool:
+    return any(marker in text for text in texts if text for marker in MEMORY_MARKERS)
 
 
 def _last_line(text: str) -> str:
@@ -149,8 +149,8 @@ def decide(events: Events, expected: list[str], *, exit_code: int | None,
     if exit_signal == signal.SIGXCPU:
         return Verdict("timeout", "CPU time limit exceeded", tests)
     failures = [t for t in events.tests if t.get("outcome") in ("failed", "error")]
-    texts = [e.get("text", "") for e in events.collect_errors] + \
-        [t.get("message", "") for t in failures]
+    texts = [e.get("text") for e in events.collect_errors] + \
+        [t.get("message") for t in failures]
     if events.finish is None:
         if _mentions_memory(*texts, stderr_tail):
             return Verdict("oom", "ran out of memory (address-space limit)", tests)
@@ -165,7 +165,7 @@ def decide(events: Events, expected: list[str], *, exit_code: int | None,
                                   f"finished{_last_line(stderr_tail)}", tests)
     if events.collect_errors:
         error = events.collect_errors[0]
-        outcome = "oom" if _mentions_memory(error.get("text", "")) else "error"
+        outcome = "oom" if _mentions_memory(error.get("text")) else "error"
         where = error.get("id") or "collection"
         return Verdict(outcome, f"{where}: {error.get('message') or 'could not be collected'}",
                        tests)
@@ -178,7 +178,7 @@ def decide(events: Events, expected: list[str], *, exit_code: int | None,
                        .strip(), tests)
     if not any(t.get("outcome") == "passed" for t in events.tests):
         return Verdict("failed", f"no test passed ({_tally(tests)})", tests)
-    reported = [t.get("id", "") for t in events.tests]
+    reported = [t["id"] for t in tests]
     missing = [n for n in expected if not any(_covers(n, r) for r in reported)]
     if missing and not uncollected_ok:
         return Verdict("failed", f"expected test {missing[0]} did not run", tests)
@@ -204,7 +204,7 @@ def _tally(tests: list[dict]) -> str:
     counts: dict[str, int] = {}
     for test in tests:
         counts[test["outcome"]] = counts.get(test["outcome"], 0) + 1
-    return ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items())) or "none ran"
+    return ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
 
 
 def baseline_of(tests: list[dict]) -> dict[str, str]:
@@ -240,8 +240,7 @@ def against_baseline(verdict: Verdict, baseline: dict[str, str] | None,
             return Verdict("failed", f"{node_id} passed on the reference but did not run",
                            verdict.tests, verdict.evidence)
         if here != "passed":
-            message = next((t.get("message", "") for t in verdict.tests
-                            if t["id"] == node_id), "")
+            message = next(t.get("message", "") for t in verdict.tests if t["id"] == node_id)
             return Verdict("failed", f"{node_id} {here} (it passed on the reference) "
                                      f"{message}".strip(), verdict.tests, verdict.evidence)
     return verdict

@@ -33,6 +33,8 @@ KEY_NAMES = {
 _KEY_LINE = re.compile(
     r"^ {0,2}(" + "|".join(re.escape(k) for k in sorted(KEY_NAMES, key=len, reverse=True))
     + r")[ \t]*:(.*)$", re.IGNORECASE)
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_CSV_KEYS = {**KEY_NAMES, "filename": "filename"}  # the CSV form also names each row
 
 # How DL-Bench spells our labels when it writes them (the published names).
 EXPORT_SPELLINGS = {
@@ -98,10 +100,12 @@ _SPELLINGS = {
 EMPTY_MEANS = {"task": "general", "data": "other"}
 
 
+_NOT_IN_KEY = re.compile(r"\band\b|[^a-z0-9]")
+
+
 def spelling_key(text: str) -> str:
     """Case, spacing, `&`/`and` and punctuation folded away: `Evaluating&Metrics` -> `evaluatingmetrics`."""
-    text = text.lower().replace("&", " ").replace(" and ", " ")
-    return re.sub(r"[^a-z0-9]", "", text)
+    return _NOT_IN_KEY.sub("", text.lower())
 
 
 def spelling_map(extra: dict | None = None) -> dict[str, dict[str, str]]:
@@ -142,31 +146,20 @@ class Record:
 def parse_txt(text: str, origin: str) -> Record:
     """Read one `.txt` problem file into its key -> value blocks."""
     record = Record(origin)
-    current: str | None = None
-    lines: list[str] = []
-    preamble = False
-
-    def close() -> None:
-        if current is None:
-            return
-        value = "\n".join(lines).strip()
-        if current in record.fields:
-            record.notes.append(f"duplicate key {current!r}: the first value is kept")
-        else:
-            record.fields[current] = value
-
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+    blocks: list[tuple[str | None, list[str]]] = [(None, [])]  # None: before the first key
+    for line in _NEWLINE.split(text):
         match = _KEY_LINE.match(line)
         if match:
-            close()
-            current = KEY_NAMES[match.group(1).lower()]
-            lines = [match.group(2)]
-        elif current is None:
-            preamble = preamble or bool(line.strip())
+            blocks.append((KEY_NAMES[match.group(1).lower()], [match.group(2)]))
         else:
-            lines.append(line)
-    close()
-    if preamble:
+            blocks[-1][1].append(line)
+    (_, preamble), *keyed = blocks
+    for key, lines in keyed:
+        if key in record.fields:
+            record.notes.append(f"duplicate key {key!r}: the first value is kept")
+        else:
+            record.fields[key] = "\n".join(lines).strip()
+    if "".join(preamble).strip():
         record.notes.append("text before the first key was ignored")
     return record
 
@@ -175,7 +168,7 @@ def parse_csv(text: str, origin: str, field_limit: int = DEFAULT.archive_member_
               ) -> tuple[list[Record], list[dict]]:
     """Read the CSV form; returns its records and the rows that could not be read
     (fields up to `field_limit` characters; a malformed row is skipped, not the file)."""
-    reader = iter(csv_rows(text.lstrip("\ufeff"), field_limit))
+    reader = iter(csv_rows(text.removeprefix("\ufeff"), field_limit))
     try:
         header_line, header = next(reader)
     except StopIteration:
@@ -184,10 +177,7 @@ def parse_csv(text: str, origin: str, field_limit: int = DEFAULT.archive_member_
         return [], [{"file": f"{origin}:{header_line}", "reason": header}]
     columns = {}
     for index, name in enumerate(header):
-        key = KEY_NAMES.get(name.strip().lower())
-        if key is None and name.strip().lower() == "filename":
-            key = "filename"
-        if key is not None:
+        if (key := _CSV_KEYS.get(name.strip().lower())) is not None:
             columns[index] = key
     if "prompt" not in columns.values():
         return [], [{"file": origin, "reason": "CSV header has no prompt column; expected "
@@ -235,20 +225,19 @@ def resolve_labels(record: Record, table: dict[str, dict[str, str]]) -> Labels:
     swapped = {axis: map_label(axis, swapped_raw[axis], table) for axis in raw}
 
     def score(mapped: dict) -> int:
-        return sum(1 for axis in ("stage", "data") if mapped[axis] is not None)
+        return sum(mapped[axis] is not None for axis in ("stage", "data"))
 
     if record.is_class:
         use_swap = score(swapped) >= score(plain)
     else:
         use_swap = score(swapped) > score(plain)
     chosen, chosen_raw = (swapped, swapped_raw) if use_swap else (plain, raw)
-    repeated = False
-    if chosen["data"] is None and chosen["stage"] is not None and \
-            map_label("stage", chosen_raw["data"], table) == chosen["stage"]:
-        # The stage written in both fields (classes-*: "stage: Training / data: Training"):
-        # no data type was given, and an empty data field means Others.
+    # The stage written in both fields (classes-*: "stage: Training / data: Training"):
+    # no data type was given, and an empty data field means Others.
+    repeated = chosen["data"] is None and chosen["stage"] is not None and \
+        map_label("stage", chosen_raw["data"], table) == chosen["stage"]
+    if repeated:
         chosen = dict(chosen, data=EMPTY_MEANS["data"])
-        repeated = True
     written_under = {"stage": "data", "data": "stage"} if use_swap else {}
     unknown = [{"axis": axis, "value": chosen_raw[axis], "key": written_under.get(axis, axis)}
                for axis in ("stage", "task", "data") if chosen[axis] is None]
@@ -258,6 +247,8 @@ def resolve_labels(record: Record, table: dict[str, dict[str, str]]) -> Labels:
 _ANCHOR = re.compile(r"#L(\d+)(?:-L?(\d+))?$")
 _GITHUB = re.compile(r"^https?://github\.com/([^/]+)/([^/]+)/(?:blob|tree)/([^/]+)/(.+)$")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
+_RANGE_DASH = re.compile(r"\s*-\s*L?")  # `12-40`, `12 - 40`, `12-L40` -> `12-L40`
+_LEADING_DIRS = re.compile(r"^(?:\.?/)+")  # `./x.py`, `/x.py`
 
 
 @dataclass
@@ -276,28 +267,25 @@ def parse_ground_truth(value: str) -> GroundTruth:
     if match:
         lines = match.group(1) + (f"-{match.group(2)}" if match.group(2) else "")
         value = value[:match.start()]
-    value = value.split("#", 1)[0]
+    value = value.partition("#")[0]
     url = _GITHUB.match(value)
     if url:
         owner, name, ref, path = url.groups()
         return GroundTruth(path, lines, f"https://github.com/{owner}/{name}", ref)
-    while value.startswith("./"):
-        value = value[2:]
-    return GroundTruth(value.lstrip("/"), lines)
+    return GroundTruth(_LEADING_DIRS.sub("", value), lines)
 
 
 def is_commit(ref: str | None) -> bool:
     return bool(ref and _SHA.match(ref))
 
 
+_NODE_ID = re.compile(r"[^\s,'\"]+")
+
+
 def node_ids(value: str) -> list[str]:
-    """test_cases: whitespace-separated pytest targets, kept in order without duplicates."""
-    seen: dict[str, None] = {}
-    for item in value.replace(",", " ").split():
-        item = item.strip().strip("'\"")
-        if item:
-            seen.setdefault(item, None)
-    return list(seen)
+    """test_cases: pytest targets separated by spaces or commas (quotes dropped), kept in
+    order without duplicates."""
+    return list(dict.fromkeys(_NODE_ID.findall(value)))
 
 
 def identifier(value: str) -> str | None:
@@ -351,14 +339,15 @@ KNOWN_REPOS = {
 }
 
 
+# URL -> DL-Bench's name; the first name of a URL wins (vision, not torchvision).
+_SHORT_NAMES = {url.lower(): name for name, (url, _fw) in reversed(KNOWN_REPOS.items())}
+_REPO_TAIL = re.compile(r"(?:\.git)?/*$")
+
+
 def repo_short_name(repo: str) -> str:
     """The name DL-Bench uses for a repository (`https://github.com/pytorch/vision` -> `vision`)."""
-    repo = repo.rstrip("/")
-    repo = repo.removesuffix(".git")
-    for name, (url, _framework) in KNOWN_REPOS.items():
-        if url.lower() == repo.lower() and name != "torchvision":
-            return name
-    return repo.rsplit("/", 1)[-1]
+    repo = _REPO_TAIL.sub("", repo)
+    return _SHORT_NAMES.get(repo.lower(), repo.rpartition("/")[2])
 
 
 def export_row(problem, filename: str) -> dict[str, str]:
@@ -369,7 +358,8 @@ def export_row(problem, filename: str) -> dict[str, str]:
     """
     source = problem.source or {}
     if source.get("path"):
-        ground = source["path"] + (f"#L{_anchor(source['lines'])}" if source.get("lines") else "")
+        lines = _RANGE_DASH.sub("-L", str(source.get("lines") or "").strip())
+        ground = source["path"] + (f"#L{lines}" if lines else "")
     else:
         ground = f"problems/{problem.id}/solution.py"
     if problem.test_node_ids:
@@ -388,14 +378,6 @@ def export_row(problem, filename: str) -> dict[str, str]:
         "task": EXPORT_SPELLINGS["task"].get(problem.task, problem.task),
         "data": EXPORT_SPELLINGS["data"].get(problem.data, problem.data),
     }
-
-
-def _anchor(lines) -> str:
-    text = str(lines).strip()
-    if "-" in text:
-        first, last = text.split("-", 1)
-        return f"{first.strip()}-L{last.strip()}"
-    return text
 
 
 def render_csv(rows: list[dict[str, str]]) -> str:

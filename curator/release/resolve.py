@@ -39,7 +39,7 @@ from datetime import date
 from curator import sync
 from curator.errors import CuratorError
 from curator.evaluation.extract import signature_problem
-from curator.mining import repos as repo_store
+from curator.mining import repos as mined_repos
 from curator.mining.gitcache import (
     CachedRepo,
     GitError,
@@ -315,7 +315,7 @@ def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None =
             done += len(items)
             continue
         try:
-            row, cache = repo_store.register(store, workspace.repos_dir, url,
+            row, cache = mined_repos.register(store, workspace.repos_dir, url,
                                              sources.get(name) if name else None,
                                              name=name if name and name in sources else None)
             rev = revs.get(name) if name else None
@@ -331,7 +331,7 @@ def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None =
             done += len(items)
             continue
         pinned_as_of = None if rev else as_of
-        repo_store.set_as_of(store, row["id"], pinned_as_of)
+        mined_repos.set_as_of(store, row["id"], pinned_as_of)
         snapshot = Snapshot(cache, commit)
         license_id = snapshot.license()
         report.repos.append({"name": row["name"], "url": url, "commit": commit,

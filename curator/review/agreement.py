@@ -25,11 +25,9 @@ def krippendorff_alpha_nominal(units: Sequence[Sequence[Hashable]]) -> float | N
     for (c, _k), weight in coincidence.items():
         totals[c] += weight
     n = sum(totals.values())
-    if n <= 1:
-        return None
     observed = sum(w for (c, k), w in coincidence.items() if c != k)
     expected = sum(totals[c] * totals[k] for c in totals for k in totals if c != k)
-    if expected == 0:
+    if expected == 0:   # also when nothing was pairable (n = 0)
         return None
     return 1.0 - (n - 1) * observed / expected
 
@@ -56,9 +54,10 @@ def pairwise_kappa(labels: dict[str, dict[Hashable, Hashable]]) -> list[dict]:
     """
     out = []
     for first, second in combinations(sorted(labels), 2):
-        shared = sorted(set(labels[first]) & set(labels[second]), key=str)
+        shared = labels[first].keys() & labels[second].keys()
         if not shared:
             continue
+        # kappa does not depend on the order of items, only on both lists sharing one
         kappa = cohen_kappa([labels[first][i] for i in shared],
                             [labels[second][i] for i in shared])
         out.append({"annotators": [first, second], "items": len(shared),

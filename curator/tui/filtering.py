@@ -109,6 +109,4 @@ def matches(row: dict, flt: Filter) -> bool:
 
 
 def apply(rows: list[dict], flt: Filter) -> list[dict]:
-    if not flt.include and not flt.exclude:
-        return list(rows)
     return [row for row in rows if matches(row, flt)]

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static, TextArea
+from textual.widgets import Button, DirectoryTree, Input, Label, Select, Static, TextArea
 
 from curator.errors import CuratorError
 
@@ -151,8 +151,6 @@ class InputModal(FormKeys, ModalScreen[str | None]):
         self.required = required
 
     def compose(self) -> ComposeResult:
-        from textual.widgets import Input
-
         with Vertical(classes="dialog") as box:
             box.border_title = self.title_text
             yield Label(self.question, id="question", markup=False)
@@ -165,8 +163,6 @@ class InputModal(FormKeys, ModalScreen[str | None]):
         self.query_one("#answer").focus()
 
     def _submit(self) -> None:
-        from textual.widgets import Input
-
         text = self.query_one("#answer", Input).value.strip()
         if self.required and not text:
             self.notify("Type something first (Escape cancels)", severity="warning")
@@ -190,8 +186,6 @@ the id. **Kind**: function or class method. **Enter** creates the problem and op
     ]
 
     def compose(self) -> ComposeResult:
-        from textual.widgets import Input, Select
-
         with Vertical(classes="dialog", id="new-problem-dialog") as box:
             box.border_title = "New problem"
             yield Label("Id of the new problem (its folder name):", markup=False)
@@ -208,8 +202,6 @@ the id. **Kind**: function or class method. **Enter** creates the problem and op
         self.query_one("#new-id").focus()
 
     def _submit(self) -> None:
-        from textual.widgets import Input, Select
-
         problem_id = self.query_one("#new-id", Input).value.strip()
         if not problem_id:
             self.notify("Type the id first (Escape cancels)", severity="warning")
@@ -243,8 +235,6 @@ name their own. **Import** (or **Enter** in a box) imports; **Escape** cancels.
         self.root = root
 
     def compose(self) -> ComposeResult:
-        from textual.widgets import DirectoryTree, Input
-
         class SampleFiles(DirectoryTree):
             def filter_paths(self, paths):
                 return [p for p in paths if not p.name.startswith(".") and (
@@ -266,15 +256,11 @@ name their own. **Import** (or **Enter** in a box) imports; **Escape** cancels.
         self.query_one("#import-tree").focus()
 
     def on_directory_tree_file_selected(self, event) -> None:
-        from textual.widgets import Input
-
         event.stop()
         self.query_one("#import-path", Input).value = str(event.path)
         self.query_one("#import-model").focus()
 
     def _submit(self) -> None:
-        from textual.widgets import Input
-
         path = self.query_one("#import-path", Input).value.strip()
         if not path:
             self.notify("Pick a file in the tree first (Enter on it)", severity="warning")
@@ -296,8 +282,6 @@ class LabelEditModal(FormKeys, ModalScreen[dict | None]):
         self.axis, self.slug, self.name_text, self.definition = axis, slug, name, definition
 
     def compose(self) -> ComposeResult:
-        from textual.widgets import Input
-
         with Vertical(classes="dialog") as box:
             box.border_title = f"Label {self.axis}/{self.slug}"
             yield Label("Display name:", markup=False)
@@ -313,8 +297,6 @@ class LabelEditModal(FormKeys, ModalScreen[dict | None]):
         self.query_one("#label-definition").focus()
 
     def _submit(self) -> None:
-        from textual.widgets import Input
-
         name = self.query_one("#label-name", Input).value.strip()
         if not name:
             self.notify("The name cannot be empty", severity="warning")

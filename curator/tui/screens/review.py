@@ -31,9 +31,10 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 
 from curator import review
-from curator import taxonomy as taxonomy_store
+from curator import taxonomy as taxonomies
 from curator.display import visible
 from curator.review import annotations as review_annotations
+from curator.tui.screens.dialogs import ChoiceModal, InputModal
 from curator.tui.widgets.nav_bar import NavBar
 
 if TYPE_CHECKING:
@@ -170,7 +171,7 @@ Your position and progress stay in the line at the top.
     def reload(self, sample_id: int | None = None, *, reorder: bool = False) -> None:
         self._seen_version = self.app.data_version
         store = self.app.store
-        taxonomy = taxonomy_store.current(store)
+        taxonomy = taxonomies.current(store)
         # the category order (and so the number keys) stays put during a session
         reorder = reorder or self.taxonomy is None or taxonomy.version != self.taxonomy.version
         self.taxonomy = taxonomy
@@ -191,12 +192,12 @@ Your position and progress stay in the line at the top.
     def _fill_categories(self) -> None:
         """Categories in taxonomy order, each with its key (its id): keys never move."""
         self.categories = list(self.taxonomy.categories)
-        self.keys = {taxonomy_store.review_key(c.id, n): c.id
+        self.keys = {taxonomies.review_key(c.id, n): c.id
                      for n, c in enumerate(self.categories, 1)}
         option_list = self.query_one("#review-categories", OptionList)
         option_list.clear_options()
         for number, cat in enumerate(self.categories, 1):
-            key = taxonomy_store.review_key(cat.id, number)
+            key = taxonomies.review_key(cat.id, number)
             option_list.add_option(Option(Text.assemble((f"{key:>3} ", "bold"), cat.name),
                                           id=cat.id))
         option_list.highlighted = 0
@@ -478,8 +479,6 @@ Your position and progress stay in the line at the top.
         item = self._disagreement(int(event.row_key.value or 0))
         if item is None:
             return
-        from curator.tui.screens.dialogs import ChoiceModal
-
         names = list(item["labels"])
 
         def answered(choice: str | None) -> None:
@@ -509,8 +508,6 @@ Your position and progress stay in the line at the top.
             self.show_team()
 
     def action_assign(self) -> None:
-        from curator.tui.screens.dialogs import InputModal
-
         def got_names(text: str | None) -> None:
             if not text:
                 return
@@ -544,5 +541,5 @@ Your position and progress stay in the line at the top.
     def palette_commands(self):
         for number, cat in enumerate(self.categories, 1):
             yield (f"Category {cat.id}: {cat.name}",
-                   f"key {taxonomy_store.review_key(cat.id, number)} · {cat.definition}",
+                   f"key {taxonomies.review_key(cat.id, number)} · {cat.definition}",
                    lambda cid=cat.id: self._choose(cid))

@@ -20,7 +20,7 @@ from curator.labels import AXES
 from curator.store import Store
 from curator.store import problems as problem_store
 from curator.store import samples as sample_store
-from curator.tui.screens.dialogs import ImportSamplesModal
+from curator.tui.screens.dialogs import ImportSamplesModal, LabelEditModal
 from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.task_bar import TaskBar
 
@@ -228,8 +228,6 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
     @on(DataTable.RowSelected, ".dist-numbers")
     def _label_selected(self, event: DataTable.RowSelected) -> None:
         """Enter on a label: edit its name and definition."""
-        from curator.tui.screens.dialogs import LabelEditModal
-
         slug = event.row_key.value
         axis = (event.data_table.id or "").removeprefix("numbers-")
         row = self.app.store.label(axis, slug) if slug else None
