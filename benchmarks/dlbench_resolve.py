@@ -1,7 +1,8 @@
 """How much of DL-Bench becomes runnable: import, resolve and run the kornia problems.
 
     .venv/bin/python benchmarks/dlbench_resolve.py SNAPSHOT_DLBENCH SNAPSHOT_KORNIA \
-        [--as-of 2024-09-30] [--python PY | --make-env] [--isolation auto] [--workers 2] \
+        [--as-of 2024-09-30] [--python PY | --make-env] [--isolation strong|weak|both|auto] \
+        [--workers 2] \
         [--limit N] [--timeout 300] [--no-run] [--keep DIR] [--json]
 
 SNAPSHOT_DLBENCH: a clone or bare mirror of the DL-Bench repository (the v2 release
@@ -14,9 +15,11 @@ resolved kornia problem; and prints:
 
 - the share of DL-Bench's kornia problems resolved (target >= 90%), with the reasons
   for the rest;
-- the share of resolved references that pass their tests (target >= 90%), with the
-  outcomes of the rest (a run passes when no test failed or errored and one passed;
-  tests upstream skips or xfails are not counted).
+- the share of resolved references that pass their tests (target >= 90%), per sandbox
+  level (`--isolation both`: strong, then weak, side by side), with the outcome of each
+  of the rest and its cause (`needs network`: runs never have one; `file size limit`;
+  `guard vetoed torch.compile`; `no test runs here`; `timeout`; `test failed`). A run passes when no test failed or errored and one passed;
+  tests upstream skips or xfails are not counted; every resolved reference counts.
 
 By default the references run in `curator repo env kornia`: kornia's declared dependencies
 as of the pinned date (uv's exclude-newer) with the curator's torch. `--python PY` uses
@@ -42,6 +45,7 @@ from curator.mining import envs
 from curator.mining import repos as repo_store
 from curator.release import importing, resolve
 from curator.store import Store
+from curator.store import runs as stored_runs
 
 RELEASE_PATH = "Dataset/DLBenchv2.tar.gz"
 ENV_PACKAGES = ["torch==2.13.0", "pytest", "numpy<2", "pillow", "packaging", "kornia_rs"]
@@ -64,6 +68,52 @@ def release_from(snapshot: Path, folder: Path) -> Path:
     raise SystemExit(f"error: {snapshot}: no {RELEASE_PATH} in its history")
 
 
+def with_isolation(ws: workspace_mod.Workspace, level: str) -> workspace_mod.Workspace:
+    (ws.root / "curator.toml").write_text(f'[execution]\nisolation = "{level}"\n')
+    return workspace_mod.discover(str(ws.root))
+
+
+# What a failed reference's text says about why: the sandbox has no network by design.
+CAUSES = (
+    ("needs network", ("Temporary failure in name resolution", "Name or service not known",
+                       "Network is unreachable", "urlopen error", "Failed to establish a new "
+                       "connection", "Could not resolve host", "nodename nor servname")),
+    ("file size limit", ("File size limit exceeded", "File too large")),
+)
+
+
+def cause(outcome: str, text: str) -> str:
+    for name, needles in CAUSES:
+        if any(needle in text for needle in needles):
+            return name
+    if outcome == "tampered" and "dynamo" in text and any(
+            event in text for event in ("code.__new__", "function.__new__")):
+        # The guard vetoes code and function creation while solution code is on the
+        # stack; torch.compile of the reference does exactly that when a test compiles it.
+        return "guard vetoed torch.compile"
+    if outcome == "failed" and text.startswith("no test passed"):
+        return "no test runs here (all skipped upstream)"
+    return {"failed": "test failed"}.get(outcome, outcome)
+
+
+def summary(store: Store, ran: run_store.RunReport, seconds: float) -> dict:
+    outcomes = Counter(r["outcome"] for r in ran.runs)
+    not_passed = []
+    for r in ran.runs:
+        if r["outcome"] == "passed":
+            continue
+        row = stored_runs.get(store, r["run_id"])
+        text = "\n".join([r["reason"], row.get("stdout") or "", row.get("stderr") or "",
+                          *(t["id"] for t in row.get("tests") or [])])
+        not_passed.append({"id": r["problem_id"], "outcome": r["outcome"],
+                           "cause": cause(r["outcome"], text), "reason": r["reason"][:160]})
+    return {"references": len(ran.runs), "passed": outcomes.get("passed", 0),
+            "share": round(outcomes.get("passed", 0) / max(1, len(ran.runs)), 4),
+            "outcomes": dict(outcomes), "isolation": ran.isolation,
+            "causes": dict(Counter(item["cause"] for item in not_passed)),
+            "not_passed": not_passed, "seconds": round(seconds, 1)}
+
+
 def make_env(folder: Path) -> str:
     env = folder / "env"
     subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
@@ -80,7 +130,8 @@ def main() -> int:
     parser.add_argument("--as-of", default="2024-09-30")
     parser.add_argument("--python")
     parser.add_argument("--make-env", action="store_true")
-    parser.add_argument("--isolation", default="auto", choices=("auto", "strong", "weak"))
+    parser.add_argument("--isolation", default="auto",
+                        choices=("auto", "strong", "weak", "both"))
     parser.add_argument("--workers", type=int)
     parser.add_argument("--limit", type=int)
     parser.add_argument("--timeout", type=float, default=300,
@@ -93,8 +144,8 @@ def main() -> int:
     tmp = tempfile.TemporaryDirectory(prefix="dlbench-resolve-")
     root = args.keep or Path(tmp.name)
     ws = workspace_mod.init(root / "ws")
-    (ws.root / "curator.toml").write_text(f'[execution]\nisolation = "{args.isolation}"\n')
-    ws = workspace_mod.discover(str(ws.root))
+    levels = ("strong", "weak") if args.isolation == "both" else (args.isolation,)
+    ws = with_isolation(ws, levels[0])
     release = release_from(args.dlbench, root)
     out: dict = {}
     with Store(ws.db_path, "benchmark") as store:
@@ -125,22 +176,18 @@ def main() -> int:
                 built = envs.build(store, ws, "kornia")
                 out["env"] = {"python": built.python, "seconds": built.seconds}
             ids = resolved[:args.limit] if args.limit else resolved
-            started = time.monotonic()
 
             def progress(done: int, total: int, label: str) -> None:
                 if not args.json:
                     print(f"\r  ran {done}/{total} {label[:50]:<50}", end="", file=sys.stderr)
 
-            ran = run_store.run_problems(store, ws, ids, workers=args.workers,
-                                         timeout=args.timeout, progress=progress)
-            outcomes = Counter(r["outcome"] for r in ran.runs)
-            out["run"] = {"references": len(ran.runs), "passed": outcomes.get("passed", 0),
-                          "share": round(outcomes.get("passed", 0) / max(1, len(ran.runs)), 4),
-                          "outcomes": dict(outcomes), "isolation": ran.isolation,
-                          "not_passed": [{"id": r["problem_id"], "outcome": r["outcome"],
-                                          "reason": r["reason"][:160]}
-                                         for r in ran.runs if r["outcome"] != "passed"],
-                          "seconds": round(time.monotonic() - started, 1)}
+            out["run"] = {}
+            for level in levels:
+                ws = with_isolation(ws, level)
+                started = time.monotonic()
+                ran = run_store.run_problems(store, ws, ids, workers=args.workers,
+                                             timeout=args.timeout, progress=progress)
+                out["run"][level] = summary(store, ran, time.monotonic() - started)
     if args.json:
         print(json.dumps(out, indent=2))
     else:
@@ -154,13 +201,15 @@ def main() -> int:
               f"{args.as_of} ({r['seconds']} s)")
         for item in r["unresolved"]:
             print(f"  unresolved {item['id']}: {item['reason']}")
-        if "run" in out:
-            u = out["run"]
-            print(f"run: {u['passed']}/{u['references']} resolved references pass "
-                  f"({u['share']:.1%}, target >= 90%), isolation {u['isolation']} "
-                  f"({u['seconds']} s)")
+        for u in out.get("run", {}).values():
+            causes = ", ".join(f"{n} {c}" for c, n in sorted(u["causes"].items()))
+            print(f"run ({u['isolation']} isolation): {u['passed']}/"
+                  f"{u['references']} resolved references pass ({u['share']:.1%}, target "
+                  f">= 90%); not passed: {causes or 'none'} ({u['seconds']} s)")
+        for u in out.get("run", {}).values():
             for item in u["not_passed"]:
-                print(f"  {item['id']}: {item['outcome']} {item['reason']}")
+                print(f"  [{u['isolation']}] {item['id']}: {item['outcome']}, {item['cause']}: "
+                      f"{item['reason']}")
     tmp.cleanup()
     return 0
 

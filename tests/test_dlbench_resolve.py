@@ -6,6 +6,7 @@ whose URL identity is unreachable: resolving must never need the network.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -490,3 +491,46 @@ def test_a_fence_the_prose_leaves_open_is_closed_before_the_signature():
     prompt = with_signature(prose, "Camera.project", block)
     assert prompt.startswith(prose + "\n\n```\n\n```python\nclass Camera:")
     assert signature_problem(prompt, "Camera.project") is None
+
+
+def test_resolving_at_another_commit_replaces_the_signature_block_it_appended(tmp_path):
+    repo = tmp_path / "geomlib"
+    repo.mkdir()
+    subprocess.run(["git", *GIT_IDENTITY, "init", "-q", "-b", "main"], cwd=repo, check=True)
+    write(repo, {"geom/__init__.py": "", "geom/common.py": COMMON,
+                 "geom/shapes.py": SHAPES_V1, "tests/test_shapes.py": TESTS})
+    first = dated_commit(repo, "first", "2024-05-01T12:00:00+00:00")
+    write(repo, {"geom/shapes.py": SHAPES_V1.replace("def polygon_area(points):",
+                                                     "def polygon_area(points, closed=True):")})
+    second = dated_commit(repo, "second", "2024-11-01T12:00:00+00:00")
+    mirror = tmp_path / "mirror.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(mirror)], check=True,
+                   capture_output=True)
+    release = tmp_path / "prose"
+    write(release, {"geomlibpolygon_area1.txt": dlbench_file(
+        "polygon_area", "geom/shapes.py", "tests/test_shapes.py::test_unit_square",
+        block=False)})
+    ws = workspace_mod.init(tmp_path / "ws")
+    (ws.root / "curator.toml").write_text(f'[dlbench.repos]\ngeomlib = "{URL}"\n')
+    base = ["--workspace", str(ws.root)]
+    assert CliRunner().invoke(main, [*base, "import-dlbench", str(release)]).exit_code == 0
+
+    def prompt_at(*args) -> str:
+        assert resolve(base, *args)["resolved"]
+        with Store(ws.db_path, "tester") as store:
+            return problem_store.get(store, "geomlibpolygon_area1").prompt
+
+    at_first = prompt_at("--repo", f"geomlib={mirror}", "--rev", f"geomlib={first}")
+    assert at_first.endswith("```python\ndef polygon_area(points):\n    ...\n```\n")
+    prose = at_first[:at_first.index("```python")]
+    at_second = prompt_at("--rev", f"geomlib={second}")
+    assert at_second == \
+        prose + "```python\ndef polygon_area(points, closed=True):\n    ...\n```\n"
+    assert prompt_at("--rev", f"geomlib={first}") == at_first
+    # a block someone edited is theirs: kept as it is
+    with Store(ws.db_path, "tester") as store:
+        problem = problem_store.get(store, "geomlibpolygon_area1")
+        problem_store.save(store, dataclasses.replace(
+            problem, prompt=problem.prompt.replace("    ...", "    '''Area.'''")))
+    edited = prose + "```python\ndef polygon_area(points):\n    '''Area.'''\n```\n"
+    assert prompt_at("--rev", f"geomlib={second}") == edited

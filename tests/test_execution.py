@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 import sys
 import textwrap
 
@@ -135,6 +136,76 @@ def test_good_and_wrong_solutions(engine):
 def test_empty_solution_is_no_code(engine):
     result = run_one(engine, "  \n")
     assert result.outcome == "no_code"
+
+
+def test_runs_may_write_a_file_as_large_as_a_compilers_output(engine):
+    """torch.compile writes a precompiled header of ~160 MB to its temp dir; a default
+    file size limit below that failed every kornia `test_dynamo[...inductor]`."""
+    result = run_one(engine, """\
+        import os
+        import tempfile
+
+        def add(a, b):
+            with open(os.path.join(tempfile.mkdtemp(), "header.gch"), "wb") as fh:
+                fh.seek(200 << 20)   # sparse: the size counts, not the pages
+                fh.write(b"\\0")
+            return a + b
+        """)
+    assert result.outcome == "passed", (result.reason, result.stdout)
+
+
+NATIVE_ADD = r"""
+#include <Python.h>
+
+static PyObject *add(PyObject *self, PyObject *args) {
+    long a, b;
+    if (!PyArg_ParseTuple(args, "ll", &a, &b)) return NULL;
+    return PyLong_FromLong(a + b);
+}
+static PyMethodDef methods[] = {{"add", add, METH_VARARGS, ""}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "native_add", NULL, -1, methods};
+PyMODINIT_FUNC PyInit_native_add(void) { return PyModule_Create(&module); }
+"""
+
+
+@pytest.mark.skipif(not shutil.which("cc"), reason="no C compiler on this host")
+def test_runs_can_build_and_import_a_c_extension(engine):
+    """What torch.compile and C extensions do at run time: the host's compiler, the
+    interpreter's Python.h, a temp dir to build in, then an import of what was built."""
+    result = run_one(engine, f"""\
+        import importlib
+        import os
+        import subprocess
+        import sys
+        import sysconfig
+        import tempfile
+
+        def add(a, b):
+            folder = tempfile.mkdtemp()
+            with open(os.path.join(folder, "native_add.c"), "w") as fh:
+                fh.write({NATIVE_ADD!r})
+            target = "native_add" + sysconfig.get_config_var("EXT_SUFFIX")
+            subprocess.run(["cc", "-shared", "-fPIC", "-I", sysconfig.get_paths()["include"],
+                            "-o", target, "native_add.c"], cwd=folder, check=True)
+            sys.path.insert(0, folder)
+            return importlib.import_module("native_add").add(a, b)
+        """)
+    assert result.outcome == "passed", (result.reason, result.stdout)
+
+
+def test_pickling_a_tensor_is_not_tampering(engine):
+    """Pickling a tensor (torch.save, inductor's cache keys) makes copyreg cache
+    `__slotnames__` on torch.Tensor: a library's own cache, not a change to how tests judge."""
+    result = run_one(engine, """\
+        import io
+
+        import torch
+
+        def add(a, b):
+            torch.save(torch.ones(2), io.BytesIO())
+            return a + b
+        """)
+    assert result.outcome == "passed", (result.reason, result.stdout)
 
 
 def test_runs_are_deterministic_and_isolated_from_each_other(engine):

@@ -24,6 +24,7 @@ no audit event, hence the check after every test and at the end.
 """
 
 import ast
+import copyreg
 import json
 import os
 import platform
@@ -261,6 +262,7 @@ class Guard:
             saved.append((name, namespace, _judging_items(namespace, name), None))
             for key, value in list(namespace.items()):
                 if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                    _cache_slot_names(value)
                     # New entries count too: they shadow what the class inherits.
                     saved.append((name + "." + key, value.__dict__,
                                   _judging_items(value.__dict__, None),
@@ -425,6 +427,16 @@ def _namespace(module):
         return module.__dict__
     except Exception:
         return None
+
+
+def _cache_slot_names(cls):
+    """Fill copyreg's `__slotnames__` cache of a class now: pickling an instance later
+    (torch.save, inductor's cache keys) would add it, the library's own cache and no
+    change to how anything judges."""
+    try:
+        copyreg._slotnames(cls)
+    except Exception:
+        pass
 
 
 def _judging_items(namespace, module_name):

@@ -22,12 +22,15 @@ class Limits:
 
     memory_mb is address space the run may add on top of the interpreter it starts from
     (a warm worker that has imported torch, or a fresh interpreter for repo-backed runs).
+    file_mb caps each file a run writes; it must leave room for what compilers write at
+    run time (torch.compile's precompiled header is ~160 MB). What a strong run writes
+    in all is bounded by its size-limited /tmp.
     """
 
     timeout_s: float = 60.0
     memory_mb: int = 4096
     processes: int = 128
-    file_mb: int = 64
+    file_mb: int = 512
     open_files: int = 256
     output_kb: int = 64
 

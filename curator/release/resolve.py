@@ -19,7 +19,9 @@ problems of one repository, `resolve`:
 6. gives a prompt without a parsable signature of the entry point (most of DL-Bench's
    are prose only) a ```python block with the reference's signature after the prose
    (decorators, the `def` line, `...`; inside its class header for a method), so the
-   release's `code_prompt` exists; a prompt that has one is kept byte for byte;
+   release's `code_prompt` exists; a prompt that has one is kept byte for byte. What was
+   appended is recorded (`appended`), so resolving again at another commit replaces that
+   block instead of keeping the old commit's signature (an edited block is kept);
 7. stores the problem as a repo-backed draft. A problem it cannot resolve keeps its
    draft and gets a reason: file missing at the commit, symbol missing, or test target
    missing.
@@ -185,13 +187,14 @@ def resolve_problem(snapshot: Snapshot, problem: Problem, url: str, license_id: 
               "license": license_id}
     kind = "method" if "." in qualname else "function"
     prompt = with_signature(problem.prompt, qualname, signature_block(node, cls))
+    appended = prompt[len(problem.prompt):] if prompt.startswith(problem.prompt) else ""
     resolved = Problem(
         id=problem.id, entry_point=qualname, kind=kind, title=problem.title,
         stage=problem.stage, task=problem.task, data=problem.data,
         framework=problem.framework, status="draft", source=source, test_node_ids=nodes,
         prompt=prompt, solution=solution, tests=None)
     record = {"repo": url, "commit": snapshot.commit, "path": path, "symbol": qualname,
-              "dropped_tests": dropped, "notes": notes}
+              "dropped_tests": dropped, "notes": notes, "appended": appended}
     return resolved, record
 
 
@@ -202,13 +205,29 @@ def _release_view(problem: Problem) -> dict:
             "kind": problem.kind, "test_node_ids": list(problem.test_node_ids or [])}
 
 
-def as_released(problem: Problem, imp: dict) -> Problem:
-    """The problem with the path, symbol and tests the release gave, not an earlier
-    resolution's (so resolving again at another commit starts from the same place)."""
+def _earlier(imp: dict) -> dict:
     try:
-        before = json.loads(imp.get("resolution") or "{}").get("release")
-    except (ValueError, AttributeError):
-        before = None
+        resolution = json.loads(imp.get("resolution") or "{}")
+    except ValueError:
+        return {}
+    return resolution if isinstance(resolution, dict) else {}
+
+
+def appended_before(imp: dict) -> str:
+    """The signature block an earlier resolution appended to the prompt ("" if none)."""
+    appended = _earlier(imp).get("appended")
+    return appended if isinstance(appended, str) else ""
+
+
+def as_released(problem: Problem, imp: dict) -> Problem:
+    """The problem with the path, symbol, tests and prompt the release gave, not an
+    earlier resolution's (so resolving again at another commit starts from the same
+    place): the signature block an earlier resolution appended comes off the prompt while
+    it is still as appended."""
+    appended = appended_before(imp)
+    if appended and problem.prompt.endswith(appended):
+        problem = replace(problem, prompt=problem.prompt[:-len(appended)])
+    before = _earlier(imp).get("release")
     if not isinstance(before, dict):
         return problem
     source = dict(problem.source or {})
@@ -331,9 +350,11 @@ def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None =
                 except Unresolved as exc:
                     reason = str(exc)
                     report.unresolved.append({"id": problem.id, "reason": reason})
+                    # the stored prompt keeps its block: so does the record
                     _update_import(store, problem.id, _new_flags(imp["flags"], False, False,
                                                                  False),
-                                   {"reason": reason, "release": _release_view(released)})
+                                   {"reason": reason, "release": _release_view(released),
+                                    "appended": appended_before(imp)})
                 else:
                     problem_store.save(store, resolved)
                     record["release"] = _release_view(released)
