@@ -6,6 +6,7 @@ whose URL identity is unreachable: resolving must never need the network.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import os
@@ -18,7 +19,11 @@ from mining_support import GIT_IDENTITY, write
 
 from curator import workspace as workspace_mod
 from curator.cli import main
-from curator.release.upstream import close_name
+from curator.evaluation.extract import code_prompt, signature_problem
+from curator.mining import envs
+from curator.release import gates
+from curator.release.resolve import with_signature
+from curator.release.upstream import close_name, signature_block
 from curator.store import Store
 from curator.store import problems as problem_store
 
@@ -336,7 +341,6 @@ def test_resolved_references_run_and_go_all_the_way_to_a_release(imported, upstr
 def test_the_as_of_date_reaches_the_environment_resolver(imported, upstream, monkeypatch,
                                                          tmp_path):
     """`repo env` resolves as of the stored date; torch and what torch needs are excepted."""
-    from curator.mining import envs
 
     ws, base = imported
     resolve(base, "--repo", f"geomlib={upstream['mirror']}", "--as-of", "2024-09-30")
@@ -400,8 +404,6 @@ def test_resolving_again_starts_from_what_the_release_says(imported, upstream):
 
 
 def _gate_failures(ws, ids):
-    from curator.release import gates
-
     with Store(ws.db_path, "tester") as store:
         problems = [problem_store.get(store, pid) for pid in ids]
         report = gates.check(store, ws, problems)
@@ -411,8 +413,6 @@ def _gate_failures(ws, ids):
 
 def test_prose_only_prompts_get_the_reference_signature_and_pass_the_code_prompt_gate(
         tmp_path, upstream):
-    from curator.evaluation.extract import code_prompt
-
     release = tmp_path / "prose"
     write(release, {
         "geomlibpolygon_area1.txt": dlbench_file(
@@ -457,12 +457,6 @@ def test_a_prompt_that_has_a_signature_is_kept_byte_for_byte(imported, upstream)
 
 
 def test_the_signature_block_keeps_decorators_and_bases():
-    import ast
-
-    from curator.evaluation.extract import signature_problem
-    from curator.release.resolve import with_signature
-    from curator.release.upstream import signature_block
-
     tree = ast.parse("class Net(nn.Module, metaclass=Meta):\n"
                      "    @torch.no_grad()\n"
                      "    @staticmethod\n"
@@ -481,9 +475,6 @@ def test_the_signature_block_keeps_decorators_and_bases():
 
 
 def test_a_fence_the_prose_leaves_open_is_closed_before_the_signature():
-    from curator.evaluation.extract import signature_problem
-    from curator.release.resolve import with_signature
-
     prose = '"Write `project`.\n\n```python\nclass Camera:\n    def __init__(self):\n' \
             '        self.k = 1\n```"'
     block = "class Camera:\n    def project(self, p):\n        ...\n"
