@@ -509,7 +509,8 @@ def test_no_attribute_path_leads_to_the_harness(engine):
     ("import threading, gc\nt = threading.Thread(target=gc.get_objects)\nt.start()\n"
      "t.join()", "gc.get_objects"),
     ("import pytest\nexec(compile('x = 1', pytest.__file__, 'exec'))", "compile()"),
-    ("code = (lambda: 0).__code__.replace(co_filename='/usr/lib/x.py')", "code.__new__"),
+    ("import pytest\ncode = (lambda: 0).__code__.replace(co_filename=pytest.__file__)",
+     "code.__new__"),
     ("import sys\nsys.addaudithook(lambda *a: None)", "sys.addaudithook"),
 ])
 def test_introspection_from_solution_code_is_tampered(engine, attack, word):
@@ -548,6 +549,46 @@ def test_ordinary_library_use_is_not_tampering(engine):
             return Point(a, b).x + Point(a, b).y + Box().size - 1
         """)
     assert result.outcome == "passed", (result.reason, result.evidence, result.stderr[-3000:])
+
+
+def test_remaking_its_own_code_is_not_tampering(engine):
+    # what torch.compile does to the code it compiles: new code objects and functions
+    # that keep the solution's file name gain no trust, so they are allowed
+    result = run_one(engine, """\
+        import types
+
+        def _double(x):
+            return x * 2
+
+        def add(a, b):
+            code = _double.__code__.replace(co_name="_twice")
+            twice = types.FunctionType(code, globals(), "_twice")
+            return twice(a + b) // 2
+        """)
+    assert result.outcome == "passed", (result.reason, result.evidence, result.stderr[-3000:])
+    compiled = run_one(engine, """\
+        import torch
+
+        def _scaled(x):
+            return torch.sin(x) * 0 + x * 2
+
+        def add(a, b):
+            fn = torch.compile(_scaled, backend="eager", fullgraph=True)
+            return int(fn(torch.tensor(a + b, dtype=torch.float64)).item()) // 2
+        """)
+    assert compiled.outcome == "passed", (compiled.reason, compiled.evidence,
+                                          compiled.stderr[-3000:])
+    library = run_one(engine, """\
+        import types, pytest
+
+        def add(a, b):
+            try:
+                types.FunctionType(pytest.main.__code__, {})   # a library's code, remade
+            except RuntimeError:
+                pass
+            return a + b
+        """)
+    _tampered(library, "function.__new__")
 
 
 def test_exit_from_inside_a_test_is_not_a_pass(engine):

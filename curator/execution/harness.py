@@ -205,6 +205,8 @@ VETOED = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrac
           "sys.setprofile", "sys._current_frames", "sys.addaudithook", "code.__new__",
           "function.__new__", "marshal.load", "cpython.PyInterpreterState_Clear",
           "sys.monitoring.register_callback", "sys.monitoring.set_events"}
+# Making code: vetoed, unless what is made still counts as the solution's own code.
+NEW_CODE = {"code.__new__", "function.__new__"}
 WATCHED = VETOED | {"sys._getframe", "object.__getattr__", "object.__setattr__",
                     "object.__delattr__", "open", "compile", "marshal.loads"}
 # Events judged by the code that raised them, not by who is further down the stack.
@@ -228,6 +230,14 @@ def interpreter_prefixes():
 
 class Tampering(RuntimeError):
     """Raised into solution code that tried something a run may not do."""
+
+
+def _new_code_file(event, args):
+    """The file name of the code object being made (code.__new__: args[1]) or of the
+    code a function is being made from (function.__new__: args[0])."""
+    if event == "code.__new__":
+        return args[1] if len(args) > 1 else None
+    return getattr(args[0], "co_filename", None) if args else None
 
 
 class Guard:
@@ -341,6 +351,14 @@ class Guard:
             stack.first_untrusted = True  # threads are the solution's: nothing else starts one
         elif not stack.solution:
             return None
+        if event in NEW_CODE:
+            filename = _new_code_file(event, args)
+            if isinstance(filename, str) and self._untrusted_code(filename):
+                # a code object or function that claims the solution's own file (or
+                # another file judged as the solution's) gains no trust: torch.compile
+                # rebuilds the reference's bytecode this way, the solution on the stack
+                return None
+            return "%s (of %s)" % (event, filename)
         if event in VETOED or event.startswith("ctypes."):
             return event
         if event in ("object.__setattr__", "object.__delattr__"):
