@@ -151,7 +151,8 @@ def test_fields_over_the_size_limit_are_reported_by_row():
     assert errors == [{"file": "dl.csv:2",
                        "reason": "a field of 40 characters (the limit is 16)"}]
     records, errors = dlbench.parse_csv(f"{'y' * 40},prompt\n", "dl.csv", field_limit=16)
-    assert records == [] and [e["file"] for e in errors] == ["dl.csv:1"]
+    assert records == [] and errors == [
+        {"file": "dl.csv:1", "reason": "a field of 40 characters (the limit is 16)"}]
     records, errors = dlbench.parse_csv(text, "dl.csv", field_limit=40)
     assert [r.origin for r in records] == ["a.txt", "b.txt"] and errors == []
     assert csv.field_size_limit() == before
