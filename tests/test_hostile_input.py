@@ -1,6 +1,6 @@
 """Every reader survives hostile input: one line per bad item, the good items kept.
 
-Each case here was reported as a traceback, an abort or silent damage in issue 13.
+Each case here once gave a traceback, an abort or silent damage (docs/ARCHITECTURE.md#tests).
 """
 
 from __future__ import annotations
