@@ -185,3 +185,21 @@ def test_scan_of_a_missing_folder_is_one_error(tmp_path):
     assert result.problems == []
     assert [(e.path, e.message) for e in result.errors] == [
         (str(tmp_path / "nowhere"), "problems folder not found")]
+
+
+@pytest.mark.parametrize("name", ["problem.toml", "prompt.md", "solution.py",
+                                  "test_solution.py"])
+def test_each_file_of_a_folder_is_held_to_the_size_limit(tmp_path, name):
+    problems = tmp_path / "problems"
+    for pid in ("big", "small"):
+        write_problem(Problem(id=pid, entry_point="f", prompt="P\n", solution="S\n",
+                              tests="T\n"), problems)
+    path = problems / "big" / name
+    path.write_bytes(path.read_bytes() + b"#" * 300 + b"\n")
+    result = scan(problems, limit=200)
+    assert [p.id for p, _raw, _folder in result.problems] == ["small"]
+    assert [str(e) for e in result.errors] == [
+        f"{path}: larger than the limit of 200 bytes (raise [limits] file_bytes in "
+        "curator.toml)"]
+    assert [p.id for p, _raw, _folder in scan(problems, limit=2000).problems] == \
+        ["big", "small"]
