@@ -182,8 +182,7 @@ def _start(spec):
     # are watched by the audit hook.
     guard = Guard(reporter.send, untrusted=[w for w in watched.split(os.pathsep) if w],
                   trusted=interpreter_prefixes())
-    guard.snapshot()
-    guard.install()
+    guard.start()
     return reporter, guard
 
 
@@ -316,6 +315,11 @@ class Guard:
 
     def install(self):
         sys.addaudithook(self._hook)
+
+    def start(self):
+        """Take the identities now, then watch: from here on, solution code may run."""
+        self.snapshot()
+        self.install()
 
     def _hook(self, event, args):
         if event not in WATCHED and not event.startswith("ctypes."):

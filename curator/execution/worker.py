@@ -304,31 +304,26 @@ class Worker:
                           trusted=interpreter_prefixes())
             sandbox.not_dumpable()
 
+            def start_guard():
+                guard.start()
+                reporter.guard = guard
+
             class GuardAtConfigure:
                 # Not tryfirst: pytest's legacypath plugin adds Cache.makedir and the like
                 # in a tryfirst implementation; conftests load in pytest's trylast one.
                 def pytest_load_initial_conftests(self, early_config, parser, args):
-                    guard.snapshot()
-                    guard.install()
-                    reporter.guard = guard
+                    start_guard()
 
                 @pytest.hookimpl(trylast=True)
                 def pytest_configure(self, config):
                     if reporter.guard is None:   # a pytest that skipped the early hook
-                        guard.snapshot()
-                        guard.install()
-                        reporter.guard = guard
+                        start_guard()
 
             # The reporter checks the guard when the session finishes (before pytest's
             # own unconfigure undoes what its plugins patched).
             code = pytest.main(repo_pytest_args(job, os.getcwd()),
                                plugins=[reporter, GuardAtConfigure()])
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except Exception:
-                    pass
-            os._exit(int(code))
+            _flush_and_exit(code)
         if job.repo_backed:
             shadow = json.loads(env.get(SHADOW_VAR, "{}"))
             env["PYTHONPATH"] = ":".join([str(self.harness_dir),
@@ -359,12 +354,7 @@ class Worker:
         guard.install()  # from here on, solution code may run
         code = self._pytest(reporter, HiddenTests(job.tests or "", verdict.TEST_FILE))
         guard.verify()
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:
-                pass
-        os._exit(int(code))
+        _flush_and_exit(code)
 
     def _enter_run(self, job: Job, marker: str, rundir: Path) -> dict:
         """In the child: drop privileges, lay out the run folder, set limits; its env."""
@@ -385,19 +375,14 @@ class Worker:
             workdir = rundir / "repo"
             link_tree(Path(job.repo_dir), workdir)
             shadow = write_shadow(rundir / "shadow", workdir, job.overlay)
-            base = COLD_BASE_MB << 20 if not self.settings.repo_mode else \
-                sandbox.vm_size_bytes()
         elif job.repo_backed:
             workdir = rundir / "repo"
             _copy_repo(Path(job.repo_dir), workdir, job.overlay)
-            base = COLD_BASE_MB << 20 if not self.settings.repo_mode else \
-                sandbox.vm_size_bytes()
         else:
             workdir = rundir
             (rundir / SOLUTION_FILE).write_text(job.solution, encoding="utf-8")
             (rundir / verdict.TEST_FILE).write_text("", encoding="utf-8")  # tests: in memory
             (rundir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-            base = sandbox.vm_size_bytes()
         os.chdir(workdir)
         env = sandbox.base_env(str(rundir), python=job.python, plugins_autoload=job.repo_backed)
         env[proctree.MARKER_VAR] = marker
@@ -407,6 +392,10 @@ class Worker:
             signal.signal(sig, signal.SIG_DFL)
         if self.settings.slot_cgroup:
             _prefer_as_oom_victim()  # the slot's memory limit must hit the run, not us
+        # a cold repository run execs a fresh interpreter; every other run is this process
+        # forked, so its address space starts from ours
+        cold = job.repo_backed and not self.settings.repo_mode
+        base = COLD_BASE_MB << 20 if cold else sandbox.vm_size_bytes()
         sandbox.apply_rlimits(
             address_space=base + (limits.memory_mb << 20),
             cpu_s=max(1, math.ceil(limits.timeout_s)) + 1,
@@ -452,6 +441,16 @@ class Worker:
                         entry.unlink()
                     except OSError:
                         pass
+
+
+def _flush_and_exit(code) -> None:
+    """End a run's child with pytest's exit status, its output flushed (no atexit)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(int(code))
 
 
 def _prefer_as_oom_victim() -> None:
