@@ -78,7 +78,6 @@ class SlotGroup:
 
     @classmethod
     def create(cls, slot: int) -> SlotGroup | None:
-        sweep()
         group = cls(f"{PREFIX}{os.getpid()}-{slot}-{secrets.token_hex(3)}")
         if "pids" not in group.dirs:
             group.remove()

@@ -294,12 +294,14 @@ class LocalPool(Pool):
         self._repo_workers: dict[int, dict[tuple, WorkerProcess]] = {}
         self._nproc_base = 0
         self._groups: dict[int, cgroups.SlotGroup | None] = {}  # a pids/memory cgroup a slot
+        self._conftest_imports: dict[str, list[str]] = {}   # checkout -> what it preloads
 
     # -- Pool --------------------------------------------------------------------------
 
     def start(self) -> None:
         uid = sandbox.run_uid(self.isolation)
         self._nproc_base = sandbox.count_tasks(os.getuid() if uid is None else uid)
+        cgroups.sweep()   # the groups of engines that died without closing their pool
         for slot in range(max(1, self.settings.workers)):
             self._groups[slot] = cgroups.SlotGroup.create(slot)
             thread = threading.Thread(target=self._serve, args=(slot,), daemon=True,
@@ -441,8 +443,11 @@ class LocalPool(Pool):
     def _run_repo(self, slot: int, job: Job) -> RunResult:
         """A repo-backed job on the slot's warm worker of its environment (started when
         missing); when that worker cannot start, the job runs cold, which says why."""
-        preload = tuple(dict.fromkeys([*job.env_preload,
-                                       *conftest_imports(Path(job.repo_dir))]))
+        imports = self._conftest_imports.get(job.repo_dir)
+        if imports is None:   # a checkout is one commit's: read its conftests once
+            imports = self._conftest_imports[job.repo_dir] = conftest_imports(
+                Path(job.repo_dir))
+        preload = tuple(dict.fromkeys([*job.env_preload, *imports]))
         key = (job.python or sys.executable, os.path.realpath(job.repo_dir), preload)
         workers = self._repo_workers.setdefault(slot, {})
         worker = workers.pop(key, None)
