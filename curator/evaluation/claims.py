@@ -13,7 +13,8 @@ import socket
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from curator.store import Store, now, pid_alive
+from curator.processes import pid_alive
+from curator.store import Store, now
 from curator.store import sample_claims as claim_rows
 
 STALE_S = 6 * 3600

@@ -17,7 +17,7 @@ import sqlite_utils
 
 from curator.errors import StoreError
 from curator.labels import DEFAULT_LABELS
-from curator.processes import pid_alive  # noqa: F401 (re-exported: callers use store's)
+from curator.processes import pid_alive
 from curator.store.migrations import migrate
 from curator.timestamps import now
 

@@ -19,7 +19,7 @@ def insert(store: Store, *, problem_id: str, model: str, technique: str,
            temperature: float | None, sample_index: int, format: str, raw: str,
            code: str | None, extraction: str, content_hash: str, origin: str) -> int | None:
     """Insert one sample (inside the caller's transaction); None when it already exists."""
-    if store.one("SELECT id FROM samples WHERE content_hash = ?", (content_hash,)):
+    if id_for_content(store, content_hash) is not None:
         return None
     code_hash = hashlib.sha256(code.encode()).hexdigest() if code is not None else None
     cursor = store.execute(
