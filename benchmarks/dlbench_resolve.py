@@ -41,9 +41,8 @@ from pathlib import Path
 
 from curator import runs as run_store
 from curator import workspace as workspace_mod
-from curator.mining import envs
-from curator.mining import repos as repo_store
-from curator.release import importing, resolve
+from curator.dlbench import importer, resolve
+from curator.repos import environments, identity
 from curator.store import Store
 from curator.store import runs as stored_runs
 
@@ -150,7 +149,7 @@ def main() -> int:
     out: dict = {}
     with Store(ws.db_path, "benchmark") as store:
         started = time.monotonic()
-        imported = importing.import_dlbench(store, ws, release)
+        imported = importer.import_dlbench(store, ws, release)
         out["import"] = {"imported": len(imported.problems), "drafts": imported.drafts,
                          "unmapped": imported.unmapped, "seconds": round(time.monotonic()
                                                                          - started, 1)}
@@ -171,9 +170,9 @@ def main() -> int:
             "reasons": dict(reasons), "seconds": round(time.monotonic() - started, 1)}
         if not args.no_run:
             if args.python or args.make_env:
-                repo_store.set_python(store, "kornia", args.python or make_env(root))
+                identity.set_python(store, "kornia", args.python or make_env(root))
             else:   # `curator repo env kornia`: the libraries as of the pinned date
-                built = envs.build(store, ws, "kornia")
+                built = environments.build(store, ws, "kornia")
                 out["env"] = {"python": built.python, "seconds": built.seconds}
             ids = resolved[:args.limit] if args.limit else resolved
 

@@ -27,18 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from curator.mining.gitcache import CachedRepo, GitError, run_git  # noqa: E402
+from curator.dlbench.fileformat import identifier, node_ids, parse_ground_truth, parse_txt  # noqa: E402
+from curator.dlbench.label_map import resolve_labels, spelling_map  # noqa: E402
 from curator.mining.index import index_commit  # noqa: E402
 from curator.mining.settings import MiningSettings  # noqa: E402
 from curator.mining.suggest import best  # noqa: E402
-from curator.release.dlbench import (  # noqa: E402
-    identifier,
-    node_ids,
-    parse_ground_truth,
-    parse_txt,
-    resolve_labels,
-    spelling_map,
-)
+from curator.repos.gitcache import CachedRepo, GitError, run_git  # noqa: E402
 
 
 def read_items(source: Path, name: str) -> list[dict]:

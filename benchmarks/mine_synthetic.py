@@ -34,10 +34,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from curator import workspace as workspace_mod
-from curator.mining.gitcache import CachedRepo, cache_for
 from curator.mining.index import index_commit
 from curator.mining.mine import mine
 from curator.mining.settings import MiningSettings
+from curator.repos.gitcache import CachedRepo, cache_for
 from curator.store import Store
 
 TARGET_FILES_PER_S = 200

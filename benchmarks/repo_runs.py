@@ -29,7 +29,7 @@ from collections import Counter
 from curator import runs
 from curator.execution import sandbox
 from curator.execution.engine import Engine
-from curator.mining import repos
+from curator.repos import identity
 from curator.store import Store
 from curator.store import problems as problem_store
 from curator.workspace import discover
@@ -63,7 +63,7 @@ def main() -> None:
     args = parser.parse_args()
     workspace = discover(args.workspace)
     with Store(workspace.db_path, "benchmark") as store:
-        repo = repos.find(store, args.snapshot)
+        repo = identity.find(store, args.snapshot)
         problems = [p for p in problem_store.all_problems(store)
                     if p.repo_backed and (p.source or {}).get("repo") == repo["url"]]
         problems = problems[:args.limit]

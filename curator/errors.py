@@ -22,6 +22,10 @@ class ProblemFormatError(CuratorError):
         super().__init__(f"{self.path}: {message}")
 
 
+class ReleaseError(CuratorError):
+    """A bundle or a DL-Bench release cannot be built, read or imported."""
+
+
 class NotFoundError(CuratorError):
     """An id (problem, sample, candidate ...) does not exist."""
 

@@ -16,9 +16,9 @@ from curator.errors import CuratorError
 from curator.execution import verdict
 from curator.execution.engine import Engine, default_workers, resolve_backend
 from curator.execution.job import Job, Limits, RunResult
-from curator.mining import checkout, envs
 from curator.problem import Problem
 from curator.progress import CancelCheck, Progress
+from curator.repos import checkout, environments
 from curator.store import Store
 from curator.store import problems as problem_store
 from curator.store.runs import (  # noqa: F401  (re-exported: the runs API in one place)
@@ -38,7 +38,7 @@ from curator.store.runs import (  # noqa: F401  (re-exported: the runs API in on
 from curator.workspace import Workspace
 
 # Ray nodes build or reuse a repo-backed job's checkout and environment with this.
-REPO_PREPARING = {"repo_preparer": "curator.mining.envs:materialize"}
+REPO_PREPARING = {"repo_preparer": "curator.repos.environments:materialize"}
 DEFAULT_TIMEOUT_S = 60.0      # when the reference has never been timed on this machine
 TIMEOUT_FLOOR_S = 10.0
 TIMEOUT_FACTOR = 10.0
@@ -102,10 +102,10 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
         return job
     job.repo_dir, job.overlay, job.python = str(repo_dir), dict(overlay), python
     source = problem.source or {}
-    job.env_preload = envs.preload_for(store, source.get("repo"), python)
+    job.env_preload = environments.preload_for(store, source.get("repo"), python)
     # What a cluster node needs to rebuild the checkout and environment itself.
     if source.get("repo") and source.get("commit"):
-        job.repo = envs.portable_spec(store, source["repo"], source["commit"], python)
+        job.repo = environments.portable_spec(store, source["repo"], source["commit"], python)
     job.node_ids = list(problem.test_node_ids)
     job.deselect = [row["node_id"] for row in excluded(store, problem.id)
                     if row["node_id"] not in job.node_ids]

@@ -24,4 +24,4 @@ def test_seed_loads_cleanly_and_covers_every_label(seed_dir):
 
 
 # That every seed reference passes its own tests is checked through the execution engine:
-# tests/test_execution.py::test_cli_run_all_seed_problems_pass (`curator run --all`).
+# tests/execution/test_execution.py::test_cli_run_all_seed_problems_pass (`curator run --all`).

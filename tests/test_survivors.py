@@ -2,7 +2,7 @@
 
 A study of hand-made bugs in the core modules found these survivors; every test below
 was checked by putting the bug into the code and watching the test fail. Where a test
-lives elsewhere (exchange timestamps: tests/test_review_exchange.py), it says so.
+lives elsewhere (exchange timestamps: tests/review/test_review_exchange.py), it says so.
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ from execution_support import needs_bwrap, run_one, start_engine
 from samples_support import add_samples, make_problems, record_run
 
 from curator import problem_files, review
+from curator.dlbench import fileformat, label_map
 from curator.evaluation import report
 from curator.evaluation.extract import FENCED_ENTRY, extract_code
 from curator.execution import sandbox, verdict
-from curator.mining.modules import parse_module
 from curator.mining.testfind import find_tests
 from curator.problem import Problem
-from curator.release import dlbench, similarity
+from curator.pysource.modules import parse_module
+from curator.release import similarity
 from curator.review.agreement import krippendorff_alpha_nominal, pairwise_kappa
 from curator.store import Store
 from curator.tui import filtering
@@ -187,11 +188,11 @@ def test_with_as_binds_an_instance():
 
 
 def test_a_tie_between_readings_goes_to_the_swap_in_class_files_only():
-    table = dlbench.spelling_map()
+    table = label_map.spelling_map()
     fields = {"stage": "Image", "data": "Image", "task": "Classification"}
-    klass = dlbench.resolve_labels(dlbench.Record("classes-kornia_Foo1.txt", dict(fields)),
+    klass = label_map.resolve_labels(fileformat.Record("classes-kornia_Foo1.txt", dict(fields)),
                                    table)
-    func = dlbench.resolve_labels(dlbench.Record("kornia_foo1.txt", dict(fields)), table)
+    func = label_map.resolve_labels(fileformat.Record("kornia_foo1.txt", dict(fields)), table)
     assert klass.swapped and not func.swapped
     assert klass.unknown == [{"axis": "stage", "value": "Image", "key": "data"}]
     assert func.unknown == [{"axis": "stage", "value": "Image", "key": "stage"}]

@@ -149,3 +149,10 @@ def rich_table(columns: list[str], rows: list[list[Any]], title: str | None = No
 
 __all__ = ["CliContext", "CuratorError", "fail", "interruptible", "json_option", "pass_ctx",
            "print_json", "progress_bar", "rich_table"]
+
+
+def print_errors(errors: list[dict]) -> None:
+    """One `error: FILE[:LINE]: message` line per bad row, on stderr."""
+    for error in errors:
+        where = error["file"] + (f":{error['line']}" if error.get("line") else "")
+        click.echo(f"error: {where}: {error['message']}", err=True)

@@ -1,12 +1,25 @@
-"""dlbench resolve: imported DL-Bench problems -> pinned, runnable repo-backed drafts."""
+"""dlbench import | resolve | taxonomy: DL-Bench's release, its upstream repositories and
+its Taxonomy-Data (`import-dlbench` and `samples import --format dlbench-taxonomy` are
+aliases that say where the command now lives)."""
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from curator.cli.context import CliContext, json_option, pass_ctx, print_json, progress_bar
+from curator.cli.context import (
+    CliContext,
+    json_option,
+    pass_ctx,
+    print_errors,
+    print_json,
+    progress_bar,
+)
+from curator.dlbench import importer, taxonomy_data
+from curator.dlbench import resolve as resolve_mod
 from curator.errors import CuratorError
-from curator.release import resolve as resolve_mod
+from curator.limits import one_line
 
 
 @click.group("dlbench")
@@ -49,4 +62,93 @@ def resolve_cmd(ctx: CliContext, repos: tuple[str, ...], as_of: str | None,
                "unresolved")
 
 
-COMMANDS = [dlbench_group]
+def _already(item: dict) -> bool:
+    return item["reason"].startswith("already") or ": already present" in item["reason"]
+
+
+def print_import(report: importer.ImportReport, as_json: bool) -> None:
+    """The report; exit status 1 when a bad item was skipped (not one already imported)."""
+    bad = [item for item in report.skipped if not _already(item)]
+    if as_json:
+        print_json(report.to_json())
+        if bad:
+            sys.exit(1)
+        return
+    for item in report.skipped:
+        if _already(item):
+            click.echo(one_line(f"skipped {item['file']}: {item['reason']}"), err=True)
+        else:
+            click.echo(one_line(f"error: {item['file']}: {item['reason']}"), err=True)
+    for item in report.unknown_labels:
+        click.echo(f"unknown {item['axis']} label {item['value']!r} in {item['file']} "
+                   f"(problem {item['problem_id']})", err=True)
+    verb = "would import" if report.dry_run else "imported"
+    drafts = f" ({report.drafts} missing something, see flags)" if report.drafts else ""
+    click.echo(f"{verb} {len(report.problems)} problem(s){drafts}, skipped "
+               f"{len(report.skipped)}, {len(report.unknown_labels)} unknown label spelling(s)")
+    if bad:
+        sys.exit(1)
+
+
+@dlbench_group.command("import")
+@click.argument("path", type=click.Path(exists=True))
+@click.option("--dry-run", is_flag=True, help="Report what would be imported; write nothing.")
+@json_option
+@pass_ctx
+def import_cmd(ctx: CliContext, path: str, dry_run: bool, as_json: bool) -> None:
+    """Import the original DL-Bench release (.txt folder/tarball, or CSV) as drafts."""
+    with progress_bar("importing", enabled=not as_json) as bar:
+        report = importer.import_dlbench(ctx.store, ctx.workspace, path, dry_run=dry_run,
+                                          progress=bar)
+    print_import(report, as_json)
+
+
+@click.command("import-dlbench", hidden=True)
+@click.argument("path", type=click.Path(exists=True))
+@click.option("--dry-run", is_flag=True, help="Report what would be imported; write nothing.")
+@json_option
+@click.pass_context
+def import_dlbench_alias(click_ctx: click.Context, path: str, dry_run: bool,
+                         as_json: bool) -> None:
+    """Alias of `curator dlbench import` (where the command now lives)."""
+    click.echo("note: `curator import-dlbench` is now `curator dlbench import`", err=True)
+    click_ctx.invoke(import_cmd, path=path, dry_run=dry_run, as_json=as_json)
+
+
+@dlbench_group.command("taxonomy")
+@click.argument("folders", nargs=-1, required=True, type=click.Path())
+@click.option("--model", required=True, help="Model name the Taxonomy-Data samples are from.")
+@click.option("--technique", help="Prompting technique of those samples.")
+@json_option
+@pass_ctx
+def taxonomy_cmd(ctx: CliContext, folders: tuple[str, ...], model: str, technique: str | None,
+                 as_json: bool) -> None:
+    """Import DL-Bench's Taxonomy-Data folder: samples with the outcomes DL-Bench recorded."""
+    import_taxonomy(ctx, folders, model, technique, as_json)
+
+
+def import_taxonomy(ctx: CliContext, folders: tuple[str, ...], model: str | None,
+                     technique: str | None, as_json: bool) -> None:
+    if not model:
+        raise CuratorError("--format dlbench-taxonomy needs --model NAME")
+    reports = []
+    for folder in folders:
+        with progress_bar("importing", enabled=not as_json) as bar:
+            reports.append(taxonomy_data.import_taxonomy(ctx.store, folder, model, technique,
+                                                    progress=bar))
+    errors = [e for r in reports for e in r.errors]
+    if as_json:
+        print_json(reports[0].to_json() if len(reports) == 1 else
+                   [r.to_json() for r in reports])
+    else:
+        print_errors(errors)
+        for report in reports:
+            mix = ", ".join(f"{k} {v}" for k, v in sorted(report.outcomes.items()))
+            click.echo(f"{report.imported} imported ({mix or 'no outcomes'}; judged "
+                       f"elsewhere), {report.duplicates} duplicate(s), {report.pending} "
+                       f"without an outcome, {len(report.errors)} error(s)")
+    if errors:
+        sys.exit(1)
+
+
+COMMANDS = [dlbench_group, import_dlbench_alias]

@@ -19,7 +19,7 @@ from curator.cli.context import (
 from curator.display import visible
 from curator.errors import CuratorError
 from curator.execution import doctor
-from curator.mining import envs
+from curator.repos import environments, importcheck
 from curator.store import problems as problem_store
 
 
@@ -145,8 +145,8 @@ def _repo_envs(ctx: CliContext) -> list[dict]:
     except CuratorError:
         return []
     out = []
-    for row in envs.list_envs(store):
-        ok, detail = envs.check_import(row)
+    for row in environments.list_envs(store):
+        ok, detail = importcheck.check_import(row)
         out.append({"repo": row["repo_name"], "python": row["python"],
                     "commit": row["commit_sha"], "package": row["package"],
                     "packages": len(row["packages"]), "imports": ok, "detail": detail,

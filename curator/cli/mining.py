@@ -20,8 +20,9 @@ from curator.cli.context import (
     rich_table,
 )
 from curator.errors import Cancelled, CuratorError
-from curator.mining import envs, promote, repos
+from curator.mining import promote
 from curator.mining.mine import mine
+from curator.repos import environments, identity
 from curator.store import candidates as candidate_store
 from curator.store.candidates import STATUSES
 
@@ -89,7 +90,7 @@ def candidates_group() -> None:
 def candidates_list(ctx: CliContext, min_score: float | None, status: str, repo: str | None,
                     as_json: bool) -> None:
     """Candidates, highest DL-relevance score first."""
-    repo_id = repos.find(ctx.store, repo)["id"] if repo else None
+    repo_id = identity.find(ctx.store, repo)["id"] if repo else None
     rows = candidate_store.list_rows(ctx.store, min_score=min_score, status=status,
                                      repo_id=repo_id)
     if as_json:
@@ -185,7 +186,7 @@ def repo_group() -> None:
 @pass_ctx
 def repo_list(ctx: CliContext, as_json: bool) -> None:
     """Mined repositories with their licence, last commit and interpreter."""
-    rows = repos.list_rows(ctx.store)
+    rows = identity.list_rows(ctx.store)
     if as_json:
         print_json([{"id": r["id"], "url": r["url"], "name": r["name"],
                      "license": r["license"], "python": r["python"],
@@ -204,7 +205,7 @@ def repo_list(ctx: CliContext, as_json: bool) -> None:
 @pass_ctx
 def repo_set_python(ctx: CliContext, repo: str, path: str, as_json: bool) -> None:
     """Run REPO's tests with the interpreter PATH (`default`: the curator's own)."""
-    row = repos.set_python(ctx.store, repo, None if path == "default" else path)
+    row = identity.set_python(ctx.store, repo, None if path == "default" else path)
     if as_json:
         print_json({"id": row["id"], "url": row["url"], "name": row["name"],
                     "python": row["python"]})
@@ -233,7 +234,7 @@ def repo_env(ctx: CliContext, repo: str, python: str | None, extras: tuple[str, 
     if lock_file:
         lock = Path(lock_file).read_text(encoding="utf-8")
     with progress_bar("environment", enabled=not as_json) as bar:
-        report = envs.build(ctx.store, ctx.workspace, repo, python=python,
+        report = environments.build(ctx.store, ctx.workspace, repo, python=python,
                             extras=list(extras), lock=lock, progress=bar, force=rebuild)
     if as_json:
         print_json(report.to_json())

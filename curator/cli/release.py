@@ -1,4 +1,4 @@
-"""release check/build/verify/diff, import-dlbench, import-release."""
+"""release check/build/verify/diff, import-release."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import sys
 import click
 
 from curator.cli.context import CliContext, json_option, pass_ctx, print_json, progress_bar
+from curator.cli.dlbench import print_import
 from curator.errors import WorkspaceError
-from curator.limits import DEFAULT, Limits, one_line
+from curator.limits import DEFAULT, Limits
 from curator.release import bundle as bundle_mod
 from curator.release import diff as diff_mod
 from curator.release import gates, importing
@@ -117,47 +118,6 @@ def diff_cmd(old: str, new: str, as_json: bool) -> None:
         click.echo(result.markdown(), nl=False)
 
 
-def _already(item: dict) -> bool:
-    return item["reason"].startswith("already") or ": already present" in item["reason"]
-
-
-def _print_import(report: importing.ImportReport, as_json: bool) -> None:
-    """The report; exit status 1 when a bad item was skipped (not one already imported)."""
-    bad = [item for item in report.skipped if not _already(item)]
-    if as_json:
-        print_json(report.to_json())
-        if bad:
-            sys.exit(1)
-        return
-    for item in report.skipped:
-        if _already(item):
-            click.echo(one_line(f"skipped {item['file']}: {item['reason']}"), err=True)
-        else:
-            click.echo(one_line(f"error: {item['file']}: {item['reason']}"), err=True)
-    for item in report.unknown_labels:
-        click.echo(f"unknown {item['axis']} label {item['value']!r} in {item['file']} "
-                   f"(problem {item['problem_id']})", err=True)
-    verb = "would import" if report.dry_run else "imported"
-    drafts = f" ({report.drafts} missing something, see flags)" if report.drafts else ""
-    click.echo(f"{verb} {len(report.problems)} problem(s){drafts}, skipped "
-               f"{len(report.skipped)}, {len(report.unknown_labels)} unknown label spelling(s)")
-    if bad:
-        sys.exit(1)
-
-
-@click.command("import-dlbench")
-@click.argument("path", type=click.Path(exists=True))
-@click.option("--dry-run", is_flag=True, help="Report what would be imported; write nothing.")
-@json_option
-@pass_ctx
-def import_dlbench_cmd(ctx: CliContext, path: str, dry_run: bool, as_json: bool) -> None:
-    """Import the original DL-Bench release (.txt folder/tarball, or CSV) as drafts."""
-    with progress_bar("importing", enabled=not as_json) as bar:
-        report = importing.import_dlbench(ctx.store, ctx.workspace, path, dry_run=dry_run,
-                                          progress=bar)
-    _print_import(report, as_json)
-
-
 @click.command("import-release")
 @click.argument("bundle", type=click.Path(exists=True))
 @click.option("--dry-run", is_flag=True, help="Report what would be imported; write nothing.")
@@ -168,7 +128,7 @@ def import_release_cmd(ctx: CliContext, bundle: str, dry_run: bool, as_json: boo
     with progress_bar("importing", enabled=not as_json) as bar:
         report = importing.import_release(ctx.store, ctx.workspace, bundle, dry_run=dry_run,
                                           progress=bar)
-    _print_import(report, as_json)
+    print_import(report, as_json)
 
 
-COMMANDS = [release_group, import_dlbench_cmd, import_release_cmd]
+COMMANDS = [release_group, import_release_cmd]

@@ -16,13 +16,15 @@ from curator.cli.context import (
     CliContext,
     json_option,
     pass_ctx,
+    print_errors,
     print_json,
     progress_bar,
     rich_table,
 )
+from curator.cli.dlbench import import_taxonomy
 from curator.cli.engine import backend_options, cluster_line
 from curator.errors import CuratorError
-from curator.evaluation import evaluate, external, generate
+from curator.evaluation import evaluate, generate
 from curator.evaluation import report as report_mod
 from curator.evaluation import samples as sample_files
 from curator.evaluation.outcomes import PENDING, sample_runs
@@ -34,12 +36,6 @@ from curator.store import samples as sample_store
 @click.group("samples")
 def samples_group() -> None:
     """LLM samples: import, evaluate, generate, list."""
-
-
-def _print_errors(errors: list[dict]) -> None:
-    for error in errors:
-        where = error["file"] + (f":{error['line']}" if error.get("line") else "")
-        click.echo(f"error: {where}: {error['message']}", err=True)
 
 
 @samples_group.command("import")
@@ -56,7 +52,9 @@ def import_cmd(ctx: CliContext, files: tuple[str, ...], model: str | None,
                technique: str | None, fmt: str, as_json: bool) -> None:
     """Import samples from JSONL files or DL-Bench per-problem JSON files."""
     if fmt == "dlbench-taxonomy":
-        _import_taxonomy(ctx, files, model, technique, as_json)
+        click.echo("note: `samples import --format dlbench-taxonomy` is now "
+                   "`curator dlbench taxonomy`", err=True)
+        import_taxonomy(ctx, files, model, technique, as_json)
         return
     with progress_bar("importing", enabled=not as_json) as bar:
         report = sample_files.import_files(ctx.store, files, model=model, technique=technique,
@@ -64,34 +62,10 @@ def import_cmd(ctx: CliContext, files: tuple[str, ...], model: str | None,
     if as_json:
         print_json(report.to_json())
     else:
-        _print_errors(report.errors)
+        print_errors(report.errors)
         click.echo(f"{report.imported} imported, {report.duplicates} duplicate(s), "
                    f"{report.no_code} without code, {len(report.errors)} error(s)")
     if report.errors:
-        sys.exit(1)
-
-
-def _import_taxonomy(ctx: CliContext, folders: tuple[str, ...], model: str | None,
-                     technique: str | None, as_json: bool) -> None:
-    if not model:
-        raise CuratorError("--format dlbench-taxonomy needs --model NAME")
-    reports = []
-    for folder in folders:
-        with progress_bar("importing", enabled=not as_json) as bar:
-            reports.append(external.import_taxonomy(ctx.store, folder, model, technique,
-                                                    progress=bar))
-    errors = [e for r in reports for e in r.errors]
-    if as_json:
-        print_json(reports[0].to_json() if len(reports) == 1 else
-                   [r.to_json() for r in reports])
-    else:
-        _print_errors(errors)
-        for report in reports:
-            mix = ", ".join(f"{k} {v}" for k, v in sorted(report.outcomes.items()))
-            click.echo(f"{report.imported} imported ({mix or 'no outcomes'}; judged "
-                       f"elsewhere), {report.duplicates} duplicate(s), {report.pending} "
-                       f"without an outcome, {len(report.errors)} error(s)")
-    if errors:
         sys.exit(1)
 
 

@@ -84,7 +84,7 @@ def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
 # PoolSettings.extra: "module:function" that builds (or reuses) a repo-backed job's
 # checkout and environment on a node from its portable spec, (spec, node_cache) ->
 # (checkout, python). The layer that owns repositories names it (curator.runs uses
-# curator.mining.envs:materialize); without it repo-backed jobs stay on the driver's node.
+# curator.repos.environments:materialize); without it repo-backed jobs stay on the driver's node.
 REPO_PREPARER = "repo_preparer"
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from curator.errors import Cancelled
-from curator.mining.modules import FunctionInfo
 from curator.mining.symbols import CLASS, FUNCTION, Symbol, SymbolTable
 from curator.progress import CancelCheck
+from curator.pysource.modules import FunctionInfo
 
 SELF_NAMES = ("self", "cls")
 

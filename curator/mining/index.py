@@ -16,14 +16,21 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from curator.errors import Cancelled
-from curator.mining import licenses, relevance, suggest
+from curator.mining import relevance, suggest
 from curator.mining.callgraph import CallGraph, IndirectLink
-from curator.mining.gitcache import MODE_SYMLINK, CachedRepo, TreeEntry
-from curator.mining.modules import Binding, FunctionInfo, ModuleInfo, parse_module, resolve_relative
 from curator.mining.settings import MiningSettings
 from curator.mining.symbols import CLASS, FUNCTION, Symbol, SymbolTable
 from curator.mining.testfind import find_tests, in_test_folder, is_test_module
 from curator.progress import CancelCheck, Progress
+from curator.pysource.modules import (
+    Binding,
+    FunctionInfo,
+    ModuleInfo,
+    parse_module,
+    resolve_relative,
+)
+from curator.repos import licenses
+from curator.repos.gitcache import MODE_SYMLINK, CachedRepo, TreeEntry
 
 # Phases reported through the progress callback's third argument (the parse phase also
 # carries the rate: "parse 812 files/s").

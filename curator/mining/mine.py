@@ -9,8 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curator.errors import Cancelled
-from curator.mining import repos
-from curator.mining.gitcache import CachedRepo, GitError, cache_for, is_url
 from curator.mining.index import (
     FAILURE_REASONS,
     Candidate,
@@ -19,6 +17,8 @@ from curator.mining.index import (
 )
 from curator.mining.settings import MiningSettings
 from curator.progress import CancelCheck, Progress
+from curator.repos import identity
+from curator.repos.gitcache import CachedRepo, GitError, cache_for, is_url
 from curator.store import Store, mined_commits, now
 from curator.store import candidates as candidate_rows
 from curator.store import repos as repo_rows
@@ -91,7 +91,7 @@ def mine(store: Store, workspace: Workspace, source: str, rev: str | None = None
     """Mine one commit (REV, default the default branch) of SOURCE into candidates.
 
     SOURCE is a URL or a local clone / bare mirror; the repository is recorded under its
-    portable identity (`repos.identify`: the remote URL, or NAME). Re-mining a commit
+    portable identity (`identity.identify`: the remote URL, or NAME). Re-mining a commit
     already mined is a no-op. A commit that descends from the last one mined re-pins
     unreviewed candidates to it, adds new ones and marks vanished ones. Cancelling (the
     `cancelled` callback turning true) raises `Cancelled` and writes nothing.
@@ -100,24 +100,24 @@ def mine(store: Store, workspace: Workspace, source: str, rev: str | None = None
     settings = MiningSettings.from_config(workspace.config)
     if with_tests is None:
         with_tests = settings.with_tests
-    identity = repos.identify(source, name)
-    location = identity.source or identity.url
+    origin = identity.identify(source, name)
+    location = origin.source or origin.url
     if not is_url(location):
         _check_local(location)
-    url = identity.url
+    url = origin.url
     cache = cache_for(workspace.repos_dir, url)
     if progress:
         progress(0, 0, "fetch")
     if rev and cache.exists() and cache.has_commit(rev):
         fetch = False  # a full SHA already in the cache: nothing to fetch
     CachedRepo(url=location, path=cache.path).ensure(fetch=fetch)
-    if identity.source:
-        cache.point_origin_at(identity.source)
+    if origin.source:
+        cache.point_origin_at(origin.source)
     commit = cache.resolve(rev)
-    report = MineReport(repo=url, name=identity.name, commit=commit, rev=rev)
-    if identity.named_by_folder:
+    report = MineReport(repo=url, name=origin.name, commit=commit, rev=rev)
+    if origin.named_by_folder:
         report.warnings.append(f"{location} has no remote URL: it is named "
-                               f"{identity.name!r}; give --name OWNER/NAME")
+                               f"{origin.name!r}; give --name OWNER/NAME")
     repo = repo_rows.by_url(store, url)
     if repo is None:
         repo = {"id": None}
@@ -147,8 +147,8 @@ def mine(store: Store, workspace: Workspace, source: str, rev: str | None = None
     if cancelled and cancelled():
         raise Cancelled("mining cancelled; nothing was written")
     with store.transaction():
-        repo, _ = repos.register(store, workspace.repos_dir, url, source=identity.source,
-                                 name=name or (None if repo["id"] else identity.name))
+        repo, _ = identity.register(store, workspace.repos_dir, url, source=origin.source,
+                                 name=name or (None if repo["id"] else origin.name))
         report.name = repo["name"]
         _store(store, cache, repo, result, report, rev, with_tests)
     report.seconds = time.perf_counter() - started

@@ -7,9 +7,11 @@ import textwrap
 
 from curator import sync
 from curator.errors import CuratorError
-from curator.mining import drafts, repos, suggest
-from curator.mining.gitcache import cache_for
+from curator.mining import drafts, suggest
 from curator.problem import ID_PATTERN, Problem
+from curator.pysource.formatting import format_or_keep
+from curator.repos import identity
+from curator.repos.gitcache import cache_for
 from curator.store import Store, now
 from curator.store import candidates as candidate_store
 from curator.store import problems as problem_store
@@ -18,16 +20,6 @@ from curator.workspace import Workspace
 
 DRAFT_MARK = "<!-- draft: written by `curator candidates accept` from the signature, " \
              "docstring and class context; check it before review -->"
-
-
-def format_code(text: str) -> str:
-    """black when it can parse the code; the text unchanged when it cannot."""
-    import black
-
-    try:
-        return black.format_str(text, mode=black.Mode())
-    except Exception:  # noqa: BLE001 - black raises many kinds of error on odd code
-        return text
 
 
 def solution_text(row: dict) -> str:
@@ -40,7 +32,7 @@ def solution_text(row: dict) -> str:
     header = "\n".join(future) + "\n\n" if future else ""
     header += "\n".join(imports) + "\n" if imports else ""
     text = (header + "\n\n" if header else "") + source
-    return format_code(text)
+    return format_or_keep(text)
 
 
 def prompt_text(row: dict, module_text: str | None = None) -> str:
@@ -66,7 +58,7 @@ def prompt_text(row: dict, module_text: str | None = None) -> str:
 
 def upstream_module(store: Store, workspace: Workspace, row: dict) -> str | None:
     """The candidate's module at its pinned commit, from the repository cache (or None)."""
-    record = repos.record_for(store, row["repo_url"])
+    record = identity.record_for(store, row["repo_url"])
     if record is None:
         return None
     try:
@@ -137,7 +129,7 @@ def accept(store: Store, workspace: Workspace, candidate_id: int | str,
         id=pid, entry_point=row["qualname"], kind=row["kind"],
         title=f"{row['qualname']} from {row['repo_name']}",
         framework=row["framework"] or "pytorch", status="draft",
-        source={"repo": repos.portable_name(row), "commit": row["commit_sha"],
+        source={"repo": identity.portable_name(row), "commit": row["commit_sha"],
                 "path": row["path"], "symbol": row["qualname"],
                 "lines": f"{row['line_start']}-{row['line_end']}", "license": row["license"]},
         test_node_ids=node_ids,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from curator.mining.modules import FunctionInfo, ModuleInfo
+from curator.pysource.modules import FunctionInfo, ModuleInfo
 
 # Top-level package -> (framework, weight of the first API it contributes).
 FRAMEWORKS: dict[str, tuple[str, float]] = {

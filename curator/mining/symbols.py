@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from curator.mining.modules import ModuleInfo
+from curator.pysource.modules import ModuleInfo
 
 MODULE, CLASS, FUNCTION = "module", "class", "function"
 

@@ -19,7 +19,7 @@ import functools
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from curator.mining.modules import ModuleInfo, dotted, import_bindings
+from curator.pysource.modules import ModuleInfo, dotted, import_bindings
 
 SETUP_METHODS = {"setUp", "setup_method", "setUpClass", "setup_class", "setup",
                  "asyncSetUp", "setup_class_method"}

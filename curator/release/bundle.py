@@ -19,18 +19,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curator import __version__, taxonomy
-from curator.errors import CuratorError
+from curator.archives import tar_gz_bytes
+from curator.dlbench import fileformat, label_map
+from curator.errors import CuratorError, ReleaseError
 from curator.evaluation.outcomes import sample_runs
 from curator.labels import AXES
-from curator.mining.gitcache import cache_for, repo_name
-from curator.mining.licenses import LICENSE_FILES
 from curator.problem import Problem
 from curator.problem_files import TOML, toml_text
 from curator.progress import CancelCheck, Progress, checkpoint
-from curator.release import ReleaseError, datasheet, dlbench, gates
+from curator.release import datasheet, gates
 from curator.release.reader import MANIFEST, PROBLEMS, is_archive_name
 from curator.release.rows import jsonl_line, problem_row
-from curator.release.tarball import tar_gz_bytes
+from curator.repos.gitcache import cache_for, repo_name
+from curator.repos.licenses import LICENSE_FILES
 from curator.store import Store, now, repo_envs
 from curator.store import problem_imports as import_store
 from curator.store import problems as problem_store
@@ -125,7 +126,7 @@ def taxonomy_document(store: Store) -> dict:
     for row in store.labels():
         labels[row["axis"]].append({
             "slug": row["slug"], "name": row["name"], "definition": row["definition"],
-            "dlbench": dlbench.EXPORT_SPELLINGS[row["axis"]].get(row["slug"], row["name"])})
+            "dlbench": label_map.EXPORT_SPELLINGS[row["axis"]].get(row["slug"], row["name"])})
     doc: dict = {"labels": labels}
     doc["bug_taxonomy"] = taxonomy.current(store).to_json()
     return doc
@@ -387,12 +388,12 @@ def contents(store: Store, workspace: Workspace, version: str, name: str | None 
     checkpoint(cancelled, "release build")
     rows = [problem_row(p, name) for p in problems]
     names = _filename_map(store, problems)
-    csv_rows = [dlbench.export_row(p, names[p.id]) for p in problems]
+    csv_rows = [fileformat.export_row(p, names[p.id]) for p in problems]
     ann = annotations(store, name, problems)
     res = results(store, name, problems)
     files: dict[str, bytes] = {
         PROBLEMS: _jsonl(rows),
-        CSV_NAME: dlbench.render_csv(csv_rows).encode("utf-8"),
+        CSV_NAME: fileformat.render_csv(csv_rows).encode("utf-8"),
         TAXONOMY: _dump_json(taxonomy_document(store)),
         ANNOTATIONS: _jsonl(ann),
         RESULTS: _jsonl(res),

@@ -34,11 +34,11 @@ from pathlib import Path
 
 from curator.evaluation.extract import signature_problem
 from curator.labels import VOCAB
-from curator.mining.licenses import LICENSE_FILES, detect
 from curator.problem import SHA_PATTERN, Problem
 from curator.progress import CancelCheck, Progress, checkpoint
 from curator.release import similarity
 from curator.release.codeinfo import count_tests
+from curator.repos.licenses import LICENSE_FILES, detect
 from curator.store import Store
 from curator.store import problems as problem_store
 from curator.store import runs as run_store

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from curator.archives import ArchiveError, read_tar_gz
+from curator.errors import ReleaseError
 from curator.limits import DEFAULT, InputError, Limits, decode, loads_json, read_bytes
-from curator.release import ReleaseError
-from curator.release.tarball import ArchiveError, read_tar_gz
 
 MANIFEST = "manifest.json"
 PROBLEMS = "problems.jsonl"

@@ -9,15 +9,15 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from curator.archives import ArchiveError, read_tar_gz
+from curator.dlbench import fileformat
 from curator.errors import CuratorError
 from curator.execution.engine import Engine
 from curator.execution.job import OUTCOMES, Job
 from curator.limits import DEFAULT, Limits, csv_rows, one_line
 from curator.progress import CancelCheck, Progress
-from curator.release import dlbench
 from curator.release.reader import MANIFEST, PROBLEMS, Bundle, read_bundle
 from curator.release.rows import row_errors, row_problem
-from curator.release.tarball import ArchiveError, read_tar_gz
 from curator.runs import job_for
 
 
@@ -174,9 +174,9 @@ def _check_csv(bundle: Bundle, task_ids: set[str], report: VerifyReport) -> None
         return
     records = iter(csv_rows(raw.decode("utf-8", "replace")))
     _line, header = next(records, (1, []))
-    if tuple(header) != dlbench.CSV_COLUMNS:
+    if tuple(header) != fileformat.CSV_COLUMNS:
         report.issues.append(Issue("dlbench.csv", f"header {header} != "
-                                                  f"{list(dlbench.CSV_COLUMNS)}", 1))
+                                                  f"{list(fileformat.CSV_COLUMNS)}", 1))
     rows = []
     for line, row in records:
         if isinstance(row, str):

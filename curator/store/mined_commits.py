@@ -1,7 +1,7 @@
 """The `mined_commits` table: each commit of a repository that was mined or pinned.
 
 The only SQL on this table; curator.mining.mine decides what a mined commit's summary
-holds and audits it, curator.mining.envs builds environments at the latest one.
+holds and audits it, curator.repos.environments builds environments at the latest one.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The `problem_imports` table: where an imported problem came from (a DL-Bench file or a
 release) and, for DL-Bench drafts, how resolving them against their repository went.
 
-The only SQL on this table; curator.release.importing and curator.release.resolve decide
-what a row holds, curator.evaluation.external finds DL-Bench problems by file name.
+The only SQL on this table; curator.release.importing and curator.dlbench.resolve decide
+what a row holds, curator.dlbench.taxonomy_data finds DL-Bench problems by file name.
 """
 
 from __future__ import annotations

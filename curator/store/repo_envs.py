@@ -1,6 +1,6 @@
 """The `repo_envs` table: the environment built for each upstream repository's tests.
 
-The only SQL on this table; curator.mining.envs builds the environments. Rows come back
+The only SQL on this table; curator.repos.environments builds the environments. Rows come back
 with `packages` and `preload` decoded (lists).
 """
 

@@ -1,6 +1,6 @@
 """The `repos` table: mined repositories (identity, cache key, interpreter, pin date).
 
-The only SQL on this table; curator.mining.repos decides identities, clones caches and
+The only SQL on this table; curator.repos.identity decides identities, clones caches and
 checks interpreters. Every change is audited.
 """
 

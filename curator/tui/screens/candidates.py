@@ -19,8 +19,9 @@ from textual.widgets import DataTable, Footer, Static, TextArea
 from textual.worker import Worker, get_current_worker
 
 from curator.errors import Cancelled
-from curator.mining import envs, promote
 from curator.mining import mine as mining
+from curator.mining import promote
+from curator.repos import environments
 from curator.store import Store
 from curator.store import candidates as candidate_store
 from curator.tui.screens.dialogs import InputModal
@@ -291,7 +292,7 @@ pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancel
         report: dict | None = None
         cancelled: bool = False
         error: BaseException | None = None
-        environment: object | None = None   # an envs.EnvReport, from the e key
+        environment: object | None = None   # an environments.EnvReport, from the e key
 
     @work(thread=True, exclusive=True, group="mine", exit_on_error=False)
     def _mine(self, source: str, rev: str | None, name: str | None = None) -> None:
@@ -329,7 +330,7 @@ pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancel
         finished = self.MineFinished()
         store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own
         try:
-            finished.environment = envs.build(store, self.app.workspace, repo,
+            finished.environment = environments.build(store, self.app.workspace, repo,
                                               progress=self.query_one(TaskBar).progress,
                                               cancelled=lambda: worker.is_cancelled)
         except Cancelled:

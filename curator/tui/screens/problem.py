@@ -33,9 +33,10 @@ from textual.widgets import (
 from curator import sync
 from curator.labels import AXES
 from curator.problem import STATUSES, Problem
+from curator.pysource.formatting import FormatError, format_python
+from curator.pysource.syntax import syntax_problem
 from curator.store import problems as problem_store
 from curator.tui import queries, recovery
-from curator.tui.code import FormatError, format_python, syntax_problem
 from curator.tui.screens.dialogs import ErrorModal, unsaved_modal
 from curator.tui.widgets.editors import CodeEditor, Editor, PromptEditor
 from curator.tui.widgets.history_pane import HistoryPane

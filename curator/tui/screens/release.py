@@ -18,7 +18,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from curator.release import ReleaseError, bundle, diff, gates, verify
+from curator.errors import ReleaseError
+from curator.release import bundle, diff, gates, verify
 from curator.store import Store
 from curator.tui.screens.dialogs import ChoiceModal, InputModal
 from curator.tui.widgets.nav_bar import NavBar

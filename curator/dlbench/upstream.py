@@ -1,0 +1,342 @@
+"""Reading one pinned commit of an upstream repository for a DL-Bench problem.
+
+`Snapshot` lists a commit's files and reads them from the object store on demand;
+`locate` finds the ground-truth file and symbol there (undoing DL-Bench's path quirks,
+taking near spellings of its typos, following a symbol that moved), `test_node_ids`
+keeps the test targets that exist, and `reference_solution` extracts the definition
+with the imports it uses. Each raises `Unresolved` with a reason people read.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from pathlib import PurePosixPath
+
+from curator.problem import Problem
+from curator.pysource.formatting import format_or_keep
+from curator.pysource.modules import (
+    collect_references,
+    dedent_block,
+    dotted_path,
+    package_of,
+    parse_module,
+    resolve_relative,
+    signature,
+    split_lines,
+    start_line,
+)
+from curator.repos import licenses
+from curator.repos.gitcache import CachedRepo
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+class Unresolved(Exception):
+    """Why one problem cannot be resolved (the message is the reason)."""
+
+
+# -- reading one commit ------------------------------------------------------------------
+
+class Snapshot:
+    """The files of one commit, read lazily from the cache's object store."""
+
+    def __init__(self, cache: CachedRepo, commit: str):
+        self.cache, self.commit = cache, commit
+        self.blobs = {e.path: e.sha for e in cache.ls_tree(commit)
+                      if e.type == "blob" and e.mode in ("100644", "100755")}
+        self._text: dict[str, str | None] = {}
+        self._trees: dict[str, ast.Module | None] = {}
+        self._defs: dict[str, list[str]] | None = None
+
+    def text(self, path: str) -> str | None:
+        if path not in self._text:
+            sha = self.blobs.get(path)
+            data = next(self.cache.read_blobs([sha])) if sha else None
+            try:
+                self._text[path] = data.decode("utf-8-sig") if data is not None else None
+            except UnicodeDecodeError:
+                self._text[path] = None
+        return self._text[path]
+
+    def tree(self, path: str) -> ast.Module | None:
+        if path not in self._trees:
+            text = self.text(path)
+            try:
+                self._trees[path] = ast.parse(text, filename=path) if text is not None else None
+            except (SyntaxError, ValueError, RecursionError):
+                self._trees[path] = None
+        return self._trees[path]
+
+    def definitions(self) -> dict[str, list[str]]:
+        """Top-level function and class name (`.name` for methods) -> modules (not tests)."""
+        if self._defs is None:
+            paths = [p for p in sorted(self.blobs) if p.endswith(".py")
+                     and not _is_test_path(p)]
+            self._defs = {}
+            for path, data in zip(paths, self.cache.read_blobs([self.blobs[p] for p in paths]),
+                                  strict=True):
+                try:
+                    text = data.decode("utf-8-sig")
+                    self._text.setdefault(path, text)
+                    tree = ast.parse(text, filename=path)
+                except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+                    continue
+                for stmt in tree.body:
+                    if isinstance(stmt, (*_DEFS, ast.ClassDef)):
+                        self._defs.setdefault(stmt.name, []).append(path)
+                    if isinstance(stmt, ast.ClassDef):
+                        for item in stmt.body:
+                            if isinstance(item, _DEFS):
+                                self._defs.setdefault("." + item.name, []).append(path)
+        return self._defs
+
+    def license(self) -> str:
+        wanted = [p for p in self.blobs if "/" not in p and (
+            licenses.LICENSE_FILES.match(p) or p in ("pyproject.toml", "setup.cfg", "setup.py"))]
+        root = {p: text.encode() for p in wanted if (text := self.text(p)) is not None}
+        return licenses.detect(root)
+
+
+def _is_test_path(path: str) -> bool:
+    parts = PurePosixPath(path).parts
+    name = parts[-1]
+    return any(p in ("tests", "test", "testing") for p in parts[:-1]) or \
+        name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+
+
+def typo_distance(a: str, b: str) -> int:
+    """Edits (insert, delete, replace, swap two neighbours) from A to B, capped at 3."""
+    if abs(len(a) - len(b)) > 2:
+        return 3
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], previous2[j - 2] + 1)
+        previous2, previous = previous, row
+    return min(previous[-1], 3)
+
+
+def _qualified(a: str, b: str) -> bool:
+    """True when one name is the other plus a block of 2+ characters (`Crop` / `Crop3D`):
+    a different thing, not a typo."""
+    short, long = sorted((a, b), key=len)
+    extra = len(long) - len(short)
+    return extra >= 2 and any(long[:i] + long[i + extra:] == short
+                              for i in range(len(short) + 1))
+
+
+def close_name(name: str, choices) -> str | None:
+    """The one choice that is a typo of NAME, at most two edits away (DL-Bench has
+    `apply_transfrom`, `test_depth_wrapper.py`, `TestDepthTo3`), else None. A name that
+    only adds a qualifier (`TestRandomCrop3D` / `TestRandomCrop`) or other digits
+    (`TestRgbToYuv420` / `TestRgbToYuv422`) is a different thing."""
+    if len(name) < 5:
+        return None
+    digits = re.sub(r"\D", "", name)     # 420 and 422, 2d and 3d are different things
+    found = [c for c in sorted(set(choices)) if c != name and typo_distance(name, c) <= 2
+             and not _qualified(name, c) and re.sub(r"\D", "", c) == digits]
+    return found[0] if len(found) == 1 else None
+
+
+# -- one problem -------------------------------------------------------------------------
+
+def path_candidates(path: str) -> list[str]:
+    """The ground-truth path and the spellings DL-Bench's paths may really mean."""
+    path = path.strip().lstrip("/")
+    out = [path]
+    match = re.match(r"^(?:[^/]+/[^/]+/)?(?:blob|tree)/[^/]+/(.+)$", path)
+    if match:
+        out.append(match.group(1))
+    for base in list(out):
+        parts = base.split("/")
+        out += ["/".join(parts[i:]) for i in range(1, len(parts) - 1)]
+    seen: dict[str, None] = {}
+    for item in out:
+        if item:
+            seen.setdefault(item, None)
+    return list(seen)
+
+
+def _find_symbol(tree: ast.Module, entry_point: str) -> tuple[str, ast.AST, ast.ClassDef | None] | None:
+    """(qualname, node, class) for `f` or `C.m`; a bare name also matches one class's method."""
+    cls_name, _, name = entry_point.rpartition(".")
+    for stmt in tree.body:
+        if not cls_name and isinstance(stmt, _DEFS) and stmt.name == name:
+            return name, stmt, None
+        if cls_name and isinstance(stmt, ast.ClassDef) and stmt.name == cls_name:
+            for item in stmt.body:
+                if isinstance(item, _DEFS) and item.name == name:
+                    return f"{cls_name}.{name}", item, stmt
+    methods = [(stmt, item) for stmt in tree.body if isinstance(stmt, ast.ClassDef)
+               for item in stmt.body if isinstance(item, _DEFS) and item.name == name]
+    if len(methods) == 1:
+        cls, item = methods[0]
+        return f"{cls.name}.{name}", item, cls
+    return None
+
+
+def _near_symbol(tree: ast.Module, entry_point: str) -> str | None:
+    cls_name, _, name = entry_point.rpartition(".")
+    if not cls_name:
+        near = close_name(name, [n.name for n in tree.body if isinstance(n, _DEFS)])
+        return near
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef) and stmt.name == cls_name:
+            near = close_name(name, [i.name for i in stmt.body if isinstance(i, _DEFS)])
+            return f"{cls_name}.{near}" if near else None
+    return None
+
+
+def locate(snapshot: Snapshot, problem: Problem) -> tuple[str, str, ast.AST, ast.ClassDef | None,
+                                                         list[str]]:
+    """(path, qualname, node, class, notes) of the ground truth at the snapshot's commit."""
+    given = (problem.source or {}).get("path") or ""
+    entry = problem.entry_point
+    notes: list[str] = []
+    candidates = [p for p in path_candidates(given) if p in snapshot.blobs] if given else []
+    for path in candidates:
+        tree = snapshot.tree(path)
+        found = _find_symbol(tree, entry) if tree is not None else None
+        if found is None and tree is not None:
+            near = _near_symbol(tree, entry)
+            if near:
+                found = _find_symbol(tree, near)
+                notes.append(f"symbol {entry} read as {near} (a near spelling)")
+        if found:
+            if path != given:
+                notes.append(f"path {given!r} read as {path!r}")
+            return (path, *found, notes)
+    # Not where the release says: the one module that defines it now, if exactly one.
+    defs = snapshot.definitions()
+    paths = defs.get(entry.split(".")[0], [])
+    if "." not in entry:   # or the method of one class somewhere
+        paths = list(dict.fromkeys([*paths, *defs.get("." + entry, [])]))
+    homes = [p for p in paths
+             if (tree := snapshot.tree(p)) is not None and _find_symbol(tree, entry)]
+    if len(homes) == 1:
+        path = homes[0]
+        notes.append(f"{entry} found in {path} (the release says {given or 'nothing'})")
+        return (path, *_find_symbol(snapshot.tree(path), entry), notes)
+    if not given:
+        raise Unresolved("file missing at the commit: the release gives no ground-truth path")
+    if not candidates:
+        raise Unresolved(f"file missing at the commit: {given}")
+    raise Unresolved(f"symbol missing at the commit: {entry} in {candidates[0]}")
+
+
+def _test_names(tree: ast.Module) -> dict[str, set[str] | None]:
+    """Top-level test functions (None) and classes (their method names) of a test module."""
+    out: dict[str, set[str] | None] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, _DEFS):
+            out[stmt.name] = None
+        elif isinstance(stmt, ast.ClassDef):
+            out[stmt.name] = {i.name for i in stmt.body if isinstance(i, _DEFS)}
+    return out
+
+
+def test_node_ids(snapshot: Snapshot, targets: list[str]
+                  ) -> tuple[list[str], list[str], list[str]]:
+    """(node ids that exist at the commit, targets that do not, notes on near spellings)."""
+    kept, missing, notes = [], [], []
+    for target in targets:
+        file, _, rest = target.partition("::")
+        file = file.strip().removeprefix("./")
+        parts = rest.split("::") if rest else []
+        path = next((p for p in path_candidates(file) if p in snapshot.blobs), None)
+        if path is None and file.endswith(".py"):
+            folder = str(PurePosixPath(file).parent)
+            siblings = {PurePosixPath(p).name: p for p in snapshot.blobs
+                        if str(PurePosixPath(p).parent) == folder}
+            near = close_name(PurePosixPath(file).name, siblings)
+            if near:
+                path = siblings[near]
+                notes.append(f"test file {file} read as {path} (a near spelling)")
+        if path is None:
+            missing.append(target)
+            continue
+        ok = True
+        if parts:
+            tree = snapshot.tree(path)
+            names = _test_names(tree) if tree is not None else {}
+            base = re.sub(r"\[.*$", "", parts[0])
+            if base not in names and (near := close_name(base, names)):
+                notes.append(f"test {base} read as {near} (a near spelling)")
+                parts[0] = base = near
+            if base not in names:
+                ok = False
+            elif len(parts) > 1:
+                methods = names[base]
+                ok = methods is not None and re.sub(r"\[.*$", "", parts[1]) in methods
+        if ok:
+            node = "::".join([path, *parts])
+            if node not in kept:
+                kept.append(node)
+        else:
+            missing.append(target)
+    return kept, missing, notes
+
+
+def _render_import(binding, package: str) -> str:
+    alias, stmt = binding.alias, binding.statement
+    suffix = f" as {alias.asname}" if alias.asname else ""
+    if binding.module_import:
+        return f"import {alias.name}{suffix}"
+    base = resolve_relative(package, stmt.level, stmt.module) if stmt.level else stmt.module
+    return f"from {base} import {alias.name}{suffix}"
+
+
+def class_header(cls: ast.ClassDef) -> str:
+    """`class Name(Bases, key=value):` of a class definition."""
+    args = [ast.unparse(b) for b in cls.bases] + [ast.unparse(k) for k in cls.keywords]
+    return f"class {cls.name}" + (f"({', '.join(args)})" if args else "") + ":"
+
+
+def signature_block(node: ast.FunctionDef | ast.AsyncFunctionDef,
+                    cls: ast.ClassDef | None) -> str:
+    """The entry point's signature as a prompt's code block: decorators, the `def` line with
+    the full signature and a `...` body, inside its class header for a method."""
+    lines = [f"@{ast.unparse(d)}" for d in node.decorator_list]
+    lines += [signature(node), "    ..."]
+    if cls is None:
+        return "\n".join(lines) + "\n"
+    return class_header(cls) + "\n" + "".join(f"    {line}\n" for line in lines)
+
+
+def reference_solution(path: str, text: str, node: ast.AST, cls: ast.ClassDef | None) -> str:
+    """The definition with the imports it uses (inside its class header for a method)."""
+    module = parse_module(path, text)
+    package = dotted_path(path) if path.endswith("__init__.py") else package_of(path)
+    names = set(collect_references(node).names)
+    if cls is not None:
+        for part in (*cls.bases, *cls.keywords):
+            names |= collect_references(part).names
+    used = sorted((module.bindings[n] for n in names if n in module.bindings),
+                  key=lambda b: (b.statement.lineno, b.statement.col_offset, b.name))
+    lines = list(module.future)
+    for binding in used:
+        line = _render_import(binding, package)
+        if line not in lines:
+            lines.append(line)
+    source_lines = split_lines(text)
+    start, end = start_line(node), node.end_lineno or node.lineno
+    body = "".join(source_lines[start - 1:end])
+    if cls is not None:
+        header = class_header(cls) + "\n"
+        if node.col_offset == 4:
+            body = header + body
+        else:
+            method = dedent_block(source_lines[start - 1:end], node.col_offset)
+            body = header + textwrap.indent(method, "    ")
+    elif node.col_offset:
+        raise Unresolved(f"symbol missing at the commit: {node.name} is nested")
+    head = "\n".join(lines)
+    solution = (head + "\n\n\n" if head else "") + body
+    return format_or_keep(solution if solution.endswith("\n") else solution + "\n")

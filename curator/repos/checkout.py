@@ -1,0 +1,73 @@
+"""Repo-backed runs: the pinned checkout, the patched module, and the interpreter.
+
+`prepare(workspace, problem, solution_text)` returns `(repo_dir, overlay, python)`:
+- repo_dir: a git worktree of the problem's pinned commit in db/repos/worktrees/, created
+  once and reused. It is never modified; the engine lays `overlay` over it for one run.
+- overlay: {relative path: text} — the upstream module with the target symbol replaced by
+  the solution's definition (curator.pysource.patch).
+- python: the interpreter configured for the repository (`curator repo set-python`),
+  else the curator's own.
+"""
+
+from __future__ import annotations
+
+from curator.errors import CuratorError
+from curator.problem import Problem
+from curator.pysource.patch import MissingSymbol, PatchError, replace_symbol
+from curator.repos import identity
+from curator.repos.gitcache import CachedRepo, cache_for
+from curator.store import Store
+from curator.workspace import Workspace
+
+__all__ = ["MissingSymbol", "PatchError", "pinned_checkout", "prepare"]
+
+
+def _source(problem: Problem) -> tuple[str, str, str, str]:
+    source = problem.source or {}
+    url, commit, path = source.get("repo"), source.get("commit"), source.get("path")
+    if not (url and commit and path):
+        raise CuratorError(f"problem {problem.id}: a repo-backed run needs [source] repo, "
+                           "commit and path")
+    return url, commit, path, source.get("symbol") or problem.entry_point
+
+
+def pinned_checkout(workspace: Workspace, url: str, commit: str, store: Store | None = None):
+    """(cached repo, worktree path) for a commit, cloning or fetching only when missing.
+
+    With `store`, URL may be a repository's name too, and a repository registered from a
+    local folder is cloned from that folder.
+    """
+    row = identity.record_for(store, url) if store is not None else None
+    key = row["url"] if row else url
+    cache = CachedRepo(url=(row or {}).get("source") or key,
+                       path=cache_for(workspace.repos_dir, key).path)
+    if not cache.exists():
+        cache.ensure(fetch=False)
+    if not cache.has_commit(commit):
+        cache.ensure(fetch=True)
+        if not cache.has_commit(commit):
+            cache.fetch(commit)
+        if not cache.has_commit(commit):
+            raise CuratorError(f"commit {commit[:12]} is not in {url} any more")
+    return cache, cache.worktree(commit)
+
+
+def prepare(workspace: Workspace, problem: Problem, solution_text: str,
+            store: Store | None = None) -> tuple[str, dict[str, str], str]:
+    """The checkout, overlay and interpreter to run `solution_text` against the problem.
+
+    Raises MissingSymbol when the solution does not define the entry point (nothing to
+    run); a solution with a syntax error is patched in as it is, so the run reports it.
+    """
+    url, commit, path, symbol = _source(problem)
+    if store is None:
+        with Store(workspace.db_path, "curator") as own:
+            return prepare(workspace, problem, solution_text, own)
+    cache, worktree = pinned_checkout(workspace, url, commit, store)
+    try:
+        original = cache.read_file(commit, path).decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise PatchError(f"{path} at {commit[:12]} is not UTF-8") from None
+    patched = replace_symbol(original, symbol, solution_text, path=path)
+    python = identity.python_for(store, url)
+    return str(worktree), {path: patched}, python

@@ -1,0 +1,228 @@
+"""Repository environments: `curator repo env NAME` builds one isolated Python environment
+per mined repository at its pinned commit, under db/envs/, with uv.
+
+What goes in: the repository's declared runtime dependencies and its test dependencies
+(pyproject optional-dependencies or dependency-groups named dev/test/tests/testing,
+requirements*.txt, setup.cfg / setup.py extras of those names, tox [testenv] deps, nox
+session.install calls), pytest, and torch pinned to the curator's own torch version, so
+a repository never pulls another (multi-GB CUDA) build. The repository itself is then
+installed from the pinned checkout without its dependencies.
+
+Where packages come from: pip's own configuration (`pip config list`: index URL, extra
+index URLs, find-links, constraints), read at run time and handed to uv, which does not
+read it. With the repository's `as_of` date, everything but torch is resolved as of that
+day (uv --exclude-newer).
+
+The environment is described by a lock (exact versions, with hashes, pip requirements
+form) stored with the repository's record; `build(..., lock=TEXT)` rebuilds the same
+environment from a lock alone. A second build reuses the environment while the commit,
+the dependency files, the Python version and the extras are the same (the key).
+"""
+
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from curator.errors import CuratorError
+from curator.progress import CancelCheck, Progress
+from curator.repos import identity, requirements, uv
+from curator.repos.checkout import pinned_checkout
+from curator.store import Store, mined_commits, now, repo_envs
+from curator.workspace import Workspace
+
+
+@dataclass
+class EnvReport:
+    repo: str
+    python: str
+    python_version: str
+    path: str
+    seconds: float
+    packages: list[dict]
+    reused: bool = False
+    skipped: list[dict] = field(default_factory=list)   # optional deps that did not resolve
+    package: str | None = None
+    repo_installed: str = ""                            # "" or why it could not be
+    lock: str = ""
+
+    def to_json(self) -> dict:
+        return {"repo": self.repo, "python": self.python, "seconds": round(self.seconds, 2),
+                "packages": self.packages}
+
+
+def as_of(row: dict) -> str | None:
+    """The repository's as-of date (set by `dlbench resolve --as-of`), when it has one."""
+    value = (row or {}).get("as_of")
+    return str(value).strip() or None if value else None
+
+
+def env_key(commit: str, root: Path, python_version: str, extras: list[str],
+            torch: str | None, as_of_date: str | None) -> str:
+    digest = hashlib.sha256()
+    for part in (commit, python_version, torch or "", as_of_date or "", *sorted(extras)):
+        digest.update(part.encode() + b"\0")
+    for path in requirements.dependency_files(root):
+        digest.update(str(path.relative_to(root)).encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def envs_dir(workspace: Workspace) -> Path:
+    return workspace.db_dir / "envs"
+
+
+def _pinned_commit(store: Store, row: dict) -> str:
+    found = mined_commits.latest(store, row["id"])
+    if found is None:
+        raise CuratorError(f"repository {row['name']} has no mined commit; mine it first")
+    return found
+
+
+def env_row(store: Store, repo_id: int) -> dict | None:
+    return repo_envs.get(store, repo_id)
+
+
+def build(store: Store, workspace: Workspace, ident: str, python: str | None = None,
+          extras: list[str] | tuple[str, ...] = (), lock: str | None = None,
+          progress: Progress | None = None, cancelled: CancelCheck | None = None,
+          force: bool = False) -> EnvReport:
+    """Build (or reuse) the environment of a mined repository and register its interpreter.
+
+    python: "X.Y" (default: the curator's own version). extras: more requirements to add.
+    lock: a lock text to install exactly instead of resolving.
+    """
+    started = time.monotonic()
+    steps = 6
+    note = progress or (lambda done, total, label: None)
+
+    def step(done: int, label: str) -> None:
+        if cancelled is not None and cancelled():
+            raise CuratorError(f"building the environment of {row['name']} was cancelled")
+        note(done, steps, label)
+
+    row = identity.find(store, ident)
+    commit = _pinned_commit(store, row)
+    step(0, "checkout")
+    _, checkout = pinned_checkout(workspace, row["url"], commit, store)
+    version = python or f"{sys.version_info.major}.{sys.version_info.minor}"
+    if not re.fullmatch(r"\d+\.\d+(\.\d+)?", version):
+        raise CuratorError(f"--python {version!r}: give a version such as 3.11")
+    wanted = requirements.declared(checkout)
+    torch = uv.torch_pin()
+    day = as_of(row)
+    extras = list(extras)
+    key = env_key(commit, checkout, version, extras + ([lock] if lock else []), torch, day)
+    target = envs_dir(workspace) / row["cache_key"]
+    existing = env_row(store, row["id"])
+    if existing and existing["key"] == key and not force and \
+            os.path.exists(existing["python"]):
+        return EnvReport(repo=row["name"], python=existing["python"],
+                         python_version=existing["python_version"], path=existing["path"],
+                         seconds=time.monotonic() - started, packages=existing["packages"],
+                         reused=True, package=existing["package"], lock=existing["lock"])
+    options = uv.pip_options()
+    step(1, "venv")
+    try:
+        env_python = uv.new_venv(target, version, options)
+        work = target / ".curator"
+        step(2, "resolve")
+        skipped: list[dict] = []
+        if lock is None:
+            lock = uv.resolve(env_python, wanted, extras, torch, day, options, work, skipped)
+        step(3, "install")
+        repo_installed = uv.install(env_python, lock, checkout, options)
+        step(5, "list")
+        packages = uv.installed(env_python, options)
+        version_line = identity.check_python(env_python)
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise
+    seconds = time.monotonic() - started
+    record = {"repo_id": row["id"], "commit_sha": commit, "key": key, "path": str(target),
+              "python": env_python, "python_version": version_line,
+              "package": wanted.package, "lock": lock,
+              "preload": requirements.preload_modules(wanted.runtime),
+              "packages": packages, "seconds": round(seconds, 3),
+              "built_at": now(), "actor": store.actor}
+    repo_envs.save(store, record, replaced=existing is not None)
+    identity.set_python(store, str(row["id"]), env_python)
+    step(6, "done")
+    return EnvReport(repo=row["name"], python=env_python, python_version=version_line,
+                     path=str(target), seconds=seconds, packages=packages, skipped=skipped,
+                     package=wanted.package, repo_installed=repo_installed, lock=lock)
+
+
+def node_cache() -> Path:
+    """Where a cluster node keeps its checkouts and environments."""
+    return Path(os.environ.get("CURATOR_NODE_CACHE") or
+                Path.home() / ".cache" / "curator" / "node")
+
+
+def materialize(spec: dict, root: Path | None = None) -> tuple[str, str | None]:
+    """On a cluster node: (checkout, interpreter) for a portable repository spec
+    {"url", "commit", "lock", "python_version"}, built once per node and then reused.
+    Without a lock the node's own curator interpreter runs the tests (None)."""
+    root = Path(root or node_cache())
+    root.mkdir(parents=True, exist_ok=True)
+    place = Workspace(root=root, db_path=root / "db" / "unused.sqlite")
+    _, checkout = pinned_checkout(place, spec["url"], spec["commit"])
+    lock = spec.get("lock")
+    if not lock:
+        return str(checkout), None
+    version = spec.get("python_version") or f"{sys.version_info.major}.{sys.version_info.minor}"
+    key = hashlib.sha256(f"{version}\0{spec['commit']}\0{lock}".encode()).hexdigest()[:16]
+    target = root / "envs" / key
+    done = target / ".curator" / "complete"
+    python = target / "bin" / "python"
+    (root / "envs").mkdir(parents=True, exist_ok=True)
+    with open(root / "envs" / f".{key}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)   # actor threads and other processes wait here
+        if not (done.is_file() and python.exists()):
+            options = uv.pip_options()
+            try:
+                uv.new_venv(target, version, options)
+                uv.install(str(python), lock, checkout, options)
+            except BaseException:
+                shutil.rmtree(target, ignore_errors=True)
+                raise
+            done.write_text(spec["commit"] + "\n", encoding="utf-8")
+    return str(checkout), str(python)
+
+
+def portable_spec(store: Store, url: str, commit: str, python: str) -> dict | None:
+    """What a cluster node needs to rebuild this repository's checkout and environment:
+    None when the interpreter is one a node cannot rebuild (set by hand, no lock)."""
+    record = identity.record_for(store, url)
+    if record is not None:   # clone from where it was registered (a local folder, a mirror)
+        url = record.get("source") or record["url"]
+    if python == sys.executable:
+        return {"url": url, "commit": commit, "lock": None, "python_version": None}
+    row = repo_envs.get(store, record["id"]) if record is not None else None
+    if row is None or row["python"] != python or not row["lock"]:
+        return None
+    version = ".".join(row["python_version"].split(".")[:2])
+    return {"url": url, "commit": commit, "lock": row["lock"], "python_version": version}
+
+
+def list_envs(store: Store) -> list[dict]:
+    return repo_envs.list_with_repos(store)
+
+
+def preload_for(store: Store, url: str | None, python: str) -> list[str]:
+    """Modules warm workers of this repository's environment import once: those recorded
+    when `repo env` built it, else torch and numpy (a module that is missing is skipped)."""
+    record = identity.record_for(store, url) if url else None
+    row = repo_envs.get(store, record["id"]) if record is not None else None
+    if row is not None and row["python"] == python:
+        return row["preload"]
+    return ["torch", "numpy"]
+

@@ -1,0 +1,252 @@
+"""uv, driven with pip's own package sources (`pip config list`, read at run time:
+uv does not read it): a venv, a lock (as of a date, torch and what it needs excepted),
+an exact install, the installed list.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from curator.errors import CuratorError
+from curator.repos import requirements
+
+UV_TIMEOUT_S = 1800
+
+
+@dataclass
+class IndexOptions:
+    index_url: str | None = None
+    extra_index_urls: list[str] = field(default_factory=list)
+    find_links: list[str] = field(default_factory=list)
+    constraints: list[str] = field(default_factory=list)
+    cert: str | None = None
+
+    def uv_args(self) -> list[str]:
+        args = ["--index-strategy", "unsafe-best-match"]
+        if self.index_url:
+            args += ["--index-url", self.index_url]
+        for url in self.extra_index_urls:
+            args += ["--extra-index-url", url]
+        for link in self.find_links:
+            args += ["--find-links", link]
+        return args
+
+    def constraint_args(self) -> list[str]:
+        return [a for c in self.constraints if os.path.isfile(c) for a in ("--constraint", c)]
+
+
+def pip_options(pip_config_list: str | None = None) -> IndexOptions:
+    """Package sources as pip is configured here (files and PIP_* variables)."""
+    if pip_config_list is None:
+        try:
+            pip_config_list = subprocess.run(
+                [sys.executable, "-m", "pip", "config", "list"], capture_output=True,
+                text=True, timeout=60, check=False).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            pip_config_list = ""
+    values: dict[str, str] = {}
+    # Later lines win: pip lists files first and its :env: (PIP_*) values last.
+    ordered = sorted(pip_config_list.splitlines(), key=lambda line: line.startswith(":env:"))
+    for line in ordered:
+        key, sep, value = line.partition("=")
+        if not sep:
+            continue
+        name = key.rsplit(".", 1)[-1].strip()
+        section = key.rsplit(".", 1)[0]
+        if section not in ("global", "install", ":env:", "download"):
+            continue
+        values[name] = value.strip().strip("'\"")
+    split = lambda name: [v for v in values.get(name, "").split() if v]  # noqa: E731
+    return IndexOptions(index_url=values.get("index-url") or None,
+                        extra_index_urls=split("extra-index-url"),
+                        find_links=split("find-links"),
+                        constraints=split("constraint") + split("constraints"),
+                        cert=values.get("cert") or None)
+
+
+def uv_bin() -> str:
+    """The uv executable: the one installed with the curator, else one on PATH."""
+    try:
+        from uv import find_uv_bin
+
+        return find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        pass
+    found = shutil.which("uv") or (Path(sys.executable).parent / "uv")
+    if not found or not os.path.exists(found):
+        raise CuratorError("uv is not installed: pip install uv (it is one of the curator's "
+                           "dependencies; reinstall with `make install`)")
+    return str(found)
+
+
+def run(args: list[str], options: IndexOptions, cwd: Path | None = None) -> str:
+    # uv gets pip's sources as arguments; of its own variables only offline mode and the
+    # cache folder pass through.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("UV_", "VIRTUAL_ENV",
+                                                                    "PIP_"))}
+    env.update({k: os.environ[k] for k in ("UV_OFFLINE", "UV_CACHE_DIR") if k in os.environ})
+    env["UV_PYTHON_DOWNLOADS"] = "never"
+    env["UV_NO_PROGRESS"] = "1"
+    if options.cert:
+        env["SSL_CERT_FILE"] = options.cert
+    try:
+        done = subprocess.run([uv_bin(), *args], capture_output=True, text=True, env=env,
+                              cwd=cwd, timeout=UV_TIMEOUT_S, check=False,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise CuratorError(f"uv {args[0]} {args[1] if len(args) > 1 else ''} took more "
+                           f"than {UV_TIMEOUT_S} s") from None
+    if done.returncode != 0:
+        raise UvError(_uv_message(done.stderr), done.stderr)
+    return done.stdout
+
+
+class UvError(CuratorError):
+    def __init__(self, message: str, stderr: str):
+        super().__init__(message)
+        self.stderr = stderr
+
+
+def _uv_message(stderr: str) -> str:
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith(("warning:", "Using "))]
+    return " ".join((useful or lines or ["uv failed"])[:3])[:600]
+
+
+# -- building ---------------------------------------------------------------------------
+
+
+def torch_pin() -> str | None:
+    """torch at exactly the curator's own version (e.g. torch==2.13.0+cpu), if it has one."""
+    try:
+        return f"torch=={importlib.metadata.version('torch')}"
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def torch_requirements() -> list[str]:
+    """Names of the packages the curator's torch requires (setuptools, sympy, ...).
+
+    An as-of date must not hold them back: torch 2.13 needs a setuptools newer than
+    September 2024, so they are excepted together with torch.
+    """
+    try:
+        requires = importlib.metadata.requires("torch") or []
+    except importlib.metadata.PackageNotFoundError:
+        return []
+    names = [requirements.requirement_name(r) for r in requires if "extra ==" not in r]
+    return sorted({n for n in names if n})
+
+
+def new_venv(target: Path, version: str, options: IndexOptions) -> str:
+    if target.exists():
+        shutil.rmtree(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    run(["venv", "--quiet", "--python", version, str(target)], options)
+    (target / ".curator").mkdir()
+    return str(target / "bin" / "python")
+
+
+def install(env_python: str, lock: str, checkout: Path, options: IndexOptions) -> str:
+    """Install exactly the lock, then the repository without its dependencies; "" or
+    why the repository itself could not be installed."""
+    lock_path = Path(env_python).parents[1] / ".curator" / "lock.txt"
+    lock_path.write_text(lock, encoding="utf-8")
+    # Bytecode compiled once here: runs never write it (PYTHONDONTWRITEBYTECODE), and
+    # compiling torch's and the repository's modules again in every run costs seconds.
+    run(["pip", "sync", "--quiet", "--compile-bytecode", "--python", env_python,
+         *options.uv_args(), str(lock_path)], options)
+    compile_checkout(env_python, checkout)
+    try:
+        run(["pip", "install", "--quiet", "--no-deps", "--compile-bytecode", "--python",
+             env_python, *options.uv_args(), str(checkout)], options)
+    except UvError as exc:
+        # Runs import the package from the checkout anyway; only its metadata is missing.
+        return str(exc)
+    return ""
+
+
+def compile_checkout(python: str, checkout: Path) -> None:
+    """Byte-compile the pinned checkout's modules for this interpreter (best effort: a
+    file that does not compile is the runs' business)."""
+    try:
+        subprocess.run([python, "-m", "compileall", "-q", "-j", "0", "-x", r"/\.git/",
+                        str(checkout)], capture_output=True, timeout=UV_TIMEOUT_S,
+                       check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+
+
+def compile_args(env_python: str, options: IndexOptions, source: Path, day: str | None,
+                 pinned_torch: bool) -> list[str]:
+    """uv's arguments to lock `source` (hashes included), as of `day` when given."""
+    args = ["pip", "compile", "--quiet", "--no-header", "--generate-hashes",
+            "--python", env_python, *options.uv_args(), *options.constraint_args(),
+            str(source)]
+    if day:
+        args += ["--exclude-newer", day]
+        # torch comes from the curator's own pin, whatever its date, and so do the
+        # packages it requires (an old cut-off cannot satisfy a new torch's needs).
+        for name in ("torch", *torch_requirements()) if pinned_torch else ():
+            args += ["--exclude-newer-package", f"{name}=2100-01-01"]
+    return args
+
+
+def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], torch: str | None,
+             day: str | None, options: IndexOptions, work: Path,
+             skipped: list[dict]) -> str:
+    """A lock (pip requirements with hashes) for what the repository needs.
+
+    The runtime dependencies, pytest, torch and --extra must resolve; a declared test
+    dependency that does not (gone from the index, no wheel for this Python) is left out
+    and reported, so one stale dev tool does not block the environment.
+    """
+    pinned = [torch] if torch else []
+    core = [r for r in [*wanted.runtime, *requirements.ALWAYS, *extras]
+            if requirements.requirement_name(r) != "torch"] + pinned
+    optional = [r for r in wanted.test if requirements.requirement_name(r) != "torch"
+                and requirements.requirement_name(r) not in {requirements.requirement_name(c) for c in core}]
+
+    def compile_(requirements: list[str]) -> str:
+        source = work / "requirements.in"
+        source.write_text("\n".join(requirements) + "\n", encoding="utf-8")
+        return run(compile_args(env_python, options, source, day, bool(torch)), options)
+
+    try:
+        return compile_(core + optional)
+    except UvError:
+        pass
+    try:
+        compile_(core)
+    except UvError as exc:
+        raise CuratorError(f"the repository's runtime dependencies do not resolve: "
+                           f"{exc}") from None
+    kept = []
+    for requirement in optional:
+        try:
+            compile_(core + kept + [requirement])
+            kept.append(requirement)
+        except UvError as exc:
+            skipped.append({"requirement": requirement, "reason": str(exc)})
+    return compile_(core + kept)
+
+
+def installed(env_python: str, options: IndexOptions) -> list[dict]:
+    out = run(["pip", "list", "--format", "json", "--python", env_python], options)
+    try:
+        rows = json.loads(out or "[]")
+    except ValueError:
+        return []
+    return sorted(({"name": r["name"], "version": r["version"]} for r in rows),
+                  key=lambda r: requirements.canonical(r["name"]))
+
+
+# -- checking ---------------------------------------------------------------------------
+

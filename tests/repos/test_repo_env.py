@@ -1,0 +1,216 @@
+"""`curator repo env`: an isolated environment per mined repository, built with uv."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from repo_support import make_repo, mine_and_accept, needs_strong, run_json
+
+from curator.cli import main
+from curator.repos import environments, requirements, uv
+from curator.store import Store
+
+PIP_CONFIG = """global.cert='/etc/ssl/certs/ca-certificates.crt'
+global.constraint='/etc/xdg/pip/constraints.txt'
+global.extra-index-url='file:///a/simple file:///b/simple'
+global.find-links='/opt/wheels'
+:env:.find-links='/srv/wheels /opt/wheels'
+:env:.default-timeout='180'
+"""
+
+
+def test_pip_configuration_becomes_uv_arguments():
+    options = uv.pip_options(PIP_CONFIG)
+    assert options.find_links == ["/srv/wheels", "/opt/wheels"]   # PIP_* wins
+    assert options.extra_index_urls == ["file:///a/simple", "file:///b/simple"]
+    assert options.constraints == ["/etc/xdg/pip/constraints.txt"]
+    args = options.uv_args()
+    assert args[args.index("--find-links") + 1] == "/srv/wheels"
+    assert "--index-url" not in args
+
+
+def test_declared_dependencies_from_every_usual_place(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "pkg"\ndependencies = ["numpy>=1", "torch>=2"]\n'
+        '[project.optional-dependencies]\ndev = ["pytest-timeout", "pkg[docs]"]\n'
+        'docs = ["sphinx"]\n[dependency-groups]\ntest = ["hypothesis"]\n')
+    (tmp_path / "setup.cfg").write_text(
+        "[options]\ninstall_requires =\n    packaging\n[options.extras_require]\n"
+        "testing =\n    pillow\n")
+    (tmp_path / "requirements-dev.txt").write_text("-r requirements-core.txt\nrich  # ui\n"
+                                                   "-e .\n")
+    (tmp_path / "requirements-core.txt").write_text("click\n")
+    (tmp_path / "tox.ini").write_text("[testenv]\ndeps =\n    attrs\n    -rrequirements-core.txt\n")
+    found = requirements.declared(tmp_path)
+    assert found.runtime == ["numpy>=1", "torch>=2", "packaging", "click"]
+    assert found.test == ["pytest-timeout", "hypothesis", "pillow", "click", "rich", "attrs"]
+    assert found.package == "pkg"
+
+
+def _wheel(folder: Path, name: str, version: str, files: dict[str, str],
+           requires: list[str] = ()) -> Path:
+    """A minimal pure-Python wheel, built by hand."""
+    dist = f"{name}-{version}.dist-info"
+    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(
+        f"Requires-Dist: {r}\n" for r in requires)
+    entries = {**files, f"{dist}/METADATA": meta,
+               f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+                                "Tag: py3-none-any\n"}
+    record = []
+    for path, text in entries.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest())
+        record.append(f"{path},sha256={digest.rstrip(b'=').decode()},{len(text.encode())}")
+    record.append(f"{dist}/RECORD,,")
+    entries[f"{dist}/RECORD"] = "\n".join(record) + "\n"
+    target = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(target, "w") as archive:
+        for path, text in entries.items():
+            archive.writestr(path, text)
+    return target
+
+
+@pytest.fixture
+def offline_index(tmp_path, monkeypatch):
+    """pip configured as on this machine (its local indexes and find-links) plus a folder
+    of wheels this test builds; uv offline, so nothing reaches the network."""
+    machine = uv.pip_options()
+    local = [u for u in [machine.index_url, *machine.extra_index_urls] if u and
+             u.startswith("file:")]
+    if not (machine.find_links and local):
+        if os.environ.get("CI"):
+            pytest.fail("pip has no local index or find-links configured on this machine")
+        pytest.skip("pip has no local index or find-links configured here")
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    _wheel(wheels, "tinyunits", "1.2.0", {"tinyunits/__init__.py": "CM_PER_INCH = 2.54\n"})
+    _wheel(wheels, "tinycheck", "0.3.0",
+           {"tinycheck/__init__.py": "def close(a, b):\n    return abs(a - b) < 1e-9\n"})
+    config = tmp_path / "pip.conf"
+    config.write_text("[global]\nindex-url = " + local[0] + "\n" +
+                      ("extra-index-url = " + " ".join(local[1:]) + "\n" if local[1:] else "") +
+                      "find-links = " + " ".join([*machine.find_links, str(wheels)]) + "\n" +
+                      "".join(f"constraint = {c}\n" for c in machine.constraints[:1]))
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(config))
+    for name in ("PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("UV_OFFLINE", "1")
+    return wheels
+
+
+CONVERT = '''from tinyunits import CM_PER_INCH
+
+
+def inches_to_cm(x):
+    """Centimetres in x inches."""
+    return x * CM_PER_INCH
+'''
+
+TEST_CONVERT = '''import sys
+
+from tinycheck import close
+from units.convert import inches_to_cm
+
+
+def test_one_inch():
+    assert close(inches_to_cm(1), 2.54)
+
+
+def test_from_its_own_env():
+    assert close(inches_to_cm(2), 5.08)
+    assert "/db/envs/" in sys.prefix, sys.prefix
+'''
+
+
+@pytest.mark.slow
+@needs_strong
+def test_repo_env_builds_reuses_and_runs_in_the_strong_sandbox(tmp_path, offline_index):
+    upstream = make_repo(tmp_path / "units", {
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\n'
+                          'build-backend = "setuptools.build_meta"\n'
+                          '[project]\nname = "units"\nversion = "0.1"\n'
+                          'dependencies = ["tinyunits>=1.0"]\n'
+                          '[project.optional-dependencies]\ntest = ["tinycheck"]\n',
+        "conftest.py": "", "units/__init__.py": "", "units/convert.py": CONVERT,
+        "tests/test_convert.py": TEST_CONVERT})
+    ws, base = mine_and_accept(tmp_path, upstream, "inches_to_cm", "inches_to_cm")
+    runner = CliRunner()
+    built = runner.invoke(main, [*base, "repo", "env", "units", "--json"])
+    assert built.exit_code == 0, built.output
+    report = json.loads(built.stdout)
+    assert set(report) == {"repo", "python", "seconds", "packages"}
+    names = {p["name"]: p["version"] for p in report["packages"]}
+    assert names["tinyunits"] == "1.2.0" and names["tinycheck"] == "0.3.0"
+    assert "pytest" in names and names["torch"] == uv.torch_pin().split("==")[1]
+    assert report["python"].startswith(str(ws.db_dir / "envs"))
+    with Store(ws.db_path, "tester") as store:
+        (env,) = environments.list_envs(store)
+        assert env["registered"] == report["python"]
+        assert "tinyunits==1.2.0" in env["lock"] and "--hash=sha256:" in env["lock"]
+    again = runner.invoke(main, [*base, "repo", "env", "units"])
+    assert again.exit_code == 0 and "reused" in again.output, again.output
+
+    code, runs = run_json(base, "inches_to_cm")
+    (run,) = runs["runs"]
+    assert run["env"]["isolation"] == "strong"
+    assert (run["outcome"], code) == ("passed", 0), run["reason"]
+    assert len(run["tests"]) == 2
+
+    # What a cluster node does with the lock alone: the same environment, built once.
+    spec = {"url": str(upstream), "commit": env["commit_sha"], "lock": env["lock"],
+            "python_version": "%d.%d" % tuple(int(x) for x in
+                                              env["python_version"].split(".")[:2])}
+    checkout, node_python = environments.materialize(spec, tmp_path / "node")
+    assert (Path(checkout) / "units" / "convert.py").is_file()
+    assert environments.materialize(spec, tmp_path / "node") == (checkout, node_python)
+    import subprocess
+
+    versions = subprocess.run([node_python, "-c", "import tinyunits, tinycheck, torch; "
+                               "print(torch.__version__)"], capture_output=True, text=True)
+    assert versions.stdout.strip() == uv.torch_pin().split("==")[1], versions.stderr
+
+    doctor = runner.invoke(main, [*base, "doctor", "--json"])
+    (listed,) = json.loads(doctor.stdout)["repo_envs"]
+    assert listed["imports"] is True and listed["package"] == "units", listed
+
+
+def test_release_bundles_carry_each_repository_lock(store):
+    from curator.problem import Problem
+    from curator.release.bundle import env_locks
+    from curator.repos import identity
+
+    row = identity.get_or_create(store, "https://github.com/kornia/kornia")
+    store.execute("INSERT INTO repo_envs (repo_id, commit_sha, key, path, python, "
+                  "python_version, lock, built_at, actor) VALUES (?, 'abc123', 'k', '/e', "
+                  "'/e/bin/python', '3.11.7', ?, 'now', 'tester')",
+                  (row["id"], "numpy==2.0.0 \\\n    --hash=sha256:00\n"))
+    source = {"repo": "https://github.com/kornia/kornia", "commit": "abc123",
+              "path": "kornia/x.py"}
+    problems = [Problem(id="p1", entry_point="f", source=source, test_node_ids=["t.py::a"]),
+                Problem(id="p2", entry_point="g", source=source, test_node_ids=["t.py::b"])]
+    files = env_locks(store, problems)
+    assert list(files) == ["envs/kornia_kornia.lock.txt"]
+    text = files["envs/kornia_kornia.lock.txt"].decode()
+    assert text.endswith("numpy==2.0.0 \\\n    --hash=sha256:00\n")
+    assert "abc123" in text.splitlines()[0]
+
+
+def test_an_as_of_date_resolves_everything_but_torch_as_of_that_day(tmp_path):
+    options = uv.pip_options(PIP_CONFIG)
+    plain = uv.compile_args("/env/bin/python", options, tmp_path / "r.in", None, True)
+    assert "--exclude-newer" not in plain
+    dated = uv.compile_args("/env/bin/python", options, tmp_path / "r.in", "2024-06-01",
+                              True)
+    assert dated[dated.index("--exclude-newer") + 1] == "2024-06-01"
+    excepted = [dated[i + 1] for i, a in enumerate(dated) if a == "--exclude-newer-package"]
+    assert "torch=2100-01-01" in excepted
+    assert environments.as_of({"as_of": "2024-06-01"}) == "2024-06-01"
+    assert environments.as_of({"name": "x"}) is None and environments.as_of({"as_of": None}) is None

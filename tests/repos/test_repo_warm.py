@@ -1,0 +1,136 @@
+"""Warm repository runs (forked from a worker of the repository's environment) give the
+same outcomes as cold ones (a fresh `python -m pytest` per run)."""
+
+from __future__ import annotations
+
+import pytest
+from repo_support import make_repo, mine_and_accept, needs_strong, symlinked_venv
+
+from curator import runs
+from curator.execution.engine import Engine
+from curator.repos import identity
+from curator.store import Store
+from curator.store import problems as problem_store
+
+CODE = '''"""Scaling."""
+import inspect
+
+from .consts import FACTOR
+
+
+def scale(values, by=None):
+    """Multiply each value."""
+    by = FACTOR if by is None else by
+    return [v * by for v in values]
+
+
+def source_of_scale():
+    return inspect.getsource(scale)
+'''
+
+TESTS = '''import os
+
+import pytest
+
+from pkg import scale as from_package
+from pkg.ops import scale, source_of_scale
+
+
+def test_default():
+    assert scale([1, 2]) == [3, 6]
+
+
+def test_by():
+    assert from_package([1], by=5) == [5]
+
+
+def test_source_is_what_runs():
+    assert "def scale" in source_of_scale()
+
+
+@pytest.mark.skip(reason="need --runslow option to run")
+def test_slow():
+    assert scale([1] * 10) == [3] * 10
+
+
+@pytest.mark.xfail(reason="documented upstream bug")
+def test_known_bug():
+    assert scale(["a"]) == ["aaa", "x"]
+
+
+def test_cwd_is_the_checkout():
+    assert os.path.isfile("conftest.py")
+'''
+
+# Like kornia's: the session start creates a folder in the working directory.
+CONFTEST = '''import os
+
+
+def pytest_sessionstart(session):
+    os.makedirs("weights/", exist_ok=True)
+'''
+
+WRONG = '''def scale(values, by=None):
+    return [v * (by or 2) for v in values]
+'''
+
+# Makes every test body a no-op: never a pass, warm or cold.
+TAMPERS = '''import _pytest.python
+
+_pytest.python.Function.runtest = lambda self: None
+
+
+def scale(values, by=None):
+    return []
+'''
+
+HELPER = '''import math
+
+
+def _times(v, by):
+    return v * by
+
+
+def scale(values, by=None):
+    by = FACTOR if by is None else by
+    return [_times(v, by) for v in values if not math.isnan(v)]
+'''
+
+
+def _outcomes(result):
+    return result.outcome, sorted((t["id"], t["outcome"]) for t in result.tests)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("isolation", [
+    pytest.param("strong", marks=needs_strong),
+    "weak"])
+def test_warm_and_cold_repository_runs_agree(tmp_path, isolation):
+    upstream = make_repo(tmp_path / "pkgrepo", {
+        "conftest.py": CONFTEST, "pkg/__init__.py": "from .ops import scale\n",
+        "pkg/consts.py": "FACTOR = 3\n", "pkg/ops.py": CODE, "tests/test_ops.py": TESTS})
+    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation=isolation)
+    python = symlinked_venv(tmp_path / "repo-venv")
+    with Store(ws.db_path, "tester") as store:
+        identity.set_python(store, "pkgrepo", str(python))
+        problem = problem_store.get(store, "scale")
+        texts = [problem.solution, WRONG, HELPER, "def scale(:\n", TAMPERS]
+        jobs = [runs.job_for(store, ws, problem, text, "reference") for text in texts]
+    outcomes = {}
+    for warm in (True, False):
+        with Engine(workers=1, isolation=isolation, warm_repos=warm) as engine:
+            results = {r.job_id: r for r in engine.run(jobs)}
+        outcomes[warm] = [_outcomes(results[j.job_id]) for j in jobs]
+        assert {results[j.job_id].env["repo_run"] for j in jobs} == \
+            {"warm" if warm else "cold"}
+        assert {results[j.job_id].env["isolation"] for j in jobs} == {isolation}
+    assert outcomes[True] == outcomes[False]
+    reference, wrong, helper, syntax, tampers = outcomes[True]
+    assert tampers[0] == "tampered"
+    assert reference[0] == "passed" and helper[0] == "passed"
+    assert {o for _, o in reference[1]} == {"passed", "skipped", "xfailed"}
+    assert wrong[0] == "failed"
+    assert syntax[0] == "error"
+    # the shared checkout is never written to
+    worktree = next((ws.repos_dir / "worktrees").iterdir())
+    assert (worktree / "pkg" / "ops.py").read_text(encoding="utf-8") == CODE
