@@ -9,7 +9,7 @@ SNAPSHOT_DLBENCH: a clone or bare mirror of the DL-Bench repository (the v2 rele
 Dataset/DLBenchv2.tar.gz is read from its history), or the release itself (folder or
 tarball). SNAPSHOT_KORNIA: a clone or bare mirror of kornia. Nothing touches the network.
 
-In a temporary workspace it runs what a person would: `import-dlbench`, `dlbench resolve
+In a temporary workspace it runs what a person would: `dlbench import`, `dlbench resolve
 --repo kornia=SNAPSHOT_KORNIA --as-of DATE`, `repo env kornia`, `run` on every
 resolved kornia problem; and prints:
 

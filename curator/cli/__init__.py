@@ -25,7 +25,7 @@ _COMMAND_MODULES = {
     "mine": "mining", "candidates": "mining", "repo": "mining",
     "samples": "samples", "report": "samples", "taxonomy": "samples",
     "review": "review",
-    "release": "release", "import-dlbench": "release", "import-release": "release",
+    "release": "release", "import-dlbench": "dlbench", "import-release": "release",
     "dlbench": "dlbench",
     "dev": "dev",
 }

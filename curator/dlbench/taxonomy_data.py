@@ -190,7 +190,7 @@ def import_taxonomy(store: Store, path: str | Path, model: str, technique: str |
             found = _problem_for(store, name)
             if found is None:
                 out.errors.append({"file": where, "line": None, "message":
-                                   f"no imported DL-Bench problem {name!r} (import-dlbench first)"})
+                                   f"no imported DL-Bench problem {name!r} (`curator dlbench import` first)"})
                 continue
             pid = found[0]
             if owners[pid][0] != file:

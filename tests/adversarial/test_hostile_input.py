@@ -224,7 +224,7 @@ def test_dlbench_tarball_of_gigabyte_members_is_refused_at_once(empty_workspace,
     members = [(f"DL-Bench/f{i}.txt", 1 << 30) for i in range(3)]
     bomb = gzip_bomb(tmp_path / "DL-Bench.tar.gz", members)
     started = time.monotonic()
-    result = invoke(empty_workspace, "import-dlbench", str(bomb))
+    result = invoke(empty_workspace, "dlbench", "import", str(bomb))
     assert time.monotonic() - started < 1.0
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "archive_member_bytes" in result.output
@@ -235,7 +235,7 @@ def test_dlbench_tarball_over_the_total_cap_is_refused(empty_workspace, tmp_path
         "[limits]\narchive_total_bytes = 3000000\n", encoding="utf-8")
     bomb = gzip_bomb(tmp_path / "DL-Bench.tar.gz",
                      [(f"DL-Bench/f{i}.txt", 1 << 20) for i in range(4)])
-    result = invoke(empty_workspace, "import-dlbench", str(bomb))
+    result = invoke(empty_workspace, "dlbench", "import", str(bomb))
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "archive_total_bytes" in result.output
     with Store(empty_workspace.db_path) as store:
@@ -251,7 +251,7 @@ def test_archive_caps_come_from_curator_toml(empty_workspace, tmp_path):
         info = tarfile.TarInfo("DL-Bench/big.txt")
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
-    result = invoke(empty_workspace, "import-dlbench", str(archive))
+    result = invoke(empty_workspace, "dlbench", "import", str(archive))
     assert result.exit_code == 1 and "archive_member_bytes" in result.output
 
 
@@ -283,7 +283,7 @@ def test_dlbench_csv_with_a_huge_field_and_one_bad_row(empty_workspace, tmp_path
     path.write_text(CSV_HEADER + _csv_row("kornia_a1", "Write it. " + "y" * 200_000)
                     + "kornia,b.txt,too,many,cells,here,x,y,z,w,extra,extra2\n"
                     + _csv_row("kornia_c1", "Write c."), encoding="utf-8")
-    result = invoke(empty_workspace, "import-dlbench", str(path), "--json")
+    result = invoke(empty_workspace, "dlbench", "import", str(path), "--json")
     assert "Traceback" not in result.output
     data = json.loads(result.output[result.output.index("{"):])
     assert data["imported"] == 2
@@ -354,7 +354,7 @@ def test_load_stays_byte_identical_for_valid_problems(workspace, tmp_path):
 def test_a_200k_term_sample_costs_only_its_own_run(tmp_path):
     """A repo-backed sample whose code is one huge expression: an error outcome for it,
     the other samples of the batch evaluated as usual."""
-    from tests.test_mining_run import SHAPES, TEST_SHAPES, WRONG
+    from tests.mining.test_mining_run import SHAPES, TEST_SHAPES, WRONG
 
     from tests.mining_support import commit, git, write
 

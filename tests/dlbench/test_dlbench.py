@@ -34,7 +34,7 @@ def labels(record: fileformat.Record):
 
 
 def import_cmd(ws, *args):
-    result = CliRunner().invoke(main, ["--workspace", str(ws.root), "import-dlbench", *args])
+    result = CliRunner().invoke(main, ["--workspace", str(ws.root), "dlbench", "import", *args])
     return result
 
 
@@ -285,3 +285,12 @@ def test_import_reports_unreadable_files(empty_workspace, tmp_path):
     assert "tests_missing" in flags["notests.txt"]
     text = import_cmd(empty_workspace, str(folder))
     assert text.exit_code == 1 and "error: latin1.txt: not UTF-8" in text.stderr
+
+
+def test_import_dlbench_is_an_alias_that_says_where_the_command_lives(empty_workspace):
+    result = CliRunner().invoke(main, ["--workspace", str(empty_workspace.root),
+                                       "import-dlbench", str(TXT), "--json"])
+    assert result.exit_code == 0, result.output
+    assert "note: `curator import-dlbench` is now `curator dlbench import`" in result.stderr
+    assert json.loads(result.stdout)["imported"] == \
+        len([p for p in TXT.iterdir() if p.suffix == ".txt"])

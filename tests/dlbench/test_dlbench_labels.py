@@ -82,7 +82,7 @@ def release(tmp_path: Path) -> Path:
 
 def test_every_file_of_a_quirky_release_becomes_a_problem(empty_workspace, release):
     ws = empty_workspace
-    result = CliRunner().invoke(main, ["--workspace", str(ws.root), "import-dlbench",
+    result = CliRunner().invoke(main, ["--workspace", str(ws.root), "dlbench", "import",
                                        str(release), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)

@@ -205,7 +205,7 @@ def imported(tmp_path: Path):
     ws = workspace_mod.init(tmp_path / "ws")
     (ws.root / "curator.toml").write_text(f'[dlbench.repos]\ngeomlib = "{URL}"\n')
     base = ["--workspace", str(ws.root)]
-    result = CliRunner().invoke(main, [*base, "import-dlbench", str(release), "--json"])
+    result = CliRunner().invoke(main, [*base, "dlbench", "import", str(release), "--json"])
     assert result.exit_code == 0, result.output
     return ws, base
 
@@ -424,7 +424,7 @@ def test_prose_only_prompts_get_the_reference_signature_and_pass_the_code_prompt
     ws = workspace_mod.init(tmp_path / "ws2")
     (ws.root / "curator.toml").write_text(f'[dlbench.repos]\ngeomlib = "{URL}"\n')
     base = ["--workspace", str(ws.root)]
-    result = CliRunner().invoke(main, [*base, "import-dlbench", str(release), "--json"])
+    result = CliRunner().invoke(main, [*base, "dlbench", "import", str(release), "--json"])
     assert result.exit_code == 0, result.output
     ids = ["geomlibpolygon_area1", "classes-geomlibarea2"]
     before, imported_prompts = _gate_failures(ws, ids)
@@ -504,7 +504,7 @@ def test_resolving_at_another_commit_replaces_the_signature_block_it_appended(tm
     ws = workspace_mod.init(tmp_path / "ws")
     (ws.root / "curator.toml").write_text(f'[dlbench.repos]\ngeomlib = "{URL}"\n')
     base = ["--workspace", str(ws.root)]
-    assert CliRunner().invoke(main, [*base, "import-dlbench", str(release)]).exit_code == 0
+    assert CliRunner().invoke(main, [*base, "dlbench", "import", str(release)]).exit_code == 0
 
     def prompt_at(*args) -> str:
         assert resolve(base, *args)["resolved"]

@@ -139,7 +139,7 @@ def ws(tmp_path: Path):
     release = tmp_path / "release"
     write(release, RELEASE)
     ws = workspace_mod.init(tmp_path / "ws")
-    result = CliRunner().invoke(main, ["--workspace", str(ws.root), "import-dlbench",
+    result = CliRunner().invoke(main, ["--workspace", str(ws.root), "dlbench", "import",
                                        str(release)])
     assert result.exit_code == 0, result.output
     return ws
@@ -241,3 +241,14 @@ def test_the_file_named_as_the_release_file_wins(ws, tmp_path):
     assert error["file"].endswith("processed_class-korniabackward2.py")
     assert error["message"] == ("problem korniabackward2 is processed_korniabackward2.py's; "
                                 "not imported")
+
+
+def test_dlbench_taxonomy_is_the_command_and_the_old_spelling_says_so(ws, taxonomy):
+    new = cli(ws, "dlbench", "taxonomy", str(taxonomy), "--model", "gpt-4o", "--json")
+    assert new.exit_code == 1 and json.loads(new.stdout)["imported"] == 4
+    assert "is now" not in new.stderr
+    old = cli(ws, "samples", "import", str(taxonomy), "--format", "dlbench-taxonomy",
+              "--model", "gpt-4o", "--json")
+    assert json.loads(old.stdout)["duplicates"] == 4       # the same import, run again
+    assert "note: `samples import --format dlbench-taxonomy` is now `curator dlbench " \
+           "taxonomy`" in old.stderr
