@@ -355,7 +355,6 @@ def test_a_200k_term_sample_costs_only_its_own_run(tmp_path):
     """A repo-backed sample whose code is one huge expression: an error outcome for it,
     the other samples of the batch evaluated as usual."""
     from tests.mining.test_mining_run import SHAPES, TEST_SHAPES, WRONG
-
     from tests.mining_support import commit, git, write
 
     upstream = tmp_path / "geomlib"
