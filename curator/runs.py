@@ -198,7 +198,9 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
                         extra=dict(REPO_PREPARING))
     try:
         report = RunReport(isolation=engine.isolation, skipped=skipped)
-        for result in engine.run(jobs, progress=progress, cancelled=cancelled):
+        progress, tests = per_test(progress)
+        for result in engine.run(jobs, progress=progress, cancelled=cancelled,
+                                 test_progress=tests):
             run_id = record(store, result, "reference", hashes[result.job_id])
             report.runs.append(_run_json(run_id, result))
         report.cluster = engine.info().get("cluster") or {}
@@ -237,7 +239,9 @@ def run_edited(store: Store, workspace: Workspace, problem: Problem,
                         isolation=conf.get("isolation", "auto"), hide=[str(workspace.root)])
     try:
         report = RunReport(isolation=engine.isolation)
-        for result in engine.run([job], progress=progress, cancelled=cancelled):
+        progress, tests = per_test(progress)
+        for result in engine.run([job], progress=progress, cancelled=cancelled,
+                                 test_progress=tests):
             run_id = record(store, result, "reference", solution_hash(problem.solution),
                             unsaved=True)
             report.runs.append({**_run_json(run_id, result), "unsaved": True})
@@ -246,6 +250,25 @@ def run_edited(store: Store, workspace: Workspace, problem: Problem,
             engine.close()
     report.cancelled = not report.runs
     return report
+
+
+def per_test(progress: Progress | None):
+    """(progress, test_progress) for Engine.run: the label of `progress` also says which
+    test of a run finished last and how many are done ("p1: test 3/22 tests/t.py::x"),
+    so a long first run shows it is moving (the CLI's bar, the app's run status)."""
+    if progress is None:
+        return None, None
+    state = {"done": 0, "total": 0}
+
+    def jobs(done: int, total: int, label: str) -> None:
+        state["done"], state["total"] = done, total
+        progress(done, total, label)
+
+    def tests(problem_id: str, test_id: str, done: int, collected: int | None) -> None:
+        of = f"/{collected}" if collected else ""
+        progress(state["done"], state["total"], f"{problem_id}: test {done}{of} {test_id}")
+
+    return jobs, tests
 
 
 def _cpus() -> int:

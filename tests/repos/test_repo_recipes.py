@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 from mining_support import commit, git, write
-from test_repo_env import _wheel, offline_index  # noqa: F401  (the fixture)
+from repo_support import offline_index  # noqa: F401  (the fixture)
+from repo_support import wheel as _wheel
 
 from curator import workspace as workspace_mod
 from curator.errors import CuratorError
@@ -131,7 +132,8 @@ def _compile(tmp_path, wanted, day=None):
 
 
 @pytest.mark.slow
-def test_a_companion_pinned_to_an_old_torch_follows_the_pinned_torch(tmp_path, offline_index):
+def test_a_companion_pinned_to_an_old_torch_follows_the_pinned_torch(
+        tmp_path, offline_index):  # noqa: F811
     # On the local index: a torchvision built for an old torch, as an as-of date picks.
     _wheel(offline_index, "torchvision", "0.1.6", {"torchvision/__init__.py": ""},
            requires=["torch==1.0.0"])
@@ -147,7 +149,8 @@ def test_a_companion_pinned_to_an_old_torch_follows_the_pinned_torch(tmp_path, o
 
 
 @pytest.mark.slow
-def test_a_test_requirement_that_conflicts_is_left_out_and_named(tmp_path, offline_index):
+def test_a_test_requirement_that_conflicts_is_left_out_and_named(
+        tmp_path, offline_index):  # noqa: F811
     _wheel(offline_index, "tinyunits", "1.0.0", {"tinyunits/__init__.py": ""})
     wanted = requirements.Declared(runtime=["tinyunits<1.1"],
                                    test=["tinyunits>=1.2", "tinycheck"])
