@@ -153,3 +153,36 @@ def client_for(base_url: str, api_key_env: str = DEFAULT_KEY_ENV, timeout_s: flo
     """A client whose key comes from `api_key_env` (unset: no key sent)."""
     return ChatClient(base_url, api_key=key_from_env(api_key_env), timeout_s=timeout_s,
                       max_retries=max_retries)
+
+
+@dataclass(frozen=True)
+class EndpointSettings:
+    """curator.toml's [llm] table: the endpoint model-assisted curation uses by default."""
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str = DEFAULT_KEY_ENV
+    timeout_s: float = 120.0
+    max_retries: int = 5
+
+    @classmethod
+    def from_config(cls, config: dict) -> EndpointSettings:
+        table = (config or {}).get("llm") or {}
+        if not isinstance(table, dict):
+            raise LLMError("curator.toml: [llm] must be a table")
+        try:
+            return cls(base_url=table.get("base_url") or None, model=table.get("model") or None,
+                       api_key_env=str(table.get("api_key_env") or DEFAULT_KEY_ENV),
+                       timeout_s=float(table.get("timeout_s", 120.0)),
+                       max_retries=int(table.get("max_retries", 5)))
+        except (TypeError, ValueError):
+            raise LLMError("curator.toml: [llm] timeout_s and max_retries must be "
+                           "numbers") from None
+
+    def client(self, base_url: str | None = None, api_key_env: str | None = None
+               ) -> ChatClient | None:
+        """A client for `base_url` (else the configured one); None when there is neither."""
+        url = base_url or self.base_url
+        if not url:
+            return None
+        return client_for(url, api_key_env or self.api_key_env, self.timeout_s,
+                          self.max_retries)
