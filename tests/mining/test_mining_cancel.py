@@ -15,8 +15,8 @@ from textual.widgets import Input
 from tui_support import *  # noqa: F403 (fixtures: app_for, no_blink, synth_workspace)
 
 from curator.store import Store
-from curator.tui.screens.candidates import CandidatesScreen
 from curator.tui.messages import TaskProgress
+from curator.tui.screens.candidates import CandidatesScreen
 
 # Generous for a loaded 2-core machine; the figure the tests measure is printed on failure.
 STOP_WITHIN = 3.0
