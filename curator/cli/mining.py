@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.syntax import Syntax
 
+from curator import llm
 from curator.cli.context import (
     CliContext,
     interruptible,
@@ -143,24 +144,50 @@ def candidates_show(ctx: CliContext, cid: str, as_json: bool) -> None:
 @click.option("--exclude-reason", metavar="TEXT",
               help="Why the --exclude tests are left out (e.g. 'needs --runslow', "
                    "'xfail upstream'); recorded with each.")
+@click.option("--draft-with", "draft_with", metavar="MODEL",
+              help="Also have MODEL draft the prompt (kept beside the docstring draft).")
+@click.option("--base-url", help="OpenAI-compatible endpoint for --draft-with (default: "
+                                 "curator.toml [llm] base_url).")
+@click.option("--api-key-env", help="Environment variable holding the API key "
+                                    "(default: [llm] api_key_env, else OPENAI_API_KEY).")
 @json_option
 @pass_ctx
 def candidates_accept(ctx: CliContext, cid: str, problem_id: str | None,
                       exclude: tuple[str, ...], exclude_reason: str | None,
+                      draft_with: str | None, base_url: str | None, api_key_env: str | None,
                       as_json: bool) -> None:
     """Create a draft repo-backed problem from a candidate."""
     if exclude and not (exclude_reason or "").strip():
         raise click.UsageError("--exclude needs --exclude-reason")
-    result = promote.accept(ctx.store, ctx.workspace, cid, problem_id,
-                            exclude={node: exclude_reason for node in exclude})
+    excluded = {node: exclude_reason for node in exclude}
+    if draft_with:
+        client = llm.EndpointSettings.from_config(ctx.workspace.config).client(base_url,
+                                                                               api_key_env)
+        if client is None:
+            raise click.UsageError("--draft-with needs --base-url (or curator.toml [llm] "
+                                   "base_url)")
+        result = promote.accept_with_draft(ctx.store, ctx.workspace, cid, client, draft_with,
+                                           problem_id, exclude=excluded)
+    else:
+        result = promote.accept(ctx.store, ctx.workspace, cid, problem_id, exclude=excluded)
+    failed = result.get("draft_refused") or result.get("draft_error")
     if as_json:
         print_json(result)
+        if failed:
+            sys.exit(1)
         return
+    if failed:
+        click.echo(f"error: {failed}", err=True)
+    elif result.get("draft"):
+        click.echo(f"{draft_with} drafted a prompt beside the docstring draft; choose with "
+                   f"`curator problems drafts {result['problem_id']} --use SOURCE`")
     labels = ", ".join(f"{k}={v}" for k, v in result["suggested"].items())
     click.echo(f"candidate {result['candidate']} -> draft problem {result['problem_id']} "
                f"({result['path']}); suggested labels: {labels}")
     for item in result["excluded"]:
         click.echo(f"left out {item['node_id']}: {item['reason']}")
+    if failed:
+        sys.exit(1)
 
 
 @candidates_group.command("reject")
