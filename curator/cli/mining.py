@@ -24,13 +24,16 @@ from curator.errors import Cancelled, CuratorError
 from curator.mining import promote
 from curator.mining.mine import mine
 from curator.panel import candidates as candidate_panel
+from curator.repos import discover as discovery
 from curator.repos import environments, identity
 from curator.store import candidates as candidate_store
 from curator.store.candidates import STATUSES
 
 
 @click.command("mine")
-@click.argument("source")
+@click.argument("source", required=False)
+@click.option("--queued", is_flag=True,
+              help="Mine every registered repository never mined (`discover --mine`).")
 @click.option("--rev", help="Branch, tag or commit to mine (default: the default branch).")
 @click.option("--with-tests/--all-candidates", "with_tests", default=None,
               help="Keep only functions some test exercises (default), or every function.")
@@ -38,13 +41,18 @@ from curator.store.candidates import STATUSES
                              "its remote URL).")
 @json_option
 @pass_ctx
-def mine_cmd(ctx: CliContext, source: str, rev: str | None, with_tests: bool | None,
-             name: str | None, as_json: bool) -> None:
+def mine_cmd(ctx: CliContext, source: str | None, queued: bool, rev: str | None,
+             with_tests: bool | None, name: str | None, as_json: bool) -> None:
     """Mine candidate functions and their tests from a git repository (URL or path).
 
     The repository is cloned or fetched into db/repos/ and every candidate is pinned to
     the resolved commit. Exit status 1 when some file could not be read or parsed.
     """
+    if queued == bool(source):
+        raise click.UsageError("give a SOURCE or --queued")
+    if queued:
+        _mine_queued(ctx, rev, with_tests, as_json)
+        return
     with interruptible() as cancelled, progress_bar("mining", enabled=not as_json) as bar:
         try:
             report = mine(ctx.store, ctx.workspace, source, rev=rev, with_tests=with_tests,
@@ -74,6 +82,30 @@ def mine_cmd(ctx: CliContext, source: str, rev: str | None, with_tests: bool | N
         for warning in report.warnings:
             click.echo(f"warning: {warning}", err=True)
     if not report.ok:
+        sys.exit(1)
+
+
+def _mine_queued(ctx: CliContext, rev: str | None, with_tests: bool | None,
+                 as_json: bool) -> None:
+    """Each queued repository in turn; one that fails is reported and the rest still run."""
+    results, failed = [], 0
+    for row in discovery.queued(ctx.store):
+        try:
+            report = mine(ctx.store, ctx.workspace, row["url"], rev=rev, with_tests=with_tests)
+        except CuratorError as exc:
+            failed += 1
+            results.append({"url": row["url"], "error": str(exc)})
+            click.echo(f"error: {row['url']}: {exc}", err=True)
+            continue
+        results.append({"url": row["url"], **report.to_json()})
+        if not as_json:
+            click.echo(f"mined {report.name} at {report.commit[:12]}: {report.candidates} "
+                       "candidate(s)")
+    if as_json:
+        click.echo(json.dumps({"mined": results}, ensure_ascii=False))
+    elif not results:
+        click.echo("nothing queued (`curator discover ... --mine` queues repositories)")
+    if failed:
         sys.exit(1)
 
 
