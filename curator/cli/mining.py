@@ -1,4 +1,4 @@
-"""mine, candidates list/show/accept/reject, repo list/set-python."""
+"""mine, candidates list/show/accept/reject/vote/assign/stats, repo list/set-python."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from curator.cli.context import (
 from curator.errors import Cancelled, CuratorError
 from curator.mining import promote
 from curator.mining.mine import mine
+from curator.panel import candidates as candidate_panel
 from curator.repos import environments, identity
 from curator.store import candidates as candidate_store
 from curator.store.candidates import STATUSES
@@ -174,6 +175,75 @@ def candidates_reject(ctx: CliContext, cid: str, reason: str, as_json: bool) -> 
         print_json(candidate_store.to_json(row))
         return
     click.echo(f"candidate {row['id']} rejected: {row['reason']}")
+
+
+@candidates_group.command("vote")
+@click.argument("cid")
+@click.option("--relevant", required=True, type=click.Choice(("yes", "no")),
+              help="Is it a deep-learning function worth a problem?")
+@click.option("--reason", default="", help="Why (kept with the vote; a rejection lists them).")
+@json_option
+@pass_ctx
+def candidates_vote(ctx: CliContext, cid: str, relevant: str, reason: str,
+                    as_json: bool) -> None:
+    """Vote a candidate relevant or not; curator.toml's accept_when decides it."""
+    result = candidate_panel.vote(ctx.store, ctx.workspace, cid, ctx.actor, relevant, reason)
+    if as_json:
+        print_json(result)
+    else:
+        counts = f"{result['yes']} yes / {result['no']} no, rule {result['rule']}"
+        outcome = {"accepted": f"accepted as draft problem {result.get('problem_id')}",
+                   "rejected": "rejected", "waiting": "waiting for votes",
+                   "blocked": f"the rule holds but it cannot be promoted: {result.get('error')}"}
+        click.echo(f"candidate {result['candidate']} ({result['reviewer']}: "
+                   f"{result['relevant']}): {counts}; {outcome[result['decision']]}")
+    if result["decision"] == "blocked":
+        sys.exit(1)
+
+
+@candidates_group.command("assign")
+@click.option("--reviewers", required=True, help="Comma-separated names, e.g. ana,ben,cy.")
+@click.option("--per-item", "per_item", type=int, default=3, show_default=True,
+              help="Reviewers per candidate.")
+@click.option("--min-score", type=float, help="Only candidates scoring at least X (0-1).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@json_option
+@pass_ctx
+def candidates_assign(ctx: CliContext, reviewers: str, per_item: int, min_score: float | None,
+                      seed: int, as_json: bool) -> None:
+    """Give each new candidate to K reviewers, balanced."""
+    result = candidate_panel.assign(ctx.store, reviewers.split(","), per_item,
+                                    min_score=min_score, seed=seed)
+    if as_json:
+        print_json(result)
+        return
+    click.echo(f"{result['assigned']} candidate(s) assigned to {result['per_item']} "
+               "reviewer(s) each; " + ", ".join(f"{a} {n}" for a, n in
+                                                result["reviewers"].items()))
+
+
+@candidates_group.command("stats")
+@json_option
+@pass_ctx
+def candidates_stats(ctx: CliContext, as_json: bool) -> None:
+    """Panel progress, decisions and agreement on relevance (alpha, kappa)."""
+    data = candidate_panel.stats(ctx.store, candidate_panel.rule_for(ctx.workspace))
+    if as_json:
+        print_json(data)
+        return
+    d = data["decisions"]
+    click.echo(f"{data['candidates']} candidate(s) before the panel (rule {data['rule']}): "
+               f"{d['accepted']} accepted, {d['rejected']} rejected, {d['waiting']} waiting")
+    rich_table(["reviewer", "assigned", "done", "votes"],
+               [[a, p["assigned"], p["done"], p["votes"]] for a, p in data["reviewers"].items()],
+               title="progress")
+    agreement = data["agreement"]
+    alpha = agreement["alpha"]
+    click.echo(f"relevance: Krippendorff's alpha {'n/a' if alpha is None else f'{alpha:.3f}'} "
+               f"on {agreement['items']} candidate(s) with two or more votes")
+    for pair, kappa in agreement["kappa"].items():
+        click.echo(f"  Cohen's kappa {pair.replace('|', ' / ')}: "
+                   f"{'n/a' if kappa is None else f'{kappa:.3f}'}")
 
 
 @click.group("repo")

@@ -1,4 +1,4 @@
-"""init, load, dump, problems list/show, labels."""
+"""init, load, dump, problems list/show/new/set."""
 
 from __future__ import annotations
 
@@ -187,32 +187,4 @@ def problems_set(ctx: CliContext, problem_id: str, as_json: bool, **values) -> N
         click.echo(f"{problem_id}: {', '.join(changed) or 'nothing changed'}")
 
 
-@click.group("labels", invoke_without_command=True)
-@json_option
-@click.pass_context
-def labels_cmd(click_ctx: click.Context, as_json: bool) -> None:
-    """The stage, task and data vocabularies with their definitions."""
-    if click_ctx.invoked_subcommand is not None:
-        return
-    ctx = click_ctx.find_object(CliContext)
-    rows = ctx.store.labels()
-    if as_json:
-        print_json([{k: r[k] for k in ("axis", "slug", "name", "definition")} for r in rows])
-        return
-    rich_table(["axis", "slug", "name", "definition"],
-               [[r["axis"], r["slug"], r["name"], r["definition"]] for r in rows])
-
-
-@labels_cmd.command("edit")
-@click.argument("axis", type=click.Choice(("stage", "task", "data")))
-@click.argument("slug")
-@click.option("--name", help="New display name.")
-@click.option("--definition", help="New definition.")
-@pass_ctx
-def labels_edit(ctx: CliContext, axis: str, slug: str, name, definition) -> None:
-    """Edit a label's display name or definition (the slug stays)."""
-    ctx.store.set_label_text(axis, slug, name=name, definition=definition)
-    click.echo(f"{axis}/{slug} updated")
-
-
-COMMANDS = [init_cmd, load_cmd, dump_cmd, problems_group, labels_cmd]
+COMMANDS = [init_cmd, load_cmd, dump_cmd, problems_group]
