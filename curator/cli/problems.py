@@ -7,6 +7,7 @@ import sys
 import click
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.syntax import Syntax
 
 from curator import llm, problem_template, sync, workspace
@@ -21,6 +22,7 @@ from curator.cli.context import (
 from curator.labels import DATA, STAGES, TASKS
 from curator.mining import prompt_drafts
 from curator.problem import STATUSES
+from curator.store import problem_imports as import_store
 from curator.store import problems as problem_store
 
 
@@ -110,8 +112,9 @@ def problems_list(ctx: CliContext, stage, task, data, status, text, as_json: boo
 def problems_show(ctx: CliContext, problem_id: str, as_json: bool) -> None:
     """Show one problem: metadata, prompt, solution and tests."""
     problem = problem_store.get(ctx.store, problem_id)
+    imported = import_store.for_problem(ctx.store, problem_id)
     if as_json:
-        print_json(problem.to_dict())
+        print_json({**problem.to_dict(), "import": imported})
         return
     console = Console()
     console.rule(f"[bold]{problem.id}[/] — {problem.title}")
@@ -121,6 +124,11 @@ def problems_show(ctx: CliContext, problem_id: str, as_json: bool) -> None:
         console.print(f"[dim]{'source':>12}[/] {problem.source}")
     if problem.test_node_ids:
         console.print(f"[dim]{'node ids':>12}[/] {' '.join(problem.test_node_ids)}")
+    if imported:
+        console.print(f"[dim]{'imported':>12}[/] {escape(imported['key'])} "
+                      f"({imported['origin']})", highlight=False)
+        console.print(f"[dim]{'flags':>12}[/] "
+                      f"{escape(', '.join(imported['flags'])) or '(none)'}", highlight=False)
     console.rule("prompt")
     console.print(Markdown(problem.prompt))
     console.rule("solution.py")
