@@ -111,7 +111,7 @@ async def test_team_tab_shows_all_three_panels(workspace, store, app_for):
     # one problem, two votes: stage disagrees (alpha 0: n = 2, observed = expected = 2);
     # (kappa 0 too: p_o = p_e = 0); task agrees on one value, nothing to expect: undefined
     assert "stage α 0.000 κ 0.00" in panels and "task α n/a κ n/a" in panels
-    assert "ana: 1/2 · ben: 1/2" in panels
+    assert "votes done: ana: 1/2 · ben: 1/2" in panels
     assert "Candidates (rule 2 of 3): no panel votes yet" in panels
 
 

@@ -261,8 +261,12 @@ assignments (position and progress in the ballot's top line).
         marker = f"● unsaved: {', '.join(fields)}" if fields else "saved"
         labels = "labels hidden until you vote" if self.blind \
             else " / ".join(getattr(problem, a) or "–" for a in AXES)
+        flag = ""
+        if problem.kind == "method" and problem.class_name is None:
+            # a DL-Bench class file that names no class (flag class_missing)
+            flag = f" · class_missing: {problem.entry_point} of which class? (dlbench resolve)"
         self.query_one("#problem-heading", Static).update(
-            f"{problem.id} · {problem.status} · {labels} · {marker}")
+            f"{problem.id} · {problem.status} · {labels} · {marker}{flag}")
         self.query_one("#problem-heading").set_class(bool(fields), "dirty")
         self.sub_title = f"{problem.id}{' ●' if fields else ''}"
 

@@ -35,8 +35,8 @@ def label_lines(store: Store) -> list[str]:
     progress = " · ".join(f"{name}: {p['done']}/{p['assigned']}"
                           for name, p in data["annotators"].items())
     return [f"Problem labels: {data['items']} problem(s) in label rounds, "
-            f"{data['complete']} with every vote in · {dims}",
-            f"  votes done: {progress}" if progress else "  nobody assigned yet"]
+            f"{data['complete']} with every vote in · {dims} · votes done: "
+            + (progress or "nobody assigned")]
 
 
 def candidate_lines(store: Store, workspace: Workspace) -> list[str]:
@@ -46,7 +46,7 @@ def candidate_lines(store: Store, workspace: Workspace) -> list[str]:
         return [f"Candidates: {exc}"]
     data = candidate_panel.stats(store, rule)
     if not data["candidates"]:
-        return [f"Candidates (rule {rule}): no panel votes yet (y / n on Candidates)."]
+        return [f"Candidates (rule {rule}): no panel votes yet (y / n on F4)."]
     d, agreement = data["decisions"], data["agreement"]
     return [f"Candidates (rule {rule}): {data['candidates']} before the panel, "
             f"{d['accepted']} accepted, {d['rejected']} rejected, {d['waiting']} waiting · "

@@ -116,9 +116,9 @@ class VotePane(Vertical):
 
     def _show(self) -> None:
         queue = self._queue()
-        mine = "your vote is saved" if self.view.own else "you have not voted yet"
+        mine = "your vote is saved" if self.view.own else "not voted yet: v saves"
         self.query_one("#vote-position", Static).update(
-            f"Label round · {position_line(queue, self.problem_id)} · {mine} (v saves)")
+            f"Label round · {position_line(queue, self.problem_id)} · {mine}")
         self.query_one("#vote-others", Static).update(others_text(self.view, self.names))
         self.border_title = "Your vote" + (" (blind)" if self.view.blind else "")
 
