@@ -111,7 +111,7 @@ class ReleaseConfig:
     description: str = ""
     license: str | None = None
     min_tests: int | None = key(None, min=0, max=INT_MAX)
-    near_duplicate_threshold: float | None = key(None, min=0, max=1)
+    near_duplicate_threshold: float | None = key(None, min=0)   # above 1: gate off
 
 
 @dataclass(frozen=True)
@@ -149,6 +149,17 @@ class CandidatesConfig:
 
 
 @dataclass(frozen=True)
+class LlmConfig:
+    """[llm]: the OpenAI-compatible endpoint model-assisted curation uses by default."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"   # the variable holding the key, never the key
+    timeout_s: float = key(120.0, min=0.001)
+    max_retries: int = key(5, min=0, max=100)
+
+
+@dataclass(frozen=True)
 class AppConfig:
     """[app]: the app's look."""
 
@@ -175,6 +186,7 @@ class Config:
     dlbench: DlbenchConfig = DlbenchConfig()
     candidates: CandidatesConfig = CandidatesConfig()
     limits: Limits = Limits()
+    llm: LlmConfig = LlmConfig()
     app: AppConfig = AppConfig()
     # binding id -> keys ("ctrl+s", or a list of them); F1 help lists the ids
     keymap: dict[str, str | tuple[str, ...]] = key({}, parse=_keys)

@@ -21,6 +21,10 @@ class Workspace:
     db_path: Path
     config: Config = field(default_factory=Config)   # curator.toml, typed
 
+    def __post_init__(self) -> None:
+        if isinstance(self.config, dict):   # parsed TOML, as tests and tools write it
+            self.config = config_file.from_dict(self.config)
+
     @property
     def problems_dir(self) -> Path:
         return self.root / "problems"

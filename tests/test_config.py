@@ -8,11 +8,11 @@ import dataclasses
 import pytest
 
 from curator import config as config_file
-from curator.config import Config, ConfigError
+from curator.config import Config, ConfigError, ReleaseConfig
 from curator.errors import WorkspaceError
 from curator.mining.settings import DEFAULT_EXCLUDE, MiningSettings
 from curator.panel.rule import CandidateSettings
-from curator.workspace import discover, init
+from curator.workspace import Workspace, discover, init
 
 FULL = '''\
 # every table, as a workspace would write it
@@ -48,6 +48,10 @@ accept_when = "3 of 5"
 [limits]
 file_bytes = 4000
 
+[llm]
+base_url = "http://127.0.0.1:8000/v1"
+timeout_s = 30
+
 [app]
 theme = "nord"
 
@@ -76,6 +80,8 @@ def test_every_table_is_read_into_its_types(tmp_path):
     assert config.limits.file_bytes == 4000
     assert config.limits.depth == 64   # a key left out keeps its default
     assert config.app.theme == "nord"
+    assert config.llm.base_url == "http://127.0.0.1:8000/v1" and config.llm.timeout_s == 30.0
+    assert config.llm.api_key_env == "OPENAI_API_KEY" and config.llm.max_retries == 5
     assert config.keymap == {"problem.save": "ctrl+w,f10", "problems.filter": "f"}
     assert CandidateSettings.from_config(config).accept_when.k == 3
     mining = MiningSettings.from_config(config.mining)
@@ -95,6 +101,11 @@ def test_the_workspace_holds_the_typed_config(tmp_path):
     ws = discover(workspace=path.parent)
     assert ws.config.release.license == "MIT"
     assert ws.limits.file_bytes == 4000
+    # parsed TOML handed to a Workspace is read the same way
+    made = Workspace(ws.root, ws.db_path, {"release": {"license": "MIT"}})
+    assert made.config == Config(release=ReleaseConfig(license="MIT"))
+    with pytest.raises(ConfigError, match=r"unknown \[release\] key 'licence'"):
+        Workspace(ws.root, ws.db_path, {"release": {"licence": "MIT"}})
 
 
 @pytest.mark.parametrize(("text", "line", "message"), [
@@ -103,7 +114,7 @@ def test_the_workspace_holds_the_typed_config(tmp_path):
      "indirect_tests, max_file_bytes, with_tests)"),
     ("[minning]\ncall_depth = 2\n", 1,
      "unknown table [minning] (known: app, candidates, dlbench, execution, keymap, limits, "
-     "mining, release)"),
+     "llm, mining, release)"),
     ("[execution]\n\nworkers = \"4\"\n", 3, "[execution] workers must be a whole number, "
      "got a string"),
     ("[execution]\nbackend = \"slurm\"\n", 2,
@@ -112,8 +123,12 @@ def test_the_workspace_holds_the_typed_config(tmp_path):
      "[execution] preload must be a list of strings (item 2 is an integer)"),
     ("[limits]\nfile_bytes = 0\n", 2, "[limits] file_bytes must be at least 1, got 0"),
     ("[limits]\ndepth = true\n", 2, "[limits] depth must be a whole number, got a boolean"),
-    ("[release]\nnear_duplicate_threshold = 1.5\n", 2,
-     "[release] near_duplicate_threshold must be from 0 to 1, got 1.5"),
+    ("[llm]\nmodel = \"m\"\nmax_retries = \"five\"\n", 3,
+     "[llm] max_retries must be a whole number, got a string"),
+    ("[release]\nnear_duplicate_threshold = -0.5\n", 2,
+     "[release] near_duplicate_threshold must be at least 0, got -0.5"),
+    ("[execution]\ntimeout_factor = 2\nmemory_mb = 0\n", 3,
+     "[execution] memory_mb must be at least 1, got 0"),
     ("[candidates]\naccept_when = \"4 of 3\"\n", 2,
      "[candidates] accept_when = '4 of 3' needs 1 <= K <= N"),
     ("[dlbench.spellings.task]\n\"RL\" = 1\n", 2,

@@ -371,3 +371,36 @@ def stats(store: Store) -> dict:
                             "done": sum(name in votes.get(pid, {}) for pid in mine)}
     return {"items": len(items), "complete": complete, "dimensions": dimensions,
             "annotators": annotators}
+
+
+# -- for the release -----------------------------------------------------------------------
+
+
+def provenance(store: Store, problem_ids: set[str]) -> dict[str, dict]:
+    """problem id -> {"decided": {axis: {method, votes, of, by}}, "votes": [{annotator,
+    stage, task, data}]} for the problems that were in a label round."""
+    decided = _decisions(store)
+    votes = _votes(store)
+    out: dict[str, dict] = {}
+    for pid in sorted(problem_ids & (set(decided) | set(votes))):
+        out[pid] = {
+            "decided": {axis: {"method": d["method"], "votes": d["votes"], "of": d["of"],
+                               "by": d["decided_by"]}
+                        for axis, d in decided.get(pid, {}).items()},
+            "votes": [{"annotator": name, **{a: v[a] for a in AXES}}
+                      for name, v in sorted(votes.get(pid, {}).items())],
+        }
+    return out
+
+
+def agreement_by_axis(store: Store, problem_ids: set[str]) -> dict[str, dict]:
+    """Per axis, agreement over these problems' votes, plus the number of annotators."""
+    votes = {pid: by for pid, by in _votes(store).items() if pid in problem_ids}
+    out = {}
+    for axis in AXES:
+        by_item = {pid: {name: v[axis] for name, v in by.items() if v[axis]}
+                   for pid, by in votes.items()}
+        summary = agreement(by_item)
+        summary["annotators"] = len({name for by in by_item.values() for name in by})
+        out[axis] = summary
+    return out

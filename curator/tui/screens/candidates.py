@@ -50,6 +50,15 @@ def describe(row: dict) -> str:
     return "\n".join(lines)
 
 
+def summary_line(status: str, cursor: int | None, shown: int, counts: dict[str, int]) -> str:
+    """The status line: the position, what is filtered, and the count of every status."""
+    position = f"row {cursor + 1} of {shown}" if cursor is not None and shown else "no rows"
+    what = "all statuses" if status == "all" else f"status:{status}"
+    total = sum(counts.values())
+    tally = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none mined yet"
+    return f"{position} · showing {what} (f changes it) · {total} candidates: {tally}"
+
+
 class CandidatesScreen(Screen):
     HELP = """\
 ## Candidates
@@ -152,10 +161,9 @@ pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancel
     def _summary(self) -> None:
         counts = candidate_store.status_counts(self.app.store)
         table = self.query_one("#cand-table", DataTable)
-        position = f"{table.cursor_row + 1} of {len(self.rows)}" if self.rows else "none"
         self.query_one("#cand-summary", Static).update(
-            f"showing {self.status}: {position} · "
-            + " · ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+            summary_line(self.status, table.cursor_row if self.rows else None,
+                         len(self.rows), counts))
 
     def _show(self, row: dict | None) -> None:
         source = self.query_one("#cand-source", TextArea)

@@ -244,8 +244,12 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
         problem = self.problem
         marker = f"● unsaved: {', '.join(fields)}" if fields else "saved"
         labels = " / ".join(getattr(problem, a) or "–" for a in AXES)
+        flag = ""
+        if problem.kind == "method" and problem.class_name is None:
+            # a DL-Bench class file that names no class (flag class_missing)
+            flag = f" · class_missing: {problem.entry_point} of which class? (dlbench resolve)"
         self.query_one("#problem-heading", Static).update(
-            f"{problem.id} · {problem.status} · {labels} · {marker}")
+            f"{problem.id} · {problem.status} · {labels} · {marker}{flag}")
         self.query_one("#problem-heading").set_class(bool(fields), "dirty")
         self.sub_title = f"{problem.id}{' ●' if fields else ''}"
 

@@ -19,6 +19,7 @@ from curator.display import visible
 from curator.tui import queries
 from curator.tui.messages import DataChanged, ShowError, TaskProgress
 from curator.tui.tasks import Task, TaskContext, TaskEnded, run_task
+from curator.tui.widgets.outcomes_table import OutcomesTable
 
 
 def engine_available() -> bool:
@@ -74,7 +75,7 @@ first (select one to see its tests and output).
             yield ProgressBar(id="run-progress", show_eta=False)
             yield Label("", id="run-status")
         with Horizontal(id="run-detail"):
-            tests = DataTable(id="run-tests", cursor_type="row", zebra_stripes=True)
+            tests = OutcomesTable(id="run-tests", zebra_stripes=True)
             tests.border_title = "Tests"
             yield tests
             log = Log(id="run-output", highlight=False)
@@ -85,7 +86,6 @@ first (select one to see its tests and output).
         yield history
 
     def on_mount(self) -> None:
-        self.query_one("#run-tests", DataTable).add_columns("test", "outcome")
         self.query_one("#run-history", DataTable).add_columns(
             "when", "outcome", "tests", "time", "kind", "reason")
         if not engine_available():
@@ -115,12 +115,7 @@ first (select one to see its tests and output).
             table.move_cursor(row=0)
 
     def show_run(self, row: dict) -> None:
-        tests = self.query_one("#run-tests", DataTable)
-        tests.clear()
-        for test in row.get("tests") or []:
-            if isinstance(test, dict):
-                tests.add_row(Text(visible(test.get("id"), False)),
-                              Text(visible(test.get("outcome"), False)))
+        self.query_one("#run-tests", OutcomesTable).set_tests(row.get("tests") or [])
         log = self.query_one("#run-output", Log)
         log.clear()
         reason = visible(row.get("reason"), False)
