@@ -216,22 +216,21 @@ def from_dict(data: dict, source: str = NAME, text: str = "") -> Config:
     values = {}
     for name, value in data.items():
         if name not in known:
-            raise ConfigError(f"{where(name)}: unknown table [{name}] "
+            raise ConfigError(f"{where(name)}: unknown table [{shown(name)}] "
                               f"(known: {', '.join(sorted(known))})")
-        spec = known[name]
         if not isinstance(value, dict):
             raise ConfigError(f"{where(name)}: invalid config: {name} must be a [table]")
-        hint = _hints(Config)[name]
+        hint = typing.get_type_hints(Config)[name]
         if dataclasses.is_dataclass(hint):
             values[name] = _table(hint, value, name, where)
         else:
-            values[name] = _value(spec, hint, value, (name,), where, f"[{name}]")
+            values[name] = _value(known[name], hint, value, (name,), where, f"[{name}]")
     return Config(**values)
 
 
 def _table(cls: type, data: dict, name: str, where: _Locator) -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    hints = _hints(cls)
+    hints = typing.get_type_hints(cls)
     values = {}
     for item, value in data.items():
         if item not in fields:
@@ -252,7 +251,7 @@ def _value(spec: dataclasses.Field, hint: Any, value: Any, at: tuple[str, ...],
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         low, high = meta.get("min"), meta.get("max")
         if (low is not None and value < low) or (high is not None and value > high):
-            if high == INT_MAX:   # the largest integer SQLite keeps: not worth saying
+            if high == INT_MAX and low is not None:   # SQLite's largest integer: unsaid
                 high = None
             bounds = (f"from {low:g} to {high:g}" if low is not None and high is not None
                       else f"at least {low:g}" if low is not None else f"at most {high:g}")
@@ -261,7 +260,7 @@ def _value(spec: dataclasses.Field, hint: Any, value: Any, at: tuple[str, ...],
         try:
             value = meta["parse"](value)
         except (ValueError, CuratorError) as exc:
-            raise ConfigError(f"{where(*at)}: {what.split(' ')[0]} {exc}") from None
+            raise ConfigError(f"{where(*at)}: [{at[0]}] {exc}") from None
     return value
 
 
@@ -337,10 +336,6 @@ def _got(value: Any) -> str:
     kind = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
             list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
     return f", got {kind}"
-
-
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
 
 
 # -- where in the file ---------------------------------------------------------------------------
