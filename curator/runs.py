@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from curator.config import ExecutionConfig
 from curator.errors import CuratorError
 from curator.execution import verdict
 from curator.execution.engine import Engine, default_workers, resolve_backend
@@ -53,10 +54,9 @@ TIMEOUT_FACTOR = 10.0
 
 
 
-def settings(workspace: Workspace | None) -> dict:
+def settings(workspace: Workspace | None) -> ExecutionConfig:
     """The [execution] table of curator.toml."""
-    config = (workspace.config if workspace is not None else {}) or {}
-    return dict(config.get("execution") or {})
+    return workspace.config.execution if workspace is not None else ExecutionConfig()
 
 
 # -- limits ------------------------------------------------------------------------------
@@ -71,18 +71,17 @@ def default_limits(store: Store, workspace: Workspace | None, problem: Problem,
     first limit ([execution] first_timeout_s, FIRST_TIMEOUT_S).
     """
     conf = settings(workspace)
-    limits = Limits(**{k: conf[k] for k in ("memory_mb", "processes", "file_mb",
-                                            "open_files", "output_kb") if k in conf})
+    limits = Limits(**conf.run_limits())
     if timeout is not None:
         limits.timeout_s = float(timeout)
         return limits
     measured = reference_time(store, problem.id)
     if measured is None:
-        limits.timeout_s = float(conf.get("first_timeout_s", conf.get("timeout_s",
-                                                                      FIRST_TIMEOUT_S)))
+        first = conf.first_timeout_s if conf.first_timeout_s is not None else conf.timeout_s
+        limits.timeout_s = FIRST_TIMEOUT_S if first is None else first
     else:
-        floor = float(conf.get("timeout_floor_s", TIMEOUT_FLOOR_S))
-        factor = float(conf.get("timeout_factor", TIMEOUT_FACTOR))
+        floor = TIMEOUT_FLOOR_S if conf.timeout_floor_s is None else conf.timeout_floor_s
+        factor = TIMEOUT_FACTOR if conf.timeout_factor is None else conf.timeout_factor
         limits.timeout_s = round(max(floor, factor * measured), 3)
     return limits
 
@@ -190,10 +189,10 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
     own = engine is None
     if own:
         backend, address = resolve_backend(conf, backend, address)
-        engine = Engine(workers=min(workers or conf.get("workers") or _cpus(),
+        engine = Engine(workers=min(workers or conf.workers or _cpus(),
                                     max(1, len(jobs))) if backend == "local"
-                        else workers or conf.get("workers"),
-                        preload=conf.get("preload", ()), isolation=conf.get("isolation", "auto"),
+                        else workers or conf.workers,
+                        preload=conf.preload, isolation=conf.isolation,
                         hide=[str(workspace.root)], backend=backend, address=address,
                         extra=dict(REPO_PREPARING))
     try:
@@ -235,8 +234,8 @@ def run_edited(store: Store, workspace: Workspace, problem: Problem,
     own = engine is None
     if own:
         conf = settings(workspace)
-        engine = Engine(workers=1, preload=conf.get("preload", ()),
-                        isolation=conf.get("isolation", "auto"), hide=[str(workspace.root)])
+        engine = Engine(workers=1, preload=conf.preload, isolation=conf.isolation,
+                        hide=[str(workspace.root)])
     try:
         report = RunReport(isolation=engine.isolation)
         progress, tests = per_test(progress)
@@ -355,8 +354,8 @@ def stub_of(solution: str, entry_point: str) -> str | None:
 
 def _engine_for(workspace: Workspace, jobs: int) -> Engine:
     conf = settings(workspace)
-    return Engine(workers=min(conf.get("workers") or _cpus(), max(1, jobs)),
-                  preload=conf.get("preload", ()), isolation=conf.get("isolation", "auto"),
+    return Engine(workers=min(conf.workers or _cpus(), max(1, jobs)),
+                  preload=conf.preload, isolation=conf.isolation,
                   hide=[str(workspace.root)], extra=dict(REPO_PREPARING))
 
 
