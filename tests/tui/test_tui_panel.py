@@ -32,6 +32,12 @@ async def test_blind_vote_hides_others_until_saved(workspace, store, app_for):
     problem = store.one("SELECT stage, task, data FROM problems WHERE id = ?", (pid,))
     app = app_for(workspace, "cy")
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        # the Problems table does not tell the labels of cy's open assignments either
+        listed = {r["id"]: r for r in app.screen.all_rows}
+        assert {listed[p]["stage"] for p in ids[:3]} == {"blind"}
+        assert listed[ids[3]]["stage"] == store.one(
+            "SELECT stage FROM problems WHERE id = ?", (ids[3],))["stage"]
         screen = await open_problem(pilot, pid)
         await pilot.press("alt+4")            # Labels tab: the ballot, focus on its stage
         await settle(pilot)
