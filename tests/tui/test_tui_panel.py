@@ -136,10 +136,10 @@ async def test_candidates_y_n_vote_and_the_table_shows_votes(tmp_path, app_for):
         screen = app.screen
         table = screen.query_one("#cand-table", DataTable)
         assert table.get_row_at(0)[0] == str(first["id"])
-        assert table.get_row_at(0)[-1] == "1✓ 0✗"
+        assert table.get_row_at(0)[2] == "1✓ 0✗"
         await pilot.press("n")                # ben: not relevant -> 1 of each, waiting
         await settle(pilot)
-        assert table.get_row_at(0)[-1] == "1✓ 1✗"
+        assert table.get_row_at(0)[2] == "1✓ 1✗"
         await pilot.press("y")                # ben changes his vote: 2 yes -> accepted
         await settle(pilot)
     with Store(ws.db_path, "x") as store:
