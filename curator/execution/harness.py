@@ -513,6 +513,7 @@ def hidden_module(source, path, config=None):
     code = compile(tree, str(path), "exec", dont_inherit=True)
     module = types.ModuleType(os.path.splitext(os.path.basename(str(path)))[0])
     module.__file__ = str(path)
+    module.__curator_hidden__ = True  # never pickled by reference to the solution
     module.__builtins__ = __builtins__
     exec(code, module.__dict__)
     return module
@@ -565,9 +566,6 @@ def _import_hidden(node):
     from _pytest.outcomes import skip
 
     source, node._curator_source = getattr(node, "_curator_source", "") or "", None
-    folder = str(node.path.parent)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
     try:
         module = hidden_module(source, node.path)
     except SyntaxError as exc:
