@@ -865,9 +865,11 @@ def _describe(exc):
 
 def exception_record(exc):
     cls = type(exc)
-    base = cls
+    base = BaseException
     for klass in cls.__mro__:
-        if allowed_class(klass) and issubclass(klass, BaseException):
+        if allowed_class(klass) and issubclass(klass, BaseException) and (
+                klass.__module__ != "builtins" or
+                getattr(builtins, klass.__name__, None) is klass):
             base = klass
             break
     args = []
@@ -878,8 +880,9 @@ def exception_record(exc):
         else:
             args.append(_safe_str(arg))
     text = "".join(traceback.format_exception(cls, exc, exc.__traceback__))[-6000:]
-    return (base.__module__, base.__qualname__, tuple(args), _safe_str(exc), text,
-            "%s.%s" % (cls.__module__, cls.__qualname__))
+    original = cls.__qualname__ if cls.__module__ == "builtins" else \
+        "%s.%s" % (cls.__module__, cls.__qualname__)
+    return (base.__module__, base.__qualname__, tuple(args), _safe_str(exc), text, original)
 
 
 def _safe_str(value):

@@ -34,6 +34,7 @@ import types
 
 ENV_VAR = "CURATOR_HARNESS"  # "<fd>:<token>", for runs started with -p _curator_harness
 SHADOW_VAR = "CURATOR_SHADOW"  # JSON {module: [patched file, package folder or null]}
+TRUSTED_VAR = "CURATOR_TRUSTED"  # "1": the run is the repository's own code (no guard)
 TEXT_LIMIT = 4000
 
 
@@ -178,6 +179,8 @@ def _start(spec):
     fd, _, rest = spec.partition(":")
     token, _, watched = rest.partition(":")
     reporter = Reporter(int(fd), token)
+    if os.environ.pop(TRUSTED_VAR, "") == "1":
+        return reporter, None
     # The repository's own code may introspect, so only the files holding the candidate
     # are watched by the audit hook.
     guard = Guard(reporter.send, untrusted=[w for w in watched.split(os.pathsep) if w],

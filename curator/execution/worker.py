@@ -42,6 +42,7 @@ from curator.execution.harness import (
     install_shadow,
     interpreter_prefixes,
 )
+from curator.execution.harness import TRUSTED_VAR as TRUSTED_ENV
 from curator.execution.job import Job, RunResult
 
 RESULT_FD = 3
@@ -271,15 +272,24 @@ class Worker:
         decided = verdict.against_baseline(decided, job.baseline, strict=not job.reference)
         if events.rebuilt:
             env["rebuilt"] = events.rebuilt[:20]
-        if solution_status is not None and decided.outcome == "failed" and \
+        if solution_status is not None and decided.outcome in ("failed", "error") and \
                 solution_status.get("ended_early"):
             decided = verdict.Verdict("crashed", "the solution process "
                                       + solution_status["how"] + " while the tests ran; "
                                       + decided.reason, decided.tests, decided.evidence)
+        if solution is not None and not self._zygote.alive():
+            # The run killed what forks solution processes: this worker goes after this
+            # result (a fresh one forks a fresh zygote before it reads any job).
+            decided = verdict.Verdict("crashed", "the run killed its worker's solution "
+                                      "zygote", decided.tests, decided.evidence)
         return RunResult(job.job_id, job.problem_id, decided.outcome, tests=decided.tests,
                          duration_s=round(duration, 6), stdout=stdout, stderr=stderr,
                          reason=decided.reason, env=env, timeout_s=job.limits.timeout_s,
                          evidence=decided.evidence)
+
+    def needs_restart(self) -> bool:
+        """A worker whose zygote died must not fork another: it would hold jobs."""
+        return self._zygote is not None and not self._zygote.alive()
 
     @property
     def solution_rundir(self) -> Path:
@@ -287,10 +297,13 @@ class Worker:
 
     def solution_uid(self) -> int | None:
         """The solution process's own uid: never the judge's when we can choose."""
-        if os.geteuid() != 0:
+        # Runs drop to `nobody` when we are root and the interpreter is readable to it
+        # (always in the strong sandbox); the solution then takes the uid below it. When
+        # runs keep our uid (weak isolation with an interpreter others cannot read), the
+        # solution keeps it too and the judge relies on not being dumpable.
+        if os.geteuid() != 0 or self.settings.uid is None:
             return None
-        judge = self.settings.uid if self.settings.uid is not None else 0
-        return judge - 1 if judge > 1 else sandbox.NOBODY - 1
+        return self.settings.uid - 1
 
     def _start_solution(self, job: Job, marker: str) -> dict:
         if self._zygote is None or not self._zygote.alive():
@@ -415,14 +428,18 @@ class Worker:
 
             # The reporter checks the guard when the session finishes (before pytest's
             # own unconfigure undoes what its plugins patched).
-            code = pytest.main(repo_pytest_args(job, os.getcwd()),
-                               plugins=[reporter, GuardAtConfigure()])
+            # The reference is the repository's own code: it, its conftest and its test
+            # dependencies are trusted, so whatever they patch is never tampering.
+            plugins = [reporter] if job.reference else [reporter, GuardAtConfigure()]
+            code = pytest.main(repo_pytest_args(job, os.getcwd()), plugins=plugins)
             _flush_and_exit(code)
         if job.repo_backed:
             shadow = json.loads(env.get(SHADOW_VAR, "{}"))
             env["PYTHONPATH"] = ":".join([str(self.harness_dir),
                                           *_import_roots(shadow, os.getcwd())[1:]])
             env[HARNESS_ENV] = f"{RESULT_FD}:{token}:{os.pathsep.join(_watched(job, shadow))}"
+            if job.reference:
+                env[TRUSTED_ENV] = "1"   # the repository's own code: no guard
             python = job.python or sys.executable
             args = [python, "-m", "pytest", "-p", "_curator_harness",
                     *repo_pytest_args(job, os.getcwd())]
@@ -588,6 +605,7 @@ class Zygote:
 
 
 def _zygote_loop(worker: Worker, sock: socket.socket) -> None:
+    sandbox.die_with_parent()
     keep = sock.fileno()
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
@@ -655,6 +673,7 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     os.mkdir(rundir, 0o700)
     path = rundir / SOLUTION_FILE
     path.write_text(source, encoding="utf-8", errors="surrogateescape")
+    (rundir / verdict.TEST_FILE).write_text("", encoding="utf-8")  # never the tests
     os.chdir(rundir)
     env = sandbox.base_env(str(rundir))
     env[proctree.MARKER_VAR] = spec.get("marker") or ""
@@ -871,7 +890,9 @@ def main(argv: list[str] | None = None) -> None:
             result = worker.run(job, message.get("marker"))
         except Exception as exc:  # a harness bug must not take the worker down
             result = RunResult.infra(job, f"harness failed: {type(exc).__name__}: {exc}")
-        _send(proto_out, {"result": result.to_dict()})
+        _send(proto_out, {"result": result.cleaned().to_dict()})
+        if worker.needs_restart():
+            break
 
 
 def _send(stream, message: dict) -> None:
