@@ -459,6 +459,9 @@ class SolutionPickler(_Pickler):
             return _s, (link.handle(obj), "function", _callable_info(obj))
         if isinstance(obj, types.ModuleType):
             raise CannotCross("a module (%s)" % obj.__name__)
+        if isinstance(obj, (io.IOBase, socket.socket)):
+            raise CannotCross("an open file or socket (%s.%s)"
+                              % (cls.__module__, cls.__qualname__))
         if allowed_class(cls):
             if torch is not None and isinstance(obj, torch.Generator):
                 return NotImplemented
@@ -921,6 +924,7 @@ def solution_main(sock_fd, path, source):
     except BaseException as exc:
         try:
             send_frame(sock, b"I", link.dumps(("error", exception_record(exc))))
+            link.serve()   # until the judge is done: not importing is not an early end
         except BaseException:
             pass
         return 1

@@ -674,6 +674,7 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     path = rundir / SOLUTION_FILE
     path.write_text(source, encoding="utf-8", errors="surrogateescape")
     (rundir / verdict.TEST_FILE).write_text("", encoding="utf-8")  # never the tests
+    (rundir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # as a run's folder
     os.chdir(rundir)
     env = sandbox.base_env(str(rundir))
     env[proctree.MARKER_VAR] = spec.get("marker") or ""
