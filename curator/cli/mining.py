@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.syntax import Syntax
 
+from curator import llm
 from curator.cli.context import (
     CliContext,
     interruptible,
@@ -23,13 +24,16 @@ from curator.errors import Cancelled, CuratorError
 from curator.mining import promote
 from curator.mining.mine import mine
 from curator.panel import candidates as candidate_panel
+from curator.repos import discover as discovery
 from curator.repos import environments, identity
 from curator.store import candidates as candidate_store
 from curator.store.candidates import STATUSES
 
 
 @click.command("mine")
-@click.argument("source")
+@click.argument("source", required=False)
+@click.option("--queued", is_flag=True,
+              help="Mine every registered repository never mined (`discover --mine`).")
 @click.option("--rev", help="Branch, tag or commit to mine (default: the default branch).")
 @click.option("--with-tests/--all-candidates", "with_tests", default=None,
               help="Keep only functions some test exercises (default), or every function.")
@@ -37,13 +41,18 @@ from curator.store.candidates import STATUSES
                              "its remote URL).")
 @json_option
 @pass_ctx
-def mine_cmd(ctx: CliContext, source: str, rev: str | None, with_tests: bool | None,
-             name: str | None, as_json: bool) -> None:
+def mine_cmd(ctx: CliContext, source: str | None, queued: bool, rev: str | None,
+             with_tests: bool | None, name: str | None, as_json: bool) -> None:
     """Mine candidate functions and their tests from a git repository (URL or path).
 
     The repository is cloned or fetched into db/repos/ and every candidate is pinned to
     the resolved commit. Exit status 1 when some file could not be read or parsed.
     """
+    if queued == bool(source):
+        raise click.UsageError("give a SOURCE or --queued")
+    if queued:
+        _mine_queued(ctx, rev, with_tests, as_json)
+        return
     with interruptible() as cancelled, progress_bar("mining", enabled=not as_json) as bar:
         try:
             report = mine(ctx.store, ctx.workspace, source, rev=rev, with_tests=with_tests,
@@ -73,6 +82,30 @@ def mine_cmd(ctx: CliContext, source: str, rev: str | None, with_tests: bool | N
         for warning in report.warnings:
             click.echo(f"warning: {warning}", err=True)
     if not report.ok:
+        sys.exit(1)
+
+
+def _mine_queued(ctx: CliContext, rev: str | None, with_tests: bool | None,
+                 as_json: bool) -> None:
+    """Each queued repository in turn; one that fails is reported and the rest still run."""
+    results, failed = [], 0
+    for row in discovery.queued(ctx.store):
+        try:
+            report = mine(ctx.store, ctx.workspace, row["url"], rev=rev, with_tests=with_tests)
+        except CuratorError as exc:
+            failed += 1
+            results.append({"url": row["url"], "error": str(exc)})
+            click.echo(f"error: {row['url']}: {exc}", err=True)
+            continue
+        results.append({"url": row["url"], **report.to_json()})
+        if not as_json:
+            click.echo(f"mined {report.name} at {report.commit[:12]}: {report.candidates} "
+                       "candidate(s)")
+    if as_json:
+        click.echo(json.dumps({"mined": results}, ensure_ascii=False))
+    elif not results:
+        click.echo("nothing queued (`curator discover ... --mine` queues repositories)")
+    if failed:
         sys.exit(1)
 
 
@@ -143,24 +176,50 @@ def candidates_show(ctx: CliContext, cid: str, as_json: bool) -> None:
 @click.option("--exclude-reason", metavar="TEXT",
               help="Why the --exclude tests are left out (e.g. 'needs --runslow', "
                    "'xfail upstream'); recorded with each.")
+@click.option("--draft-with", "draft_with", metavar="MODEL",
+              help="Also have MODEL draft the prompt (kept beside the docstring draft).")
+@click.option("--base-url", help="OpenAI-compatible endpoint for --draft-with (default: "
+                                 "curator.toml [llm] base_url).")
+@click.option("--api-key-env", help="Environment variable holding the API key "
+                                    "(default: [llm] api_key_env, else OPENAI_API_KEY).")
 @json_option
 @pass_ctx
 def candidates_accept(ctx: CliContext, cid: str, problem_id: str | None,
                       exclude: tuple[str, ...], exclude_reason: str | None,
+                      draft_with: str | None, base_url: str | None, api_key_env: str | None,
                       as_json: bool) -> None:
     """Create a draft repo-backed problem from a candidate."""
     if exclude and not (exclude_reason or "").strip():
         raise click.UsageError("--exclude needs --exclude-reason")
-    result = promote.accept(ctx.store, ctx.workspace, cid, problem_id,
-                            exclude={node: exclude_reason for node in exclude})
+    excluded = {node: exclude_reason for node in exclude}
+    if draft_with:
+        client = llm.EndpointSettings.from_config(ctx.workspace.config).client(base_url,
+                                                                               api_key_env)
+        if client is None:
+            raise click.UsageError("--draft-with needs --base-url (or curator.toml [llm] "
+                                   "base_url)")
+        result = promote.accept_with_draft(ctx.store, ctx.workspace, cid, client, draft_with,
+                                           problem_id, exclude=excluded)
+    else:
+        result = promote.accept(ctx.store, ctx.workspace, cid, problem_id, exclude=excluded)
+    failed = result.get("draft_refused") or result.get("draft_error")
     if as_json:
         print_json(result)
+        if failed:
+            sys.exit(1)
         return
+    if failed:
+        click.echo(f"error: {failed}", err=True)
+    elif result.get("draft"):
+        click.echo(f"{draft_with} drafted a prompt beside the docstring draft; choose with "
+                   f"`curator problems drafts {result['problem_id']} --use SOURCE`")
     labels = ", ".join(f"{k}={v}" for k, v in result["suggested"].items())
     click.echo(f"candidate {result['candidate']} -> draft problem {result['problem_id']} "
                f"({result['path']}); suggested labels: {labels}")
     for item in result["excluded"]:
         click.echo(f"left out {item['node_id']}: {item['reason']}")
+    if failed:
+        sys.exit(1)
 
 
 @candidates_group.command("reject")

@@ -10,7 +10,7 @@ from rich.markdown import Markdown
 from rich.markup import escape
 from rich.syntax import Syntax
 
-from curator import problem_template, sync, workspace
+from curator import llm, problem_template, sync, workspace
 from curator.cli.context import (
     CliContext,
     json_option,
@@ -20,6 +20,7 @@ from curator.cli.context import (
     rich_table,
 )
 from curator.labels import DATA, STAGES, TASKS
+from curator.mining import prompt_drafts
 from curator.problem import STATUSES
 from curator.store import problem_imports as import_store
 from curator.store import problems as problem_store
@@ -185,6 +186,66 @@ def problems_set(ctx: CliContext, problem_id: str, as_json: bool, **values) -> N
         print_json({"id": problem_id, "changed": changed})
     else:
         click.echo(f"{problem_id}: {', '.join(changed) or 'nothing changed'}")
+
+
+@problems_group.command("draft-prompt")
+@click.argument("problem_id")
+@click.option("--model", "--draft-with", "model", help="Model to draft with (default: "
+              "curator.toml [llm] model).")
+@click.option("--base-url", help="OpenAI-compatible endpoint (default: [llm] base_url).")
+@click.option("--api-key-env", help="Environment variable holding the API key "
+                                    "(default: [llm] api_key_env, else OPENAI_API_KEY).")
+@json_option
+@pass_ctx
+def problems_draft_prompt(ctx: CliContext, problem_id: str, model: str | None,
+                          base_url: str | None, api_key_env: str | None,
+                          as_json: bool) -> None:
+    """Have a model draft the prompt from the reference's code, docstring and context
+    (never its path or repository); kept beside the docstring draft."""
+    settings = llm.EndpointSettings.from_config(ctx.workspace.config)
+    model = model or settings.model
+    client = settings.client(base_url, api_key_env)
+    if not model or client is None:
+        raise click.UsageError("give --model and --base-url (or curator.toml [llm] model "
+                               "and base_url)")
+    result = prompt_drafts.draft(ctx.store, problem_id, client, model)
+    if as_json:
+        print_json(result)
+        return
+    click.echo(f"{problem_id}: {model} drafted a prompt (template "
+               f"{result['template_sha256'][:12]}); choose with `curator problems drafts "
+               f"{problem_id} --use {result['source']}`")
+
+
+@problems_group.command("drafts")
+@click.argument("problem_id")
+@click.option("--use", "use_source", metavar="SOURCE",
+              help="Make this draft the prompt (docstring, or model:NAME).")
+@json_option
+@pass_ctx
+def problems_drafts(ctx: CliContext, problem_id: str, use_source: str | None,
+                    as_json: bool) -> None:
+    """A problem's prompt drafts side by side (docstring draft and models' drafts)."""
+    if use_source:
+        changed = prompt_drafts.use(ctx.store, ctx.workspace.problems_dir, problem_id,
+                                    use_source)
+        if as_json:
+            print_json({"id": problem_id, "used": use_source, "changed": changed})
+        else:
+            click.echo(f"{problem_id}: prompt is now the {use_source} draft "
+                       f"({', '.join(changed) or 'nothing changed'})")
+        return
+    rows = prompt_drafts.drafts_of(ctx.store, problem_id)
+    if as_json:
+        print_json({"id": problem_id, "drafts": rows})
+        return
+    if not rows:
+        click.echo(f"{problem_id}: no drafts yet (`curator problems draft-prompt "
+                   f"{problem_id} --model NAME`)")
+        return
+    rich_table(["source", "template", "created", "text"],
+               [[r["source"], (r["template_sha256"] or "")[:12], r["created_at"], r["text"]]
+                for r in rows], title=f"{len(rows)} draft(s) of {problem_id}")
 
 
 COMMANDS = [init_cmd, load_cmd, dump_cmd, problems_group]
