@@ -128,7 +128,7 @@ def doctor_cmd(ctx: CliContext, as_json: bool) -> None:
     """Report the isolation level runs get here and what is missing for the strong one."""
     requested = "auto"
     try:
-        requested = (ctx.workspace.config.get("execution") or {}).get("isolation", "auto")
+        requested = ctx.workspace.config.execution.isolation
     except CuratorError:
         pass  # doctor works outside a workspace too
     report = doctor.report(requested)
@@ -158,6 +158,8 @@ def _repo_envs(ctx: CliContext) -> list[dict]:
     out = []
     for row in environments.list_envs(store):
         ok, detail = importcheck.check_import(row)
+        if row.get("status") == "broken":   # the check made when it was built
+            ok, detail = False, row.get("reason") or "broken"
         out.append({"repo": row["repo_name"], "python": row["python"],
                     "commit": row["commit_sha"], "package": row["package"],
                     "packages": len(row["packages"]), "imports": ok, "detail": detail,

@@ -7,8 +7,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from index_support import *  # noqa: F403  (fixtures: offline_index)
-from repo_support import make_repo, mine_and_accept, needs_strong, run_json
+from repo_support import (
+    make_repo,
+    mine_and_accept,
+    needs_strong,
+    offline_index,  # noqa: F401  (the fixture)
+    run_json,
+)
 
 from curator.cli import main
 from curator.repos import environments, requirements, uv
@@ -79,7 +84,7 @@ def test_from_its_own_env():
 
 @pytest.mark.slow
 @needs_strong
-def test_repo_env_builds_reuses_and_runs_in_the_strong_sandbox(tmp_path, offline_index):
+def test_repo_env_builds_reuses_and_runs_in_the_strong_sandbox(tmp_path, offline_index):  # noqa: F811
     upstream = make_repo(tmp_path / "units", {
         "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\n'
                           'build-backend = "setuptools.build_meta"\n'

@@ -9,8 +9,8 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from index_support import *  # noqa: F403  (fixtures: offline_index)
 from repo_support import make_repo, needs_strong
+from repo_support import offline_index  # noqa: F401  (the fixture)
 from textual.widgets import DataTable, Input
 from tui_support import *  # noqa: F403  (fixtures: app_for, no_blink, synth_workspace)
 from tui_support import settle
