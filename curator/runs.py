@@ -240,14 +240,8 @@ def run_edited(store: Store, workspace: Workspace, problem: Problem,
     own = engine is None
     conf = settings(workspace)
     if own:
-<<<<<<< HEAD
-        engine = Engine(workers=1, preload=conf.get("preload", ()),
-                        isolation=conf.get("isolation", "auto"), hide=[str(workspace.root)])
-=======
-        conf = settings(workspace)
         engine = Engine(workers=1, preload=conf.preload, isolation=conf.isolation,
                         hide=[str(workspace.root)])
->>>>>>> main
     try:
         trust.check(engine.isolation, untrusted([saved]), trust.allowed(conf, allow_weak))
         report = RunReport(isolation=engine.isolation)
@@ -264,12 +258,12 @@ def run_edited(store: Store, workspace: Workspace, problem: Problem,
     return report
 
 
-<<<<<<< HEAD
 def untrusted(problems: Iterable[Problem]) -> list[str]:
     """Ids of the problems whose reference run executes code nobody here wrote (mined or
     imported from a repository): under weak isolation they need consent."""
     return [p.id for p in problems if trust.untrusted_reference(p)]
-=======
+
+
 def per_test(progress: Progress | None):
     """(progress, test_progress) for Engine.run: the label of `progress` also says which
     test of a run finished last and how many are done ("p1: test 3/22 tests/t.py::x"),
@@ -287,7 +281,6 @@ def per_test(progress: Progress | None):
         progress(state["done"], state["total"], f"{problem_id}: test {done}{of} {test_id}")
 
     return jobs, tests
->>>>>>> main
 
 
 def _cpus() -> int:

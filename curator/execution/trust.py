@@ -36,22 +36,24 @@ def untrusted_reference(problem) -> bool:
     return bool((problem.source or {}).get("repo"))
 
 
-def level(settings: dict | None) -> tuple[str, str]:
+def level(settings) -> tuple[str, str]:
     """("strong"|"weak", why) for runs here under [execution] isolation (auto, strong or
-    weak); strong requested but missing counts as weak (nothing will run then)."""
+    weak; `settings` is the [execution] table, curator.config.ExecutionConfig); strong
+    requested but missing counts as weak (nothing will run then)."""
     from curator.execution.sandbox import resolve_isolation
 
     try:
-        return resolve_isolation((settings or {}).get("isolation", "auto"))
+        return resolve_isolation(getattr(settings, "isolation", None) or "auto")
     except CuratorError as exc:
         return "weak", str(exc)
 
 
-def allowed(settings: dict | None, allow_weak: bool | None = None) -> bool:
-    """The consent in force: the caller's answer, else [execution] allow_weak."""
+def allowed(settings, allow_weak: bool | None = None) -> bool:
+    """The consent in force: the caller's answer, else [execution] allow_weak (`settings`
+    is the [execution] table, curator.config.ExecutionConfig)."""
     if allow_weak is not None:
         return bool(allow_weak)
-    return (settings or {}).get(ALLOW_KEY) is True
+    return getattr(settings, ALLOW_KEY, False) is True
 
 
 def check(isolation: str, untrusted: Iterable[str], allow_weak: bool) -> None:

@@ -29,22 +29,13 @@ from curator.store import Store
 from curator.store import problems as problem_store
 from curator.tui import recovery, weak_consent
 from curator.tui.commands import GoToProblem, binding_commands, screen_commands
-<<<<<<< HEAD
-from curator.tui.keymap import ALT_DIGIT_KEYS, keymap_from_config
+from curator.tui.keymap import ALT_DIGIT_KEYS
 from curator.tui.messages import AskWeakConsent, DataChanged, OpenProblem, ShowError
 from curator.tui.screens import available_modes
 from curator.tui.screens.dialogs import ErrorModal, describe
 from curator.tui.screens.help import HelpScreen, help_text
-from curator.tui.widgets.nav_bar import SCREENS, NavBar
-=======
-from curator.tui.keymap import ALT_DIGIT_KEYS
-from curator.tui.messages import DataChanged, OpenProblem, ShowError
-from curator.tui.screens import available_modes
-from curator.tui.screens.dialogs import ErrorModal, describe
-from curator.tui.screens.help import HelpScreen, help_text
 from curator.tui.screens.problems import ask_new_problem
-from curator.tui.widgets.nav_bar import SCREENS
->>>>>>> main
+from curator.tui.widgets.nav_bar import SCREENS, NavBar
 from curator.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -100,19 +91,13 @@ class CuratorApp(App[None]):
         # Bumped whenever problems or runs change, so screens know to reload on resume.
         self.data_version = 0
         self.mode_history: list[str] = []   # modes shown before, for Escape
-<<<<<<< HEAD
         # Isolation runs get here ("" until probed) and whether the person allowed
         # untrusted code to run weakly this session (curator.tui.weak_consent).
         self.isolation, self.isolation_reason = "", ""
         self.weak_allowed = False
-        self.set_keymap(keymap_from_config(workspace.config))
-        theme = workspace.config.get("app", {}).get("theme")
-        if isinstance(theme, str) and theme in self.available_themes:
-=======
         self.set_keymap(dict(workspace.config.keymap))
         theme = workspace.config.app.theme
         if theme is not None and theme in self.available_themes:
->>>>>>> main
             self.theme = theme
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -170,7 +155,7 @@ class CuratorApp(App[None]):
                         exit_on_error=False)
 
     def _probe_isolation(self) -> None:
-        level, reason = trust.level((self.workspace.config or {}).get("execution"))
+        level, reason = trust.level(self.workspace.config.execution)
         self.call_from_thread(self._set_isolation, level, reason)
 
     def _set_isolation(self, level: str, reason: str) -> None:
@@ -181,7 +166,7 @@ class CuratorApp(App[None]):
     def isolation_level(self) -> str:
         """"strong" or "weak" for runs started from this app (probed once)."""
         if not self.isolation:
-            self._set_isolation(*trust.level((self.workspace.config or {}).get("execution")))
+            self._set_isolation(*trust.level(self.workspace.config.execution))
         return self.isolation
 
     # -- the messages screens and widgets post (curator.tui.messages) ---------------------

@@ -27,7 +27,7 @@ def question(untrusted: list[str]) -> str:
 
 def handle(app, message: AskWeakConsent) -> None:
     """Call message.then at once, or after asking; message.declined on a no."""
-    conf = (app.workspace.config or {}).get("execution") or {}
+    conf = app.workspace.config.execution
     if app.weak_allowed:
         message.then(True)
         return

@@ -9,8 +9,11 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from repo_support import make_repo, needs_strong
-from repo_support import offline_index  # noqa: F401  (the fixture)
+from repo_support import (
+    make_repo,
+    needs_strong,
+    offline_index,  # noqa: F401  (the fixture)
+)
 from textual.widgets import DataTable, Input
 from tui_support import *  # noqa: F403  (fixtures: app_for, no_blink, synth_workspace)
 from tui_support import settle
@@ -50,8 +53,8 @@ def test_from_its_own_env():
 @pytest.mark.slow
 @pytest.mark.timeout(1200)   # the environment build, on a shared 2-core machine
 @needs_strong
-async def test_build_the_environment_and_run_the_reference_from_the_app(
-        tmp_path, offline_index, app_for):
+@pytest.mark.usefixtures("offline_index")
+async def test_build_the_environment_and_run_the_reference_from_the_app(tmp_path, app_for):
     upstream = make_repo(tmp_path / "units", {
         "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\n'
                           'build-backend = "setuptools.build_meta"\n'
