@@ -172,6 +172,8 @@ class WorkerProcess:
         env = sandbox.base_env("/tmp" if strong else tmp_root, python=interpreter)
         if lib:
             env["PYTHONPATH"] = lib
+        else:   # the worker runs the engine's own copy of the curator package
+            env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
         self._log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._log, env=env, cwd="/",

@@ -181,8 +181,10 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
     existing = env_row(store, row["id"])
     base = {"repo": row["name"], "missing": missing, "recipe": str(recipe.path or ""),
             "recipe_written": written}
+    # A broken environment is built again (what broke may be fixed since: the index,
+    # the curator); a built one is reused while its inputs are the same.
     if existing and existing["key"] == key and not force and \
-            os.path.exists(existing["python"]):
+            existing.get("status", "built") == "built" and os.path.exists(existing["python"]):
         return EnvReport(python=existing["python"],
                          python_version=existing["python_version"], path=existing["path"],
                          seconds=time.monotonic() - started, packages=existing["packages"],
@@ -219,6 +221,36 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                     lock = resolution.lock
                     ok, reason = importcheck.check_env(env_python, checkout,
                                                        recipe.frameworks, wanted.package)
+            tried: list[str] = []
+            while not ok and lock is not None and resolution is not None and \
+                    len(tried) < MISSING_MODULE_ROUNDS:
+                # A module the repository imports but does not declare: its distribution
+                # goes into the recipe (reviewable), and the environment resolves again.
+                wanted_req = missing_requirement(reason, wanted.package)
+                if wanted_req is None or wanted_req in tried or wanted_req in recipe.extras:
+                    break
+                tried.append(wanted_req)
+                recipe.extras.append(wanted_req)
+                recipes.save(workspace, recipe)
+                base["recipe_written"] = True
+                extras = list(recipe.extras)
+                step(2, f"resolve (+{wanted_req})")
+                resolution = uv.resolve(env_python, wanted, extras, torch, day, options,
+                                        work, overrides=recipe.overrides)
+                resolution.notes.append(f"{wanted_req} added to the recipe's extras: "
+                                        f"{reason}")
+                lock = "# " + resolution.notes[-1] + "\n" + resolution.lock
+                resolution.lock = lock
+                repo_installed = uv.install(env_python, lock, checkout, options,
+                                            build_isolation=not recipe.build)
+                ok, reason = importcheck.check_env(env_python, checkout, recipe.frameworks,
+                                                   wanted.package)
+            if tried:   # the recipe changed: the key is that of the recipe as it is now
+                decided = recipes.dump(recipes.Recipe(
+                    repo=recipe.repo, python=recipe.python, extras=recipe.extras,
+                    overrides=recipe.overrides, frameworks=recipe.frameworks,
+                    build=recipe.build))
+                key = env_key(commit, checkout, version, extras + [decided], torch, day)
             status = "built" if ok else "broken"
             reason = "" if ok else reason
         step(6, "list")
@@ -244,6 +276,33 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                      package=wanted.package, repo_installed=repo_installed, lock=lock,
                      status=status, reason=reason,
                      notes=resolution.notes if resolution is not None else [], **base)
+
+
+MISSING_MODULE_ROUNDS = 3
+# Import names whose distribution is named otherwise (or must be older: setuptools 81
+# no longer ships pkg_resources, which many repositories still import).
+MODULE_DISTRIBUTIONS = {"pkg_resources": "setuptools<81", "yaml": "pyyaml",
+                        "cv2": "opencv-python-headless", "sklearn": "scikit-learn",
+                        "PIL": "pillow", "skimage": "scikit-image", "attr": "attrs",
+                        "google.protobuf": "protobuf", "dateutil": "python-dateutil",
+                        "Bio": "biopython", "git": "GitPython", "jwt": "PyJWT"}
+_NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z0-9_.]+)'")
+
+
+def missing_requirement(reason: str, package: str | None = None) -> str | None:
+    """The requirement that provides the module an import check missed, if it says so
+    (never the repository's own package)."""
+    found = _NO_MODULE.search(reason or "")
+    if not found:
+        return None
+    module = found.group(1)
+    if package and module.split(".")[0] == package:
+        return None
+    for name in (module, module.split(".")[0]):
+        if name in MODULE_DISTRIBUTIONS:
+            return MODULE_DISTRIBUTIONS[name]
+    top = module.split(".")[0]
+    return top.replace("_", "-") if top.isidentifier() else None
 
 
 def _retry_framework(env_python: str, wanted, extras, torch, day, options, work,

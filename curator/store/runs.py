@@ -104,6 +104,7 @@ def record(store: Store, result: RunResult, solution_kind: str, solution_hash: s
     if solution_kind not in SOLUTION_KINDS:
         raise CuratorError(f"solution kind {solution_kind!r} must be one of "
                            f"{', '.join(SOLUTION_KINDS)}")
+    result = result.cleaned()   # a run's texts may hold surrogates, NULs, invalid UTF-8
     row = {
         "problem_id": result.problem_id, "solution_kind": solution_kind,
         "solution_hash": solution_hash, "sample_id": sample_id, "outcome": result.outcome,

@@ -192,3 +192,14 @@ def test_build_steps_compile_an_extension_in_the_checkout(tmp_path):
     broken = environments.run_build_steps(sys.executable, tmp_path, ["python -c 'raise "
                                                                      "SystemExit(3)'"])
     assert broken.startswith("build step") and "failed" in broken
+
+
+def test_a_module_the_repository_imports_but_does_not_declare_is_named():
+    missing = environments.missing_requirement
+    assert missing("import laplace: ModuleNotFoundError: No module named 'pkg_resources'") \
+        == "setuptools<81"
+    assert missing("import pyro: ModuleNotFoundError: No module named 'scipy'") == "scipy"
+    assert missing("import x: ModuleNotFoundError: No module named 'yaml'") == "pyyaml"
+    assert missing("import laplace: ModuleNotFoundError: No module named 'laplace.utils'",
+                   "laplace") is None
+    assert missing("import tensorflow: TypeError: Unable to convert function return") is None
