@@ -24,8 +24,7 @@ prompt draft (it sees the function's code, docstring, signature and class contex
 the path or repository) and shows both drafts side by side. **Escape** cancels.
 """
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        *InputModal.BINDINGS,
+    BINDINGS: ClassVar[list[BindingType]] = [   # Escape comes from InputModal
         Binding("ctrl+d", "draft", "Accept + model draft", id="accept.draft", priority=True,
                 tooltip="Accept, and have the configured model draft the prompt"),
     ]
