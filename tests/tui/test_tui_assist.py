@@ -34,7 +34,7 @@ def configured(root, **tables) -> workspace_mod.Workspace:
     return workspace_mod.discover(root)
 
 
-async def wait_for(pilot, condition, tries: int = 100) -> None:
+async def wait_for(pilot, condition, tries: int = 1200) -> None:
     for _ in range(tries):
         if condition():
             return
