@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from curator.config import ExecutionConfig
 from curator.errors import CuratorError
 from curator.execution import verdict
 from curator.execution.engine import Engine, default_workers, resolve_backend
@@ -45,10 +46,9 @@ TIMEOUT_FACTOR = 10.0
 
 
 
-def settings(workspace: Workspace | None) -> dict:
+def settings(workspace: Workspace | None) -> ExecutionConfig:
     """The [execution] table of curator.toml."""
-    config = (workspace.config if workspace is not None else {}) or {}
-    return dict(config.get("execution") or {})
+    return workspace.config.execution if workspace is not None else ExecutionConfig()
 
 
 # -- limits ------------------------------------------------------------------------------
@@ -62,17 +62,16 @@ def default_limits(store: Store, workspace: Workspace | None, problem: Problem,
     reference's own measured time; DEFAULT_TIMEOUT_S until the reference has been timed.
     """
     conf = settings(workspace)
-    limits = Limits(**{k: conf[k] for k in ("memory_mb", "processes", "file_mb",
-                                            "open_files", "output_kb") if k in conf})
+    limits = Limits(**conf.run_limits())
     if timeout is not None:
         limits.timeout_s = float(timeout)
         return limits
     measured = reference_time(store, problem.id)
     if measured is None:
-        limits.timeout_s = float(conf.get("timeout_s", DEFAULT_TIMEOUT_S))
+        limits.timeout_s = DEFAULT_TIMEOUT_S if conf.timeout_s is None else conf.timeout_s
     else:
-        floor = float(conf.get("timeout_floor_s", TIMEOUT_FLOOR_S))
-        factor = float(conf.get("timeout_factor", TIMEOUT_FACTOR))
+        floor = TIMEOUT_FLOOR_S if conf.timeout_floor_s is None else conf.timeout_floor_s
+        factor = TIMEOUT_FACTOR if conf.timeout_factor is None else conf.timeout_factor
         limits.timeout_s = round(max(floor, factor * measured), 3)
     return limits
 
@@ -180,10 +179,10 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
     own = engine is None
     if own:
         backend, address = resolve_backend(conf, backend, address)
-        engine = Engine(workers=min(workers or conf.get("workers") or _cpus(),
+        engine = Engine(workers=min(workers or conf.workers or _cpus(),
                                     max(1, len(jobs))) if backend == "local"
-                        else workers or conf.get("workers"),
-                        preload=conf.get("preload", ()), isolation=conf.get("isolation", "auto"),
+                        else workers or conf.workers,
+                        preload=conf.preload, isolation=conf.isolation,
                         hide=[str(workspace.root)], backend=backend, address=address,
                         extra=dict(REPO_PREPARING))
     try:
@@ -223,8 +222,8 @@ def run_edited(store: Store, workspace: Workspace, problem: Problem,
     own = engine is None
     if own:
         conf = settings(workspace)
-        engine = Engine(workers=1, preload=conf.get("preload", ()),
-                        isolation=conf.get("isolation", "auto"), hide=[str(workspace.root)])
+        engine = Engine(workers=1, preload=conf.preload, isolation=conf.isolation,
+                        hide=[str(workspace.root)])
     try:
         report = RunReport(isolation=engine.isolation)
         for result in engine.run([job], progress=progress, cancelled=cancelled):

@@ -117,7 +117,7 @@ def doctor_cmd(ctx: CliContext, as_json: bool) -> None:
     """Report the isolation level runs get here and what is missing for the strong one."""
     requested = "auto"
     try:
-        requested = (ctx.workspace.config.get("execution") or {}).get("isolation", "auto")
+        requested = ctx.workspace.config.execution.isolation
     except CuratorError:
         pass  # doctor works outside a workspace too
     report = doctor.report(requested)

@@ -92,10 +92,10 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
     if own:
         backend, address = resolve_backend(conf, backend, address)
         size = max(len(todo), len(references), 1)
-        engine = Engine(workers=min(workers or conf.get("workers") or default_workers(),
+        engine = Engine(workers=min(workers or conf.workers or default_workers(),
                                     size) if backend == "local"
-                        else workers or conf.get("workers"),
-                        preload=conf.get("preload", ()), isolation=conf.get("isolation", "auto"),
+                        else workers or conf.workers,
+                        preload=conf.preload, isolation=conf.isolation,
                         hide=[str(workspace.root)], backend=backend, address=address,
                         extra=dict(runs.REPO_PREPARING))
     try:

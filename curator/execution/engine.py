@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 
+from curator.config import ExecutionConfig
 from curator.errors import CuratorError
 from curator.execution.job import Job, RunResult
 from curator.execution.pool import LocalPool, Pool, PoolSettings
@@ -20,19 +21,19 @@ from curator.progress import CancelCheck, Progress
 BACKENDS = ("local", "ray")
 
 
-def resolve_backend(conf: dict | None, backend: str | None = None,
+def resolve_backend(conf: ExecutionConfig | None, backend: str | None = None,
                     address: str | None = None) -> tuple[str, str | None]:
     """(backend, address) from explicit values, else [execution] backend/address.
 
     An address without a backend means ray; the configured address applies to ray only.
     """
-    conf = conf or {}
-    backend = backend or ("ray" if address else None) or conf.get("backend") or "local"
+    conf = conf or ExecutionConfig()
+    backend = backend or ("ray" if address else None) or conf.backend or "local"
     if backend not in BACKENDS:
         raise CuratorError(f"unknown execution backend {backend!r} (use "
                            f"{' or '.join(BACKENDS)})")
     if backend == "ray":
-        address = address or conf.get("address") or None
+        address = address or conf.address or None
     return backend, address
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, ClassVar
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.widgets import ContentSwitcher, TabbedContent
 
 from curator import crashlog, sync
 from curator.errors import CuratorError
@@ -27,11 +28,12 @@ from curator.store import Store
 from curator.store import problems as problem_store
 from curator.tui import recovery
 from curator.tui.commands import GoToProblem, binding_commands, screen_commands
-from curator.tui.keymap import ALT_DIGIT_KEYS, keymap_from_config
+from curator.tui.keymap import ALT_DIGIT_KEYS
 from curator.tui.messages import DataChanged, OpenProblem, ShowError
 from curator.tui.screens import available_modes
 from curator.tui.screens.dialogs import ErrorModal, describe
 from curator.tui.screens.help import HelpScreen, help_text
+from curator.tui.screens.problems import ask_new_problem
 from curator.tui.widgets.nav_bar import SCREENS
 from curator.workspace import Workspace
 
@@ -88,9 +90,9 @@ class CuratorApp(App[None]):
         # Bumped whenever problems or runs change, so screens know to reload on resume.
         self.data_version = 0
         self.mode_history: list[str] = []   # modes shown before, for Escape
-        self.set_keymap(keymap_from_config(workspace.config))
-        theme = workspace.config.get("app", {}).get("theme")
-        if isinstance(theme, str) and theme in self.available_themes:
+        self.set_keymap(dict(workspace.config.keymap))
+        theme = workspace.config.app.theme
+        if theme is not None and theme in self.available_themes:
             self.theme = theme
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -112,13 +114,14 @@ class CuratorApp(App[None]):
 
     # -- navigation ------------------------------------------------------------------
 
-    def open_problem(self, problem_id: str) -> None:
-        """Show a problem (asking about unsaved edits of the one open now, if any)."""
+    def open_problem(self, problem_id: str, tab: str | None = None) -> None:
+        """Show a problem (asking about unsaved edits of the one open now, if any),
+        on one of its tabs when `tab` is given."""
 
         def show() -> None:
             from curator.tui.screens.problem import ProblemScreen
 
-            self.push_screen(ProblemScreen(problem_id))
+            self.push_screen(ProblemScreen(problem_id, tab=tab))
 
         async def go() -> None:
             if self.current_mode != "problems":
@@ -144,7 +147,7 @@ class CuratorApp(App[None]):
     # -- the messages screens and widgets post (curator.tui.messages) ---------------------
 
     def on_open_problem(self, message: OpenProblem) -> None:
-        self.open_problem(message.problem_id)
+        self.open_problem(message.problem_id, message.tab)
 
     def on_data_changed(self, message: DataChanged) -> None:
         """Problems or runs changed: screens reload what they show when they resume."""
@@ -187,8 +190,6 @@ class CuratorApp(App[None]):
             reload()
 
     def _tabs(self):
-        from textual.widgets import TabbedContent
-
         found = self.screen.query(TabbedContent)
         return found.first() if found else None
 
@@ -210,8 +211,6 @@ class CuratorApp(App[None]):
 
     @staticmethod
     def _pane_ids(tabs) -> list[str]:
-        from textual.widgets import ContentSwitcher
-
         switcher = tabs.get_child_by_type(ContentSwitcher)
         return [pane.id for pane in switcher.children if pane.id]
 
@@ -234,8 +233,6 @@ class CuratorApp(App[None]):
             self.exit()
 
     def action_new_problem(self) -> None:
-        from curator.tui.screens.problems import ask_new_problem
-
         ask_new_problem(self)
 
     def action_help(self) -> None:

@@ -38,6 +38,7 @@ from curator.review import suggest as review_suggest
 from curator.tui.messages import DataChanged, ShowError, run_guarded
 from curator.tui.screens.dialogs import ChoiceModal, InputModal
 from curator.tui.widgets.nav_bar import NavBar
+from curator.tui.widgets.panel_agreement import PanelAgreement
 
 
 class ReviewScreen(Screen):
@@ -60,7 +61,9 @@ tests, then label it.
 - **Team**: everyone's progress, agreement (Krippendorff's α over items labelled twice,
   Cohen's κ per pair of annotators) and the items where annotators disagree, their labels
   side by side; **Enter** on one adjudicates it (take one annotator's label as final).
-  **a** assigns the unassigned items to annotators, a share of them to two.
+  **a** assigns the unassigned items to annotators, a share of them to two. Below
+  failure review's figures, the same agreement for the other panels: problem label
+  rounds (α and κ per dimension, votes done) and candidate relevance votes.
 - **Suggested** categories (rules on the failure log, or a model through `curator review
   suggest --model`) are listed under your label with the evidence that fired; they are
   never labels: **s** takes the first as your label, anything else overrides it (both
@@ -141,6 +144,7 @@ Your position and progress stay in the line at the top.
                 yield Markdown("", id="review-prompt-md")
             with TabPane("Team", id="review-team"):
                 yield Static("", id="team-summary", markup=False)
+                yield PanelAgreement("", id="team-panels", markup=False)
                 with Horizontal(id="team-split"):
                     table = DataTable(id="team-disagreements", cursor_type="row")
                     table.border_title = "Disagreements (Enter adjudicates)"
@@ -474,6 +478,7 @@ Your position and progress stay in the line at the top.
         lines.append(" · ".join(progress) or "nobody has labelled or been assigned yet "
                      "(a assigns)")
         self.query_one("#team-summary", Static).update("\n".join(lines))
+        self.query_one(PanelAgreement).show(self.app.store, self.app.workspace)
         table = self.query_one("#team-disagreements", DataTable)
         if not table.columns:
             table.add_columns("sample", "problem", "final")

@@ -81,8 +81,7 @@ class DiscoverPane(Vertical):
         if not args["topics"]:
             self.notify("Give at least one topic", severity="warning")
             return
-        api_url = (self.app.workspace.config.get("discover") or {}).get(
-            "api_url", discovery.GITHUB_API)
+        api_url = self.app.workspace.config.discover.api_url
         self._search_task = run_task(
             self, lambda ctx: discovery.discover(
                 args["topics"], args["min_stars"], args["language"], args["limit"],
