@@ -24,6 +24,7 @@ from curator.errors import CuratorError
 from curator.evaluation.claims import Claims
 from curator.evaluation.outcomes import INFRA
 from curator.execution.engine import Engine, default_workers, resolve_backend
+from curator.execution.job import Job, RunResult
 from curator.progress import CancelCheck, Progress
 from curator.store import Store
 from curator.store import problems as problem_store
@@ -152,8 +153,8 @@ def _run_samples(store: Store, workspace: Workspace, report: EvalReport, todo: l
             recorded = 0
             for result in engine.run(jobs, progress=step, cancelled=cancelled):
                 sample_id, digest = owners[result.job_id]
-                report.run_ids.append(runs.record(store, result, "sample", digest,
-                                                       sample_id=sample_id))
+                run_id, result = _record(store, result, digest, sample_id)
+                report.run_ids.append(run_id)
                 recorded += 1
                 counts[result.outcome] += 1
                 if result.outcome == INFRA:
@@ -168,6 +169,20 @@ def _run_samples(store: Store, workspace: Workspace, report: EvalReport, todo: l
     finally:
         claims.release()
     report.outcomes = dict(counts)
+
+
+def _record(store: Store, result: RunResult, digest: str,
+            sample_id: int) -> tuple[int, RunResult]:
+    """Store a sample's run; one that cannot be stored is stored as `infra` with the
+    reason, so the sample is not left pending and the batch goes on."""
+    try:
+        return runs.record(store, result, "sample", digest, sample_id=sample_id), result
+    except Exception as exc:   # noqa: BLE001 - any storage failure of one result
+        failed = RunResult.infra(
+            Job(problem_id=result.problem_id, solution="", job_id=result.job_id),
+            f"the run's result could not be stored: {type(exc).__name__}: {exc}"[:500],
+            duration_s=result.duration_s)
+        return runs.record(store, failed, "sample", digest, sample_id=sample_id), failed
 
 
 _SUMMED = ("done", "total", "retried", "lost_runners", "duplicates", "infra", "elapsed_s")
