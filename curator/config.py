@@ -68,6 +68,7 @@ class ExecutionConfig:
     isolation: str = key("auto", choices=("auto", "strong", "weak"))
     preload: tuple[str, ...] = ()
     timeout_s: float | None = key(None, min=0.001)
+    first_timeout_s: float | None = key(None, min=0.001)   # a reference never timed here
     timeout_floor_s: float | None = key(None, min=0)
     timeout_factor: float | None = key(None, min=0)
     memory_mb: int | None = key(None, min=1, max=INT_MAX)

@@ -147,6 +147,8 @@ def _repo_envs(ctx: CliContext) -> list[dict]:
     out = []
     for row in environments.list_envs(store):
         ok, detail = importcheck.check_import(row)
+        if row.get("status") == "broken":   # the check made when it was built
+            ok, detail = False, row.get("reason") or "broken"
         out.append({"repo": row["repo_name"], "python": row["python"],
                     "commit": row["commit_sha"], "package": row["package"],
                     "packages": len(row["packages"]), "imports": ok, "detail": detail,

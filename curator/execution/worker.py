@@ -352,6 +352,7 @@ class Worker:
         pidfd = os.pidfd_open(pid)
         watched = [read_end, pidfd]
         data = bytearray()
+        seen = {"at": 0, "done": 0, "total": None}
         status, timed_out = None, False
         try:
             while True:
@@ -368,6 +369,7 @@ class Worker:
                         watched.remove(read_end)  # EOF: now only the exit matters
                     elif len(data) < MAX_EVENT_BYTES:
                         data += chunk
+                        self._tell_progress(data, seen)
                 if pidfd in ready:
                     _, status = os.waitpid(pid, 0)
                     break
@@ -375,6 +377,26 @@ class Worker:
             os.close(pidfd)
         data += _drain(read_end)
         return bytes(data[:MAX_EVENT_BYTES]), status, timed_out
+
+    tell = None   # main() sets it: each finished test, to the engine (display only)
+
+    def _tell_progress(self, data: bytearray, seen: dict) -> None:
+        end = data.rfind(b"\n") + 1
+        for line in bytes(data[seen["at"]:end]).splitlines():
+            try:   # the code under test can write here too: this is display only
+                event = json.loads(line.partition(b" ")[2])
+            except ValueError:
+                continue
+            if not isinstance(event, dict):
+                continue
+            if event.get("event") == "collected":
+                seen["total"] = len(event.get("ids") or [])
+            elif event.get("event") == "test" and self.tell is not None and \
+                    event.get("outcome") != "deselected":
+                seen["done"] += 1
+                self.tell({"test": event.get("id"), "done": seen["done"],
+                           "total": seen["total"]})
+        seen["at"] = end
 
     def _child(self, job: Job, token: str, marker: str, write_end: int, out_fds: list[int],
                rundir: Path) -> None:
@@ -879,6 +901,7 @@ def main(argv: list[str] | None = None) -> None:
     if settings.isolation == "weak":
         sandbox.die_with_parent()
     worker = Worker(settings)
+    worker.tell = lambda note: _send(proto_out, {"progress": note})
     problems = worker.warm_up()
     _send(proto_out, {"ready": {**worker.versions, "problems": problems,
                                 "threads": worker.threads(),

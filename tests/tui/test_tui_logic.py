@@ -138,7 +138,7 @@ def test_recovery_write_and_find(tmp_path):
 # -- keymap -------------------------------------------------------------------------------
 
 
-def test_keymap_from_config():
+def test_keymap_from_curator_toml():
     assert config_file.from_dict({}).keymap == {}
     assert config_file.from_dict({"keymap": {"problems.filter": "f, slash",
                                              "problem.save": ["ctrl+s", "f10"]}}).keymap == {

@@ -136,7 +136,7 @@ draft problem or rejects it as soon as the rule decides.
 
     def on_mount(self) -> None:
         self.query_one("#cand-table", DataTable).add_columns(
-            "id", "score", "repo", "function", "tests", "status", "votes")
+            "id", "score", "votes", "repo", "function", "tests", "status")
         self.query_one("#cand-task").display = False
         self._seen_version = self.app.data_version
         self.reload()
@@ -156,9 +156,11 @@ draft problem or rejects it as soon as the rule decides.
         table.clear()
         votes = candidate_panel.tally(self.app.store)
         for row in self.rows:
-            table.add_row(str(row["id"]), f"{row['score']:.2f}", row["repo_name"],
+            # the votes next to the score: they stay in view at 80 columns
+            table.add_row(str(row["id"]), f"{row['score']:.2f}",
+                          votes_text(votes.get(row["id"])), row["repo_name"],
                           row["qualname"], str(len(row["tests"])), row["status"],
-                          votes_text(votes.get(row["id"])), key=str(row["id"]))
+                          key=str(row["id"]))
         if current is not None:
             index = next((i for i, r in enumerate(self.rows) if r["id"] == current), None)
             if index is not None:
