@@ -199,7 +199,7 @@ def run_curator(samples: list[dict], workers: int, folder: Path) -> dict:
     import sqlite3
 
     db = sqlite3.connect(workspace / "db" / "curator.sqlite")
-    rows = db.execute("SELECT s.task_id, s.sample_index, r.outcome, r.duration_s, "
+    rows = db.execute("SELECT s.problem_id, s.sample_index, r.outcome, r.duration_s, "
                           "r.tests FROM runs r JOIN samples s ON s.id = r.sample_id "
                       "ORDER BY s.id").fetchall()
     return {"wall": wall, "report": report, "rows": rows}
@@ -222,6 +222,7 @@ def main() -> None:
         print(f"{len(samples)} samples on {len(problems)} seed problems, "
               f"{args.workers} workers each side")
         ours = run_curator(samples, args.workers, folder)
+        print(f"curator samples eval: {ours['wall']:.1f} s", flush=True)
         if args.skip_bcb:
             print(f"curator ({CURATOR[0]}) samples eval: {ours['wall']:.1f} s, "
                   f"{1000 * ours['wall'] * args.workers / len(samples):.0f} ms/sample/worker, "
