@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/peer_bcb.py [--workers 2] [--per-problem 5] [--curator CHECKOUT] [--skip-bcb]
 
-Needs `pip install bigcodebench==0.2.5` (the `bench` extra). The sample file is made here
+Needs `pip install --no-deps bigcodebench==0.2.5` and matplotlib (the `bench` extra):
+without matplotlib every BigCodeBench run fails at once in its resource guard. The sample file is made here
 from the seed problems: per problem its reference and AST mutants of it (a flipped
 operator, a shifted constant, a negated comparison, a stub), ~145 samples for 29 problems.
 
