@@ -164,6 +164,13 @@ class LlmConfig:
 
 
 @dataclass(frozen=True)
+class DiscoverConfig:
+    """[discover]: where `curator discover` and the app's Discover tab search."""
+
+    api_url: str = "https://api.github.com"   # a GitHub Enterprise server's /api/v3
+
+
+@dataclass(frozen=True)
 class AppConfig:
     """[app]: the app's look."""
 
@@ -191,6 +198,7 @@ class Config:
     candidates: CandidatesConfig = CandidatesConfig()
     limits: Limits = Limits()
     llm: LlmConfig = LlmConfig()
+    discover: DiscoverConfig = DiscoverConfig()
     app: AppConfig = AppConfig()
     # binding id -> keys ("ctrl+s", or a list of them); F1 help lists the ids
     keymap: dict[str, str | tuple[str, ...]] = key({}, parse=_keys)
