@@ -66,6 +66,9 @@ class ExecutionConfig:
     address: str | None = None
     workers: int | None = key(None, min=1)
     isolation: str = key("auto", choices=("auto", "strong", "weak"))
+    # consent to run untrusted code (samples, mined or imported problems) under weak
+    # isolation (curator.execution.trust); the CLI's --allow-weak says it per command
+    allow_weak: bool = False
     preload: tuple[str, ...] = ()
     timeout_s: float | None = key(None, min=0.001)
     first_timeout_s: float | None = key(None, min=0.001)   # a reference never timed here
