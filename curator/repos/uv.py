@@ -281,10 +281,18 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
     optional = [r for r in optional if r not in core]
     left_out: list[dict] = []
 
+    # A test requirement is taken from a wheel only: one that would build from source
+    # (a C++ dev tool such as atari-py) is left out and named, not compiled for minutes.
+    binary_only = sorted({n for n in (requirements.requirement_name(r) for r in optional)
+                          if n and n not in {requirements.requirement_name(c) for c in core}})
+
     def compile_(items: list[str]) -> str:
         source = work / "requirements.in"
         source.write_text("\n".join(items) + "\n", encoding="utf-8")
-        return run(compile_args(env_python, options, source, day, bool(torch), exempt), options)
+        args = compile_args(env_python, options, source, day, bool(torch), exempt)
+        for name in binary_only:
+            args += ["--only-binary", name]
+        return run(args, options)
 
     def done(lock: str) -> Resolution:
         if skipped is not None:

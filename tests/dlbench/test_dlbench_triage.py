@@ -123,6 +123,12 @@ def test_a_problem_with_nothing_left_is_not_green_with_the_reason(tmp_path):
         assert result.reason == "no test left: 1 needs_gpu"
         (row,) = runs.excluded(store, "scale")
         assert row["reason"].startswith("needs_gpu: ") and "NVIDIA" in row["reason"]
+        # a run says which test finished and how many are done, while it runs
+        labels = []
+        runs.run_problems(store, ws, ["scale"], workers=1,
+                          progress=lambda done, total, label: labels.append(label))
+        assert any(label.startswith("scale: test 1/1 tests/test_cuda.py::test_scale_cuda")
+                   for label in labels), labels
 
 
 def test_a_stub_that_passes_the_remaining_tests_is_not_green(tmp_path):

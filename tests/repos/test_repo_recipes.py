@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -152,13 +153,25 @@ def test_a_companion_pinned_to_an_old_torch_follows_the_pinned_torch(
 def test_a_test_requirement_that_conflicts_is_left_out_and_named(
         tmp_path, offline_index):  # noqa: F811
     _wheel(offline_index, "tinyunits", "1.0.0", {"tinyunits/__init__.py": ""})
+    # a test tool published only as a source archive (it would compile for minutes)
+    source = tmp_path / "tinybuild-1.0"
+    source.mkdir()
+    (source / "setup.py").write_text("from setuptools import setup\n"
+                                     "setup(name='tinybuild', version='1.0')\n")
+    (source / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: tinybuild\n"
+                                     "Version: 1.0\n")
+    with tarfile.open(offline_index / "tinybuild-1.0.tar.gz", "w:gz") as archive:
+        archive.add(source, arcname="tinybuild-1.0")
     wanted = requirements.Declared(runtime=["tinyunits<1.1"],
-                                   test=["tinyunits>=1.2", "tinycheck"])
+                                   test=["tinyunits>=1.2", "tinycheck", "tinybuild"])
     resolution = _compile(tmp_path, wanted)
     assert "tinyunits==1.0.0" in resolution.lock and "tinycheck==0.3.0" in resolution.lock
-    (left,) = resolution.left_out
-    assert left["requirement"] == "tinyunits>=1.2" and left["reason"]
+    left = {item["requirement"]: item["reason"] for item in resolution.left_out}
+    assert set(left) == {"tinyunits>=1.2", "tinybuild"} and all(left.values())
     assert "# left out tinyunits>=1.2" in resolution.lock
+    pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
+    assert not any(line.startswith("tinybuild==") for line in pins)
+    assert "has no usable wheels" in left["tinybuild"]
 
 
 def test_the_framework_import_check_names_what_fails(tmp_path):
