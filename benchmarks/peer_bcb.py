@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/peer_bcb.py [--workers 2] [--per-problem 5] [--curator CHECKOUT] [--skip-bcb]
 
-Needs `pip install bigcodebench==0.2.5` (the `bench` extra). The sample file is made here
+Needs `pip install --no-deps bigcodebench==0.2.5` and matplotlib (the `bench` extra):
+without matplotlib every BigCodeBench run fails at once in its resource guard. The sample file is made here
 from the seed problems: per problem its reference and AST mutants of it (a flipped
 operator, a shifted constant, a negated comparison, a stub), ~145 samples for 29 problems.
 
@@ -199,7 +200,7 @@ def run_curator(samples: list[dict], workers: int, folder: Path) -> dict:
     import sqlite3
 
     db = sqlite3.connect(workspace / "db" / "curator.sqlite")
-    rows = db.execute("SELECT s.task_id, s.sample_index, r.outcome, r.duration_s, "
+    rows = db.execute("SELECT s.problem_id, s.sample_index, r.outcome, r.duration_s, "
                           "r.tests FROM runs r JOIN samples s ON s.id = r.sample_id "
                       "ORDER BY s.id").fetchall()
     return {"wall": wall, "report": report, "rows": rows}
@@ -222,6 +223,7 @@ def main() -> None:
         print(f"{len(samples)} samples on {len(problems)} seed problems, "
               f"{args.workers} workers each side")
         ours = run_curator(samples, args.workers, folder)
+        print(f"curator samples eval: {ours['wall']:.1f} s", flush=True)
         if args.skip_bcb:
             print(f"curator ({CURATOR[0]}) samples eval: {ours['wall']:.1f} s, "
                   f"{1000 * ours['wall'] * args.workers / len(samples):.0f} ms/sample/worker, "

@@ -66,6 +66,9 @@ class ExecutionConfig:
     address: str | None = None
     workers: int | None = key(None, min=1)
     isolation: str = key("auto", choices=("auto", "strong", "weak"))
+    # consent to run untrusted code (samples, mined or imported problems) under weak
+    # isolation (curator.execution.trust); the CLI's --allow-weak says it per command
+    allow_weak: bool = False
     preload: tuple[str, ...] = ()
     timeout_s: float | None = key(None, min=0.001)
     first_timeout_s: float | None = key(None, min=0.001)   # a reference never timed here
@@ -161,6 +164,13 @@ class LlmConfig:
 
 
 @dataclass(frozen=True)
+class DiscoverConfig:
+    """[discover]: where `curator discover` and the app's Discover tab search."""
+
+    api_url: str = "https://api.github.com"   # a GitHub Enterprise server's /api/v3
+
+
+@dataclass(frozen=True)
 class AppConfig:
     """[app]: the app's look."""
 
@@ -188,6 +198,7 @@ class Config:
     candidates: CandidatesConfig = CandidatesConfig()
     limits: Limits = Limits()
     llm: LlmConfig = LlmConfig()
+    discover: DiscoverConfig = DiscoverConfig()
     app: AppConfig = AppConfig()
     # binding id -> keys ("ctrl+s", or a list of them); F1 help lists the ids
     keymap: dict[str, str | tuple[str, ...]] = key({}, parse=_keys)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from curator.config import ExecutionConfig
 from curator.errors import CuratorError
-from curator.execution import verdict
+from curator.execution import trust, verdict
 from curator.execution.engine import Engine, default_workers, resolve_backend
 from curator.execution.job import Job, Limits, RunResult
 from curator.problem import Problem
@@ -163,14 +163,17 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
                  workers: int | None = None, timeout: float | None = None, repeat: int = 1,
                  progress: Progress | None = None, cancelled: CancelCheck | None = None,
                  engine: Engine | None = None, backend: str | None = None,
-                 address: str | None = None, resume: bool = False) -> RunReport:
+                 address: str | None = None, resume: bool = False,
+                 allow_weak: bool | None = None) -> RunReport:
     """Run the reference solutions of these problems (all when ids is None), `repeat`
     times each, record every run, and flag problems whose outcomes differ as flaky.
 
     backend/address: "local" or "ray" (default: [execution] backend/address). resume: only
     top up to `repeat` runs per problem, counting the runs the current reference already
     has (same solution text, outcome other than infra), so an interrupted run can be
-    finished by running the same command with resume."""
+    finished by running the same command with resume. allow_weak: consent to run mined
+    or imported problems (untrusted code) under weak isolation (default: [execution]
+    allow_weak); without it they raise WeakIsolationRefused before anything runs."""
     problems = ([problem_store.get(store, pid) for pid in ids] if ids is not None
                 else problem_store.all_problems(store))
     jobs, hashes = [], {}
@@ -196,6 +199,9 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
                         hide=[str(workspace.root)], backend=backend, address=address,
                         extra=dict(REPO_PREPARING))
     try:
+        wanted = {job.problem_id for job in jobs}
+        trust.check(engine.isolation, untrusted([p for p in problems if p.id in wanted]),
+                    trust.allowed(conf, allow_weak))
         report = RunReport(isolation=engine.isolation, skipped=skipped)
         progress, tests = per_test(progress)
         for result in engine.run(jobs, progress=progress, cancelled=cancelled,
@@ -218,7 +224,7 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
 
 def run_edited(store: Store, workspace: Workspace, problem: Problem,
                progress: Progress | None = None, cancelled: CancelCheck | None = None,
-               engine: Engine | None = None) -> RunReport:
+               engine: Engine | None = None, allow_weak: bool | None = None) -> RunReport:
     """Run a problem as edited on screen, not as saved: its solution against its tests.
 
     When nothing that runs differs from the saved problem this is an ordinary reference
@@ -228,15 +234,16 @@ def run_edited(store: Store, workspace: Workspace, problem: Problem,
     if (saved.solution, saved.tests, saved.entry_point, saved.kind) == (
             problem.solution, problem.tests, problem.entry_point, problem.kind):
         return run_problems(store, workspace, [problem.id], workers=1, progress=progress,
-                            cancelled=cancelled, engine=engine)
+                            cancelled=cancelled, engine=engine, allow_weak=allow_weak)
     job = job_for(store, workspace, problem, problem.solution, "reference",
                   default_limits(store, workspace, saved))
     own = engine is None
+    conf = settings(workspace)
     if own:
-        conf = settings(workspace)
         engine = Engine(workers=1, preload=conf.preload, isolation=conf.isolation,
                         hide=[str(workspace.root)])
     try:
+        trust.check(engine.isolation, untrusted([saved]), trust.allowed(conf, allow_weak))
         report = RunReport(isolation=engine.isolation)
         progress, tests = per_test(progress)
         for result in engine.run([job], progress=progress, cancelled=cancelled,
@@ -249,6 +256,12 @@ def run_edited(store: Store, workspace: Workspace, problem: Problem,
             engine.close()
     report.cancelled = not report.runs
     return report
+
+
+def untrusted(problems: Iterable[Problem]) -> list[str]:
+    """Ids of the problems whose reference run executes code nobody here wrote (mined or
+    imported from a repository): under weak isolation they need consent."""
+    return [p.id for p in problems if trust.untrusted_reference(p)]
 
 
 def per_test(progress: Progress | None):

@@ -36,9 +36,13 @@ def make_repo(root: Path, files: dict[str, str]) -> Path:
 
 def mine_and_accept(tmp_path: Path, upstream: Path, qualname: str, problem_id: str,
                     isolation: str = "strong", exclude: list[str] | None = None):
-    """A workspace (runs in `isolation`) with upstream mined and `qualname` accepted."""
+    """A workspace (runs in `isolation`) with upstream mined and `qualname` accepted.
+
+    Weak isolation also says `allow_weak = true`: mined code is untrusted, and without
+    that consent its runs are refused."""
     ws = workspace_mod.init(tmp_path / "ws")
-    (ws.root / "curator.toml").write_text(f'[execution]\nisolation = "{isolation}"\n',
+    consent = "allow_weak = true\n" if isolation == "weak" else ""
+    (ws.root / "curator.toml").write_text(f'[execution]\nisolation = "{isolation}"\n{consent}',
                                           encoding="utf-8")
     runner = CliRunner()
     base = ["--workspace", str(ws.root)]

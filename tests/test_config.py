@@ -113,7 +113,7 @@ def test_the_workspace_holds_the_typed_config(tmp_path):
      "unknown [mining] key 'max_depth' (known: call_depth, exclude, extra_exclude, "
      "indirect_tests, max_file_bytes, with_tests)"),
     ("[minning]\ncall_depth = 2\n", 1,
-     "unknown table [minning] (known: app, candidates, dlbench, execution, keymap, limits, "
+     "unknown table [minning] (known: app, candidates, discover, dlbench, execution, keymap, limits, "
      "llm, mining, release)"),
     ("[execution]\n\nworkers = \"4\"\n", 3, "[execution] workers must be a whole number, "
      "got a string"),

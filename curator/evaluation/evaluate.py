@@ -23,6 +23,7 @@ from curator import runs
 from curator.errors import CuratorError
 from curator.evaluation.claims import Claims
 from curator.evaluation.outcomes import INFRA
+from curator.execution import trust
 from curator.execution.engine import Engine, default_workers, resolve_backend
 from curator.execution.job import Job, RunResult
 from curator.progress import CancelCheck, Progress
@@ -74,14 +75,33 @@ def references_to_run(store: Store, model: str | None = None) -> list[str]:
     return todo
 
 
+def untrusted_work(store: Store, todo: list[dict], references: list[str]) -> list[str]:
+    """What of an evaluation is code nobody here wrote: every sample, and the references
+    of mined or imported problems."""
+    refs = runs.untrusted(problem_store.get(store, pid) for pid in references)
+    return ([f"{len(todo)} sample(s)"] if todo else []) + refs
+
+
+def needs_consent(store: Store, workspace: Workspace, model: str | None = None) -> list[str]:
+    """What an evaluation would run weakly without consent (empty: nothing to ask): the
+    app asks once per session before it evaluates."""
+    conf = runs.settings(workspace)
+    if trust.level(conf)[0] != "weak" or trust.allowed(conf):
+        return []
+    return untrusted_work(store, pending(store, model), references_to_run(store, model))
+
+
 def evaluate(store: Store, workspace: Workspace, model: str | None = None,
              workers: int | None = None, timeout: float | None = None,
              limit: int | None = None, progress: Progress | None = None,
              cancelled: CancelCheck | None = None, engine: Engine | None = None,
-             backend: str | None = None, address: str | None = None) -> EvalReport:
+             backend: str | None = None, address: str | None = None,
+             allow_weak: bool | None = None) -> EvalReport:
     """Run the not-yet-evaluated samples (of one model, or all) and record each outcome.
 
-    backend/address: "local" or "ray" (default: [execution] backend/address)."""
+    backend/address: "local" or "ray" (default: [execution] backend/address). Samples and
+    mined references are untrusted code: under weak isolation they need allow_weak (default:
+    [execution] allow_weak), else WeakIsolationRefused is raised before anything runs."""
     references = references_to_run(store, model)
     todo = pending(store, model)
     total = sample_rows.count(store, model)
@@ -100,9 +120,13 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
                         hide=[str(workspace.root)], backend=backend, address=address,
                         extra=dict(runs.REPO_PREPARING))
     try:
+        if engine is not None:
+            trust.check(engine.isolation, untrusted_work(store, todo, references),
+                        trust.allowed(conf, allow_weak))
         if references:
             refs = runs.run_problems(
                 store, workspace, references, engine=engine, cancelled=cancelled,
+                allow_weak=True if engine is not None else allow_weak,   # checked above
                 progress=(lambda done, total, label: progress(done, total,
                                                                f"reference {label}"))
                 if progress else None)

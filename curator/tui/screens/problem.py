@@ -40,6 +40,7 @@ from curator.store import problems as problem_store
 from curator.tui import queries, recovery
 from curator.tui.messages import DataChanged, ShowError
 from curator.tui.screens.dialogs import ErrorModal, unsaved_modal
+from curator.tui.screens.drafts import DraftsScreen
 from curator.tui.widgets.editors import CodeEditor, Editor, PromptEditor
 from curator.tui.widgets.history_pane import HistoryPane
 from curator.tui.widgets.label_picker import Choice, LabelPicker
@@ -68,7 +69,8 @@ Tabs: **Prompt** (Markdown + preview), **Solution** and **Tests** (Python), **La
 **Runs**, **History**; **alt+→** / **alt+←** move between tabs (**alt+1**…**alt+6** jump
 straight to one where the terminal sends them). **ctrl+s** saves to the
 database and to `problems/<id>/`; **ctrl+r** runs what is on screen (unsaved edits are
-run too, and the run is marked *unsaved*); **ctrl+b** formats
+run too, and the run is marked *unsaved*); **ctrl+o** shows the prompt drafts side by
+side (the docstring draft and a model's, to pick and edit); **ctrl+b** formats
 the code in the current editor with black; **Escape** leaves (asks first when there are
 unsaved edits). Unsaved edits are marked with ● in the title line.
 
@@ -86,6 +88,8 @@ assignments (position and progress in the ballot's top line).
                         "(unsaved edits too, marked as such)"),
         Binding("ctrl+g", "cancel_run", "Cancel run", id="problem.cancel_run",
                 tooltip="Cancel the run in progress"),
+        Binding("ctrl+o", "drafts", "Drafts", id="problem.drafts",
+                tooltip="The prompt drafts side by side (docstring and model)"),
         Binding("ctrl+b", "format", "Black", id="problem.format",
                 tooltip="Format the code in the current editor with black"),
         Binding("ctrl+z", "undo_label", "Undo label", id="problem.undo_label",
@@ -420,6 +424,9 @@ assignments (position and progress in the ballot's top line).
 
     def action_save(self) -> None:
         self.save()
+
+    def action_drafts(self) -> None:
+        self.app.push_screen(DraftsScreen(self.problem_id))
 
     def action_back(self) -> None:
         self.leave_then()
