@@ -118,9 +118,15 @@ def allowed_class(cls):
 
 def nearest_allowed_base(cls):
     for klass in cls.__mro__:
-        if allowed_class(klass):
+        if allowed_class(klass) and not _solution_defined(klass):
             return klass
     return object
+
+
+# In the solution process of a repository run: the patched module and the names in it
+# that are the candidate's (its target and its helpers), never rebuilt by the judge from
+# the repository's definitions of the same name.
+CANDIDATE = {"module": None, "names": frozenset()}
 
 
 # -- tensors and arrays as bytes --------------------------------------------------------
@@ -449,7 +455,7 @@ class SolutionPickler(_Pickler):
         if isinstance(obj, MirrorTarget):
             return NotImplemented
         if isinstance(obj, type):
-            if allowed_class(obj):
+            if allowed_class(obj) and not _solution_defined(obj):
                 return NotImplemented
             return _s, (link.handle(obj), "class", link.class_info(obj))
         if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
@@ -462,7 +468,7 @@ class SolutionPickler(_Pickler):
         if isinstance(obj, (io.IOBase, socket.socket)):
             raise CannotCross("an open file or socket (%s.%s)"
                               % (cls.__module__, cls.__qualname__))
-        if allowed_class(cls):
+        if allowed_class(cls) and not _solution_defined(cls):
             if torch is not None and isinstance(obj, torch.Generator):
                 return NotImplemented
             if _is_iterator(obj) and cls.__module__ == "builtins":
@@ -490,6 +496,10 @@ def _solution_defined(cls):
     module = getattr(cls, "__module__", "") or ""
     if not isinstance(module, str):
         return True
+    if module == CANDIDATE["module"]:
+        qualname = getattr(cls, "__qualname__", "")
+        if not isinstance(qualname, str) or qualname.split(".")[0] in CANDIDATE["names"]:
+            return True
     return module in ("solution", "__main__") or module.startswith("solution.") or \
         module not in sys.modules or \
         getattr(sys.modules[module], "__curator_solution__", False)
@@ -544,7 +554,7 @@ def class_info(cls, handle, link):
     methods, props, classfuncs, data = [], [], [], {}
     seen = set()
     for klass in cls.__mro__:
-        if allowed_class(klass) or klass is object:
+        if (allowed_class(klass) and not _solution_defined(klass)) or klass is object:
             continue
         for name, value in vars(klass).items():
             if name in seen or not isinstance(name, str):
@@ -845,7 +855,10 @@ class _nothing:
 
 def apply_op(module, self_obj, op, name, args, kwargs):
     if op == "modattr":
-        return getattr(module, name)
+        value = module
+        for part in str(name).split("."):
+            value = getattr(value, part)
+        return value
     if op == "call":
         return self_obj(*args, **kwargs)
     if op == "method":
@@ -928,13 +941,42 @@ def solution_main(sock_fd, path, source):
         except BaseException:
             pass
         return 1
+    _serve_imported(link, module)
+    return 0
+
+
+def _serve_imported(link, module):
     names = {}
     for name, value in list(module.__dict__.items()):
         if not name.startswith("__"):
             names[name] = "class" if isinstance(value, type) else (
                 "function" if callable(value) else "data")
-    send_frame(sock, b"I", link.dumps(("ok", names)))
+    send_frame(link.sock, b"I", link.dumps(("ok", names)))
     link.serve()
+
+
+def solution_repo_main(sock_fd, module_name, candidate_names):
+    """The solution process of a repository run: import the patched module (the
+    repository's package around it is the checkout's own) and serve its target."""
+    sock = socket.socket(fileno=sock_fd)
+    CANDIDATE["module"] = module_name
+    CANDIDATE["names"] = frozenset(candidate_names)
+    link = SolutionLink(sock, None)
+    try:
+        import importlib
+
+        module = importlib.import_module(module_name)
+    except BaseException as exc:
+        try:
+            send_frame(sock, b"I", link.dumps(("error", exception_record(exc))))
+            link.serve()
+        except BaseException:
+            pass
+        return 1
+    link.module = module
+    link.objects[0] = module
+    link.ids = {id(module): 0}
+    _serve_imported(link, module)
     return 0
 
 
@@ -1283,6 +1325,13 @@ class JudgeLink:
                 raise self.violation("an exception of the wrong shape")
             raise self.exception(*record)
         return restored
+
+    def target(self, qualname):
+        """A symbol of the candidate's module in the solution process (a dotted name)."""
+        status, detail = self.wait_ready()
+        if status != "ok":
+            raise self.import_error(detail)
+        return self.call(("modattr", qualname), None, (), {})
 
     def attribute(self, name):
         names = self.names()
@@ -1662,6 +1711,186 @@ class SolutionModule(types.ModuleType):
     def __dir__(self):
         link = object.__getattribute__(self, "_curator_link")
         return sorted(link.names())
+
+
+class RepositoryTargets:
+    """In the judge of a repository run: the target symbols of the repository's module
+    are proxies for the candidate in the solution process.
+
+    The judge imports the repository's own module; right after it runs (or at once, when
+    it is already imported) each target is replaced by its proxy, so every later
+    `from module import name` gets the proxy. Modules that took the name earlier (a
+    circular import, a registry) are rebound when collection ends and before each test.
+    A pytest plugin too: it waits for the candidate's import and reports when it failed.
+    """
+
+    def __init__(self, link, module_name, qualnames, report=None, whole=None):
+        self.link = link
+        self.module_name = module_name
+        self.qualnames = [q for q in dict.fromkeys(qualnames or ()) if q]
+        self.report = report or (lambda event, **data: None)
+        self.whole = whole      # a module the repository does not have: all of it a proxy
+        self.proxies = {}       # id(original) -> (original, proxy)
+        self.installed = False
+        self._modules = 0
+
+    # -- installing
+    def start(self):
+        if self.whole is not None:
+            sys.meta_path.insert(0, self)
+            return
+        module = sys.modules.get(self.module_name)
+        if module is not None:
+            self.install(module)
+        else:
+            sys.meta_path.insert(0, self)
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.module_name or self.installed:
+            return None
+        if self.whole is not None:
+            import importlib.machinery
+
+            return importlib.machinery.ModuleSpec(fullname, _ProxyLoader(self),
+                                                  origin=self.whole)
+        spec = None
+        for finder in list(sys.meta_path):
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(fullname, path, target)
+            if spec is not None:
+                break
+        if spec is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        spec.loader = _InstallingLoader(spec.loader, self)
+        return spec
+
+    def install(self, module):
+        if self.installed:
+            return
+        self.installed = True
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        for qualname in self.qualnames:
+            parts = qualname.split(".")
+            owner = module
+            for part in parts[:-1]:
+                owner = getattr(owner, part, None)
+            name = parts[-1]
+            space = getattr(owner, "__dict__", None)
+            if owner is None or not isinstance(space, collections.abc.Mapping) or \
+                    name not in space:
+                continue   # the candidate's own new name: nothing of the judge's to replace
+            raw = space[name]
+            proxy = self._proxy(qualname, raw)
+            if proxy is None:
+                continue
+            setattr(owner, name, proxy)
+            original = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+            made = proxy.__func__ if isinstance(proxy, (staticmethod, classmethod)) else proxy
+            self.proxies[id(original)] = (original, made)
+        self.rebind()
+
+    def _proxy(self, qualname, raw):
+        link = self.link
+        if isinstance(raw, type):
+            return link.target(qualname)   # a class: its stand-in, made now
+        if isinstance(raw, (staticmethod, classmethod)):
+            # the solution's own attribute is already bound to its class
+            return staticmethod(_function_proxy(link, qualname, raw.__func__))
+        if isinstance(raw, (types.FunctionType, types.BuiltinFunctionType)) or \
+                callable(raw):
+            return _function_proxy(link, qualname, raw)
+        return None
+
+    def rebind(self):
+        """Every module global that still holds an original target gets its proxy."""
+        if not self.proxies or len(sys.modules) == self._modules:
+            return
+        self._modules = len(sys.modules)
+        proxies = self.proxies
+        for module in list(sys.modules.values()):
+            try:
+                space = module.__dict__
+            except Exception:
+                continue
+            if not isinstance(space, dict):
+                continue
+            for key, value in list(space.items()):
+                entry = proxies.get(id(value))
+                if entry is not None and entry[0] is value:
+                    space[key] = entry[1]
+
+    # -- pytest hooks
+    def pytest_collection_finish(self, session):
+        self.rebind()
+        status, detail = self.link.wait_ready()
+        if status != "ok":
+            error = self.link.import_error(detail)
+            self.report("collect_error", id=self.module_name,
+                        message=str(error)[:500], text=str(error)[:4000])
+
+    def pytest_runtest_setup(self, item):
+        self.rebind()
+
+
+class _ProxyLoader:
+    """Loads a module the candidate added as a proxy module for the solution process's."""
+
+    def __init__(self, targets):
+        self._targets = targets
+
+    def create_module(self, spec):
+        targets = self._targets
+        targets.installed = True
+        module = SolutionModule(targets.link, targets.whole)
+        module.__name__ = spec.name
+        return module
+
+    def exec_module(self, module):
+        pass
+
+
+class _InstallingLoader:
+    """The module's own loader; after the module ran, its targets become proxies."""
+
+    def __init__(self, loader, targets):
+        self._loader = loader
+        self._targets = targets
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        self._targets.install(module)
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+def _function_proxy(link, qualname, original):
+    remote = []
+
+    def proxy(*args, **kwargs):
+        if not remote:
+            remote.append(link.target(qualname))
+        return remote[0](*args, **kwargs)
+
+    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+        try:
+            setattr(proxy, attr, getattr(original, attr))
+        except (AttributeError, TypeError):
+            pass
+    try:
+        import inspect
+
+        proxy.__signature__ = inspect.signature(original)
+    except (TypeError, ValueError):
+        pass
+    proxy.__curator_target__ = qualname
+    return proxy
 
 
 def configure_allowed(extra):
