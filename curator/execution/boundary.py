@@ -139,15 +139,14 @@ def _tensor_record(t):
         data = torch.Tensor.detach(t)
         if data.layout != torch.strided:
             data = data.to_dense()
-        if data.device.type != "cpu":
-            if data.device.type == "meta":
-                raise CannotCross("a tensor on the meta device")
+        meta = data.device.type == "meta"   # shape and dtype only: no values to send
+        if data.device.type not in ("cpu", "meta"):
             data = data.cpu()
         if data.is_quantized:
             data = data.dequantize()
         data = data.resolve_conj().resolve_neg()
-        raw = b""
-        if data.numel():
+        raw = None if meta else b""
+        if data.numel() and not meta:
             flat = torch.empty(data.numel(), dtype=data.dtype)
             flat.copy_(data.reshape(-1))
             raw = flat.view(torch.uint8).numpy().tobytes()
@@ -171,9 +170,11 @@ def _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad):
             raise NotData("a tensor of negative size")
         count *= size
     itemsize = torch.empty((), dtype=dtype).element_size()
-    if not isinstance(raw, (bytes, bytearray)) or len(raw) != count * itemsize:
+    if raw is None:
+        value = torch.empty(shape, dtype=dtype, device="meta")
+    elif not isinstance(raw, (bytes, bytearray)) or len(raw) != count * itemsize:
         raise NotData("a tensor whose bytes do not match its shape")
-    if count == 0:
+    elif count == 0:
         value = torch.empty(shape, dtype=dtype)
     else:
         value = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape)
@@ -1020,6 +1021,7 @@ class JudgeLink:
         self.namedtuples = {}
         self.broken = None
         self._gradient = None
+        self.call = _eager(self.call)
         _LINK[0] = self
 
     # -- reporting
@@ -1890,7 +1892,20 @@ def _function_proxy(link, qualname, original):
     except (TypeError, ValueError):
         pass
     proxy.__curator_target__ = qualname
-    return proxy
+    return _eager(proxy)
+
+
+def _eager(function):
+    """`function` run outside any graph torch.compile traces (a call that crosses the
+    boundary is a graph break, never traced)."""
+    if torch is None:
+        return function
+    try:
+        import importlib
+
+        return importlib.import_module("torch._dynamo").disable(function)
+    except Exception:
+        return function
 
 
 def configure_allowed(extra):
