@@ -105,6 +105,7 @@ def with_scale(text):
     return text + OPS[len(REFERENCE):]
 
 
+@pytest.mark.timeout(1200)   # 14 repository runs, each a warm fork of its own judge
 def test_repository_attacks_and_their_controls_do_not_pass(engine, tmp_path):
     repo = make_repo(tmp_path / "repo")
     control_text = with_scale(WRONG + "\n\ndef scale(x):\n    return _wrong(x)\n")
