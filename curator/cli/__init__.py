@@ -28,6 +28,7 @@ _COMMAND_MODULES = {
     "release": "release", "import-dlbench": "dlbench", "import-release": "release",
     "dlbench": "dlbench",
     "dev": "dev",
+    "validate": "validity",
 }
 
 
