@@ -211,8 +211,7 @@ class _Sites:
                 new.id = _REDUCTIONS[name]
             self._add("reduction", func, ast.unparse(new))
         positional = [a for a in node.args if not isinstance(a, ast.Starred)]
-        if len(node.args) >= 2 and len(positional) == len(node.args) and \
-                ast.dump(node.args[0]) != ast.dump(node.args[1]):
+        if len(node.args) >= 2 and len(positional) == len(node.args):
             new = copy.copy(node)
             new.args = [node.args[1], node.args[0], *node.args[2:]]
             self._add("swapped_arguments", node, ast.unparse(new))
