@@ -53,7 +53,11 @@ class Problem:
 
     @property
     def class_name(self) -> str | None:
-        return self.entry_point.split(".")[0] if self.kind == "method" else None
+        """The class of a method problem; None for a function, or a draft method whose
+        class is not known yet (a bare entry point: DL-Bench class files without `class:`)."""
+        if self.kind != "method" or "." not in self.entry_point:
+            return None
+        return self.entry_point.split(".")[0]
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -81,8 +85,10 @@ def validate(problem: Problem) -> list[str]:
         errors.append(f"entry_point {problem.entry_point!r} must be a name or Class.method")
     if problem.kind not in KINDS:
         errors.append(f"kind {problem.kind!r} must be one of {', '.join(KINDS)}")
-    elif problem.kind == "method" and "." not in problem.entry_point:
-        errors.append("kind 'method' needs entry_point 'Class.method'")
+    elif problem.kind == "method" and "." not in problem.entry_point \
+            and problem.status != "draft":
+        errors.append("kind 'method' needs entry_point 'Class.method' (only a draft may "
+                      "leave the class unknown)")
     elif problem.kind == "function" and "." in problem.entry_point:
         errors.append("entry_point 'Class.method' needs kind 'method'")
     for axis, allowed in VOCAB.items():

@@ -20,7 +20,7 @@ from curator.store import lock_message
 # only when their command runs, so `curator` opens the app without importing every area.
 _COMMAND_MODULES = {
     "init": "problems", "load": "problems", "dump": "problems", "problems": "problems",
-    "labels": "problems",
+    "labels": "labels",
     "run": "engine", "doctor": "engine",
     "mine": "mining", "candidates": "mining", "repo": "mining",
     "samples": "samples", "report": "samples", "taxonomy": "samples",
@@ -28,6 +28,7 @@ _COMMAND_MODULES = {
     "release": "release", "import-dlbench": "dlbench", "import-release": "release",
     "dlbench": "dlbench",
     "dev": "dev",
+    "discover": "discover",
     "validate": "validity",
 }
 

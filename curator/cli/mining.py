@@ -1,4 +1,4 @@
-"""mine, candidates list/show/accept/reject, repo list/set-python."""
+"""mine, candidates list/show/accept/reject/vote/assign/stats, repo list/set-python."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.syntax import Syntax
 
+from curator import llm
 from curator.cli.context import (
     CliContext,
     interruptible,
@@ -22,13 +23,17 @@ from curator.cli.context import (
 from curator.errors import Cancelled, CuratorError
 from curator.mining import promote
 from curator.mining.mine import mine
+from curator.panel import candidates as candidate_panel
+from curator.repos import discover as discovery
 from curator.repos import environments, identity
 from curator.store import candidates as candidate_store
 from curator.store.candidates import STATUSES
 
 
 @click.command("mine")
-@click.argument("source")
+@click.argument("source", required=False)
+@click.option("--queued", is_flag=True,
+              help="Mine every registered repository never mined (`discover --mine`).")
 @click.option("--rev", help="Branch, tag or commit to mine (default: the default branch).")
 @click.option("--with-tests/--all-candidates", "with_tests", default=None,
               help="Keep only functions some test exercises (default), or every function.")
@@ -36,13 +41,18 @@ from curator.store.candidates import STATUSES
                              "its remote URL).")
 @json_option
 @pass_ctx
-def mine_cmd(ctx: CliContext, source: str, rev: str | None, with_tests: bool | None,
-             name: str | None, as_json: bool) -> None:
+def mine_cmd(ctx: CliContext, source: str | None, queued: bool, rev: str | None,
+             with_tests: bool | None, name: str | None, as_json: bool) -> None:
     """Mine candidate functions and their tests from a git repository (URL or path).
 
     The repository is cloned or fetched into db/repos/ and every candidate is pinned to
     the resolved commit. Exit status 1 when some file could not be read or parsed.
     """
+    if queued == bool(source):
+        raise click.UsageError("give a SOURCE or --queued")
+    if queued:
+        _mine_queued(ctx, rev, with_tests, as_json)
+        return
     with interruptible() as cancelled, progress_bar("mining", enabled=not as_json) as bar:
         try:
             report = mine(ctx.store, ctx.workspace, source, rev=rev, with_tests=with_tests,
@@ -72,6 +82,30 @@ def mine_cmd(ctx: CliContext, source: str, rev: str | None, with_tests: bool | N
         for warning in report.warnings:
             click.echo(f"warning: {warning}", err=True)
     if not report.ok:
+        sys.exit(1)
+
+
+def _mine_queued(ctx: CliContext, rev: str | None, with_tests: bool | None,
+                 as_json: bool) -> None:
+    """Each queued repository in turn; one that fails is reported and the rest still run."""
+    results, failed = [], 0
+    for row in discovery.queued(ctx.store):
+        try:
+            report = mine(ctx.store, ctx.workspace, row["url"], rev=rev, with_tests=with_tests)
+        except CuratorError as exc:
+            failed += 1
+            results.append({"url": row["url"], "error": str(exc)})
+            click.echo(f"error: {row['url']}: {exc}", err=True)
+            continue
+        results.append({"url": row["url"], **report.to_json()})
+        if not as_json:
+            click.echo(f"mined {report.name} at {report.commit[:12]}: {report.candidates} "
+                       "candidate(s)")
+    if as_json:
+        click.echo(json.dumps({"mined": results}, ensure_ascii=False))
+    elif not results:
+        click.echo("nothing queued (`curator discover ... --mine` queues repositories)")
+    if failed:
         sys.exit(1)
 
 
@@ -142,24 +176,50 @@ def candidates_show(ctx: CliContext, cid: str, as_json: bool) -> None:
 @click.option("--exclude-reason", metavar="TEXT",
               help="Why the --exclude tests are left out (e.g. 'needs --runslow', "
                    "'xfail upstream'); recorded with each.")
+@click.option("--draft-with", "draft_with", metavar="MODEL",
+              help="Also have MODEL draft the prompt (kept beside the docstring draft).")
+@click.option("--base-url", help="OpenAI-compatible endpoint for --draft-with (default: "
+                                 "curator.toml [llm] base_url).")
+@click.option("--api-key-env", help="Environment variable holding the API key "
+                                    "(default: [llm] api_key_env, else OPENAI_API_KEY).")
 @json_option
 @pass_ctx
 def candidates_accept(ctx: CliContext, cid: str, problem_id: str | None,
                       exclude: tuple[str, ...], exclude_reason: str | None,
+                      draft_with: str | None, base_url: str | None, api_key_env: str | None,
                       as_json: bool) -> None:
     """Create a draft repo-backed problem from a candidate."""
     if exclude and not (exclude_reason or "").strip():
         raise click.UsageError("--exclude needs --exclude-reason")
-    result = promote.accept(ctx.store, ctx.workspace, cid, problem_id,
-                            exclude={node: exclude_reason for node in exclude})
+    excluded = {node: exclude_reason for node in exclude}
+    if draft_with:
+        client = llm.EndpointSettings.from_config(ctx.workspace.config).client(base_url,
+                                                                               api_key_env)
+        if client is None:
+            raise click.UsageError("--draft-with needs --base-url (or curator.toml [llm] "
+                                   "base_url)")
+        result = promote.accept_with_draft(ctx.store, ctx.workspace, cid, client, draft_with,
+                                           problem_id, exclude=excluded)
+    else:
+        result = promote.accept(ctx.store, ctx.workspace, cid, problem_id, exclude=excluded)
+    failed = result.get("draft_refused") or result.get("draft_error")
     if as_json:
         print_json(result)
+        if failed:
+            sys.exit(1)
         return
+    if failed:
+        click.echo(f"error: {failed}", err=True)
+    elif result.get("draft"):
+        click.echo(f"{draft_with} drafted a prompt beside the docstring draft; choose with "
+                   f"`curator problems drafts {result['problem_id']} --use SOURCE`")
     labels = ", ".join(f"{k}={v}" for k, v in result["suggested"].items())
     click.echo(f"candidate {result['candidate']} -> draft problem {result['problem_id']} "
                f"({result['path']}); suggested labels: {labels}")
     for item in result["excluded"]:
         click.echo(f"left out {item['node_id']}: {item['reason']}")
+    if failed:
+        sys.exit(1)
 
 
 @candidates_group.command("reject")
@@ -174,6 +234,75 @@ def candidates_reject(ctx: CliContext, cid: str, reason: str, as_json: bool) -> 
         print_json(candidate_store.to_json(row))
         return
     click.echo(f"candidate {row['id']} rejected: {row['reason']}")
+
+
+@candidates_group.command("vote")
+@click.argument("cid")
+@click.option("--relevant", required=True, type=click.Choice(("yes", "no")),
+              help="Is it a deep-learning function worth a problem?")
+@click.option("--reason", default="", help="Why (kept with the vote; a rejection lists them).")
+@json_option
+@pass_ctx
+def candidates_vote(ctx: CliContext, cid: str, relevant: str, reason: str,
+                    as_json: bool) -> None:
+    """Vote a candidate relevant or not; curator.toml's accept_when decides it."""
+    result = candidate_panel.vote(ctx.store, ctx.workspace, cid, ctx.actor, relevant, reason)
+    if as_json:
+        print_json(result)
+    else:
+        counts = f"{result['yes']} yes / {result['no']} no, rule {result['rule']}"
+        outcome = {"accepted": f"accepted as draft problem {result.get('problem_id')}",
+                   "rejected": "rejected", "waiting": "waiting for votes",
+                   "blocked": f"the rule holds but it cannot be promoted: {result.get('error')}"}
+        click.echo(f"candidate {result['candidate']} ({result['reviewer']}: "
+                   f"{result['relevant']}): {counts}; {outcome[result['decision']]}")
+    if result["decision"] == "blocked":
+        sys.exit(1)
+
+
+@candidates_group.command("assign")
+@click.option("--reviewers", required=True, help="Comma-separated names, e.g. ana,ben,cy.")
+@click.option("--per-item", "per_item", type=int, default=3, show_default=True,
+              help="Reviewers per candidate.")
+@click.option("--min-score", type=float, help="Only candidates scoring at least X (0-1).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@json_option
+@pass_ctx
+def candidates_assign(ctx: CliContext, reviewers: str, per_item: int, min_score: float | None,
+                      seed: int, as_json: bool) -> None:
+    """Give each new candidate to K reviewers, balanced."""
+    result = candidate_panel.assign(ctx.store, reviewers.split(","), per_item,
+                                    min_score=min_score, seed=seed)
+    if as_json:
+        print_json(result)
+        return
+    click.echo(f"{result['assigned']} candidate(s) assigned to {result['per_item']} "
+               "reviewer(s) each; " + ", ".join(f"{a} {n}" for a, n in
+                                                result["reviewers"].items()))
+
+
+@candidates_group.command("stats")
+@json_option
+@pass_ctx
+def candidates_stats(ctx: CliContext, as_json: bool) -> None:
+    """Panel progress, decisions and agreement on relevance (alpha, kappa)."""
+    data = candidate_panel.stats(ctx.store, candidate_panel.rule_for(ctx.workspace))
+    if as_json:
+        print_json(data)
+        return
+    d = data["decisions"]
+    click.echo(f"{data['candidates']} candidate(s) before the panel (rule {data['rule']}): "
+               f"{d['accepted']} accepted, {d['rejected']} rejected, {d['waiting']} waiting")
+    rich_table(["reviewer", "assigned", "done", "votes"],
+               [[a, p["assigned"], p["done"], p["votes"]] for a, p in data["reviewers"].items()],
+               title="progress")
+    agreement = data["agreement"]
+    alpha = agreement["alpha"]
+    click.echo(f"relevance: Krippendorff's alpha {'n/a' if alpha is None else f'{alpha:.3f}'} "
+               f"on {agreement['items']} candidate(s) with two or more votes")
+    for pair, kappa in agreement["kappa"].items():
+        click.echo(f"  Cohen's kappa {pair.replace('|', ' / ')}: "
+                   f"{'n/a' if kappa is None else f'{kappa:.3f}'}")
 
 
 @click.group("repo")

@@ -1,4 +1,4 @@
-"""init, load, dump, problems list/show, labels."""
+"""init, load, dump, problems list/show/new/set."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import sys
 import click
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.syntax import Syntax
 
-from curator import problem_template, sync, workspace
+from curator import llm, problem_template, sync, workspace
 from curator.cli.context import (
     CliContext,
     json_option,
@@ -19,7 +20,9 @@ from curator.cli.context import (
     rich_table,
 )
 from curator.labels import DATA, STAGES, TASKS
+from curator.mining import prompt_drafts
 from curator.problem import STATUSES
+from curator.store import problem_imports as import_store
 from curator.store import problems as problem_store
 
 
@@ -109,8 +112,9 @@ def problems_list(ctx: CliContext, stage, task, data, status, text, as_json: boo
 def problems_show(ctx: CliContext, problem_id: str, as_json: bool) -> None:
     """Show one problem: metadata, prompt, solution and tests."""
     problem = problem_store.get(ctx.store, problem_id)
+    imported = import_store.for_problem(ctx.store, problem_id)
     if as_json:
-        print_json(problem.to_dict())
+        print_json({**problem.to_dict(), "import": imported})
         return
     console = Console()
     console.rule(f"[bold]{problem.id}[/] — {problem.title}")
@@ -120,6 +124,11 @@ def problems_show(ctx: CliContext, problem_id: str, as_json: bool) -> None:
         console.print(f"[dim]{'source':>12}[/] {problem.source}")
     if problem.test_node_ids:
         console.print(f"[dim]{'node ids':>12}[/] {' '.join(problem.test_node_ids)}")
+    if imported:
+        console.print(f"[dim]{'imported':>12}[/] {escape(imported['key'])} "
+                      f"({imported['origin']})", highlight=False)
+        console.print(f"[dim]{'flags':>12}[/] "
+                      f"{escape(', '.join(imported['flags'])) or '(none)'}", highlight=False)
     console.rule("prompt")
     console.print(Markdown(problem.prompt))
     console.rule("solution.py")
@@ -179,32 +188,64 @@ def problems_set(ctx: CliContext, problem_id: str, as_json: bool, **values) -> N
         click.echo(f"{problem_id}: {', '.join(changed) or 'nothing changed'}")
 
 
-@click.group("labels", invoke_without_command=True)
+@problems_group.command("draft-prompt")
+@click.argument("problem_id")
+@click.option("--model", "--draft-with", "model", help="Model to draft with (default: "
+              "curator.toml [llm] model).")
+@click.option("--base-url", help="OpenAI-compatible endpoint (default: [llm] base_url).")
+@click.option("--api-key-env", help="Environment variable holding the API key "
+                                    "(default: [llm] api_key_env, else OPENAI_API_KEY).")
 @json_option
-@click.pass_context
-def labels_cmd(click_ctx: click.Context, as_json: bool) -> None:
-    """The stage, task and data vocabularies with their definitions."""
-    if click_ctx.invoked_subcommand is not None:
-        return
-    ctx = click_ctx.find_object(CliContext)
-    rows = ctx.store.labels()
-    if as_json:
-        print_json([{k: r[k] for k in ("axis", "slug", "name", "definition")} for r in rows])
-        return
-    rich_table(["axis", "slug", "name", "definition"],
-               [[r["axis"], r["slug"], r["name"], r["definition"]] for r in rows])
-
-
-@labels_cmd.command("edit")
-@click.argument("axis", type=click.Choice(("stage", "task", "data")))
-@click.argument("slug")
-@click.option("--name", help="New display name.")
-@click.option("--definition", help="New definition.")
 @pass_ctx
-def labels_edit(ctx: CliContext, axis: str, slug: str, name, definition) -> None:
-    """Edit a label's display name or definition (the slug stays)."""
-    ctx.store.set_label_text(axis, slug, name=name, definition=definition)
-    click.echo(f"{axis}/{slug} updated")
+def problems_draft_prompt(ctx: CliContext, problem_id: str, model: str | None,
+                          base_url: str | None, api_key_env: str | None,
+                          as_json: bool) -> None:
+    """Have a model draft the prompt from the reference's code, docstring and context
+    (never its path or repository); kept beside the docstring draft."""
+    settings = llm.EndpointSettings.from_config(ctx.workspace.config)
+    model = model or settings.model
+    client = settings.client(base_url, api_key_env)
+    if not model or client is None:
+        raise click.UsageError("give --model and --base-url (or curator.toml [llm] model "
+                               "and base_url)")
+    result = prompt_drafts.draft(ctx.store, problem_id, client, model)
+    if as_json:
+        print_json(result)
+        return
+    click.echo(f"{problem_id}: {model} drafted a prompt (template "
+               f"{result['template_sha256'][:12]}); choose with `curator problems drafts "
+               f"{problem_id} --use {result['source']}`")
 
 
-COMMANDS = [init_cmd, load_cmd, dump_cmd, problems_group, labels_cmd]
+@problems_group.command("drafts")
+@click.argument("problem_id")
+@click.option("--use", "use_source", metavar="SOURCE",
+              help="Make this draft the prompt (docstring, or model:NAME).")
+@json_option
+@pass_ctx
+def problems_drafts(ctx: CliContext, problem_id: str, use_source: str | None,
+                    as_json: bool) -> None:
+    """A problem's prompt drafts side by side (docstring draft and models' drafts)."""
+    if use_source:
+        changed = prompt_drafts.use(ctx.store, ctx.workspace.problems_dir, problem_id,
+                                    use_source)
+        if as_json:
+            print_json({"id": problem_id, "used": use_source, "changed": changed})
+        else:
+            click.echo(f"{problem_id}: prompt is now the {use_source} draft "
+                       f"({', '.join(changed) or 'nothing changed'})")
+        return
+    rows = prompt_drafts.drafts_of(ctx.store, problem_id)
+    if as_json:
+        print_json({"id": problem_id, "drafts": rows})
+        return
+    if not rows:
+        click.echo(f"{problem_id}: no drafts yet (`curator problems draft-prompt "
+                   f"{problem_id} --model NAME`)")
+        return
+    rich_table(["source", "template", "created", "text"],
+               [[r["source"], (r["template_sha256"] or "")[:12], r["created_at"], r["text"]]
+                for r in rows], title=f"{len(rows)} draft(s) of {problem_id}")
+
+
+COMMANDS = [init_cmd, load_cmd, dump_cmd, problems_group]

@@ -6,10 +6,11 @@ import sys
 
 import click
 
-from curator import review, taxonomy
+from curator import llm, review, taxonomy
 from curator.cli.context import CliContext, json_option, pass_ctx, print_json, rich_table
 from curator.errors import CuratorError
 from curator.review import exchange
+from curator.review import suggest as suggestions
 from curator.review.annotations import format_label
 
 
@@ -136,6 +137,13 @@ def stats_cmd(ctx: CliContext, model: str | None, as_json: bool) -> None:
                + [[k, v] for k, v in cats["verdicts"].items() if v], title="top level")
     rich_table(["DL-specific", "count"], [[k, v] for k, v in cats["dl_specific"].items() if v],
                title="DL-specific")
+    used = data["suggestions"]
+    if used["decided"]:
+        click.echo(f"suggestions: first taken on {used['accepted']} of {used['decided']} "
+                   f"label(s) (precision {used['precision']:.3f}, top-3 {used['top3']:.3f}), "
+                   f"{used['overridden']} overridden")
+    else:
+        click.echo("suggestions: no label saved after a suggestion yet")
     agreement = data["agreement"]
     alpha = agreement["krippendorff_alpha"]
     click.echo(f"agreement on {agreement['items']} doubly-labelled item(s): Krippendorff's "
@@ -150,6 +158,43 @@ def stats_cmd(ctx: CliContext, model: str | None, as_json: bool) -> None:
                      " | ".join(f"{a}: {_describe(ctx, v)}" for a, v in d["labels"].items()),
                      "yes" if d["adjudicated"] else ""] for d in data["disagreements"]],
                    title="disagreements")
+
+
+@review_group.command("suggest")
+@click.argument("sample_ids", type=int, nargs=-1, metavar="[SAMPLE_ID]...")
+@click.option("--model", help="Also ask this model (default: curator.toml [llm] model, "
+                              "when an endpoint is configured).")
+@click.option("--base-url", help="OpenAI-compatible endpoint (default: curator.toml [llm] "
+                                 "base_url).")
+@click.option("--api-key-env", help="Environment variable holding the API key "
+                                    "(default: [llm] api_key_env, else OPENAI_API_KEY).")
+@json_option
+@pass_ctx
+def suggest_cmd(ctx: CliContext, sample_ids: tuple[int, ...], model: str | None,
+                base_url: str | None, api_key_env: str | None, as_json: bool) -> None:
+    """Suggested categories for failing samples: rules on the log, then a model."""
+    settings = llm.EndpointSettings.from_config(ctx.workspace.config)
+    model = model or settings.model
+    client = settings.client(base_url, api_key_env) if model else None
+    if model and client is None:
+        raise CuratorError(f"--model {model} needs an endpoint: --base-url URL or "
+                           "curator.toml [llm] base_url")
+    found = suggestions.suggest(ctx.store, list(sample_ids) or None, client, model)
+    tax = taxonomy.current(ctx.store)
+    if as_json:
+        print_json({"suggestions": [s.to_json(tax) for s in found]})
+        return
+    rows = []
+    for entry in found:
+        for rank, s in enumerate(entry.categories, 1):
+            rows.append([entry.sample_id if rank == 1 else "", entry.problem_id if rank == 1
+                         else "", rank, f"{s.category} {tax.category_name(s.category)}",
+                         suggestions.sub_name(tax, s.dl), s.evidence, s.source])
+        if not entry.categories:
+            rows.append([entry.sample_id, entry.problem_id, "", "(no rule fired)", "", "", ""])
+    rich_table(["sample", "problem", "#", "category", "sub-category", "evidence", "from"],
+               rows, title=f"suggestions for {len(found)} failing sample(s); never labels "
+                           "until accepted")
 
 
 @review_group.command("adjudicate")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections import Counter
 
@@ -11,6 +10,7 @@ import click
 from rich.console import Console
 from rich.syntax import Syntax
 
+from curator import llm
 from curator import taxonomy as tax
 from curator.cli.context import (
     CliContext,
@@ -143,8 +143,7 @@ def generate_cmd(ctx: CliContext, model: str, base_url: str, technique: str, n: 
                  api_key_env: str, max_tokens: int | None, shots: int, max_retries: int,
                  timeout: float, as_json: bool) -> None:
     """Ask a chat-completions endpoint for samples (cached: nothing is paid for twice)."""
-    client = generate.ChatClient(base_url, api_key=os.environ.get(api_key_env) or None,
-                                 timeout_s=timeout, max_retries=max_retries)
+    client = llm.client_for(base_url, api_key_env, timeout_s=timeout, max_retries=max_retries)
     with progress_bar("generating", enabled=not as_json) as bar:
         report = generate.generate(
             ctx.store, model=model, base_url=base_url, technique=technique, n=n,

@@ -185,6 +185,7 @@ class Converted:
     unknown: list[dict]
 
 
+# (`class_missing` is not one of them: resolve finds the class, or says why it cannot.)
 # Flags that say a problem lacks something `dlbench resolve` needs (it stays a draft
 # until a person supplies it); "drafts" in the import report counts these problems.
 MISSING_FLAGS = ("prompt_missing", "function_missing", "function_invalid", "class_invalid",
@@ -223,6 +224,11 @@ def convert(record: fileformat.Record, problem_id: str, table: dict,
     class_name = fileformat.identifier(class_value) if class_value else None
     if class_value and not class_name:
         flags.append("class_invalid")
+    # A class file (`classes-…`) that names no class is still a method problem: the class
+    # is found from the ground-truth file by `dlbench resolve` (flag class_missing).
+    method = bool(class_name) or (record.is_class and not class_value)
+    if method and not class_name:
+        flags.append("class_missing")
     nodes = fileformat.node_ids(f.get("test_cases", ""))
     if not nodes:
         flags.append("tests_missing")
@@ -268,7 +274,7 @@ def convert(record: fileformat.Record, problem_id: str, table: dict,
     if labels.unknown:
         flags.append("labels_unknown")
     problem = Problem(
-        id=problem_id, entry_point=entry_point, kind="method" if class_name else "function",
+        id=problem_id, entry_point=entry_point, kind="method" if method else "function",
         title=f"{entry_point} ({fileformat.repo_short_name(repo)})" if repo else entry_point,
         stage=labels.stage or "", task=labels.task or "", data=labels.data or "",
         framework=framework, status="draft", source=source, test_node_ids=nodes,

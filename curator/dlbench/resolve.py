@@ -68,7 +68,7 @@ from curator.store import repos as registered_repos
 from curator.workspace import Workspace
 
 # Flags of the import that a resolution settles.
-SETTLED = {"commit_unpinned", "solution_missing", "path_missing"}
+SETTLED = {"commit_unpinned", "solution_missing", "path_missing", "class_missing"}
 
 
 @dataclass
@@ -169,9 +169,15 @@ def with_signature(prompt: str, entry_point: str, block: str) -> str:
 def resolve_problem(snapshot: Snapshot, problem: Problem, url: str, license_id: str
                     ) -> tuple[Problem, dict]:
     """The resolved draft and its resolution record; raises Unresolved with the reason."""
-    if not problem.test_node_ids:
+    class_missing = problem.kind == "method" and "." not in problem.entry_point
+    if not problem.test_node_ids and not class_missing:
         raise Unresolved("test target missing: the release gives no test_cases")
+    # a class file without `class:`: its class is looked for first, so the reason says
+    # whether it was found even when the tests are missing too
     path, qualname, node, cls, notes = locate(snapshot, problem)
+    if not problem.test_node_ids:
+        raise Unresolved(f"test target missing: the release gives no test_cases ({qualname} "
+                         f"found in {path})")
     nodes, dropped, test_notes = test_node_ids(snapshot, list(problem.test_node_ids))
     notes += test_notes
     if not nodes:

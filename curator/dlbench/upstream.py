@@ -164,22 +164,39 @@ def path_candidates(path: str) -> list[str]:
     return list(seen)
 
 
-def _find_symbol(tree: ast.Module, entry_point: str) -> tuple[str, ast.AST, ast.ClassDef | None] | None:
-    """(qualname, node, class) for `f` or `C.m`; a bare name also matches one class's method."""
+def _find_symbol(tree: ast.Module, entry_point: str, methods_only: bool = False
+                 ) -> tuple[str, ast.AST, ast.ClassDef | None] | None:
+    """(qualname, node, class) for `f` or `C.m`; a bare name also matches one class's method
+    (only that with methods_only: a method problem whose class is not known yet)."""
     cls_name, _, name = entry_point.rpartition(".")
     for stmt in tree.body:
-        if not cls_name and isinstance(stmt, _DEFS) and stmt.name == name:
+        if not cls_name and not methods_only and isinstance(stmt, _DEFS) and stmt.name == name:
             return name, stmt, None
         if cls_name and isinstance(stmt, ast.ClassDef) and stmt.name == cls_name:
             for item in stmt.body:
                 if isinstance(item, _DEFS) and item.name == name:
                     return f"{cls_name}.{name}", item, stmt
-    methods = [(stmt, item) for stmt in tree.body if isinstance(stmt, ast.ClassDef)
-               for item in stmt.body if isinstance(item, _DEFS) and item.name == name]
+    methods = _methods_named(tree, name)
     if len(methods) == 1:
         cls, item = methods[0]
         return f"{cls.name}.{name}", item, cls
     return None
+
+
+def _methods_named(tree: ast.Module, name: str) -> list[tuple[ast.ClassDef, ast.AST]]:
+    """(class, method) of every top-level class of the module with a method NAME."""
+    return [(stmt, item) for stmt in tree.body if isinstance(stmt, ast.ClassDef)
+            for item in stmt.body if isinstance(item, _DEFS) and item.name == name]
+
+
+def class_missing_reason(tree: ast.Module | None, name: str, path: str) -> str:
+    """Why the class of method NAME cannot be found in PATH (a one-line reason)."""
+    classes = [cls.name for cls, _m in _methods_named(tree, name)] if tree is not None else []
+    if len(classes) > 1:
+        return (f"class missing: {name} is a method of {len(classes)} classes in {path} "
+                f"({', '.join(classes)}); set entry_point to Class.{name} in problem.toml")
+    return (f"class missing: no class in {path} has a method {name}; set entry_point to "
+            f"Class.{name} in problem.toml")
 
 
 def _near_symbol(tree: ast.Module, entry_point: str) -> str | None:
@@ -196,15 +213,19 @@ def _near_symbol(tree: ast.Module, entry_point: str) -> str | None:
 
 def locate(snapshot: Snapshot, problem: Problem) -> tuple[str, str, ast.AST, ast.ClassDef | None,
                                                          list[str]]:
-    """(path, qualname, node, class, notes) of the ground truth at the snapshot's commit."""
+    """(path, qualname, node, class, notes) of the ground truth at the snapshot's commit.
+
+    A method problem with a bare entry point (its class not known) takes the method of
+    that name in exactly one class of the file; otherwise the reason says why not."""
     given = (problem.source or {}).get("path") or ""
     entry = problem.entry_point
+    methods_only = problem.kind == "method" and "." not in entry
     notes: list[str] = []
     candidates = [p for p in path_candidates(given) if p in snapshot.blobs] if given else []
     for path in candidates:
         tree = snapshot.tree(path)
-        found = _find_symbol(tree, entry) if tree is not None else None
-        if found is None and tree is not None:
+        found = _find_symbol(tree, entry, methods_only) if tree is not None else None
+        if found is None and tree is not None and not methods_only:
             near = _near_symbol(tree, entry)
             if near:
                 found = _find_symbol(tree, near)
@@ -212,18 +233,25 @@ def locate(snapshot: Snapshot, problem: Problem) -> tuple[str, str, ast.AST, ast
         if found:
             if path != given:
                 notes.append(f"path {given!r} read as {path!r}")
+            if methods_only:
+                notes.append(f"class {found[0].split('.')[0]} found in {path} (the only "
+                             f"class there with a method {entry})")
             return (path, *found, notes)
+    if methods_only and candidates:
+        raise Unresolved(class_missing_reason(snapshot.tree(candidates[0]), entry,
+                                              candidates[0]))
     # Not where the release says: the one module that defines it now, if exactly one.
     defs = snapshot.definitions()
-    paths = defs.get(entry.split(".")[0], [])
+    paths = [] if methods_only else defs.get(entry.split(".")[0], [])
     if "." not in entry:   # or the method of one class somewhere
         paths = list(dict.fromkeys([*paths, *defs.get("." + entry, [])]))
     homes = [p for p in paths
-             if (tree := snapshot.tree(p)) is not None and _find_symbol(tree, entry)]
+             if (tree := snapshot.tree(p)) is not None and _find_symbol(tree, entry,
+                                                                        methods_only)]
     if len(homes) == 1:
         path = homes[0]
         notes.append(f"{entry} found in {path} (the release says {given or 'nothing'})")
-        return (path, *_find_symbol(snapshot.tree(path), entry), notes)
+        return (path, *_find_symbol(snapshot.tree(path), entry, methods_only), notes)
     if not given:
         raise Unresolved("file missing at the commit: the release gives no ground-truth path")
     if not candidates:

@@ -1,47 +1,37 @@
 """Generating samples from any OpenAI-compatible chat-completions endpoint.
 
-vLLM, Ollama, llama.cpp's server and hosted APIs all speak POST {base}/v1/chat/completions.
-Plain urllib, no client library. Requests run in a few threads (the concurrency limit);
-the database is written only from the calling thread, one response at a time, so an
+Requests go through `curator.llm.ChatClient` (the openai package: HTTP, timeouts,
+retries honouring Retry-After) and run in a few threads (the concurrency limit); the
+database is written only from the calling thread, one response at a time, so an
 interrupted run keeps everything already paid for.
 
-Retries: 429, 5xx and connection errors are retried with exponential backoff, honouring a
-Retry-After header. Cache: every response is stored under (model, technique, temperature,
-prompt hash, sample index) and never requested again. Few-shot examples come from other
-problems only.
+Cache: every response is stored under (model, technique, temperature, prompt hash, sample
+index) and never requested again. Few-shot examples come from other problems only.
 """
 
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
-import os
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 
 from curator.errors import CuratorError
 from curator.evaluation import samples as sample_files
 from curator.evaluation.extract import extract_code
+from curator.llm import DEFAULT_KEY_ENV, ChatClient, LLMError, content_of, endpoint, key_from_env
 from curator.problem import Problem
 from curator.progress import CancelCheck, Progress
 from curator.store import Store, generation_cache
 from curator.store import problems as problem_store
 
 TECHNIQUES = ("zero-shot", "few-shot", "cot")
-RETRY_STATUSES = {408, 409, 425, 429}
 
 SYSTEM = ("You are an expert Python and deep-learning engineer. You write correct, "
           "self-contained code that uses PyTorch idiomatically.")
 
 
-class GenerateError(CuratorError):
-    """The endpoint refused a request or answered something that is not a completion."""
+GenerateError = LLMError   # the name generation's callers knew
 
 
 # -- prompts ---------------------------------------------------------------------------------
@@ -92,113 +82,6 @@ def build_messages(problem: Problem, technique: str, examples: list[Problem] = (
 def prompt_hash(messages: list[dict]) -> str:
     return hashlib.sha256(json.dumps(messages, sort_keys=True, ensure_ascii=False)
                           .encode()).hexdigest()
-
-
-# -- the HTTP client ---------------------------------------------------------------------------
-
-
-def endpoint(base_url: str) -> str:
-    base = base_url.rstrip("/")
-    if base.endswith("/chat/completions"):
-        return base
-    if base.endswith("/v1"):
-        return base + "/chat/completions"
-    return base + "/v1/chat/completions"
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        moment = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, moment.timestamp() - time.time())
-
-
-@dataclass
-class ChatClient:
-    base_url: str
-    api_key: str | None = None
-    timeout_s: float = 120.0
-    max_retries: int = 5
-    backoff_s: float = 1.0        # first wait; doubles on each retry
-    max_backoff_s: float = 60.0
-    sleep: Callable[[float], None] = time.sleep
-    waits: list[float] = field(default_factory=list)  # every wait made, for reports and tests
-
-    def complete(self, body: dict, cancelled: CancelCheck | None = None) -> dict:
-        """POST one chat-completions request; returns the response JSON."""
-        data = json.dumps(body).encode()
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        url = endpoint(self.base_url)
-        attempt = 0
-        while True:
-            retry_after = None
-            try:
-                request = urllib.request.Request(url, data=data, headers=headers,
-                                                 method="POST")
-                with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                    payload = response.read()
-                try:
-                    return json.loads(payload)
-                except (json.JSONDecodeError, UnicodeDecodeError):
-                    raise GenerateError(f"{url}: response is not JSON") from None
-            except urllib.error.HTTPError as exc:
-                detail = _body_snippet(exc)
-                if exc.code not in RETRY_STATUSES and exc.code < 500:
-                    raise GenerateError(f"{url}: HTTP {exc.code}: {detail}") from None
-                problem = f"HTTP {exc.code}: {detail}"
-                retry_after = _retry_after(exc.headers.get("Retry-After") if exc.headers
-                                           else None)
-            except (urllib.error.URLError, ConnectionError, TimeoutError,
-                    http.client.HTTPException) as exc:
-                problem = f"connection failed: {getattr(exc, 'reason', exc)}"
-            if attempt >= self.max_retries:
-                raise GenerateError(f"{url}: gave up after {attempt + 1} attempts ({problem})")
-            if cancelled and cancelled():
-                raise GenerateError(f"{url}: cancelled while retrying ({problem})")
-            wait_s = self.backoff_s * (2 ** attempt)
-            if retry_after is not None:
-                wait_s = max(wait_s, retry_after) if retry_after > 0 else retry_after
-            wait_s = min(wait_s, self.max_backoff_s)
-            self.waits.append(wait_s)
-            self.sleep(wait_s)
-            attempt += 1
-
-
-def _body_snippet(exc: urllib.error.HTTPError) -> str:
-    try:
-        text = exc.read().decode("utf-8", "replace")
-    except (OSError, ValueError, http.client.HTTPException):  # decoration only
-        text = ""
-    try:
-        message = json.loads(text).get("error", {})
-        if isinstance(message, dict):
-            text = message.get("message") or text
-        elif isinstance(message, str):
-            text = message
-    except (json.JSONDecodeError, AttributeError):
-        pass
-    return " ".join(text.split())[:200] or exc.reason or "no details"
-
-
-def content_of(response: dict) -> str:
-    try:
-        content = response["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        raise GenerateError("response has no choices[0].message.content") from None
-    if content is None:
-        content = ""
-    if not isinstance(content, str):  # some servers send a list of content parts
-        content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return content
 
 
 # -- generation ---------------------------------------------------------------------------------
@@ -261,7 +144,7 @@ def _store_result(store: Store, req: _Request, text: str, response: dict | None,
 
 def generate(store: Store, model: str, base_url: str, technique: str = "zero-shot",
              n: int = 1, temperature: float = 0.0, problem_ids: list[str] | None = None,
-             concurrency: int = 4, api_key_env: str = "OPENAI_API_KEY",
+             concurrency: int = 4, api_key_env: str = DEFAULT_KEY_ENV,
              max_tokens: int | None = None, shots: int = 2,
              client: ChatClient | None = None, progress: Progress | None = None,
              cancelled: CancelCheck | None = None) -> GenerateReport:
@@ -282,7 +165,7 @@ def generate(store: Store, model: str, base_url: str, technique: str = "zero-sho
     else:
         chosen = [p for p in pool if p.status != "retired"]
     if client is None:
-        client = ChatClient(base_url, api_key=os.environ.get(api_key_env) or None)
+        client = ChatClient(base_url, api_key=key_from_env(api_key_env))
     report = GenerateReport()
     temperature = float(temperature)
     todo: list[_Request] = []
@@ -307,7 +190,7 @@ def generate(store: Store, model: str, base_url: str, technique: str = "zero-sho
     total = report.requests
     if progress:
         progress(done, total, "cache")
-    waits_before = len(client.waits)
+    retries_before = client.retries
     executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="generate")
     try:
         pending: dict[Future, _Request] = {}
@@ -342,5 +225,5 @@ def generate(store: Store, model: str, base_url: str, technique: str = "zero-sho
                 queue.clear()
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
-    report.retries = len(client.waits) - waits_before
+    report.retries = client.retries - retries_before
     return report

@@ -7,7 +7,8 @@ import textwrap
 
 from curator import sync
 from curator.errors import CuratorError
-from curator.mining import drafts, suggest
+from curator.llm import ChatClient
+from curator.mining import drafts, prompt_drafts, suggest
 from curator.problem import ID_PATTERN, Problem
 from curator.pysource.formatting import format_or_keep
 from curator.repos import identity
@@ -138,6 +139,7 @@ def accept(store: Store, workspace: Workspace, candidate_id: int | str,
     stamp = now()
     with store.transaction():
         problem_store.save(store, problem)
+        prompt_drafts.remember_docstring_draft(store, pid, problem.prompt)
         for item in row["suggestions"]:
             candidate_store.add_suggestion(store, pid, item, row["id"], stamp)
         for node_id, reason in sorted(exclude.items()):
@@ -149,3 +151,22 @@ def accept(store: Store, workspace: Workspace, candidate_id: int | str,
             "suggestions": candidate_store.suggestions_for(store, pid),
             "excluded": [{"node_id": k, "reason": v.strip()}
                          for k, v in sorted(exclude.items())]}
+
+
+def accept_with_draft(store: Store, workspace: Workspace, candidate_id: int | str,
+                      client: ChatClient, model: str, problem_id: str | None = None,
+                      exclude: dict[str, str] | None = None) -> dict:
+    """`accept`, then a model's prompt draft beside the docstring draft. The problem is
+    created either way; a refused draft (it copies the reference) is reported under
+    `draft_refused` with the reason, a failed request under `draft_error`."""
+    row = candidate_store.get(store, candidate_id)
+    result = accept(store, workspace, candidate_id, problem_id, exclude)
+    module = upstream_module(store, workspace, row) or solution_text(row)
+    try:
+        result["draft"] = prompt_drafts.draft(store, result["problem_id"], client, model,
+                                              module_text=module)
+    except prompt_drafts.DraftRefused as exc:
+        result["draft_refused"] = str(exc)
+    except CuratorError as exc:
+        result["draft_error"] = str(exc)
+    return result

@@ -24,6 +24,7 @@ from curator.dlbench import fileformat, label_map
 from curator.errors import CuratorError, ReleaseError
 from curator.evaluation.outcomes import sample_runs
 from curator.labels import AXES
+from curator.panel import rounds
 from curator.problem import Problem
 from curator.problem_files import TOML, toml_text
 from curator.progress import CancelCheck, Progress, checkpoint
@@ -157,13 +158,30 @@ def _sample_keys(store: Store, ids: set[str]) -> dict[int, dict]:
     return {row["id"]: row for row in sample_store.identities(store) if row["problem_id"] in ids}
 
 
+def _decided(problem: Problem, history: list[dict], panel: dict | None) -> dict:
+    """How each label of a problem was decided: by its panel (majority k/n, adjudicated,
+    single annotator) or, outside a label round, by the one person who set it last."""
+    decided = dict((panel or {}).get("decided", {}))
+    for axis in AXES:
+        if axis in decided or not getattr(problem, axis):
+            continue
+        setters = [h["by"] for h in history if h["axis"] == axis]
+        decided[axis] = {"method": "single", "votes": None, "of": None,
+                         "by": setters[-1] if setters else None}
+    return {axis: decided[axis] for axis in AXES if axis in decided}
+
+
 def annotations(store: Store, name: str, problems: list[Problem]) -> list[dict]:
-    """One `labels` row per problem (with who set each label when), then review labels."""
+    """One `labels` row per problem (with who set each label when, and how each was
+    decided), then review labels."""
     ids = {p.id for p in problems}
     history = _label_history(store, ids)
+    panels = rounds.provenance(store, ids)
     rows = [{"type": "labels", "task_id": f"{name}/{p.id}", "title": p.title,
              "stage": p.stage, "task": p.task, "data": p.data,
-             "history": history.get(p.id, [])} for p in problems]
+             "history": history.get(p.id, []),
+             "decided": _decided(p, history.get(p.id, []), panels.get(p.id)),
+             "votes": panels.get(p.id, {}).get("votes", [])} for p in problems]
     samples = _sample_keys(store, ids)
     reviews = []
     if samples:
@@ -405,6 +423,7 @@ def contents(store: Store, workspace: Workspace, version: str, name: str | None 
         name=name, version=version, license=settings.license, problems=problems,
         counts=counts, results=res, annotations=ann, settings=settings,
         failing=failing if allow_failing else [],
+        agreement=rounds.agreement_by_axis(store, {p.id for p in problems}),
         description=(workspace.config.get("release") or {}).get("description", ""),
         csv_name=CSV_NAME)).encode("utf-8")
     manifest = {

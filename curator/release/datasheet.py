@@ -26,6 +26,7 @@ class Facts:
     failing: list[Failure] = field(default_factory=list)
     description: str = ""
     csv_name: str = "dlbench.csv"
+    agreement: dict = field(default_factory=dict)   # axis -> curator.review.agreement + annotators
 
 
 def _table(header: list[str], rows: list[list], numeric: bool = True) -> list[str]:
@@ -48,6 +49,41 @@ def _distribution(facts: Facts, axis: str) -> list[str]:
     keys = [k for k in order if k in tally] + sorted(k for k in tally if k not in order)
     rows = [[_NAMES.get((axis, k), k), f"`{k}`", tally[k], _pct(tally[k], total)] for k in keys]
     return _table([_AXIS_TITLES[axis], "slug", "problems", "share"], rows)
+
+
+def _methods(facts: Facts) -> dict[str, dict[str, int]]:
+    """axis -> {"majority": n, "adjudicated": n, "single": n} over the labels rows."""
+    out = {axis: {"majority": 0, "adjudicated": 0, "single": 0} for axis in AXES}
+    for row in facts.annotations:
+        if row.get("type") != "labels":
+            continue
+        for axis, how in (row.get("decided") or {}).items():
+            out[axis][how["method"]] = out[axis].get(how["method"], 0) + 1
+    return out
+
+
+def _agreement(facts: Facts) -> list[str]:
+    """How the labels were decided and how far their annotators agreed, per dimension."""
+    methods = _methods(facts)
+    rows = []
+    for axis in AXES:
+        summary = facts.agreement.get(axis) or {}
+        alpha = summary.get("alpha")
+        kappas = [k for k in (summary.get("kappa") or {}).values() if k is not None]
+        m = methods[axis]
+        rows.append([_AXIS_TITLES[axis], "-" if alpha is None else f"{alpha:.3f}",
+                     summary.get("items", 0), summary.get("annotators", 0),
+                     f"{min(kappas):.2f}–{max(kappas):.2f}" if kappas else "-",
+                     m["majority"], m["adjudicated"], m["single"]])
+    lines = ["Labels decided by a panel (several annotators vote blind, the majority "
+             "decides, ties are adjudicated) carry how in `annotations.jsonl` (`decided`: "
+             "`majority` with `votes` of `of`, `adjudicated`, or `single` annotator, and "
+             "the `votes`). Krippendorff's alpha (nominal) is over the problems with two or "
+             "more votes; Cohen's kappa per pair of annotators over the problems both "
+             "labelled.", ""]
+    lines += _table(["dimension", "alpha", "problems voted", "annotators", "kappa range",
+                     "majority", "adjudicated", "single"], rows)
+    return lines
 
 
 def _pass_at_k(facts: Facts) -> list[str]:
@@ -96,6 +132,7 @@ def _limitations(facts: Facts) -> list[str]:
                      "fail at least one release gate (listed in manifest.json under "
                      "`failing`): " + ", ".join(ids) + ".")
     single = sum(1 for row in facts.annotations if row.get("type") == "labels"
+                 and all(d["method"] == "single" for d in (row.get("decided") or {}).values())
                  and len({h["by"] for h in row.get("history", [])}) <= 1)
     if single:
         items.append(f"{single} problem(s) were labelled by a single person (see "
@@ -185,6 +222,8 @@ def render(facts: Facts) -> str:
     ]
     for axis in AXES:
         lines += _distribution(facts, axis) + [""]
+    lines += ["## Label agreement", ""]
+    lines += _agreement(facts) + [""]
     lines += ["## Results", ""]
     lines += _pass_at_k(facts)
     lines += ["", "## Known limitations", ""]

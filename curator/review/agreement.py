@@ -1,9 +1,13 @@
-"""Inter-annotator agreement on nominal labels: Krippendorff's alpha and Cohen's kappa."""
+"""Inter-annotator agreement on nominal labels: Krippendorff's alpha and Cohen's kappa.
+
+One module for every panel: failure review (curator.review.stats), problem label rounds
+and candidate votes (curator.panel) all measure agreement with `agreement`.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from itertools import combinations
 
 
@@ -63,3 +67,46 @@ def pairwise_kappa(labels: dict[str, dict[Hashable, Hashable]]) -> list[dict]:
         out.append({"annotators": [first, second], "items": len(shared),
                     "kappa": None if kappa is None else round(kappa, 4)})
     return out
+
+
+def confusion(units: Iterable[Sequence[Hashable]]) -> dict[str, dict[str, int]]:
+    """How often two votes on the same item pair up: {x: {y: pairs}} (symmetric).
+
+    Every unordered pair of votes on one item counts once, in cell (x, y) and, when the
+    values differ, also in (y, x); so the diagonal is the agreeing pairs and a row's
+    off-diagonal cells say what a value was confused with.
+    """
+    table: dict[str, dict[str, int]] = {}
+    for values in units:
+        for x, y in combinations(list(values), 2):
+            x, y = str(x), str(y)
+            table.setdefault(x, {}).setdefault(y, 0)
+            table[x][y] += 1
+            if x != y:
+                table.setdefault(y, {}).setdefault(x, 0)
+                table[y][x] += 1
+    return {x: dict(sorted(row.items())) for x, row in sorted(table.items())}
+
+
+def agreement(votes: Mapping[Hashable, Mapping[str, Hashable]]) -> dict:
+    """Agreement over items labelled by several people, the same for every panel.
+
+    `votes` maps item -> {annotator: value}. Returns {"items": items with two or more
+    votes, "alpha": Krippendorff's alpha (nominal) or None, "kappa": {"ann|bob": Cohen's
+    kappa over the items both labelled}, "confusion": see `confusion`}. Alpha and kappa
+    are rounded to four places; None where undefined.
+    """
+    pairable = {item: dict(by) for item, by in votes.items() if len(by) >= 2}
+    units = [list(by.values()) for by in pairable.values()]
+    alpha = krippendorff_alpha_nominal(units)
+    per_annotator: dict[str, dict[Hashable, Hashable]] = {}
+    for item, by in pairable.items():
+        for name, value in by.items():
+            per_annotator.setdefault(name, {})[item] = value
+    return {
+        "items": len(pairable),
+        "alpha": None if alpha is None else round(alpha, 4),
+        "kappa": {"|".join(p["annotators"]): p["kappa"]
+                  for p in pairwise_kappa(per_annotator)},
+        "confusion": confusion(units),
+    }

@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass, field
 
 from curator.errors import CuratorError, NotFoundError
+from curator.review import suggest
 from curator.store import Store, now, review_labels
 from curator.store.review_labels import (  # noqa: F401  (the label reads, in one place)
     all_final,
@@ -135,8 +136,9 @@ def write_label(store: Store, sample_id: int, annotator: str, value: LabelValue,
 
 
 def set_label(store: Store, sample_id: int, annotator: str, value: LabelValue,
-              taxonomy_version: int | None = None) -> dict:
-    """Give (or replace) `annotator`'s label on a sample; audited and undoable."""
+              taxonomy_version: int | None = None, by_key: bool = False) -> dict:
+    """Give (or replace) `annotator`'s label on a sample; audited and undoable. Whether it
+    took the first suggested category is recorded (`by_key`: through the accept key)."""
     sample_id = int(sample_id)
     if not annotator:
         raise CuratorError("an annotator name is needed")
@@ -148,15 +150,30 @@ def set_label(store: Store, sample_id: int, annotator: str, value: LabelValue,
         after = write_label(store, sample_id, annotator, value, taxonomy_version, now())
         store.audit(LABEL_ENTITY, f"{sample_id}/{annotator}", "label", before=before,
                     after=after)
+        suggest.record_outcome(store, sample_id, annotator, value.verdict, value.categories,
+                               by_key)
     return after
 
 
 def label(store: Store, sample_id: int, annotator: str | None = None, pairs=(),
-          verdict: str | None = None, note: str = "") -> dict:
+          verdict: str | None = None, note: str = "", by_key: bool = False) -> dict:
     """The one-call form for the CLI and the TUI: validate against the current taxonomy, store."""
     taxonomy = current(store)
     value = make(taxonomy, pairs, verdict, note)
-    return set_label(store, sample_id, annotator or store.actor, value, taxonomy.version)
+    return set_label(store, sample_id, annotator or store.actor, value, taxonomy.version,
+                     by_key)
+
+
+def accept_suggestion(store: Store, sample_id: int, annotator: str | None = None) -> dict:
+    """Label a sample with its first suggested category (the app's accept key)."""
+    shown = suggest.stored(store, sample_id)
+    if not shown:
+        raise CuratorError(f"sample {sample_id} has no suggested category yet "
+                           "(run `curator review suggest`)")
+    first = shown[0]
+    spec = f"{first.category}/{first.dl}"
+    reason = f"suggested ({first.source}): {first.evidence}"[:500]
+    return label(store, sample_id, annotator, [(spec, reason)], by_key=True)
 
 
 def clear(store: Store, sample_id: int, annotator: str) -> dict | None:

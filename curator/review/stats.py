@@ -7,6 +7,9 @@ those whose values differ are disagreements, to be adjudicated.
 Category counts are over each queue item's effective label: the adjudicated one, else
 the one label it has, else the shared value when all annotators agree (the first
 annotator's label). Unresolved disagreements are counted separately.
+
+Suggested categories: of the labels saved after suggestions were shown, how many took the
+first one (`precision`) and how many chose one of the three (`top3`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 from curator.review import annotations as review_annotations
 from curator.review.agreement import krippendorff_alpha_nominal, pairwise_kappa
 from curator.review.queue import progress, queue_ids
+from curator.review.suggest import precision
 from curator.store import Store
 from curator.store import samples as sample_store
 from curator.taxonomy import BUG, current
@@ -81,6 +85,7 @@ def stats(store: Store, model: str | None = None) -> dict:
         "progress": progress(store),
         "categories": {"top_level": top, "dl_specific": dl, "verdicts": verdicts,
                        "unresolved": unresolved},
+        "suggestions": precision(store, id_set),
         "agreement": {
             "items": len(doubly),
             "krippendorff_alpha": None if alpha is None else round(alpha, 4),

@@ -53,3 +53,17 @@ def set_resolution(store: Store, problem_id: str, flags: list[str], resolution: 
     """Store the flags and the resolution record of a resolved draft (not audited)."""
     store.execute("UPDATE problem_imports SET flags = ?, resolution = ? WHERE problem_id = ?",
                   (json.dumps(flags), json.dumps(resolution, ensure_ascii=False), problem_id))
+
+
+def for_problem(store: Store, problem_id: str) -> dict | None:
+    """{"origin", "key", "flags"} of the import a problem came from, or None."""
+    row = store.one("SELECT origin, origin_key, flags FROM problem_imports "
+                    "WHERE problem_id = ?", (problem_id,))
+    if row is None:
+        return None
+    try:
+        flags = json.loads(row["flags"] or "[]")
+    except ValueError:
+        flags = []
+    return {"origin": row["origin"], "key": row["origin_key"],
+            "flags": [str(f) for f in flags] if isinstance(flags, list) else []}

@@ -2,7 +2,10 @@
 
 Flows live on the screens (curator/tui/screens/), logic in the core packages. The App
 only knows: which screens exist, the keys that reach them, how to report an error, how to
-ask before losing unsaved edits, and how to rescue them when something crashes.
+ask before losing unsaved edits, and how to rescue them when something crashes. Screens and
+widgets never import it: they post the messages of curator.tui.messages (open a problem,
+data changed, an error to show), handled here, and run core functions in threads through
+curator.tui.tasks.run_task.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import gc
 import signal
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -25,6 +28,7 @@ from curator.store import problems as problem_store
 from curator.tui import recovery
 from curator.tui.commands import GoToProblem, binding_commands, screen_commands
 from curator.tui.keymap import ALT_DIGIT_KEYS, keymap_from_config
+from curator.tui.messages import DataChanged, OpenProblem, ShowError
 from curator.tui.screens import available_modes
 from curator.tui.screens.dialogs import ErrorModal, describe
 from curator.tui.screens.help import HelpScreen, help_text
@@ -137,9 +141,17 @@ class CuratorApp(App[None]):
         """
         gc.freeze()
 
-    def changed(self) -> None:
+    # -- the messages screens and widgets post (curator.tui.messages) ---------------------
+
+    def on_open_problem(self, message: OpenProblem) -> None:
+        self.open_problem(message.problem_id)
+
+    def on_data_changed(self, message: DataChanged) -> None:
         """Problems or runs changed: screens reload what they show when they resume."""
         self.data_version += 1
+
+    def on_show_error(self, message: ShowError) -> None:
+        self.show_error(message.title, message.error, message.details)
 
     # -- the navigation model ----------------------------------------------------------
 
@@ -251,14 +263,6 @@ class CuratorApp(App[None]):
         else:
             message = exc
         self.push_screen(ErrorModal(title, message, details))
-
-    def run_guarded(self, title: str, func: Callable[[], object]) -> object | None:
-        """Call func; a failure opens the error modal instead of killing the app."""
-        try:
-            return func()
-        except Exception as exc:   # noqa: BLE001 - reported to the person, not swallowed
-            self.show_error(title, exc)
-            return None
 
     # -- crash safety -----------------------------------------------------------------
 

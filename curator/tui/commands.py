@@ -4,25 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import partial
-from typing import TYPE_CHECKING
 
 from textual.actions import parse as parse_action
-from textual.app import SystemCommand
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.dom import DOMNode
 from textual.screen import Screen
 
 from curator.store import problems as problem_store
-
-if TYPE_CHECKING:
-    from curator.tui.app import CuratorApp
+from curator.tui.messages import OpenProblem
 
 # covered by Textual's own commands (Quit, palette) or meaningless from the palette
 SKIP = {"quit", "app.quit", "command_palette", "app.command_palette"}
 
 
-def _command_nodes(app: CuratorApp, screen: Screen) -> list[DOMNode]:
+def _command_nodes(app: App, screen: Screen) -> list[DOMNode]:
     """The screen, the app, and our own widgets around the focus (not Textual's editors,
     whose cursor keys would drown the list)."""
     nodes: list[DOMNode] = []
@@ -34,7 +31,7 @@ def _command_nodes(app: CuratorApp, screen: Screen) -> list[DOMNode]:
     return nodes + [screen, app]
 
 
-def binding_commands(app: CuratorApp, screen: Screen) -> Iterable[SystemCommand]:
+def binding_commands(app: App, screen: Screen) -> Iterable[SystemCommand]:
     """One command per key binding of the current screen (even one a focused editor hides)."""
     keys_now = {(active.binding.action, active.node): key
                 for key, active in screen.active_bindings.items()}
@@ -79,7 +76,7 @@ class GoToProblem(Provider):
         return query.strip()
 
     def _open(self, problem_id: str) -> None:
-        self.app.open_problem(problem_id)   # type: ignore[attr-defined]
+        self.app.post_message(OpenProblem(problem_id))
 
     async def search(self, query: str) -> Hits:
         needle = self._needle(query)

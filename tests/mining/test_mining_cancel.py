@@ -15,8 +15,8 @@ from textual.widgets import Input
 from tui_support import *  # noqa: F403 (fixtures: app_for, no_blink, synth_workspace)
 
 from curator.store import Store
+from curator.tui.messages import TaskProgress
 from curator.tui.screens.candidates import CandidatesScreen
-from curator.tui.widgets.task_bar import TaskBar
 
 # Generous for a loaded 2-core machine; the figure the tests measure is printed on failure.
 STOP_WITHIN = 3.0
@@ -62,7 +62,7 @@ async def test_cancel_in_the_app_stops_the_worker_thread(tmp_path, slow_repo, ap
     labels: list[str] = []
 
     def hook(message) -> None:
-        if isinstance(message, TaskBar.Progress):
+        if isinstance(message, TaskProgress):
             labels.append(message.label)
 
     app = app_for(ws)

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-import pytest
+import random
 
-from curator.review.agreement import cohen_kappa, krippendorff_alpha_nominal, pairwise_kappa
+import krippendorff
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from curator.review.agreement import (
+    agreement,
+    cohen_kappa,
+    krippendorff_alpha_nominal,
+    pairwise_kappa,
+)
 
 
 def test_krippendorff_published_example_with_missing_values():
@@ -72,3 +82,39 @@ def test_pairwise_kappa_rounds_and_reports_undefined_pairs():
     assert got[("a", "b")] == (50, pytest.approx(0.4))
     assert got[("c", "d")] == (6, 0.5556)
     assert got[("e", "f")] == (2, None)
+
+
+def test_matches_the_krippendorff_package_and_scikit_learn():
+    # The same numbers as the reference implementations, on data with missing values and
+    # units of different sizes (what the review queue and the label rounds produce).
+    rng = random.Random(7)
+    for trial in range(20):
+        coders, items = rng.randint(2, 5), rng.randint(5, 30)
+        data = [[rng.choice("abcd") if rng.random() > 0.25 else None for _ in range(items)]
+                for _ in range(coders)]
+        units = [[row[i] for row in data if row[i] is not None] for i in range(items)]
+        ours = krippendorff_alpha_nominal(units)
+        code = {v: n for n, v in enumerate("abcd")}
+        matrix = np.array([[np.nan if v is None else code[v] for v in row] for row in data])
+        if ours is None:
+            continue
+        assert ours == pytest.approx(
+            krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal"),
+            abs=1e-9), trial
+        a = [rng.choice("xyz") for _ in range(items)]
+        b = [rng.choice("xyz") if rng.random() > 0.5 else v for v in a]
+        if len(set(a) | set(b)) > 1:
+            assert cohen_kappa(a, b) == pytest.approx(cohen_kappa_score(a, b), abs=1e-9)
+
+
+def test_agreement_summary_for_every_panel():
+    votes = {1: {"ann": "y", "bob": "y", "cy": "n"}, 2: {"ann": "n", "bob": "n"},
+             3: {"ann": "y", "cy": "y"}, 4: {"bob": "y"}}
+    summary = agreement(votes)
+    assert summary["items"] == 3
+    assert summary["alpha"] == round(krippendorff_alpha_nominal(
+        [["y", "y", "n"], ["n", "n"], ["y", "y"]]), 4)
+    # ann/cy share items 1 and 3 (y y vs n y): p_o = p_e = 1/2; bob/cy item 1 only
+    assert summary["kappa"] == {"ann|bob": 1.0, "ann|cy": 0.0, "bob|cy": 0.0}
+    # pairs of votes on one item: item 1 has y/y, y/n, y/n; item 2 n/n; item 3 y/y
+    assert summary["confusion"] == {"n": {"n": 1, "y": 2}, "y": {"n": 2, "y": 2}}

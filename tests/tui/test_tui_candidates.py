@@ -50,7 +50,15 @@ async def test_mine_accept_and_reject_from_the_keyboard(mining_ws, dl_repo, app_
         assert mined, "mining found nothing"
         assert [r["id"] for r in screen.rows] == [r["id"] for r in mined]
         assert screen.query_one("#cand-table", DataTable).row_count == len(mined)
-        assert "new" in str(screen.query_one("#cand-summary").render())
+        n = len(mined)
+        summary = lambda: str(screen.query_one("#cand-summary").render())  # noqa: E731
+        assert summary() == (f"row 1 of {n} · showing status:new (f changes it) · {n} "
+                             f"candidates: {n} new")
+        await pilot.press("down")
+        await settle(pilot)
+        assert summary().startswith(f"row 2 of {n} · showing status:new")
+        await pilot.press("up")
+        await settle(pilot)
 
         # accept the top candidate under the id typed into the dialog
         top = screen.current()
@@ -75,9 +83,13 @@ async def test_mine_accept_and_reject_from_the_keyboard(mining_ws, dl_repo, app_
 
         # f shows other statuses; o opens the problem an accepted candidate became
         await pilot.press("f")   # all
+        await settle(pilot)
+        assert summary() == (f"row 1 of {n} · showing all statuses (f changes it) · {n} "
+                             f"candidates: 1 accepted, {n - 2} new, 1 rejected")
         await pilot.press("f")   # accepted
         await settle(pilot)
         assert [r["id"] for r in screen.rows] == [top["id"]]
+        assert summary().startswith("row 1 of 1 · showing status:accepted")
         await pilot.press("o")
         await settle(pilot)
         assert isinstance(app.screen, ProblemScreen)

@@ -6,30 +6,25 @@ and `curator mine`); this screen only shows and asks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TextArea
-from textual.worker import Worker, get_current_worker
+from textual.worker import Worker
 
-from curator.errors import Cancelled
 from curator.mining import mine as mining
 from curator.mining import promote
 from curator.repos import environments
-from curator.store import Store
 from curator.store import candidates as candidate_store
+from curator.tui.messages import DataChanged, OpenProblem, run_guarded
 from curator.tui.screens.dialogs import InputModal
+from curator.tui.tasks import Task, TaskEnded, run_task
 from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.task_bar import TaskBar
-
-if TYPE_CHECKING:
-    from curator.tui.app import CuratorApp
 
 STATUS_CYCLE = ("new", "all", "accepted", "rejected", "vanished")
 
@@ -53,6 +48,15 @@ def describe(row: dict) -> str:
         lines += ["", "Suggested labels:"]
         lines += [f"  {s['axis']}: {s['slug']} ({s.get('rule', '')})" for s in suggestions]
     return "\n".join(lines)
+
+
+def summary_line(status: str, cursor: int | None, shown: int, counts: dict[str, int]) -> str:
+    """The status line: the position, what is filtered, and the count of every status."""
+    position = f"row {cursor + 1} of {shown}" if cursor is not None and shown else "no rows"
+    what = "all statuses" if status == "all" else f"status:{status}"
+    total = sum(counts.values())
+    tally = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none mined yet"
+    return f"{position} · showing {what} (f changes it) · {total} candidates: {tally}"
 
 
 class CandidatesScreen(Screen):
@@ -89,13 +93,11 @@ pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancel
                 tooltip="Open the problem an accepted candidate became"),
     ]
 
-    app: CuratorApp
-
     def __init__(self) -> None:
         super().__init__()
         self.status = "new"
         self.rows: list[dict] = []
-        self._mining: Worker | None = None
+        self._mining: Task | None = None
         self._seen_version = -1
 
     def compose(self) -> ComposeResult:
@@ -159,10 +161,9 @@ pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancel
     def _summary(self) -> None:
         counts = candidate_store.status_counts(self.app.store)
         table = self.query_one("#cand-table", DataTable)
-        position = f"{table.cursor_row + 1} of {len(self.rows)}" if self.rows else "none"
         self.query_one("#cand-summary", Static).update(
-            f"showing {self.status}: {position} · "
-            + " · ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+            summary_line(self.status, table.cursor_row if self.rows else None,
+                         len(self.rows), counts))
 
     def _show(self, row: dict | None) -> None:
         source = self.query_one("#cand-source", TextArea)
@@ -217,12 +218,12 @@ pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancel
         def answered(problem_id: str | None) -> None:
             if not problem_id:
                 return
-            result = self.app.run_guarded(
-                f"Could not accept candidate {row['id']}",
+            result = run_guarded(
+                self, f"Could not accept candidate {row['id']}",
                 lambda: promote.accept(self.app.store, self.app.workspace, row["id"],
                                        problem_id))
             if result:
-                self.app.changed()
+                self.post_message(DataChanged())
                 self.notify(f"Accepted as draft problem {result['problem_id']} "
                             "(o opens it)")
                 self.reload(keep=row["id"])
@@ -239,8 +240,8 @@ pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancel
         def answered(reason: str | None) -> None:
             if not reason:
                 return
-            if self.app.run_guarded(
-                    f"Could not reject candidate {row['id']}",
+            if run_guarded(
+                    self, f"Could not reject candidate {row['id']}",
                     lambda: candidate_store.reject(self.app.store, row["id"], reason)):
                 self.notify(f"Rejected candidate {row['id']}")
                 self.reload(keep=row["id"])
@@ -252,7 +253,7 @@ pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancel
     def action_open_problem(self) -> None:
         row = self.current()
         if row and row.get("problem_id"):
-            self.app.open_problem(row["problem_id"])
+            self.post_message(OpenProblem(row["problem_id"]))
         else:
             self.notify("Only an accepted candidate has a problem", severity="warning")
 
@@ -269,11 +270,9 @@ pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancel
             if not words:
                 return
             source, rev = words[0], (words[1] if len(words) > 1 else None)
-            bar = self.query_one(TaskBar)
-            bar.display = True
-            bar.start(f"mining {source}…")
-            self._mining = self._mine(source, rev, name)
-            self.refresh_bindings()
+            self._start(f"mining {source}…", lambda ctx: mining.mine(
+                ctx.store, ctx.workspace, source, rev, progress=ctx.progress,
+                cancelled=ctx.cancelled, name=name).to_json())
 
         self.app.push_screen(InputModal(
             "Mine a repository", "Path or URL of a git repository, optionally followed by "
@@ -285,80 +284,42 @@ pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancel
             self._mining.cancel()   # the core's loops see it within a few milliseconds
             self.query_one(TaskBar).start("cancelling…")
 
-    @dataclass
-    class MineFinished(Message):
-        """Posted by the mining thread as its very last act: the work has really ended."""
-
-        report: dict | None = None
-        cancelled: bool = False
-        error: BaseException | None = None
-        environment: object | None = None   # an environments.EnvReport, from the e key
-
-    @work(thread=True, exclusive=True, group="mine", exit_on_error=False)
-    def _mine(self, source: str, rev: str | None, name: str | None = None) -> None:
-        worker = get_current_worker()
-        finished = self.MineFinished()
-        store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own
-        try:
-            report = mining.mine(store, self.app.workspace, source, rev,
-                                 progress=self.query_one(TaskBar).progress,
-                                 cancelled=lambda: worker.is_cancelled, name=name)
-            finished.report = report.to_json()
-        except Cancelled:
-            finished.cancelled = True
-        except Exception as exc:  # noqa: BLE001 - shown in the error modal
-            finished.error = exc
-        finally:
-            store.close()
-            self.post_message(finished)
+    def _start(self, label: str, func) -> None:
+        self._mining = run_task(self, func, group="mine", label=label,
+                                bar=self.query_one(TaskBar),
+                                error_title="Mining or environment build failed")
+        self.refresh_bindings()
 
     def action_environment(self) -> None:
         row = self.current()
         if row is None:
             self.notify("No candidate highlighted", severity="warning")
             return
-        bar = self.query_one(TaskBar)
-        bar.display = True
-        bar.start(f"environment of {row['repo_name']}…")
-        self._mining = self._environment(row["repo_name"])
-        self.refresh_bindings()
-
-    @work(thread=True, exclusive=True, group="mine", exit_on_error=False)
-    def _environment(self, repo: str) -> None:
-        """The same core function as `curator repo env`, with progress and cancel."""
-        worker = get_current_worker()
-        finished = self.MineFinished()
-        store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own
-        try:
-            finished.environment = environments.build(store, self.app.workspace, repo,
-                                              progress=self.query_one(TaskBar).progress,
-                                              cancelled=lambda: worker.is_cancelled)
-        except Cancelled:
-            finished.cancelled = True
-        except Exception as exc:  # noqa: BLE001 - shown in the error modal
-            finished.error = exc
-        finally:
-            store.close()
-            self.post_message(finished)
+        repo = row["repo_name"]
+        # the same core function as `curator repo env`, with progress and cancel
+        self._start(f"environment of {repo}…", lambda ctx: environments.build(
+            ctx.store, ctx.workspace, repo, progress=ctx.progress, cancelled=ctx.cancelled))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is self._mining:
+        if self._mining is not None and event.worker is self._mining.worker:
             self.refresh_bindings()
 
-    def on_candidates_screen_mine_finished(self, event: MineFinished) -> None:
+    def on_task_ended(self, event: TaskEnded) -> None:
+        if event.task is not self._mining:
+            return
         self._mining = None
         self.refresh_bindings()
         bar = self.query_one(TaskBar)
-        if event.environment is not None:
-            env = event.environment
+        if isinstance(event.result, environments.EnvReport):
+            env = event.result
             how = "reused" if env.reused else "built"
             text = (f"{env.repo}: environment {how} in {env.seconds:.1f} s, python "
                     f"{env.python_version}, {len(env.packages)} package(s)")
             bar.finish(text)
             self.notify(text + (f"; left out {len(env.skipped)} optional requirement(s)"
                                 if env.skipped else ""), timeout=8)
-        elif event.report is not None:
-            report = event.report
+        elif event.result is not None:
+            report = event.result
             text = (f"{report['name']} @ {report['commit'][:12]}: "
                     f"{report['candidates']} candidates, {report['new']} new")
             if report.get("already_mined"):
@@ -371,4 +332,3 @@ pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancel
             self.notify("Mining cancelled", severity="warning")
         else:
             bar.finish("failed")
-            self.app.show_error("Mining or environment build failed", event.error)

@@ -10,7 +10,7 @@ import asyncio
 import copy
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from rich.markdown import Markdown as RichMarkdown
 from textual import on
@@ -37,15 +37,13 @@ from curator.pysource.formatting import FormatError, format_python
 from curator.pysource.syntax import syntax_problem
 from curator.store import problems as problem_store
 from curator.tui import queries, recovery
+from curator.tui.messages import DataChanged, ShowError
 from curator.tui.screens.dialogs import ErrorModal, unsaved_modal
 from curator.tui.widgets.editors import CodeEditor, Editor, PromptEditor
 from curator.tui.widgets.history_pane import HistoryPane
 from curator.tui.widgets.label_picker import Choice, LabelPicker
 from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.runs_pane import RunsPane
-
-if TYPE_CHECKING:
-    from curator.tui.app import CuratorApp
 
 TABS = ("prompt", "solution", "tests", "labels", "runs", "history")
 TEXT_FIELDS = {"prompt": "#prompt-editor", "solution": "#solution-editor",
@@ -88,8 +86,6 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
         Binding("escape", "back", "Back", id="problem.back",
                 tooltip="Back to the problems list (asks about unsaved edits)"),
     ]
-
-    app: CuratorApp
 
     def __init__(self, problem_id: str) -> None:
         super().__init__()
@@ -248,8 +244,12 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
         problem = self.problem
         marker = f"● unsaved: {', '.join(fields)}" if fields else "saved"
         labels = " / ".join(getattr(problem, a) or "–" for a in AXES)
+        flag = ""
+        if problem.kind == "method" and problem.class_name is None:
+            # a DL-Bench class file that names no class (flag class_missing)
+            flag = f" · class_missing: {problem.entry_point} of which class? (dlbench resolve)"
         self.query_one("#problem-heading", Static).update(
-            f"{problem.id} · {problem.status} · {labels} · {marker}")
+            f"{problem.id} · {problem.status} · {labels} · {marker}{flag}")
         self.query_one("#problem-heading").set_class(bool(fields), "dirty")
         self.sub_title = f"{problem.id}{' ●' if fields else ''}"
 
@@ -309,12 +309,12 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
             changed = sync.save_and_write(self.app.store, problem,
                                           self.app.workspace.problems_dir)
         except Exception as exc:   # noqa: BLE001 - the person needs to see it, edits stay
-            self.app.show_error(f"Could not save {problem.id}", exc)
+            self.post_message(ShowError(f"Could not save {problem.id}", exc))
             return False
         self.problem = problem_store.get(self.app.store, problem.id)
         self.app.drafts.pop(self.problem_id, None)
         self.label_undo.clear()
-        self.app.changed()
+        self.post_message(DataChanged())
         self._shown_dirty = ["(saved)"]   # force the title line to redraw
         self._edited()
         for pane in self.query(HistoryPane):
@@ -451,7 +451,7 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
         try:
             formatted = format_python(focused.text)
         except FormatError as exc:
-            self.app.show_error("Black could not format this code", str(exc))
+            self.post_message(ShowError("Black could not format this code", str(exc)))
             return
         if formatted == focused.text:
             self.notify("Already formatted", timeout=2)

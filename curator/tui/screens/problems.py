@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from textual import on, work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
@@ -15,13 +15,10 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from curator import problem_template
 from curator.store import problems as problem_store
 from curator.tui import filtering, queries
+from curator.tui.messages import DataChanged, OpenProblem, ShowError, run_guarded
 from curator.tui.screens.dialogs import NewProblemModal
 from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.problem_table import ProblemTable
-
-if TYPE_CHECKING:
-    from curator.tui.app import CuratorApp
-
 
 
 def load_rows(store) -> list[dict]:
@@ -33,22 +30,22 @@ def load_rows(store) -> list[dict]:
     return rows
 
 
-def ask_new_problem(app: CuratorApp) -> None:
+def ask_new_problem(app: App) -> None:
     """The "New problem" flow: ask id / entry point / kind, create it, open it."""
     def answered(answer: dict | None) -> None:
         if not answer:
             return
-        problem = app.run_guarded(
-            "Could not create the problem",
+        problem = run_guarded(
+            app, "Could not create the problem",
             lambda: problem_template.create(app.store, app.workspace.problems_dir,
                                             answer["id"], entry_point=answer["entry_point"],
                                             kind=answer["kind"]))
         if problem is None:
             return
-        app.changed()
+        app.post_message(DataChanged())
         app.notify(f"Created draft problem {problem.id} ({problem.entry_point}): write the "
                    "prompt, solution and tests, then ctrl+r runs it")
-        app.open_problem(problem.id)
+        app.post_message(OpenProblem(problem.id))
 
     app.push_screen(NewProblemModal(), answered)
 
@@ -99,8 +96,6 @@ every action (and *go to problem …*).
         Binding("n", "new_problem", "New", id="problems.new",
                 tooltip="Create a problem from a template and open it"),
     ]
-
-    app: CuratorApp
 
     def __init__(self) -> None:
         super().__init__()
@@ -216,7 +211,7 @@ every action (and *go to problem …*).
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.group.startswith("problems-"):
             self._filter_busy = False
-            self.app.show_error("Could not read problems", event.worker.error)
+            self.post_message(ShowError("Could not read problems", event.worker.error))
 
     # -- actions -----------------------------------------------------------------------
 
@@ -225,7 +220,7 @@ every action (and *go to problem …*).
         self.query_one(ProblemTable).focus()
 
     def on_problem_table_selected(self, event: ProblemTable.Selected) -> None:
-        self.app.open_problem(event.problem_id)
+        self.post_message(OpenProblem(event.problem_id))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "clear_filter":
@@ -255,7 +250,7 @@ every action (and *go to problem …*).
         if table.current:
             pid = table.current["id"]
             yield (f"Open {pid}", "Open the highlighted problem",
-                   lambda: self.app.open_problem(pid))
+                   lambda: self.post_message(OpenProblem(pid)))
         for column in table.COLUMNS:
             yield (f"Sort by {column.label}", "Sort the problems table",
                    lambda key=column.key: table.sort_by(key, reverse=False))

@@ -8,25 +8,22 @@ verify / diff`; this screen only asks and shows.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
-from textual.worker import Worker, WorkerState, get_current_worker
 
 from curator.errors import ReleaseError
 from curator.release import bundle, diff, gates, verify
-from curator.store import Store
+from curator.tui.messages import DataChanged, OpenProblem, ShowError
 from curator.tui.screens.dialogs import ChoiceModal, InputModal
+from curator.tui.tasks import Task, TaskContext, TaskEnded, run_task
 from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.task_bar import TaskBar
-
-if TYPE_CHECKING:
-    from curator.tui.app import CuratorApp
 
 
 def build_text(report: dict) -> str:
@@ -85,14 +82,12 @@ problems). **ctrl+g** cancels what is running.
         Binding("enter", "open", "Open problem", id="release.open", show=False),
     ]
 
-    app: CuratorApp
-
     def __init__(self) -> None:
         super().__init__()
         self.report: dict | None = None
         self.failures: list[dict] = []
         self.last_build: dict | None = None
-        self._worker: Worker | None = None
+        self._worker: Task | None = None
         self._seen_version = -1
 
     def compose(self) -> ComposeResult:
@@ -128,8 +123,7 @@ problems). **ctrl+g** cancels what is running.
 
     @property
     def busy(self) -> bool:
-        return self._worker is not None and self._worker.state in (
-            WorkerState.PENDING, WorkerState.RUNNING)
+        return self._worker is not None   # until its thread has really ended
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel":
@@ -138,9 +132,10 @@ problems). **ctrl+g** cancels what is running.
             return not self.busy
         return True
 
-    def _start(self, label: str, worker_method, *args) -> None:
-        self.query_one(TaskBar).start(label)
-        self._worker = worker_method(*args)
+    def _start(self, label: str, func) -> None:
+        self._worker = run_task(self, func, group="release", label=label,
+                                bar=self.query_one(TaskBar),
+                                error_title="Release action failed")
         self.refresh_bindings()
 
     def _show_output(self, text: str) -> None:
@@ -153,16 +148,10 @@ problems). **ctrl+g** cancels what is running.
         self._seen_version = self.app.data_version
         self._start("checking release gates…", self._check)
 
-    @work(thread=True, exclusive=True, group="release", exit_on_error=False)
-    def _check(self) -> dict:
-        worker = get_current_worker()
-        store = Store(self.app.workspace.db_path, self.app.actor)
-        try:
-            report = gates.check(store, self.app.workspace,
-                                 progress=self.query_one(TaskBar).progress,
-                                 cancelled=lambda: worker.is_cancelled)
-        finally:
-            store.close()
+    @staticmethod
+    def _check(ctx: TaskContext) -> dict:
+        report = gates.check(ctx.store, ctx.workspace, progress=ctx.progress,
+                             cancelled=ctx.cancelled)
         return {"kind": "check", "report": report.to_json()}
 
     def show_report(self, data: dict) -> None:
@@ -198,7 +187,8 @@ problems). **ctrl+g** cancels what is running.
             if not version:
                 return
             if not bundle.VERSION_PATTERN.match(version):
-                self.app.show_error("Not built", f"version {version!r} must look like 1.2.3")
+                self.post_message(ShowError("Not built",
+                                            f"version {version!r} must look like 1.2.3"))
                 return
             default_out = str(self.app.workspace.root / "releases" / f"{name}-{version}")
             self.app.push_screen(InputModal(
@@ -207,29 +197,24 @@ problems). **ctrl+g** cancels what is running.
 
         def got_out(version: str, out: str | None) -> None:
             if out:
-                self._start(f"building {name} {version}…", self._build, version, out, False)
+                self._start(f"building {name} {version}…",
+                            lambda ctx: self._build(ctx, version, out, False))
 
         self.app.push_screen(InputModal(
             "Build a release", f"Version of {name} (Enter accepts the proposed next "
             "version):", proposed), got_version)
 
-    @work(thread=True, exclusive=True, group="release", exit_on_error=False)
-    def _build(self, version: str, out: str, allow_failing: bool) -> dict:
-        worker = get_current_worker()
-        store = Store(self.app.workspace.db_path, self.app.actor)
+    @staticmethod
+    def _build(ctx: TaskContext, version: str, out: str, allow_failing: bool) -> dict:
         try:
-            try:
-                report = bundle.build(store, self.app.workspace, version, out,
-                                      allow_failing=allow_failing,
-                                      progress=self.query_one(TaskBar).progress,
-                                      cancelled=lambda: worker.is_cancelled)
-            except ReleaseError as exc:
-                if allow_failing or not str(exc).startswith("release blocked"):
-                    raise
-                return {"kind": "blocked", "version": version, "out": out,
-                        "blocking": gates.check(store, self.app.workspace).blocking}
-        finally:
-            store.close()
+            report = bundle.build(ctx.store, ctx.workspace, version, out,
+                                  allow_failing=allow_failing, progress=ctx.progress,
+                                  cancelled=ctx.cancelled)
+        except ReleaseError as exc:
+            if allow_failing or not str(exc).startswith("release blocked"):
+                raise
+            return {"kind": "blocked", "version": version, "out": out,
+                    "blocking": gates.check(ctx.store, ctx.workspace).blocking}
         return {"kind": "build", "report": report.to_json()}
 
     def _ask_build_anyway(self, result: dict) -> None:
@@ -239,7 +224,8 @@ problems). **ctrl+g** cancels what is running.
         def answered(choice: str | None) -> None:
             if choice == "anyway":
                 self._start(f"building {result['version']} despite failing gates…",
-                            self._build, result["version"], result["out"], True)
+                            lambda ctx: self._build(ctx, result["version"], result["out"],
+                                                    True))
 
         self.app.push_screen(ChoiceModal(
             "Release blocked",
@@ -268,24 +254,20 @@ problems). **ctrl+g** cancels what is running.
                 [("files", "Check files", "primary"), ("rerun", "Check and re-run", "default"),
                  ("cancel", "Cancel", "default")]),
                 lambda choice: choice in ("files", "rerun") and self._start(
-                    f"verifying {Path(path).name}…", self._verify, path, choice == "rerun"))
+                    f"verifying {Path(path).name}…",
+                    lambda ctx: self._verify(ctx, path, choice == "rerun")))
 
         self.app.push_screen(InputModal("Verify a bundle",
                                         "Bundle folder or .tar.gz archive:", proposed),
                              got_path)
 
-    @work(thread=True, exclusive=True, group="release", exit_on_error=False)
-    def _verify(self, path: str, rerun: bool) -> dict:
-        worker = get_current_worker()
+    @staticmethod
+    def _verify(ctx: TaskContext, path: str, rerun: bool) -> dict:
         if not Path(path).exists():
             raise ReleaseError(f"{path}: no such bundle")
-        store = Store(self.app.workspace.db_path, self.app.actor)
-        try:
-            report = verify.verify(path, rerun=rerun, progress=self.query_one(TaskBar).progress,
-                                   cancelled=lambda: worker.is_cancelled, store=store,
-                                   workspace=self.app.workspace)
-        finally:
-            store.close()
+        report = verify.verify(path, rerun=rerun, progress=ctx.progress,
+                               cancelled=ctx.cancelled, store=ctx.store,
+                               workspace=ctx.workspace)
         return {"kind": "verify", "report": report}
 
     def action_diff(self) -> None:
@@ -297,13 +279,14 @@ problems). **ctrl+g** cancels what is running.
             if old_path:
                 self.app.push_screen(InputModal("Compare bundles", "Newer bundle:", new),
                                      lambda new_path: new_path and self._start(
-                                         "comparing bundles…", self._diff, old_path, new_path))
+                                         "comparing bundles…",
+                                         lambda ctx: self._diff(old_path, new_path)))
 
         self.app.push_screen(InputModal("Compare bundles", "Older bundle (folder or "
                                         ".tar.gz):", old), got_old)
 
-    @work(thread=True, exclusive=True, group="release", exit_on_error=False)
-    def _diff(self, old: str, new: str) -> dict:
+    @staticmethod
+    def _diff(old: str, new: str) -> dict:
         for path in (old, new):
             if not Path(path).exists():
                 raise ReleaseError(f"{path}: no such bundle")
@@ -311,14 +294,14 @@ problems). **ctrl+g** cancels what is running.
 
     # -- results -------------------------------------------------------------------------------
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is not self._worker or event.state in (WorkerState.PENDING,
-                                                               WorkerState.RUNNING):
+    def on_task_ended(self, event: TaskEnded) -> None:
+        if event.task is not self._worker:
             return
+        self._worker = None
         bar = self.query_one(TaskBar)
         self.refresh_bindings()
-        if event.state == WorkerState.SUCCESS:
-            result = event.worker.result
+        if event.status == "done":
+            result = event.result
             kind = result["kind"]
             if kind == "check":
                 self.show_report(result["report"])
@@ -329,13 +312,13 @@ problems). **ctrl+g** cancels what is running.
             elif kind == "build":
                 report = result["report"]
                 self.last_build = report
-                self.app.changed()
+                self.post_message(DataChanged())
                 bar.finish(f"built {report['name']} {report['version']} → {report['archive']}")
                 self._show_output(build_text(report))
                 self.notify(f"Built {report['name']} {report['version']}; the Bundles tab "
                             "shows where it went", timeout=6)
-                self._worker = None
                 self.action_check()
+                self._seen_version = DataChanged.seen_after(self.app.data_version)
             elif kind == "verify":
                 report = result["report"]
                 bar.finish(report.summary())
@@ -343,11 +326,8 @@ problems). **ctrl+g** cancels what is running.
             else:
                 bar.finish("compared")
                 self._show_output(result["text"])
-        elif event.state == WorkerState.CANCELLED or event.worker.is_cancelled:
-            bar.finish("cancelled")
-        elif event.state == WorkerState.ERROR:
-            bar.finish("failed")
-            self.app.show_error("Release action failed", event.worker.error)
+        else:
+            bar.finish(event.status)
 
     def action_cancel(self) -> None:
         if self._worker is not None:
@@ -363,7 +343,7 @@ problems). **ctrl+g** cancels what is running.
         table = self.query_one("#release-failing", DataTable)
         if self.failures and table.cursor_row is not None and \
                 table.cursor_row < len(self.failures):
-            self.app.open_problem(self.failures[table.cursor_row]["problem_id"])
+            self.post_message(OpenProblem(self.failures[table.cursor_row]["problem_id"]))
 
     @on(DataTable.RowSelected, "#release-failing")
     def _selected(self) -> None:

@@ -7,7 +7,7 @@ pairs, or a verdict — the sample is actually correct, or the benchmark item is
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on
@@ -34,12 +34,9 @@ from curator import review
 from curator import taxonomy as taxonomies
 from curator.display import visible
 from curator.review import annotations as review_annotations
+from curator.tui.messages import DataChanged, ShowError, run_guarded
 from curator.tui.screens.dialogs import ChoiceModal, InputModal
 from curator.tui.widgets.nav_bar import NavBar
-
-if TYPE_CHECKING:
-    from curator.tui.app import CuratorApp
-
 
 
 class ReviewScreen(Screen):
@@ -98,8 +95,6 @@ Your position and progress stay in the line at the top.
                 tooltip="Sample beside the reference, or as a diff"),
         Binding("escape", "leave_reason", "Categories", show=False, id="review.leave_reason"),
     ]
-
-    app: CuratorApp
 
     def __init__(self) -> None:
         super().__init__()
@@ -348,14 +343,14 @@ Your position and progress stay in the line at the top.
         item = self.current
         if item is None:
             return False
-        result = self.app.run_guarded(
-            f"Could not label sample {item.sample_id}",
+        result = run_guarded(
+            self, f"Could not label sample {item.sample_id}",
             lambda: review.label(self.app.store, item.sample_id, self.app.actor,
                                  pairs=pairs, verdict=verdict))
         if result is None:
             return False
-        self.app.changed()
-        self._seen_version = self.app.data_version
+        self.post_message(DataChanged())
+        self._seen_version = DataChanged.seen_after(self.app.data_version)
         self.items[self.index] = review.item(self.app.store, item.sample_id, self.app.actor)
         self.pending = self._saved_pairs()
         self._position()
@@ -375,13 +370,14 @@ Your position and progress stay in the line at the top.
         self._label_text()
 
     def action_undo(self) -> None:
-        undone = self.app.run_guarded("Could not undo", lambda: review.undo(
+        undone = run_guarded(self, "Could not undo", lambda: review.undo(
             self.app.store, self.app.actor))
         if undone is None:
             self.notify("Nothing of yours to undo", severity="warning")
             return
-        self.app.changed()
+        self.post_message(DataChanged())
         self.reload(sample_id=undone["sample_id"])
+        self._seen_version = DataChanged.seen_after(self.app.data_version)
         self.notify(f"Undid your {undone['action']} on sample {undone['sample_id']}")
 
     # -- moving --------------------------------------------------------------------------------
@@ -485,11 +481,11 @@ Your position and progress stay in the line at the top.
             if not choice or not choice.startswith("take-"):
                 return
             name = names[int(choice.removeprefix("take-"))]
-            if self.app.run_guarded(f"Could not adjudicate sample {item['sample_id']}",
+            if run_guarded(self, f"Could not adjudicate sample {item['sample_id']}",
                                     lambda: review.adjudicate(self.app.store,
                                                               item["sample_id"],
                                                               accept=name)):
-                self.app.changed()
+                self.post_message(DataChanged())
                 self.notify(f"Sample {item['sample_id']}: {name}'s label is final")
                 self.show_team()
 
@@ -521,16 +517,18 @@ Your position and progress stay in the line at the top.
             try:
                 overlap = float(share or 0)
             except ValueError:
-                self.app.show_error("Not assigned", f"{share!r} is not a number from 0 to 1")
+                self.post_message(ShowError("Not assigned",
+                                            f"{share!r} is not a number from 0 to 1"))
                 return
-            result = self.app.run_guarded("Could not assign", lambda: review.assign(
+            result = run_guarded(self, "Could not assign", lambda: review.assign(
                 self.app.store, names, overlap=overlap))
             if result:
-                self.app.changed()
+                self.post_message(DataChanged())
                 self.notify(f"{result['assigned']} item(s) assigned ({result['double']} to "
                             "two annotators): " + ", ".join(
                                 f"{a} {n}" for a, n in result["annotators"].items()))
                 self.reload()
+                self._seen_version = DataChanged.seen_after(self.app.data_version)
                 self.query_one(TabbedContent).active = "review-team"
                 self.show_team()
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -11,21 +11,19 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Select, Static, TabbedContent, TabPane
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import Worker, WorkerState
 from textual_plotext import PlotextPlot
 
 from curator.evaluation import evaluate, report
 from curator.evaluation import samples as sample_files
 from curator.labels import AXES
-from curator.store import Store
 from curator.store import problems as problem_store
 from curator.store import samples as sample_store
+from curator.tui.messages import DataChanged, OpenProblem, ShowError, run_guarded
 from curator.tui.screens.dialogs import ImportSamplesModal, LabelEditModal
+from curator.tui.tasks import Task, TaskContext, TaskEnded, run_task
 from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.task_bar import TaskBar
-
-if TYPE_CHECKING:
-    from curator.tui.app import CuratorApp
 
 KS = (1, 5, 10)
 
@@ -95,14 +93,12 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
                 tooltip="pass@k by stage, task or data"),
     ]
 
-    app: CuratorApp
-
     def __init__(self) -> None:
         super().__init__()
         self.axis = "stage"
         self.report: dict | None = None
         self._seen_version = -1
-        self._job: Worker | None = None
+        self._job: Task | None = None
 
     def compose(self) -> ComposeResult:
         yield NavBar()
@@ -191,16 +187,13 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
         return report.build(self.app.store)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is self._job:
-            self._task_changed(event)
-            return
         if event.worker.group != "stats-report":
             return
         if event.state == WorkerState.SUCCESS:
             self.report = event.worker.result
             self._fill_models()
         elif event.state == WorkerState.ERROR:
-            self.app.show_error("Could not build the pass@k report", event.worker.error)
+            self.post_message(ShowError("Could not build the pass@k report", event.worker.error))
 
     def _fill_excluded(self) -> None:
         table = self.query_one("#passk-excluded", DataTable)
@@ -213,7 +206,7 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
     @on(DataTable.RowSelected, "#passk-excluded")
     def _excluded_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value:
-            self.app.open_problem(event.row_key.value)
+            self.post_message(OpenProblem(event.row_key.value))
 
     def _fill_models(self) -> None:
         self._fill_excluded()
@@ -235,13 +228,14 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
             return
 
         def answered(answer: dict | None) -> None:
-            if answer and self.app.run_guarded(
-                    "Could not save the label", lambda: self.app.store.set_label_text(
+            if answer and run_guarded(
+                    self, "Could not save the label", lambda: self.app.store.set_label_text(
                         axis, slug, name=answer["name"], definition=answer["definition"])
                     or True):
-                self.app.changed()
+                self.post_message(DataChanged())
                 self.notify(f"{axis}/{slug} saved")
                 self.reload()
+                self._seen_version = DataChanged.seen_after(self.app.data_version)
 
         self.app.push_screen(LabelEditModal(axis, slug, row["name"], row["definition"]),
                              answered)
@@ -295,8 +289,7 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
 
     @property
     def busy(self) -> bool:
-        return self._job is not None and self._job.state in (WorkerState.PENDING,
-                                                               WorkerState.RUNNING)
+        return self._job is not None   # until its thread has really ended
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("import_samples", "evaluate"):
@@ -308,7 +301,7 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
     def action_import_samples(self) -> None:
         def answered(answer: dict | None) -> None:
             if answer:
-                self._start("importing samples…", self._import, answer)
+                self._start("importing samples…", lambda ctx: self._import(ctx, answer))
 
         self.app.push_screen(ImportSamplesModal(str(self.app.workspace.root)), answered)
 
@@ -320,54 +313,38 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
             self._job.cancel()
             self.query_one(TaskBar).start("cancelling…")
 
-    def _start(self, label: str, method, *args) -> None:
+    def _start(self, label: str, func) -> None:
         self.query_one(TabbedContent).active = "stats-passk"
-        bar = self.query_one(TaskBar)
-        bar.display = True
-        bar.start(label)
-        self._job = method(*args)
+        self._job = run_task(self, func, group="stats-task", label=label,
+                             bar=self.query_one(TaskBar),
+                             error_title="Could not import or evaluate samples")
         self.refresh_bindings()
 
-    @work(thread=True, exclusive=True, group="stats-task", exit_on_error=False)
-    def _import(self, answer: dict) -> dict:
-        worker = get_current_worker()
-        store = Store(self.app.workspace.db_path, self.app.actor)   # this thread's own
-        try:
-            report = sample_files.import_files(
-                store, [answer["path"]], model=answer["model"], technique=answer["technique"],
-                progress=self.query_one(TaskBar).progress,
-                cancelled=lambda: worker.is_cancelled,
-                limit=self.app.workspace.limits.file_bytes)
-        finally:
-            store.close()
+    @staticmethod
+    def _import(ctx: TaskContext, answer: dict) -> dict:
+        report = sample_files.import_files(
+            ctx.store, [answer["path"]], model=answer["model"], technique=answer["technique"],
+            progress=ctx.progress, cancelled=ctx.cancelled,
+            limit=ctx.workspace.limits.file_bytes)
         return {"kind": "import", **report.to_json()}
 
-    @work(thread=True, exclusive=True, group="stats-task", exit_on_error=False)
-    def _evaluate(self) -> dict:
-        worker = get_current_worker()
-        store = Store(self.app.workspace.db_path, self.app.actor)
-        try:
-            report = evaluate.evaluate(store, self.app.workspace,
-                                       progress=self.query_one(TaskBar).progress,
-                                       cancelled=lambda: worker.is_cancelled)
-        finally:
-            store.close()
+    @staticmethod
+    def _evaluate(ctx: TaskContext) -> dict:
+        report = evaluate.evaluate(ctx.store, ctx.workspace, progress=ctx.progress,
+                                   cancelled=ctx.cancelled)
         return {"kind": "eval", **report.to_json()}
 
-    def _task_changed(self, event: Worker.StateChanged) -> None:
-        if event.state in (WorkerState.PENDING, WorkerState.RUNNING):
+    def on_task_ended(self, event: TaskEnded) -> None:
+        if event.task is not self._job:
             return
+        self._job = None
         bar = self.query_one(TaskBar)
         self.refresh_bindings()
-        if event.state == WorkerState.ERROR:
-            bar.finish("failed")
-            self.app.show_error("Could not import or evaluate samples", event.worker.error)
+        if event.error is not None or event.cancelled:
+            bar.finish(event.status)
             return
-        if event.state == WorkerState.CANCELLED:
-            bar.finish("cancelled")
-            return
-        result = event.worker.result
-        self.app.changed()
+        result = event.result
+        self.post_message(DataChanged())
         if result["kind"] == "import":
             text = (f"{result['imported']} imported, {result['duplicates']} duplicate(s), "
                     f"{result['no_code']} without code, {len(result['errors'])} error(s)")
@@ -375,10 +352,11 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
             if result["errors"]:
                 first = result["errors"][0]
                 where = first["file"] + (f":{first['line']}" if first.get("line") else "")
-                self.app.show_error("Some rows were not imported", f"{text}; first: {where}: "
-                                    f"{first['message']}", "\n".join(
-                                        f"{e['file']}:{e.get('line') or ''}: {e['message']}"
-                                        for e in result["errors"]))
+                details = "\n".join(f"{e['file']}:{e.get('line') or ''}: {e['message']}"
+                                    for e in result["errors"])
+                self.post_message(ShowError("Some rows were not imported",
+                                            f"{text}; first: {where}: {first['message']}",
+                                            details))
             else:
                 self.notify(f"Samples: {text}. e evaluates them")
         else:
@@ -394,6 +372,7 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
             bar.finish(text)
             self.notify(text, timeout=8)
         self.reload()
+        self._seen_version = DataChanged.seen_after(self.app.data_version)
 
     def action_next_axis(self) -> None:
         self.axis = AXES[(AXES.index(self.axis) + 1) % len(AXES)]

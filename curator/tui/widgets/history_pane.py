@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import difflib
 import json
-from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, TextArea
-
-if TYPE_CHECKING:
-    from curator.tui.app import CuratorApp
 
 
 def _text(value) -> str:
@@ -46,8 +42,6 @@ class HistoryPane(Vertical):
 Every change to this problem from the audit log: when, who, what, which field. Select a
 row to see the change as a diff below. The log is append-only; nothing here edits it.
 """
-
-    app: CuratorApp
 
     def __init__(self, problem_id: str, *, id: str | None = None) -> None:
         super().__init__(id=id)

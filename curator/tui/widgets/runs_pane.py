@@ -7,24 +7,19 @@ function `curator run` uses; what is shown afterwards is read back from the runs
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.widgets import Button, DataTable, Label, Log, ProgressBar
-from textual.worker import Worker, WorkerState, get_current_worker
 
 from curator import runs
 from curator.display import visible
-from curator.store import Store
 from curator.tui import queries
-
-if TYPE_CHECKING:
-    from curator.tui.app import CuratorApp
+from curator.tui.messages import DataChanged, ShowError, TaskProgress
+from curator.tui.tasks import Task, TaskContext, TaskEnded, run_task
+from curator.tui.widgets.outcomes_table import OutcomesTable
 
 
 def engine_available() -> bool:
@@ -67,27 +62,11 @@ run, the right box its output; the table below is every run of this problem, new
 first (select one to see its tests and output).
 """
 
-    app: CuratorApp
-
-    @dataclass
-    class Progress(Message):
-        done: int
-        total: int
-        label: str
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, RunsPane.Progress)
-
-    @dataclass
-    class Finished(Message):
-        problem_id: str
-        cancelled: bool
-
     def __init__(self, problem_id: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.problem_id = problem_id
         self.history: list[dict] = []
-        self._worker: Worker | None = None
+        self._worker: Task | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="run-bar"):
@@ -96,7 +75,7 @@ first (select one to see its tests and output).
             yield ProgressBar(id="run-progress", show_eta=False)
             yield Label("", id="run-status")
         with Horizontal(id="run-detail"):
-            tests = DataTable(id="run-tests", cursor_type="row", zebra_stripes=True)
+            tests = OutcomesTable(id="run-tests", zebra_stripes=True)
             tests.border_title = "Tests"
             yield tests
             log = Log(id="run-output", highlight=False)
@@ -107,7 +86,6 @@ first (select one to see its tests and output).
         yield history
 
     def on_mount(self) -> None:
-        self.query_one("#run-tests", DataTable).add_columns("test", "outcome")
         self.query_one("#run-history", DataTable).add_columns(
             "when", "outcome", "tests", "time", "kind", "reason")
         if not engine_available():
@@ -117,8 +95,7 @@ first (select one to see its tests and output).
 
     @property
     def running(self) -> bool:
-        return self._worker is not None and self._worker.state in (
-            WorkerState.PENDING, WorkerState.RUNNING)
+        return self._worker is not None   # until its thread has really ended
 
     # -- history ------------------------------------------------------------------------
 
@@ -138,12 +115,7 @@ first (select one to see its tests and output).
             table.move_cursor(row=0)
 
     def show_run(self, row: dict) -> None:
-        tests = self.query_one("#run-tests", DataTable)
-        tests.clear()
-        for test in row.get("tests") or []:
-            if isinstance(test, dict):
-                tests.add_row(Text(visible(test.get("id"), False)),
-                              Text(visible(test.get("outcome"), False)))
+        self.query_one("#run-tests", OutcomesTable).set_tests(row.get("tests") or [])
         log = self.query_one("#run-output", Log)
         log.clear()
         reason = visible(row.get("reason"), False)
@@ -178,8 +150,8 @@ first (select one to see its tests and output).
             self.notify("A run is already in progress", severity="warning")
             return
         if not engine_available():
-            self.app.show_error("Cannot run", "the execution engine (curator.runs) "
-                                "is not installed in this checkout")
+            self.post_message(ShowError("Cannot run", "the execution engine (curator.runs) "
+                                "is not installed in this checkout"))
             return
         self.query_one("#run-start", Button).disabled = True
         self.query_one("#run-cancel", Button).disabled = False
@@ -188,7 +160,21 @@ first (select one to see its tests and output).
             current = getattr(self.screen, "current", None)
             problem = current() if callable(current) else None
         self.query_one("#run-status", Label).update("running…")
-        self._worker = self._run(self.problem_id, problem)
+        problem_id = self.problem_id
+        if problem is not None:
+            def work(ctx: TaskContext):
+                return runs.run_edited(ctx.store, ctx.workspace, problem,
+                                       progress=ctx.progress, cancelled=ctx.cancelled)
+        else:
+            def work(ctx: TaskContext):
+                return runs.run_problems(ctx.store, ctx.workspace, [problem_id], workers=1,
+                                         timeout=None, repeat=1, progress=ctx.progress,
+                                         cancelled=ctx.cancelled)
+        # the thread writes runs on a connection of its own while the UI keeps reading
+        self._worker = run_task(self, work, group="run-reference", label="running…",
+                                progress=lambda done, total, label: self.post_message(
+                                    TaskProgress(done, total, label)),
+                                error_title="Run failed")
 
     def cancel(self) -> None:
         if self.running and self._worker is not None:
@@ -205,59 +191,38 @@ first (select one to see its tests and output).
         event.stop()
         self.cancel()
 
-    @work(thread=True, exclusive=True, group="run-reference", exit_on_error=False)
-    def _run(self, problem_id: str, problem=None) -> None:
-        worker = get_current_worker()
-        # A connection of its own: this thread writes runs while the UI keeps reading.
-        store = Store(self.app.workspace.db_path, self.app.actor)
-        progress = lambda done, total, label: self.post_message(   # noqa: E731
-            self.Progress(done, total, label))
-        try:
-            if problem is not None:
-                report = runs.run_edited(store, self.app.workspace, problem,
-                                         progress=progress,
-                                         cancelled=lambda: worker.is_cancelled)
-            else:
-                report = runs.run_problems(
-                    store, self.app.workspace, [problem_id], workers=1, timeout=None,
-                    repeat=1, progress=progress, cancelled=lambda: worker.is_cancelled)
-        finally:
-            store.close()
-        self.post_message(self.Finished(problem_id, report.cancelled or worker.is_cancelled))
-
-    def on_runs_pane_progress(self, event: RunsPane.Progress) -> None:
+    def on_task_progress(self, event: TaskProgress) -> None:
+        event.stop()
         self.query_one("#run-progress", ProgressBar).update(total=event.total,
                                                              progress=event.done)
         self.query_one("#run-status", Label).update(f"{event.done}/{event.total} {event.label}")
 
-    def on_runs_pane_finished(self, event: RunsPane.Finished) -> None:
+    def on_task_ended(self, event: TaskEnded) -> None:
+        if event.task is not self._worker:
+            return
+        event.stop()
+        self._worker = None
         self._idle()
-        self.app.changed()
+        if event.result is None:   # failed (run_task shows the error) or cancelled early
+            self.query_one("#run-status", Label).update(event.status)
+            return
+        cancelled = event.result.cancelled or event.cancelled
+        problem_id = self.problem_id
+        self.post_message(DataChanged())
         self.refresh_history()
         outcome = self.history[0].get("outcome") if self.history else None
         what = "unsaved edits" if self.history and self.history[0].get("unsaved") \
             else "reference"
-        if event.cancelled:
+        if cancelled:
             self.notify("Run cancelled", severity="warning")
         elif outcome == "passed":
-            self.notify(f"{event.problem_id}: {what} passed"
+            self.notify(f"{problem_id}: {what} passed"
                         + (" (save, then ctrl+r, to make it count)"
                            if what == "unsaved edits" else ""))
         else:
-            self.notify(f"{event.problem_id}: {what} {outcome or 'did not run'}",
+            self.notify(f"{problem_id}: {what} {outcome or 'did not run'}",
                         severity="warning")
         self.query_one("#run-status", Label).update(outcome or "")
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is not self._worker:
-            return
-        if event.state == WorkerState.ERROR:
-            self._idle()
-            self.query_one("#run-status", Label).update("failed")
-            self.app.show_error("Run failed", event.worker.error)
-        elif event.state == WorkerState.CANCELLED:
-            self._idle()
-            self.query_one("#run-status", Label).update("cancelled")
 
     def _idle(self) -> None:
         self.query_one("#run-start", Button).disabled = not engine_available()

@@ -1,18 +1,17 @@
 """A one-line progress bar for long work in a thread worker (mining, checks, builds).
 
-The worker calls `bar.progress` (safe from any thread): it posts a Progress message, and a
-newer one replaces an older one still in the queue (toolong's `can_replace`), so a fast
-loop cannot flood the UI.
+The worker calls `bar.progress` (safe from any thread): it posts a TaskProgress message, and
+a newer one replaces an older one still in the queue, so a fast loop cannot flood the UI.
+curator.tui.tasks.run_task starts the bar and hands it the work's progress.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.message import Message
 from textual.widgets import Label, ProgressBar
+
+from curator.tui.messages import TaskProgress
 
 
 class TaskBar(Horizontal):
@@ -26,22 +25,13 @@ class TaskBar(Horizontal):
     }
     """
 
-    @dataclass
-    class Progress(Message):
-        done: int
-        total: int
-        label: str
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, TaskBar.Progress)
-
     def compose(self) -> ComposeResult:
         yield ProgressBar(id="task-progress", show_eta=False)
         yield Label("", id="task-label")
 
     def progress(self, done: int, total: int, label: str = "") -> None:
         """The progress(done, total, label) callback the core functions take."""
-        self.post_message(self.Progress(done, total, label))
+        self.post_message(TaskProgress(done, total, label))
 
     def start(self, label: str) -> None:
         self.query_one(ProgressBar).update(total=None, progress=0)
@@ -52,12 +42,11 @@ class TaskBar(Horizontal):
         bar.update(total=1, progress=1)
         self.query_one("#task-label", Label).update(label)
 
-    def on_task_bar_progress(self, event: TaskBar.Progress) -> None:
+    def on_task_progress(self, event: TaskProgress) -> None:
         event.stop()
         bar = self.query_one(ProgressBar)
         if event.total:
             bar.update(total=event.total, progress=event.done)
         else:   # a phase without a count (fetching, scoring): an indeterminate bar
             bar.update(total=None, progress=0)
-        suffix = f"{event.done}/{event.total} " if event.total else ""
-        self.query_one("#task-label", Label).update(f"{suffix}{event.label}")
+        self.query_one("#task-label", Label).update(event.text())

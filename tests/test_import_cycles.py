@@ -1,0 +1,87 @@
+"""No import cycle anywhere in curator: a module's imports only ever lead away from it.
+
+The import graph is grimp's (the one import-linter checks the layers on), counting every
+import a module makes, also those inside functions and under TYPE_CHECKING.
+"""
+
+from pathlib import Path
+
+import grimp
+import pytest
+
+import curator
+
+
+def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(
+                        graph.find_modules_directly_imported_by(child)))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph("curator", cache_dir=None)
+
+
+def test_no_import_cycle_in_curator(graph):
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    graph = grimp.ImportGraph()
+    for name in ("pkg", "pkg.a", "pkg.b", "pkg.c", "pkg.d"):
+        graph.add_module(name)
+    graph.add_import(importer="pkg.a", imported="pkg.b")
+    graph.add_import(importer="pkg.b", imported="pkg.c")
+    graph.add_import(importer="pkg.c", imported="pkg.a")
+    graph.add_import(importer="pkg.c", imported="pkg.d")
+    assert _cycles(graph) == [["pkg.a", "pkg.b", "pkg.c"]]
+
+
+def test_every_module_is_in_the_graph(graph):
+    # a folder without __init__.py is a namespace package grimp (and so the contracts)
+    # would not see
+    root = Path(curator.__file__).parent
+    modules = {".".join(("curator", *path.relative_to(root).with_suffix("").parts))
+               .removesuffix(".__init__") for path in root.rglob("*.py")
+               if "data" not in path.relative_to(root).parts[:1]}
+    assert len(modules) > 100
+    assert modules - set(graph.modules) == set()
