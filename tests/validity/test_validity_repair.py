@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import tomllib
 
+import pytest
 from click.testing import CliRunner
 from repo_support import make_repo, mine_and_accept, needs_strong
 
@@ -13,6 +14,7 @@ from curator.cli import main
 from curator.store import Store
 from curator.store import candidates as candidate_store
 from curator.store import problems as problem_store
+from curator.validity import repair
 
 OPS = '''def scale(x, k):
     return x * k + 1
@@ -64,6 +66,8 @@ def _validate(base, *args):
 
 
 @needs_strong
+@pytest.mark.slow
+@pytest.mark.timeout(900)    # repo-backed runs start a fresh interpreter per warm worker
 def test_tests_that_never_call_the_function_are_flagged_then_repaired(tmp_path):
     upstream = make_repo(tmp_path / "upstream", {
         "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": TEST_OPS,
@@ -85,24 +89,24 @@ def test_tests_that_never_call_the_function_are_flagged_then_repaired(tmp_path):
         assert row["discriminates"] is False, row
         assert row["non_exercising_tests"] == WRONG and row["stub_failed_share"] == 0.0
 
-    code, data = _validate(base, "ops_scale", "ops_halve", "--repair")
-    repairs = {r["id"]: r for r in data["repairs"]}
-    scale = repairs["ops_scale"]
-    assert scale["link"] == "direct" and scale["fixes"] is True and not scale["applied"]
-    assert scale["proposed"] == ["tests/test_ops.py::test_scale_values",
-                                 "tests/test_ops.py::test_scale_zero"]
-    assert scale["dropped"] == WRONG and scale["added"] == scale["proposed"]
-    halve_fix = repairs["ops_halve"]
-    assert halve_fix["link"] == "indirect" and halve_fix["fixes"] is True
-    assert halve_fix["proposed"] == ["tests/test_pipeline.py::test_pipeline"]
-    assert "pipeline" in halve_fix["via"][0] and "halve" in halve_fix["via"][-1]
-    with Store(ws.db_path, "tester") as store:   # proposing changes nothing
+    with Store(ws.db_path, "tester") as store:
+        problems = [problem_store.get(store, pid) for pid in ("ops_scale", "ops_halve")]
+        proposals = {p.id: p for p in repair.propose(store, ws, problems, workers=2)}
+        scale, halve_fix = proposals["ops_scale"], proposals["ops_halve"]
+        assert scale.link == "direct" and scale.fixes is True and not scale.applied
+        assert scale.proposed == ["tests/test_ops.py::test_scale_values",
+                                  "tests/test_ops.py::test_scale_zero"]
+        assert scale.dropped == WRONG and scale.added == scale.proposed
+        assert halve_fix.link == "indirect" and halve_fix.fixes is True
+        assert halve_fix.proposed == ["tests/test_pipeline.py::test_pipeline"]
+        assert "pipeline" in halve_fix.via[0] and "halve" in halve_fix.via[-1]
+        # proposing changes nothing; applying saves the node ids, files included
         assert problem_store.get(store, "ops_scale").test_node_ids == WRONG
-
-    code, data = _validate(base, "ops_scale", "ops_halve", "--apply")
-    assert all(r["applied"] for r in data["repairs"])
+        for proposal in proposals.values():
+            repair.apply(store, ws, proposal)
+        assert problem_store.get(store, "ops_halve").test_node_ids == halve_fix.proposed
     toml = tomllib.loads((ws.problems_dir / "ops_scale" / "problem.toml").read_text())
-    assert toml["tests"]["node_ids"] == scale["proposed"]
+    assert toml["tests"]["node_ids"] == scale.proposed
     code, data = _validate(base, "ops_scale", "ops_halve")
     assert code == 0, data
     assert all(r["discriminates"] and r["stub_failed_share"] == 1.0
