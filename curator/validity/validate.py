@@ -153,6 +153,19 @@ def current(store: Store, problems: list[Problem]) -> dict[str, Validity]:
             for pid, row in validation_store.current(store, wanted).items()}
 
 
+def states(store: Store, problems: list[Problem] | None = None) -> dict[str, str]:
+    """problem id -> "yes" (its current tests discriminate and the reference is stable),
+    "no" (a stub passes them or a test is flaky) or "" (not validated, or undecided)."""
+    if problems is None:
+        problems = problem_store.all_problems(store)
+    found = current(store, problems)
+    out = {}
+    for problem in problems:
+        valid = found[problem.id].valid if problem.id in found else None
+        out[problem.id] = "" if valid is None else ("yes" if valid else "no")
+    return out
+
+
 def invalid_ids(store: Store, problems: list[Problem]) -> set[str]:
     """Problems whose current validation found a stub passing or a flaky reference."""
     return {pid for pid, v in current(store, problems).items() if v.valid is False}

@@ -5,68 +5,14 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-from release_support import write_config
+from validity_runs_support import FLAKY, NEVER_CALLED, STRONG, WEAK
+from validity_runs_support import workspace_with as _workspace
 
 from curator.cli import main
-from curator.problem import Problem
 from curator.release import gates
 from curator.store import Store
 from curator.store import problems as problem_store
 from curator.validity import validate as validity
-
-SOLUTION = "def scale(x, k):\n    y = x * k\n    return y + 1\n"
-NEVER_CALLED = '''from solution import scale
-
-
-def test_arithmetic():
-    assert 1 + 1 == 2
-
-
-def test_importable():
-    assert callable(scale)
-'''
-WEAK = '''from solution import scale
-
-
-def test_gives_an_int():
-    assert isinstance(scale(2, 3), int)
-
-
-def test_importable():
-    assert callable(scale)
-'''
-STRONG = '''from solution import scale
-
-
-def test_values():
-    assert scale(2, 3) == 7
-    assert scale(0, 5) == 1
-    assert scale(3, 1) == 4
-    assert scale(-2, 4) == -7
-'''
-FLAKY = STRONG + '''
-
-import random
-
-
-def test_coin():
-    assert random.SystemRandom().random() < 0.5
-'''
-PROMPT = "Scale x by k, plus one.\n\n```python\ndef scale(x, k):\n    ...\n```\n"
-
-
-def _problem(pid: str, tests: str) -> Problem:
-    return Problem(id=pid, entry_point="scale", title=pid, stage="prepost", task="general",
-                   data="other", status="ready", prompt=PROMPT, solution=SOLUTION,
-                   tests=tests)
-
-
-def _workspace(empty_workspace, **problems):
-    ws = write_config(empty_workspace, '[release]\nlicense = "MIT"\nmin_tests = 1\n')
-    with Store(ws.db_path, "tester") as store:
-        for pid, tests in problems.items():
-            problem_store.save(store, _problem(pid, tests))
-    return ws
 
 
 def test_stub_and_mutants_tell_tests_that_never_call_weak_and_strong_tests_apart(
