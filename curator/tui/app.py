@@ -112,13 +112,14 @@ class CuratorApp(App[None]):
 
     # -- navigation ------------------------------------------------------------------
 
-    def open_problem(self, problem_id: str) -> None:
-        """Show a problem (asking about unsaved edits of the one open now, if any)."""
+    def open_problem(self, problem_id: str, tab: str | None = None) -> None:
+        """Show a problem (asking about unsaved edits of the one open now, if any),
+        on one of its tabs when `tab` is given."""
 
         def show() -> None:
             from curator.tui.screens.problem import ProblemScreen
 
-            self.push_screen(ProblemScreen(problem_id))
+            self.push_screen(ProblemScreen(problem_id, tab=tab))
 
         async def go() -> None:
             if self.current_mode != "problems":
@@ -144,7 +145,7 @@ class CuratorApp(App[None]):
     # -- the messages screens and widgets post (curator.tui.messages) ---------------------
 
     def on_open_problem(self, message: OpenProblem) -> None:
-        self.open_problem(message.problem_id)
+        self.open_problem(message.problem_id, message.tab)
 
     def on_data_changed(self, message: DataChanged) -> None:
         """Problems or runs changed: screens reload what they show when they resume."""

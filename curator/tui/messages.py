@@ -19,9 +19,11 @@ T = TypeVar("T")
 
 @dataclass
 class OpenProblem(Message):
-    """Show this problem (the App asks about unsaved edits of the one open now)."""
+    """Show this problem (the App asks about unsaved edits of the one open now), on the
+    tab `tab` (e.g. "labels") when given."""
 
     problem_id: str
+    tab: str | None = None
 
 
 @dataclass

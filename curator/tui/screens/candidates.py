@@ -18,6 +18,7 @@ from textual.worker import Worker
 
 from curator.mining import mine as mining
 from curator.mining import promote
+from curator.panel import candidates as candidate_panel
 from curator.repos import environments
 from curator.store import candidates as candidate_store
 from curator.tui.messages import DataChanged, OpenProblem, run_guarded
@@ -50,6 +51,13 @@ def describe(row: dict) -> str:
     return "\n".join(lines)
 
 
+def votes_text(tally: dict | None) -> str:
+    """`2✓ 1✗` for a candidate's panel votes, empty before the first."""
+    if not tally:
+        return ""
+    return f"{tally['yes']}✓ {tally['no']}✗"
+
+
 def summary_line(status: str, cursor: int | None, shown: int, counts: dict[str, int]) -> str:
     """The status line: the position, what is filtered, and the count of every status."""
     position = f"row {cursor + 1} of {shown}" if cursor is not None and shown else "no rows"
@@ -73,6 +81,11 @@ problem an accepted candidate became. **e** builds (or reuses) the isolated envi
 the highlighted candidate's repository runs its tests in — its declared dependencies,
 pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancels).
 **ctrl+l** reloads (after mining from a shell, say).
+
+A panel decides candidates too: **y** / **n** vote the highlighted one relevant or not (as
+`curator candidates vote`); the **votes** column shows the votes so far (✓ relevant, ✗
+not), and curator.toml's `[candidates] accept_when` (default "2 of 3") promotes it to a
+draft problem or rejects it as soon as the rule decides.
 """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -89,6 +102,10 @@ pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancel
                 tooltip="Cancel the mining in progress"),
         Binding("f", "cycle_status", "Status", id="candidates.status",
                 tooltip="Show new / all / accepted / rejected / vanished candidates"),
+        Binding("y", "vote('yes')", "Relevant", id="candidates.vote_yes",
+                tooltip="Vote: relevant (accept_when in curator.toml decides)"),
+        Binding("n", "vote('no')", "Not relevant", id="candidates.vote_no",
+                tooltip="Vote: not relevant"),
         Binding("o", "open_problem", "Open problem", id="candidates.open", show=False,
                 tooltip="Open the problem an accepted candidate became"),
     ]
@@ -119,7 +136,7 @@ pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancel
 
     def on_mount(self) -> None:
         self.query_one("#cand-table", DataTable).add_columns(
-            "id", "score", "repo", "function", "tests", "status")
+            "id", "score", "repo", "function", "tests", "status", "votes")
         self.query_one("#cand-task").display = False
         self._seen_version = self.app.data_version
         self.reload()
@@ -137,10 +154,11 @@ pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancel
         table = self.query_one("#cand-table", DataTable)
         current = keep if keep is not None else self.current_id()
         table.clear()
+        votes = candidate_panel.tally(self.app.store)
         for row in self.rows:
             table.add_row(str(row["id"]), f"{row['score']:.2f}", row["repo_name"],
                           row["qualname"], str(len(row["tests"])), row["status"],
-                          key=str(row["id"]))
+                          votes_text(votes.get(row["id"])), key=str(row["id"]))
         if current is not None:
             index = next((i for i, r in enumerate(self.rows) if r["id"] == current), None)
             if index is not None:
@@ -249,6 +267,29 @@ pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancel
         self.app.push_screen(InputModal(
             f"Reject candidate {row['id']}", f"Why is {row['qualname']} not a good problem?",
             placeholder="not DL-specific / trivial / tests too weak …"), answered)
+
+    def action_vote(self, answer: str) -> None:
+        row = self.current()
+        if row is None:
+            return
+        result = run_guarded(self, f"Vote on candidate {row['id']} not recorded",
+                             lambda: candidate_panel.vote(self.app.store, self.app.workspace,
+                                                          row["id"], self.app.actor, answer))
+        if result is None:
+            return
+        self.post_message(DataChanged())
+        counts = f"{result['yes']}✓ {result['no']}✗, rule {result['rule']}"
+        if result["decision"] == "accepted":
+            self.notify(f"Candidate {row['id']}: {counts}: accepted as draft problem "
+                        f"{result['problem_id']} (o opens it)")
+        elif result["decision"] == "rejected":
+            self.notify(f"Candidate {row['id']}: {counts}: rejected")
+        elif result["decision"] == "blocked":
+            self.notify(f"Candidate {row['id']}: {counts}, but it cannot become a problem: "
+                        f"{result['error']}", severity="warning", timeout=8)
+        else:
+            self.notify(f"Candidate {row['id']}: {counts}: waiting for votes", timeout=3)
+        self.reload(keep=row["id"])
 
     def action_open_problem(self) -> None:
         row = self.current()

@@ -32,6 +32,7 @@ from textual.widgets import (
 
 from curator import sync
 from curator.labels import AXES
+from curator.panel import rounds
 from curator.problem import STATUSES, Problem
 from curator.pysource.formatting import FormatError, format_python
 from curator.pysource.syntax import syntax_problem
@@ -45,6 +46,7 @@ from curator.tui.widgets.label_picker import Choice, LabelPicker
 from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.runs_pane import RunsPane
 from curator.tui.widgets.validity_pane import ValidityPane
+from curator.tui.widgets.vote_pane import VotePane
 
 TABS = ("prompt", "solution", "tests", "labels", "runs", "history")
 TEXT_FIELDS = {"prompt": "#prompt-editor", "solution": "#solution-editor",
@@ -72,6 +74,11 @@ the code in the current editor with black; **ctrl+t** validates the saved proble
 its tests fail a stub, is the reference stable, how many mutants do they kill; shown in
 the Runs tab) and **ctrl+o** accepts the node ids it proposes; **Escape** leaves (asks first when there are
 unsaved edits). Unsaved edits are marked with ● in the title line.
+
+In a label round (`curator labels assign`), the Labels tab of a problem assigned to you
+is your ballot: number keys pick your labels, **v** saves the vote; the problem's labels
+and the other votes stay hidden until you have voted. **n** / **p** / **]** walk your
+assignments (position and progress in the ballot's top line).
 """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -95,9 +102,11 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
                 tooltip="Back to the problems list (asks about unsaved edits)"),
     ]
 
-    def __init__(self, problem_id: str) -> None:
+    def __init__(self, problem_id: str, tab: str | None = None) -> None:
         super().__init__()
         self.problem_id = problem_id
+        self.initial_tab = tab
+        self.blind = False   # a label round hides the labels until this person votes
         self.problem: Problem | None = None
         self.label_undo: list[tuple[str, str]] = []   # (axis, value before)
         self._shown_dirty: list[str] = []
@@ -143,11 +152,16 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
                 with Horizontal(id="title-row"):
                     yield Label("Title ", id="title-label")
                     yield Input(problem.title, id="title-input", compact=True)
-                with Horizontal(id="pickers"):
+                choices = {axis: [Choice(r["slug"], r["name"], r["definition"])
+                                  for r in store.labels(axis)] for axis in AXES}
+                ballot = rounds.view(store, problem.id, self.app.actor)
+                if ballot.assigned:   # this person's vote in a label round, blind first
+                    self.blind = ballot.blind
+                    yield VotePane(problem.id, ballot, choices, id="vote-pane")
+                with Horizontal(id="pickers") as pickers:
+                    pickers.display = not ballot.assigned
                     for axis in AXES:
-                        choices = [Choice(r["slug"], r["name"], r["definition"])
-                                   for r in store.labels(axis)]
-                        yield LabelPicker(axis, axis.capitalize(), choices,
+                        yield LabelPicker(axis, axis.capitalize(), choices[axis],
                                           getattr(problem, axis),
                                           suggestions.get(axis), id=f"pick-{axis}")
                     yield LabelPicker(
@@ -192,6 +206,8 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
                         "ctrl+p → 'Restore rescued edits' to load them.",
                         severity="warning", timeout=10)
         self.query_one("#prompt-editor").focus()
+        if self.initial_tab in TABS:
+            self.call_after_refresh(self.show_tab, self.initial_tab)
 
     def on_unmount(self) -> None:
         if self.app.problem_screen is self:
@@ -207,7 +223,7 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
             found = self.query(selector)
             if found:
                 setattr(problem, field, found.first(TextArea).text)
-        for picker in self.query(LabelPicker):
+        for picker in self.query("#pickers LabelPicker").results(LabelPicker):
             setattr(problem, picker.axis, picker.value)
         problem.title = self.query_one("#title-input", Input).value
         return problem
@@ -251,7 +267,8 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
             fields = self.edited_fields()
         problem = self.problem
         marker = f"● unsaved: {', '.join(fields)}" if fields else "saved"
-        labels = " / ".join(getattr(problem, a) or "–" for a in AXES)
+        labels = "labels hidden until you vote" if self.blind \
+            else " / ".join(getattr(problem, a) or "–" for a in AXES)
         flag = ""
         if problem.kind == "method" and problem.class_name is None:
             # a DL-Bench class file that names no class (flag class_missing)
@@ -282,6 +299,10 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
         self.label_undo.append((event.axis, event.before))
         self._edited()
         self._explain(event.picker)
+
+    def on_vote_pane_voted(self, event: VotePane.Voted) -> None:
+        self.blind = event.blind
+        self._heading()
 
     def on_label_picker_explain(self, event: LabelPicker.Explain) -> None:
         self._explain(event.picker, event.choice)
@@ -446,7 +467,9 @@ unsaved edits). Unsaved edits are marked with ● in the title line.
 
     def _focus_tab_content(self, tab: str) -> None:
         targets = {"prompt": "#prompt-editor", "solution": "#solution-editor",
-                   "tests": "#tests-editor", "labels": "#pick-stage",
+                   "tests": "#tests-editor",
+                   "labels": "#vote-pane VotePicker" if self.query("#vote-pane")
+                   else "#pick-stage",
                    "runs": "#run-history", "history": "#history-table"}
         found = self.query(targets[tab])
         if found:

@@ -13,6 +13,7 @@ from textual.widgets import Footer, Input, Label, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from curator import problem_template
+from curator.panel import rounds
 from curator.store import problems as problem_store
 from curator.tui import filtering, queries
 from curator.tui.messages import DataChanged, OpenProblem, ShowError, run_guarded
@@ -86,7 +87,8 @@ class ProblemsScreen(Screen):
 ## Problems screen
 
 All problems of the workspace. **/** filters, **Enter** opens the highlighted problem,
-**n** creates a new problem from a template and opens it,
+**n** creates a new problem from a template and opens it, **v** opens the next problem
+a label round gave you to vote (its Labels tab, blind),
 **s** / clicking a header sorts, **ctrl+l** reloads from the database, **ctrl+p** lists
 every action (and *go to problem …*).
 """
@@ -98,6 +100,8 @@ every action (and *go to problem …*).
                 tooltip="Clear the filter (from the table)"),
         Binding("n", "new_problem", "New", id="problems.new",
                 tooltip="Create a problem from a template and open it"),
+        Binding("v", "my_votes", "My votes", id="problems.my_votes",
+                tooltip="Your label-round assignments: the next one to vote, blind"),
     ]
 
     def __init__(self) -> None:
@@ -244,6 +248,15 @@ every action (and *go to problem …*).
     def action_new_problem(self) -> None:
         ask_new_problem(self.app)
 
+    def action_my_votes(self) -> None:
+        queue = rounds.my_queue(self.app.store, self.app.actor)
+        if not queue:
+            self.notify(f"No label assignments for {self.app.actor} (curator labels assign)",
+                        timeout=4)
+            return
+        todo = next((item for item in queue if not item["done"]), queue[0])
+        self.post_message(OpenProblem(todo["problem_id"], tab="labels"))
+
     def action_reload(self) -> None:
         self.reload()
         self.notify("Reloaded from the database", timeout=2)
@@ -254,6 +267,8 @@ every action (and *go to problem …*).
             pid = table.current["id"]
             yield (f"Open {pid}", "Open the highlighted problem",
                    lambda: self.post_message(OpenProblem(pid)))
+        yield ("My votes", "The next problem a label round gave you to vote",
+               self.action_my_votes)
         for column in table.COLUMNS:
             yield (f"Sort by {column.label}", "Sort the problems table",
                    lambda key=column.key: table.sort_by(key, reverse=False))

@@ -37,6 +37,7 @@ from curator.review import annotations as review_annotations
 from curator.tui.messages import DataChanged, ShowError, run_guarded
 from curator.tui.screens.dialogs import ChoiceModal, InputModal
 from curator.tui.widgets.nav_bar import NavBar
+from curator.tui.widgets.panel_agreement import PanelAgreement
 
 
 class ReviewScreen(Screen):
@@ -59,7 +60,9 @@ tests, then label it.
 - **Team**: everyone's progress, agreement (Krippendorff's α over items labelled twice,
   Cohen's κ per pair of annotators) and the items where annotators disagree, their labels
   side by side; **Enter** on one adjudicates it (take one annotator's label as final).
-  **a** assigns the unassigned items to annotators, a share of them to two.
+  **a** assigns the unassigned items to annotators, a share of them to two. Below
+  failure review's figures, the same agreement for the other panels: problem label
+  rounds (α and κ per dimension, votes done) and candidate relevance votes.
 - **c**: the sample is actually correct; **d**: the benchmark item is defective.
 - **n** / **p** next / previous item, **]** next item you have not labelled,
   **ctrl+z** undoes your last label (it jumps to that item). **Escape** leaves the reason
@@ -134,6 +137,7 @@ Your position and progress stay in the line at the top.
                 yield Markdown("", id="review-prompt-md")
             with TabPane("Team", id="review-team"):
                 yield Static("", id="team-summary", markup=False)
+                yield PanelAgreement("", id="team-panels", markup=False)
                 with Horizontal(id="team-split"):
                     table = DataTable(id="team-disagreements", cursor_type="row")
                     table.border_title = "Disagreements (Enter adjudicates)"
@@ -432,6 +436,7 @@ Your position and progress stay in the line at the top.
         lines.append(" · ".join(progress) or "nobody has labelled or been assigned yet "
                      "(a assigns)")
         self.query_one("#team-summary", Static).update("\n".join(lines))
+        self.query_one(PanelAgreement).show(self.app.store, self.app.workspace)
         table = self.query_one("#team-disagreements", DataTable)
         if not table.columns:
             table.add_columns("sample", "problem", "final")
