@@ -24,7 +24,7 @@ import math
 import re
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,30 +36,17 @@ INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1     # what SQLite stores as an INTE
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+_POSITIVE = {"min": 1, "max": INT_MAX}   # what curator.config holds a [limits] key to
+
+
 @dataclass(frozen=True)
 class Limits:
-    file_bytes: int = 256 * MiB
-    archive_total_bytes: int = 512 * MiB
-    archive_member_bytes: int = 128 * MiB
-    depth: int = 64
+    """The [limits] table of curator.toml (curator.config reads it; these are the defaults)."""
 
-    @classmethod
-    def from_config(cls, config: dict | None) -> Limits:
-        """The [limits] table of curator.toml over the defaults (validated)."""
-        table = (config or {}).get("limits") or {}
-        if not isinstance(table, dict):
-            raise CuratorError("curator.toml: [limits] must be a table")
-        known = {f.name for f in fields(cls)}
-        values = {}
-        for key, value in table.items():
-            if key not in known:
-                raise CuratorError(f"curator.toml: unknown [limits] key {key!r} "
-                                   f"(known: {', '.join(sorted(known))})")
-            if isinstance(value, bool) or not isinstance(value, int) or \
-                    not 0 < value <= INT_MAX:
-                raise CuratorError(f"curator.toml: [limits] {key} must be a positive integer")
-            values[key] = value
-        return cls(**values)
+    file_bytes: int = field(default=256 * MiB, metadata=_POSITIVE)
+    archive_total_bytes: int = field(default=512 * MiB, metadata=_POSITIVE)
+    archive_member_bytes: int = field(default=128 * MiB, metadata=_POSITIVE)
+    depth: int = field(default=64, metadata=_POSITIVE)
 
 
 DEFAULT = Limits()

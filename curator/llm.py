@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 
 import openai
 
+from curator.config import Config, LlmConfig
 from curator.errors import CuratorError
 from curator.progress import CancelCheck
 
-DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_KEY_ENV = LlmConfig().api_key_env
 RETRY_STATUSES = {408, 409, 425, 429}
 # The library insists on a key; a local server needs none, so a placeholder is set and the
 # Authorization header is left out of every request.
@@ -165,18 +166,12 @@ class EndpointSettings:
     max_retries: int = 5
 
     @classmethod
-    def from_config(cls, config: dict) -> EndpointSettings:
-        table = (config or {}).get("llm") or {}
-        if not isinstance(table, dict):
-            raise LLMError("curator.toml: [llm] must be a table")
-        try:
-            return cls(base_url=table.get("base_url") or None, model=table.get("model") or None,
-                       api_key_env=str(table.get("api_key_env") or DEFAULT_KEY_ENV),
-                       timeout_s=float(table.get("timeout_s", 120.0)),
-                       max_retries=int(table.get("max_retries", 5)))
-        except (TypeError, ValueError):
-            raise LLMError("curator.toml: [llm] timeout_s and max_retries must be "
-                           "numbers") from None
+    def from_config(cls, config: Config) -> EndpointSettings:
+        """From the [llm] table (curator.config checked its types when it read it)."""
+        table = config.llm
+        return cls(base_url=table.base_url or None, model=table.model or None,
+                   api_key_env=table.api_key_env or DEFAULT_KEY_ENV,
+                   timeout_s=table.timeout_s, max_retries=table.max_retries)
 
     def client(self, base_url: str | None = None, api_key_env: str | None = None
                ) -> ChatClient | None:

@@ -7,22 +7,26 @@ functions are re-exported here, so `runs.record` and `runs.latest` keep working)
 
 from __future__ import annotations
 
+import ast
+import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from curator.config import ExecutionConfig
 from curator.errors import CuratorError
-from curator.execution import verdict
+from curator.execution import trust, verdict
 from curator.execution.engine import Engine, default_workers, resolve_backend
 from curator.execution.job import Job, Limits, RunResult
 from curator.problem import Problem
-from curator.progress import CancelCheck, Progress
+from curator.progress import CancelCheck, Progress, checkpoint
 from curator.repos import checkout, environments
-from curator.store import Store
+from curator.store import Store, now
 from curator.store import problems as problem_store
 from curator.store.runs import (  # noqa: F401  (re-exported: the runs API in one place)
     SOLUTION_KINDS,
+    add_excluded,
     baseline,
     baseline_row,
     excluded,
@@ -33,22 +37,26 @@ from curator.store.runs import (  # noqa: F401  (re-exported: the runs API in on
     recorded,
     reference_passes,
     reference_time,
+    remove_excluded,
     solution_hash,
 )
 from curator.workspace import Workspace
 
 # Ray nodes build or reuse a repo-backed job's checkout and environment with this.
 REPO_PREPARING = {"repo_preparer": "curator.repos.environments:materialize"}
-DEFAULT_TIMEOUT_S = 60.0      # when the reference has never been timed on this machine
+# A reference never timed on this machine gets a generous first limit (a repository's
+# first run imports its framework and may run many tests); after one passing run, the
+# limit is the measured time rule below.
+FIRST_TIMEOUT_S = 900.0
+DEFAULT_TIMEOUT_S = FIRST_TIMEOUT_S
 TIMEOUT_FLOOR_S = 10.0
 TIMEOUT_FACTOR = 10.0
 
 
 
-def settings(workspace: Workspace | None) -> dict:
+def settings(workspace: Workspace | None) -> ExecutionConfig:
     """The [execution] table of curator.toml."""
-    config = (workspace.config if workspace is not None else {}) or {}
-    return dict(config.get("execution") or {})
+    return workspace.config.execution if workspace is not None else ExecutionConfig()
 
 
 # -- limits ------------------------------------------------------------------------------
@@ -59,20 +67,21 @@ def default_limits(store: Store, workspace: Workspace | None, problem: Problem,
     """Limits from [execution]; the timeout is max(floor, factor x reference time).
 
     A fixed limit fails correct solutions on slow machines, so it scales with the
-    reference's own measured time; DEFAULT_TIMEOUT_S until the reference has been timed.
+    reference's own measured time; until the reference has been timed, the generous
+    first limit ([execution] first_timeout_s, FIRST_TIMEOUT_S).
     """
     conf = settings(workspace)
-    limits = Limits(**{k: conf[k] for k in ("memory_mb", "processes", "file_mb",
-                                            "open_files", "output_kb") if k in conf})
+    limits = Limits(**conf.run_limits())
     if timeout is not None:
         limits.timeout_s = float(timeout)
         return limits
     measured = reference_time(store, problem.id)
     if measured is None:
-        limits.timeout_s = float(conf.get("timeout_s", DEFAULT_TIMEOUT_S))
+        first = conf.first_timeout_s if conf.first_timeout_s is not None else conf.timeout_s
+        limits.timeout_s = FIRST_TIMEOUT_S if first is None else first
     else:
-        floor = float(conf.get("timeout_floor_s", TIMEOUT_FLOOR_S))
-        factor = float(conf.get("timeout_factor", TIMEOUT_FACTOR))
+        floor = TIMEOUT_FLOOR_S if conf.timeout_floor_s is None else conf.timeout_floor_s
+        factor = TIMEOUT_FACTOR if conf.timeout_factor is None else conf.timeout_factor
         limits.timeout_s = round(max(floor, factor * measured), 3)
     return limits
 
@@ -106,9 +115,9 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
     # What a cluster node needs to rebuild the checkout and environment itself.
     if source.get("repo") and source.get("commit"):
         job.repo = environments.portable_spec(store, source["repo"], source["commit"], python)
-    job.node_ids = list(problem.test_node_ids)
-    job.deselect = [row["node_id"] for row in excluded(store, problem.id)
-                    if row["node_id"] not in job.node_ids]
+    left_out = [row["node_id"] for row in excluded(store, problem.id)]
+    job.node_ids = [n for n in problem.test_node_ids if n not in left_out]
+    job.deselect = [n for n in left_out if n not in problem.test_node_ids]
     job.tests = None
     return job
 
@@ -154,14 +163,17 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
                  workers: int | None = None, timeout: float | None = None, repeat: int = 1,
                  progress: Progress | None = None, cancelled: CancelCheck | None = None,
                  engine: Engine | None = None, backend: str | None = None,
-                 address: str | None = None, resume: bool = False) -> RunReport:
+                 address: str | None = None, resume: bool = False,
+                 allow_weak: bool | None = None) -> RunReport:
     """Run the reference solutions of these problems (all when ids is None), `repeat`
     times each, record every run, and flag problems whose outcomes differ as flaky.
 
     backend/address: "local" or "ray" (default: [execution] backend/address). resume: only
     top up to `repeat` runs per problem, counting the runs the current reference already
     has (same solution text, outcome other than infra), so an interrupted run can be
-    finished by running the same command with resume."""
+    finished by running the same command with resume. allow_weak: consent to run mined
+    or imported problems (untrusted code) under weak isolation (default: [execution]
+    allow_weak); without it they raise WeakIsolationRefused before anything runs."""
     problems = ([problem_store.get(store, pid) for pid in ids] if ids is not None
                 else problem_store.all_problems(store))
     jobs, hashes = [], {}
@@ -180,15 +192,20 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
     own = engine is None
     if own:
         backend, address = resolve_backend(conf, backend, address)
-        engine = Engine(workers=min(workers or conf.get("workers") or _cpus(),
+        engine = Engine(workers=min(workers or conf.workers or _cpus(),
                                     max(1, len(jobs))) if backend == "local"
-                        else workers or conf.get("workers"),
-                        preload=conf.get("preload", ()), isolation=conf.get("isolation", "auto"),
+                        else workers or conf.workers,
+                        preload=conf.preload, isolation=conf.isolation,
                         hide=[str(workspace.root)], backend=backend, address=address,
                         extra=dict(REPO_PREPARING))
     try:
+        wanted = {job.problem_id for job in jobs}
+        trust.check(engine.isolation, untrusted([p for p in problems if p.id in wanted]),
+                    trust.allowed(conf, allow_weak))
         report = RunReport(isolation=engine.isolation, skipped=skipped)
-        for result in engine.run(jobs, progress=progress, cancelled=cancelled):
+        progress, tests = per_test(progress)
+        for result in engine.run(jobs, progress=progress, cancelled=cancelled,
+                                 test_progress=tests):
             run_id = record(store, result, "reference", hashes[result.job_id])
             report.runs.append(_run_json(run_id, result))
         report.cluster = engine.info().get("cluster") or {}
@@ -207,7 +224,7 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
 
 def run_edited(store: Store, workspace: Workspace, problem: Problem,
                progress: Progress | None = None, cancelled: CancelCheck | None = None,
-               engine: Engine | None = None) -> RunReport:
+               engine: Engine | None = None, allow_weak: bool | None = None) -> RunReport:
     """Run a problem as edited on screen, not as saved: its solution against its tests.
 
     When nothing that runs differs from the saved problem this is an ordinary reference
@@ -217,17 +234,20 @@ def run_edited(store: Store, workspace: Workspace, problem: Problem,
     if (saved.solution, saved.tests, saved.entry_point, saved.kind) == (
             problem.solution, problem.tests, problem.entry_point, problem.kind):
         return run_problems(store, workspace, [problem.id], workers=1, progress=progress,
-                            cancelled=cancelled, engine=engine)
+                            cancelled=cancelled, engine=engine, allow_weak=allow_weak)
     job = job_for(store, workspace, problem, problem.solution, "reference",
                   default_limits(store, workspace, saved))
     own = engine is None
+    conf = settings(workspace)
     if own:
-        conf = settings(workspace)
-        engine = Engine(workers=1, preload=conf.get("preload", ()),
-                        isolation=conf.get("isolation", "auto"), hide=[str(workspace.root)])
+        engine = Engine(workers=1, preload=conf.preload, isolation=conf.isolation,
+                        hide=[str(workspace.root)])
     try:
+        trust.check(engine.isolation, untrusted([saved]), trust.allowed(conf, allow_weak))
         report = RunReport(isolation=engine.isolation)
-        for result in engine.run([job], progress=progress, cancelled=cancelled):
+        progress, tests = per_test(progress)
+        for result in engine.run([job], progress=progress, cancelled=cancelled,
+                                 test_progress=tests):
             run_id = record(store, result, "reference", solution_hash(problem.solution),
                             unsaved=True)
             report.runs.append({**_run_json(run_id, result), "unsaved": True})
@@ -236,6 +256,31 @@ def run_edited(store: Store, workspace: Workspace, problem: Problem,
             engine.close()
     report.cancelled = not report.runs
     return report
+
+
+def untrusted(problems: Iterable[Problem]) -> list[str]:
+    """Ids of the problems whose reference run executes code nobody here wrote (mined or
+    imported from a repository): under weak isolation they need consent."""
+    return [p.id for p in problems if trust.untrusted_reference(p)]
+
+
+def per_test(progress: Progress | None):
+    """(progress, test_progress) for Engine.run: the label of `progress` also says which
+    test of a run finished last and how many are done ("p1: test 3/22 tests/t.py::x"),
+    so a long first run shows it is moving (the CLI's bar, the app's run status)."""
+    if progress is None:
+        return None, None
+    state = {"done": 0, "total": 0}
+
+    def jobs(done: int, total: int, label: str) -> None:
+        state["done"], state["total"] = done, total
+        progress(done, total, label)
+
+    def tests(problem_id: str, test_id: str, done: int, collected: int | None) -> None:
+        of = f"/{collected}" if collected else ""
+        progress(state["done"], state["total"], f"{problem_id}: test {done}{of} {test_id}")
+
+    return jobs, tests
 
 
 def _cpus() -> int:
@@ -249,3 +294,237 @@ def _run_json(run_id: int, result: RunResult) -> dict:
             "not_counted": verdict.not_counted(result.tests),
             "reason": result.reason, "timeout_s": result.timeout_s, "env": result.env,
             "job_id": result.job_id, "evidence": result.evidence}
+
+
+# -- reference triage ----------------------------------------------------------------------
+
+TRIAGE_RUNS = 3
+CAUSES = ("needs_gpu", "needs_network", "flaky", "fails_upstream")
+OK_OUTCOMES = ("passed", "skipped", "xfailed", "xpassed", "deselected")
+# What a failing test's message says about why it cannot pass on this machine.
+_GPU = re.compile(r"\bCUDA\b|\bcuda\b|NVIDIA|\bnvml\b|cudnn|\bGPU\b|\bgpus?\b|"
+                  r"Torch not compiled with CUDA", re.IGNORECASE)
+_NETWORK = re.compile(
+    r"ConnectionError|Max retries exceeded|Couldn't reach|couldn't connect|"
+    r"Temporary failure in name resolution|Name or service not known|Network is unreachable|"
+    r"urlopen error|Failed to establish a new connection|Could not resolve host|"
+    r"getaddrinfo|gaierror|nodename nor servname|Connection refused|ConnectTimeout|"
+    r"ReadTimeout|OfflineModeIsEnabled|LocalEntryNotFoundError|HTTP Error|HTTPError|"
+    r"URLError|SSLError|RemoteDisconnected|No route to host|huggingface\.co|"
+    r"socket\.timeout|timed out while connecting", re.IGNORECASE)
+
+
+def failure_cause(messages: list[str]) -> str:
+    """needs_gpu, needs_network or fails_upstream for a test that failed in every run."""
+    text = "\n".join(m for m in messages if m)
+    if _GPU.search(text):
+        return "needs_gpu"
+    if _NETWORK.search(text):
+        return "needs_network"
+    return "fails_upstream"
+
+
+def is_triage_exclusion(reason: str) -> bool:
+    return reason.split(":", 1)[0].strip() in CAUSES
+
+
+@dataclass
+class TriageResult:
+    problem_id: str
+    green: bool
+    reason: str = ""
+    causes: dict[str, str] = field(default_factory=dict)   # {node id: cause}
+    runs: int = 0
+    skipped: bool = False                                  # resumed: triaged before
+
+    def to_json(self) -> dict:
+        return {"id": self.problem_id, "green": self.green, "reason": self.reason,
+                "causes": dict(sorted(self.causes.items())), "runs": self.runs}
+
+
+def stub_of(solution: str, entry_point: str) -> str | None:
+    """The solution with the entry point's body replaced by `raise NotImplementedError`
+    (None when it cannot be made): the remaining tests must fail it."""
+    try:
+        tree = ast.parse(solution)
+    except SyntaxError:
+        return None
+    name = entry_point.rpartition(".")[2]
+    nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and n.name == name]
+    if not nodes:
+        return None
+    node = nodes[0]
+    lines = solution.splitlines(keepends=True)
+    first = node.body[0]
+    if first.lineno == node.lineno:   # `def f(): return 1` on one line
+        return None
+    indent = " " * first.col_offset
+    head = lines[:first.lineno - 1]
+    tail = lines[node.end_lineno:]
+    return "".join(head) + f"{indent}raise NotImplementedError\n" + "".join(tail)
+
+
+def _engine_for(workspace: Workspace, jobs: int) -> Engine:
+    conf = settings(workspace)
+    return Engine(workers=min(conf.workers or _cpus(), max(1, jobs)),
+                  preload=conf.preload, isolation=conf.isolation,
+                  hide=[str(workspace.root)], extra=dict(REPO_PREPARING))
+
+
+def _missing_paths(store: Store, workspace: Workspace, problem: Problem) -> list[str]:
+    """Paths the problem's checkout lacks (git objects absent from the clone)."""
+    source = problem.source or {}
+    if not source.get("repo") or not source.get("commit"):
+        return []
+    return checkout.missing_paths(workspace, source["repo"], source["commit"], store)
+
+
+def triage(store: Store, workspace: Workspace, ids: Iterable[str], runs: int = TRIAGE_RUNS,
+           progress: Progress | None = None, cancelled: CancelCheck | None = None,
+           engine: Engine | None = None, resume: bool = True, stub: bool = True,
+           test_progress=None, keep: set[str] | frozenset[str] = frozenset()
+           ) -> list[TriageResult]:
+    """Establish the baseline of each problem's reference: run it `runs` times; every test
+    that fails gets a cause (needs_gpu, needs_network, flaky: differs across the runs,
+    fails_upstream: fails every time for another reason) and is excluded from the problem
+    with that cause as the reason (the record `candidates accept --exclude` writes); the
+    problem is green when its remaining tests pass (one more run, which stores the
+    baseline) and a stub of the function fails at least one of them. A problem with no
+    test left is not green, with the reason.
+
+    resume: a problem already triaged with its current reference is not run again.
+    keep: node ids whose exclusion stays (a recipe's); an earlier triage's other
+    exclusions are dropped first, so each triage sees every test."""
+    from curator.store import triage as triage_store
+
+    results: list[TriageResult] = []
+    ids = list(ids)
+    own = engine is None
+    if own:
+        engine = _engine_for(workspace, runs)
+    try:
+        for index, pid in enumerate(ids):
+            checkpoint(cancelled, "triage")
+            problem = problem_store.get(store, pid)
+            hash_ = solution_hash(problem.solution)
+            before = triage_store.get(store, pid)
+            if resume and before is not None and before["solution_hash"] == hash_:
+                results.append(TriageResult(pid, before["green"], before["reason"],
+                                            before["causes"], before["runs"], skipped=True))
+                continue
+            if progress:
+                progress(index, len(ids), f"{pid}: {runs} runs")
+            result = _triage_one(store, workspace, problem, runs, engine, cancelled, stub,
+                                 test_progress, keep)
+            if result is None:   # cancelled
+                break
+            if not result.reason.startswith("infra"):
+                triage_store.save(store, pid, hash_, result.green, result.reason,
+                                  result.causes, result.runs)
+            results.append(result)
+        if progress:
+            progress(len(ids), len(ids), "triaged")
+    finally:
+        if own:
+            engine.close()
+    return results
+
+
+def _run_jobs(store: Store, engine: Engine, jobs: list[Job], hash_: str,
+              cancelled: CancelCheck | None, test_progress, record_runs: bool = True
+              ) -> list[RunResult]:
+    out = []
+    for result in engine.run(jobs, cancelled=cancelled, test_progress=test_progress):
+        if record_runs:
+            record(store, result, "reference", hash_)
+        out.append(result)
+    return out
+
+
+def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
+                engine: Engine, cancelled: CancelCheck | None, stub: bool,
+                test_progress, keep=frozenset()) -> TriageResult | None:
+    hash_ = solution_hash(problem.solution)
+    stamp = now()
+    with store.transaction():   # an earlier triage's exclusions go; people's stay
+        for row in excluded(store, problem.id):
+            if is_triage_exclusion(row["reason"]) and row["node_id"] not in keep:
+                remove_excluded(store, problem.id, row["node_id"])
+    limits = default_limits(store, workspace, problem)
+    jobs = [job_for(store, workspace, problem, problem.solution, "reference", limits)
+            for _ in range(max(1, runs))]
+    results = _run_jobs(store, engine, jobs, hash_, cancelled, test_progress)
+    if len(results) < len(jobs):
+        return None
+    done = len(results)
+    infra = [r for r in results if r.outcome == "infra"]
+    if infra:
+        return TriageResult(problem.id, False, f"infra: {infra[0].reason}", runs=done)
+    if all(r.outcome == "passed" for r in results):
+        return _stub_check(store, workspace, problem, engine, cancelled,
+                           TriageResult(problem.id, True, runs=done), stub)
+    per_test: dict[str, list[dict]] = {}
+    for result in results:
+        for test in result.tests:
+            per_test.setdefault(test["id"], []).append(test)
+    failing = {tid: tests for tid, tests in per_test.items()
+               if any(t["outcome"] not in OK_OUTCOMES for t in tests)}
+    if not failing:
+        bad = next(r for r in results if r.outcome != "passed")
+        return TriageResult(problem.id, False, f"{bad.outcome}: {bad.reason}", runs=done)
+    missing = _missing_paths(store, workspace, problem)
+    causes, reasons = {}, {}
+    for tid, tests in sorted(failing.items()):
+        messages = [t.get("message", "") for t in tests if t["outcome"] not in OK_OUTCOMES]
+        if len(tests) < done or any(t["outcome"] in OK_OUTCOMES for t in tests):
+            cause = "flaky"
+            detail = f"failed {len(messages)} of {done} runs: {messages[0]}"
+        else:
+            cause = failure_cause(messages)
+            detail = messages[0] if messages else "failed"
+            needs = [p for p in missing if p in "\n".join(messages) or
+                     p.rpartition("/")[2] in "\n".join(messages)]
+            if needs and cause == "fails_upstream":
+                detail = f"needs {needs[0]}, missing from the clone (git object absent)"
+        causes[tid] = cause
+        reasons[tid] = f"{cause}: {detail}"[:500]
+    with store.transaction():
+        for tid, reason in reasons.items():
+            add_excluded(store, problem.id, tid, reason, stamp)
+    kept = [tid for tid, tests in per_test.items() if tid not in failing and
+            any(t["outcome"] == "passed" for t in tests)]
+    if not kept:
+        tally = Counter(causes.values())
+        return TriageResult(problem.id, False, "no test left: " + ", ".join(
+            f"{n} {c}" for c, n in sorted(tally.items())), causes, done)
+    confirm = job_for(store, workspace, problem, problem.solution, "reference", limits)
+    (last,) = _run_jobs(store, engine, [confirm], hash_, cancelled, test_progress) or [None]
+    if last is None:
+        return None
+    done += 1
+    if last.outcome != "passed":
+        return TriageResult(problem.id, False, f"{last.outcome} with the failing tests "
+                            f"excluded: {last.reason}", causes, done)
+    return _stub_check(store, workspace, problem, engine, cancelled,
+                       TriageResult(problem.id, True, causes=causes, runs=done), stub)
+
+
+def _stub_check(store: Store, workspace: Workspace, problem: Problem, engine: Engine,
+                cancelled: CancelCheck | None, result: TriageResult,
+                enabled: bool) -> TriageResult:
+    if not enabled:
+        return result
+    text = stub_of(problem.solution, problem.entry_point)
+    if text is None:
+        return result
+    job = job_for(store, workspace, problem, text, "sample")
+    (run,) = list(engine.run([job], cancelled=cancelled)) or [None]
+    if run is None:
+        return result
+    result.runs += 1
+    if run.outcome == "passed":
+        result.green = False
+        result.reason = (f"the remaining tests pass with a stub of {problem.entry_point}: "
+                         "they do not exercise it")
+    return result

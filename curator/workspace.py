@@ -7,17 +7,23 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curator.errors import CuratorError, WorkspaceError
-from curator.limits import Limits, loads_toml, read_text
+from curator import config as config_file
+from curator.config import Config
+from curator.errors import WorkspaceError
+from curator.limits import Limits
 
-CONFIG_NAME = "curator.toml"
+CONFIG_NAME = config_file.NAME
 
 
 @dataclass
 class Workspace:
     root: Path
     db_path: Path
-    config: dict = field(default_factory=dict)
+    config: Config = field(default_factory=Config)   # curator.toml, typed
+
+    def __post_init__(self) -> None:
+        if isinstance(self.config, dict):   # parsed TOML, as tests and tools write it
+            self.config = config_file.from_dict(self.config)
 
     @property
     def problems_dir(self) -> Path:
@@ -34,7 +40,7 @@ class Workspace:
     @property
     def limits(self) -> Limits:
         """The input limits: curator.toml's [limits] over the defaults."""
-        return Limits.from_config(self.config)
+        return self.config.limits
 
 
 def discover(workspace: str | os.PathLike | None = None,
@@ -67,24 +73,9 @@ def discover(workspace: str | os.PathLike | None = None,
     return Workspace(root=root, db_path=db_path, config=load_config(root))
 
 
-def load_config(root: Path) -> dict:
-    path = root / CONFIG_NAME
-    if not path.exists():
-        return {}
-    try:
-        config = loads_toml(read_text(path, 1 << 20))
-    except CuratorError as exc:
-        raise WorkspaceError(str(exc)) from None
-    except ValueError as exc:
-        raise WorkspaceError(f"{path}: invalid config: {exc}") from None
-    bad = sorted(k for k, v in config.items() if not isinstance(v, dict))
-    if bad:
-        raise WorkspaceError(f"{path}: invalid config: {', '.join(bad)} must be a [table]")
-    try:
-        Limits.from_config(config)
-    except CuratorError as exc:
-        raise WorkspaceError(f"{path}: {str(exc).removeprefix('curator.toml: ')}") from None
-    return config
+def load_config(root: Path) -> Config:
+    """The workspace's curator.toml (ConfigError, a WorkspaceError, when unusable)."""
+    return config_file.load(root / CONFIG_NAME)
 
 
 def init(root: str | os.PathLike) -> Workspace:

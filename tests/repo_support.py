@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +17,7 @@ from mining_support import commit, git, write
 from curator import workspace as workspace_mod
 from curator.cli import main
 from curator.execution import sandbox
+from curator.repos import uv
 from curator.store import Store
 from curator.store import candidates as candidate_store
 
@@ -31,9 +36,13 @@ def make_repo(root: Path, files: dict[str, str]) -> Path:
 
 def mine_and_accept(tmp_path: Path, upstream: Path, qualname: str, problem_id: str,
                     isolation: str = "strong", exclude: list[str] | None = None):
-    """A workspace (runs in `isolation`) with upstream mined and `qualname` accepted."""
+    """A workspace (runs in `isolation`) with upstream mined and `qualname` accepted.
+
+    Weak isolation also says `allow_weak = true`: mined code is untrusted, and without
+    that consent its runs are refused."""
     ws = workspace_mod.init(tmp_path / "ws")
-    (ws.root / "curator.toml").write_text(f'[execution]\nisolation = "{isolation}"\n',
+    consent = "allow_weak = true\n" if isolation == "weak" else ""
+    (ws.root / "curator.toml").write_text(f'[execution]\nisolation = "{isolation}"\n{consent}',
                                           encoding="utf-8")
     runner = CliRunner()
     base = ["--workspace", str(ws.root)]
@@ -72,3 +81,53 @@ def run_json(base: list[str], *ids: str) -> tuple[int, dict]:
         return out.exit_code, json.loads(out.stdout)
     except ValueError:
         raise AssertionError(out.output) from None
+
+
+def wheel(folder: Path, name: str, version: str, files: dict[str, str],
+           requires: list[str] = ()) -> Path:
+    """A minimal pure-Python wheel, built by hand."""
+    dist = f"{name}-{version}.dist-info"
+    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(
+        f"Requires-Dist: {r}\n" for r in requires)
+    entries = {**files, f"{dist}/METADATA": meta,
+               f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+                                "Tag: py3-none-any\n"}
+    record = []
+    for path, text in entries.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest())
+        record.append(f"{path},sha256={digest.rstrip(b'=').decode()},{len(text.encode())}")
+    record.append(f"{dist}/RECORD,,")
+    entries[f"{dist}/RECORD"] = "\n".join(record) + "\n"
+    target = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(target, "w") as archive:
+        for path, text in entries.items():
+            archive.writestr(path, text)
+    return target
+
+
+@pytest.fixture
+def offline_index(tmp_path, monkeypatch):
+    """pip configured as on this machine (its local indexes and find-links) plus a folder
+    of wheels this test builds; uv offline, so nothing reaches the network."""
+    machine = uv.pip_options()
+    local = [u for u in [machine.index_url, *machine.extra_index_urls] if u and
+             u.startswith("file:")]
+    if not (machine.find_links and local):
+        if os.environ.get("CI"):
+            pytest.fail("pip has no local index or find-links configured on this machine")
+        pytest.skip("pip has no local index or find-links configured here")
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    wheel(wheels, "tinyunits", "1.2.0", {"tinyunits/__init__.py": "CM_PER_INCH = 2.54\n"})
+    wheel(wheels, "tinycheck", "0.3.0",
+           {"tinycheck/__init__.py": "def close(a, b):\n    return abs(a - b) < 1e-9\n"})
+    config = tmp_path / "pip.conf"
+    config.write_text("[global]\nindex-url = " + local[0] + "\n" +
+                      ("extra-index-url = " + " ".join(local[1:]) + "\n" if local[1:] else "") +
+                      "find-links = " + " ".join([*machine.find_links, str(wheels)]) + "\n" +
+                      "".join(f"constraint = {c}\n" for c in machine.constraints[:1]))
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(config))
+    for name in ("PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("UV_OFFLINE", "1")
+    return wheels

@@ -12,47 +12,14 @@ import pytest
 import curator
 
 
-def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-    for root in sorted(graph.modules):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = len(index)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(
-                        graph.find_modules_directly_imported_by(child)))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    found.append(sorted(component))
+def _cycles(graph: grimp.ImportGraph) -> list[tuple[str, ...]]:
+    """One import chain back to its start for every import that is part of a cycle."""
+    found = []
+    for importer in sorted(graph.modules):
+        for imported in sorted(graph.find_modules_directly_imported_by(importer)):
+            back = graph.find_shortest_chain(importer=imported, imported=importer)
+            if back is not None:
+                found.append((importer, *back))
     return found
 
 
@@ -73,7 +40,9 @@ def test_the_cycle_finder_finds_a_cycle():
     graph.add_import(importer="pkg.b", imported="pkg.c")
     graph.add_import(importer="pkg.c", imported="pkg.a")
     graph.add_import(importer="pkg.c", imported="pkg.d")
-    assert _cycles(graph) == [["pkg.a", "pkg.b", "pkg.c"]]
+    assert _cycles(graph) == [("pkg.a", "pkg.b", "pkg.c", "pkg.a"),
+                              ("pkg.b", "pkg.c", "pkg.a", "pkg.b"),
+                              ("pkg.c", "pkg.a", "pkg.b", "pkg.c")]
 
 
 def test_every_module_is_in_the_graph(graph):

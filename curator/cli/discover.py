@@ -24,8 +24,9 @@ from curator.repos import discover as discovery
 @click.option("--language", help="Main language, e.g. Python.")
 @click.option("--limit", type=click.IntRange(min=1, max=discovery.SEARCH_CAP), default=50,
               show_default=True, help="Repositories to list (most stars first).")
-@click.option("--api-url", default=discovery.GITHUB_API, show_default=True,
-              help="GitHub's REST API root (a GitHub Enterprise server's /api/v3).")
+@click.option("--api-url", help="GitHub's REST API root (default: curator.toml [discover] "
+                                "api_url, else https://api.github.com; a GitHub Enterprise "
+                                "server's /api/v3).")
 @click.option("--no-tests-check", "check_tests", flag_value=False, default=True,
               help="Skip the per-repository test lookup (saves requests).")
 @click.option("--mine", "queue", is_flag=True,
@@ -41,6 +42,7 @@ def discover_cmd(ctx: CliContext, topics: tuple[str, ...], min_stars: int | None
     GITHUB_TOKEN is sent when set; without it the anonymous rate limit applies (60
     requests an hour), which the output reports.
     """
+    api_url = api_url or ctx.workspace.config.discover.api_url
     with progress_bar("discovering", enabled=not as_json) as bar:
         report = discovery.discover(list(topics), min_stars, language, limit, api_url,
                                     check_tests=check_tests, progress=bar)

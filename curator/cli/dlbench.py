@@ -5,18 +5,20 @@ aliases that say where the command now lives)."""
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 
 import click
 
 from curator.cli.context import (
     CliContext,
+    interruptible,
     json_option,
     pass_ctx,
     print_errors,
     print_json,
     progress_bar,
 )
-from curator.dlbench import importer, taxonomy_data
+from curator.dlbench import importer, rebuild, taxonomy_data
 from curator.dlbench import resolve as resolve_mod
 from curator.errors import CuratorError
 from curator.limits import one_line
@@ -60,6 +62,63 @@ def resolve_cmd(ctx: CliContext, repos: tuple[str, ...], as_of: str | None,
         click.echo(f"unresolved {item['id']}: {item['reason']}", err=True)
     click.echo(f"resolved {len(report.resolved)} problem(s), {len(report.unresolved)} "
                "unresolved")
+
+
+@dlbench_group.command("rebuild")
+@click.option("--repo", "repos", multiple=True, metavar="NAME=SOURCE",
+              help="Register repository NAME from SOURCE (URL, local clone or bare mirror). "
+                   "Repeatable.")
+@click.option("--as-of", "as_of", metavar="DATE",
+              help="Pin each repository at its last commit before DATE (YYYY-MM-DD) and "
+                   "resolve its requirements as of that day.")
+@click.option("--only", "only", multiple=True, metavar="NAME",
+              help="Only this DL-Bench repository (repeatable; default: every registered "
+                   "one with imported problems).")
+@json_option
+@pass_ctx
+def rebuild_cmd(ctx: CliContext, repos: tuple[str, ...], as_of: str | None,
+                only: tuple[str, ...], as_json: bool) -> None:
+    """Resolve, build the environment of, and triage the references of every repository
+    with imported DL-Bench problems; resumes where it stopped."""
+    sources = resolve_mod.parse_assignments(repos, "--repo", "NAME=SOURCE")
+    if as_of:
+        as_of = resolve_mod.check_date(as_of)
+    with interruptible() as cancelled, repo_lines(enabled=not as_json) as note:
+        report = rebuild.rebuild(ctx.store, ctx.workspace, sources, as_of=as_of,
+                                 only=list(only), progress=note, cancelled=cancelled)
+    if as_json:
+        print_json(report.to_json())
+        return
+    for repo in report.repos:
+        causes = ", ".join(f"{n} {c}" for c, n in repo.triaged.items() if n) or "none"
+        click.echo(f"{repo.name}: {repo.resolved}/{repo.problems} resolved, env "
+                   f"{repo.env}, {repo.green} green; excluded tests: {causes}")
+        for item in repo.not_green:
+            click.echo(one_line(f"  not green {item['id']}: {item['reason']}"), err=True)
+    totals = report.to_json()["totals"]
+    click.echo(f"{totals['green']} green of {totals['resolved']} resolved of "
+               f"{totals['problems']} problem(s)")
+
+
+@contextmanager
+def repo_lines(enabled: bool = True):
+    """One progress line per repository on a terminal: what it is doing, N/M."""
+    if not enabled or not sys.stderr.isatty():
+        yield lambda name, what, done, total: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[label]}"), console=Console(stderr=True)) as bar:
+        tasks: dict[str, int] = {}
+
+        def update(name: str, what: str, done: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(name, total=None, label="")
+            bar.update(tasks[name], completed=done, total=total or None, label=what[:70])
+
+        yield update
 
 
 def _already(item: dict) -> bool:

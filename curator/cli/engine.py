@@ -23,6 +23,16 @@ from curator.repos import environments, importcheck
 from curator.store import problems as problem_store
 
 
+def allow_weak_option(func):
+    """--allow-weak: consent to run untrusted code (samples, mined or imported problems)
+    without the sandbox when isolation is weak."""
+    return click.option("--allow-weak", "allow_weak", is_flag=True, default=None,
+                        help="Run untrusted code (LLM samples, mined or imported problems) "
+                             "even when isolation is weak (no working bubblewrap); also "
+                             "[execution] allow_weak = true. References you wrote never "
+                             "need it.")(func)
+
+
 def backend_options(func):
     """--backend local|ray and --address, shared by `run` and `samples eval`."""
     func = click.option("--address", metavar="ADDR",
@@ -59,11 +69,12 @@ def cluster_line(cluster: dict) -> str:
               help="Only top up: count the runs each current reference already has (not "
                    "infra) towards --repeat, e.g. to finish an interrupted run.")
 @backend_options
+@allow_weak_option
 @json_option
 @pass_ctx
 def run_cmd(ctx: CliContext, ids: tuple[str, ...], run_all: bool, workers: int | None,
             timeout: float | None, repeat: int, resume: bool, backend: str | None,
-            address: str | None, as_json: bool) -> None:
+            address: str | None, allow_weak: bool | None, as_json: bool) -> None:
     """Run reference solutions against their tests and record each run."""
     if run_all and ids:
         raise click.UsageError("give problem ids or --all, not both")
@@ -76,7 +87,7 @@ def run_cmd(ctx: CliContext, ids: tuple[str, ...], run_all: bool, workers: int |
         report = runs.run_problems(ctx.store, ctx.workspace, list(ids) if ids else None,
                                    workers=workers, timeout=timeout, repeat=repeat,
                                    progress=bar, backend=backend, address=address,
-                                   resume=resume)
+                                   resume=resume, allow_weak=allow_weak)
     if as_json:
         print_json(report.to_json())
     else:
@@ -117,7 +128,7 @@ def doctor_cmd(ctx: CliContext, as_json: bool) -> None:
     """Report the isolation level runs get here and what is missing for the strong one."""
     requested = "auto"
     try:
-        requested = (ctx.workspace.config.get("execution") or {}).get("isolation", "auto")
+        requested = ctx.workspace.config.execution.isolation
     except CuratorError:
         pass  # doctor works outside a workspace too
     report = doctor.report(requested)
@@ -147,6 +158,8 @@ def _repo_envs(ctx: CliContext) -> list[dict]:
     out = []
     for row in environments.list_envs(store):
         ok, detail = importcheck.check_import(row)
+        if row.get("status") == "broken":   # the check made when it was built
+            ok, detail = False, row.get("reason") or "broken"
         out.append({"repo": row["repo_name"], "python": row["python"],
                     "commit": row["commit_sha"], "package": row["package"],
                     "packages": len(row["packages"]), "imports": ok, "detail": detail,

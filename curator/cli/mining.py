@@ -358,7 +358,10 @@ def repo_env(ctx: CliContext, repo: str, python: str | None, extras: tuple[str, 
              lock_file: str | None, rebuild: bool, as_json: bool) -> None:
     """Build (or reuse) an isolated environment for REPO at its pinned commit and run its
     tests with it: its declared runtime and test dependencies, pytest, the curator's torch
-    version, and the repository itself (from the pinned checkout, without dependencies)."""
+    version (and the companions built for it), and the repository itself (from the pinned
+    checkout, without dependencies). Reads the recipe repos/OWNER__NAME.toml (written
+    first when missing); the environment counts only when its framework and the
+    repository import in it."""
     lock = None
     if lock_file:
         lock = Path(lock_file).read_text(encoding="utf-8")
@@ -367,8 +370,21 @@ def repo_env(ctx: CliContext, repo: str, python: str | None, extras: tuple[str, 
                             extras=list(extras), lock=lock, progress=bar, force=rebuild)
     if as_json:
         print_json(report.to_json())
+        if not report.ok:
+            sys.exit(1)
         return
+    if report.recipe_written:
+        click.echo(f"recipe written: {report.recipe} (review it and commit it)")
+    for line in report.notes:
+        click.echo(f"note: {line}")
+    if report.missing:
+        shown = ", ".join(report.missing[:5]) + (" ..." if len(report.missing) > 5 else "")
+        click.echo(f"warning: {len(report.missing)} path(s) missing from the clone (their "
+                   f"git objects are absent): {shown}; the tests that need them fail",
+                   err=True)
     how = "reused" if report.reused else "built"
+    if not report.ok:
+        how = "reused (broken)" if report.reused else "set up but broken"
     click.echo(f"{report.repo}: environment {how} in {report.seconds:.1f} s at {report.path}")
     click.echo(f"python {report.python_version}: {report.python}")
     click.echo(f"{len(report.packages)} package(s): " + ", ".join(
@@ -378,6 +394,11 @@ def repo_env(ctx: CliContext, repo: str, python: str | None, extras: tuple[str, 
     if report.repo_installed:
         click.echo(f"warning: the repository itself was not installed ({report.repo_installed})"
                    "; runs still import it from the checkout", err=True)
+    if not report.ok:
+        click.echo(f"error: {report.repo}: the environment is not usable: {report.reason}; "
+                   f"fix the recipe {report.recipe} (overrides, python, build) and run "
+                   "`curator repo env` again", err=True)
+        sys.exit(1)
 
 
 COMMANDS = [mine_cmd, candidates_group, repo_group]

@@ -9,7 +9,7 @@ import click
 from curator.cli.context import CliContext, json_option, pass_ctx, print_json, progress_bar
 from curator.cli.dlbench import print_import
 from curator.errors import WorkspaceError
-from curator.limits import DEFAULT, Limits
+from curator.limits import DEFAULT
 from curator.release import bundle as bundle_mod
 from curator.release import diff as diff_mod
 from curator.release import gates, importing
@@ -84,7 +84,7 @@ def verify_cmd(ctx: CliContext, bundle: str, rerun: bool, workers: int, as_json:
     """Check a bundle (folder or .tar.gz) against its manifest and schema."""
     store = workspace = None
     try:
-        limits = Limits.from_config(ctx.workspace.config)
+        limits = ctx.workspace.limits
     except WorkspaceError:
         limits = DEFAULT  # verifying a bundle needs no workspace
     if rerun:

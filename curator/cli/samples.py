@@ -22,7 +22,7 @@ from curator.cli.context import (
     rich_table,
 )
 from curator.cli.dlbench import import_taxonomy
-from curator.cli.engine import backend_options, cluster_line
+from curator.cli.engine import allow_weak_option, backend_options, cluster_line
 from curator.errors import CuratorError
 from curator.evaluation import evaluate, generate
 from curator.evaluation import report as report_mod
@@ -76,17 +76,19 @@ def import_cmd(ctx: CliContext, files: tuple[str, ...], model: str | None,
                                             "from the reference's own time).")
 @click.option("--limit", type=click.IntRange(min=1), help="Evaluate at most this many samples.")
 @backend_options
+@allow_weak_option
 @json_option
 @pass_ctx
 def eval_cmd(ctx: CliContext, model: str | None, workers: int | None, timeout: float | None,
              limit: int | None, backend: str | None, address: str | None,
-             as_json: bool) -> None:
+             allow_weak: bool | None, as_json: bool) -> None:
     """Run every sample without an outcome through the engine (resumable)."""
     sample_store.check_models_exist(ctx.store, model)
     with progress_bar("evaluating", enabled=not as_json) as bar:
         report = evaluate.evaluate(ctx.store, ctx.workspace, model=model, workers=workers,
                                    timeout=timeout, limit=limit, progress=bar,
-                                   backend=backend, address=address)
+                                   backend=backend, address=address,
+                                   allow_weak=allow_weak)
     if as_json:
         print_json(report.to_json())
     else:

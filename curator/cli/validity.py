@@ -15,6 +15,7 @@ from curator.cli.context import (
     progress_bar,
     rich_table,
 )
+from curator.cli.engine import allow_weak_option
 from curator.store import problems as problem_store
 from curator.validity import repair
 from curator.validity.validate import DEFAULT_MUTANTS, DEFAULT_REPEAT, validate
@@ -39,11 +40,12 @@ def _share(value) -> str:
                    "and the stub).")
 @click.option("--apply", "do_apply", is_flag=True,
               help="Save the proposed node ids (implies --repair).")
+@allow_weak_option
 @json_option
 @pass_ctx
 def validate_cmd(ctx: CliContext, ids: tuple[str, ...], run_all: bool, mutants: int,
                  repeat: int, workers: int | None, do_repair: bool, do_apply: bool,
-                 as_json: bool) -> None:
+                 allow_weak: bool | None, as_json: bool) -> None:
     """Check that each problem's tests fail a stub of its entry point, that the reference
     is stable, and how many mutants of it the tests kill. Exit 1 when a problem's tests
     do not discriminate or its reference is flaky."""
@@ -57,7 +59,7 @@ def validate_cmd(ctx: CliContext, ids: tuple[str, ...], run_all: bool, mutants: 
     with interruptible() as stop, progress_bar("validating", enabled=not as_json) as bar:
         report = validate(ctx.store, ctx.workspace, list(ids) if ids else None,
                           mutants=mutants, repeat=repeat, workers=workers, progress=bar,
-                          cancelled=stop)
+                          cancelled=stop, allow_weak=allow_weak)
         proposals = []
         if (do_repair or do_apply) and not report.cancelled:
             wanted = [v.id for v in report.problems if v.non_exercising_tests]
@@ -65,7 +67,8 @@ def validate_cmd(ctx: CliContext, ids: tuple[str, ...], run_all: bool, mutants: 
             problems = [p for p in problems if p.test_node_ids is not None]
             with progress_bar("repairing", enabled=not as_json) as rbar:
                 proposals = repair.propose(ctx.store, ctx.workspace, problems,
-                                           workers=workers, progress=rbar, cancelled=stop)
+                                           workers=workers, progress=rbar, cancelled=stop,
+                                           allow_weak=allow_weak)
             if do_apply:
                 for proposal in proposals:
                     if proposal.fixes and proposal.changes:

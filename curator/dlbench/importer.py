@@ -298,10 +298,10 @@ def import_dlbench(store: Store, workspace: Workspace, path: str | Path,
     """Import the DL-Bench release at PATH as draft problems (files written too)."""
     path = Path(path)
     report = ImportReport(dry_run=dry_run)
-    config = workspace.config.get("dlbench") or {}
-    table = label_map.spelling_map(config.get("spellings"))
-    repos = {str(k): str(v) for k, v in (config.get("repos") or {}).items()}
-    found = records(path, report, Limits.from_config(workspace.config))
+    config = workspace.config.dlbench
+    table = label_map.spelling_map(config.spellings)
+    repos = dict(config.repos)
+    found = records(path, report, workspace.limits)
     already = import_store.problems_by_key(store, import_store.DLBENCH_ORIGINS)
     taken = problem_store.all_ids(store)
     made: list[tuple[Converted, fileformat.Record, str]] = []

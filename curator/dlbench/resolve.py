@@ -268,18 +268,23 @@ def _new_flags(old: str, resolved: bool, license_known: bool, dropped: bool) -> 
 def resolve(store: Store, workspace: Workspace, sources: dict[str, str] | None = None,
             as_of: str | None = None, revs: dict[str, str] | None = None,
             progress: Progress | None = None,
-            cancelled: CancelCheck | None = None) -> ResolveReport:
+            cancelled: CancelCheck | None = None,
+            only_urls: set[str] | None = None) -> ResolveReport:
     """Resolve the imported DL-Bench drafts of each repository (see the module docstring).
 
     sources: NAME -> SOURCE to register; repositories registered before (by an earlier
     resolve or by mining) are used as they are. Without either, a problem is unresolved
     ("repository not registered"): nothing is cloned behind the person's back.
+    only_urls: resolve only the drafts of these repositories.
     """
     sources, revs = dict(sources or {}), dict(revs or {})
     if as_of is not None:
         as_of = check_date(as_of)
     report = ResolveReport()
     drafts = imported_drafts(store)
+    if only_urls is not None:   # `dlbench rebuild --only`: the other repositories stay as they are
+        drafts = [(p, r) for p, r in drafts if str((p.source or {}).get("repo") or "")
+                  in only_urls]
     groups: dict[str, list[tuple[Problem, dict]]] = {}
     for problem, row in drafts:
         url = str((problem.source or {}).get("repo") or "")

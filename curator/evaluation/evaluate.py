@@ -23,7 +23,9 @@ from curator import runs
 from curator.errors import CuratorError
 from curator.evaluation.claims import Claims
 from curator.evaluation.outcomes import INFRA
+from curator.execution import trust
 from curator.execution.engine import Engine, default_workers, resolve_backend
+from curator.execution.job import Job, RunResult
 from curator.progress import CancelCheck, Progress
 from curator.store import Store
 from curator.store import problems as problem_store
@@ -73,14 +75,33 @@ def references_to_run(store: Store, model: str | None = None) -> list[str]:
     return todo
 
 
+def untrusted_work(store: Store, todo: list[dict], references: list[str]) -> list[str]:
+    """What of an evaluation is code nobody here wrote: every sample, and the references
+    of mined or imported problems."""
+    refs = runs.untrusted(problem_store.get(store, pid) for pid in references)
+    return ([f"{len(todo)} sample(s)"] if todo else []) + refs
+
+
+def needs_consent(store: Store, workspace: Workspace, model: str | None = None) -> list[str]:
+    """What an evaluation would run weakly without consent (empty: nothing to ask): the
+    app asks once per session before it evaluates."""
+    conf = runs.settings(workspace)
+    if trust.level(conf)[0] != "weak" or trust.allowed(conf):
+        return []
+    return untrusted_work(store, pending(store, model), references_to_run(store, model))
+
+
 def evaluate(store: Store, workspace: Workspace, model: str | None = None,
              workers: int | None = None, timeout: float | None = None,
              limit: int | None = None, progress: Progress | None = None,
              cancelled: CancelCheck | None = None, engine: Engine | None = None,
-             backend: str | None = None, address: str | None = None) -> EvalReport:
+             backend: str | None = None, address: str | None = None,
+             allow_weak: bool | None = None) -> EvalReport:
     """Run the not-yet-evaluated samples (of one model, or all) and record each outcome.
 
-    backend/address: "local" or "ray" (default: [execution] backend/address)."""
+    backend/address: "local" or "ray" (default: [execution] backend/address). Samples and
+    mined references are untrusted code: under weak isolation they need allow_weak (default:
+    [execution] allow_weak), else WeakIsolationRefused is raised before anything runs."""
     references = references_to_run(store, model)
     todo = pending(store, model)
     total = sample_rows.count(store, model)
@@ -92,16 +113,20 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
     if own:
         backend, address = resolve_backend(conf, backend, address)
         size = max(len(todo), len(references), 1)
-        engine = Engine(workers=min(workers or conf.get("workers") or default_workers(),
+        engine = Engine(workers=min(workers or conf.workers or default_workers(),
                                     size) if backend == "local"
-                        else workers or conf.get("workers"),
-                        preload=conf.get("preload", ()), isolation=conf.get("isolation", "auto"),
+                        else workers or conf.workers,
+                        preload=conf.preload, isolation=conf.isolation,
                         hide=[str(workspace.root)], backend=backend, address=address,
                         extra=dict(runs.REPO_PREPARING))
     try:
+        if engine is not None:
+            trust.check(engine.isolation, untrusted_work(store, todo, references),
+                        trust.allowed(conf, allow_weak))
         if references:
             refs = runs.run_problems(
                 store, workspace, references, engine=engine, cancelled=cancelled,
+                allow_weak=True if engine is not None else allow_weak,   # checked above
                 progress=(lambda done, total, label: progress(done, total,
                                                                f"reference {label}"))
                 if progress else None)
@@ -152,8 +177,8 @@ def _run_samples(store: Store, workspace: Workspace, report: EvalReport, todo: l
             recorded = 0
             for result in engine.run(jobs, progress=step, cancelled=cancelled):
                 sample_id, digest = owners[result.job_id]
-                report.run_ids.append(runs.record(store, result, "sample", digest,
-                                                       sample_id=sample_id))
+                run_id, result = _record(store, result, digest, sample_id)
+                report.run_ids.append(run_id)
                 recorded += 1
                 counts[result.outcome] += 1
                 if result.outcome == INFRA:
@@ -168,6 +193,20 @@ def _run_samples(store: Store, workspace: Workspace, report: EvalReport, todo: l
     finally:
         claims.release()
     report.outcomes = dict(counts)
+
+
+def _record(store: Store, result: RunResult, digest: str,
+            sample_id: int) -> tuple[int, RunResult]:
+    """Store a sample's run; one that cannot be stored is stored as `infra` with the
+    reason, so the sample is not left pending and the batch goes on."""
+    try:
+        return runs.record(store, result, "sample", digest, sample_id=sample_id), result
+    except Exception as exc:   # noqa: BLE001 - any storage failure of one result
+        failed = RunResult.infra(
+            Job(problem_id=result.problem_id, solution="", job_id=result.job_id),
+            f"the run's result could not be stored: {type(exc).__name__}: {exc}"[:500],
+            duration_s=result.duration_s)
+        return runs.record(store, failed, "sample", digest, sample_id=sample_id), failed
 
 
 _SUMMED = ("done", "total", "retried", "lost_runners", "duplicates", "infra", "elapsed_s")

@@ -25,6 +25,8 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from curator.pysource.syntax import parse
+
 PYTHON_LANGS = {"", "python", "py", "python3", "py3", "ipython"}
 # An opening fence: ``` or ~~~ (three or more), then an info string whose first word is
 # the language (pandoc's `{.python}` and `{python}` braces are not part of it).
@@ -87,13 +89,6 @@ def fenced_blocks(text: str) -> list[Block]:
 
 def _dedent(text: str) -> str:
     return textwrap.dedent(text).strip()
-
-
-def parse(code: str) -> ast.Module | None:
-    try:
-        return ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
 
 
 def defines(tree: ast.Module, entry_point: str) -> bool:

@@ -10,29 +10,33 @@ Results come back as they finish, not in submission order.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
+from curator.config import ExecutionConfig
 from curator.errors import CuratorError
 from curator.execution.job import Job, RunResult
 from curator.execution.pool import LocalPool, Pool, PoolSettings
 from curator.progress import CancelCheck, Progress
 
+# (problem id, test id, tests done, tests collected or None), as each test finishes.
+TestProgress = Callable[[str, str, int, "int | None"], None]
+
 BACKENDS = ("local", "ray")
 
 
-def resolve_backend(conf: dict | None, backend: str | None = None,
+def resolve_backend(conf: ExecutionConfig | None, backend: str | None = None,
                     address: str | None = None) -> tuple[str, str | None]:
     """(backend, address) from explicit values, else [execution] backend/address.
 
     An address without a backend means ray; the configured address applies to ray only.
     """
-    conf = conf or {}
-    backend = backend or ("ray" if address else None) or conf.get("backend") or "local"
+    conf = conf or ExecutionConfig()
+    backend = backend or ("ray" if address else None) or conf.backend or "local"
     if backend not in BACKENDS:
         raise CuratorError(f"unknown execution backend {backend!r} (use "
                            f"{' or '.join(BACKENDS)})")
     if backend == "ray":
-        address = address or conf.get("address") or None
+        address = address or conf.address or None
     return backend, address
 
 
@@ -85,15 +89,23 @@ class Engine:
             self._started = False
 
     def run(self, jobs: Iterable[Job], progress: Progress | None = None,
-            cancelled: CancelCheck | None = None) -> Iterator[RunResult]:
-        """Execute jobs; yield each result as it finishes. Cancelling skips unstarted jobs."""
+            cancelled: CancelCheck | None = None,
+            test_progress: TestProgress | None = None) -> Iterator[RunResult]:
+        """Execute jobs; yield each result as it finishes. Cancelling skips unstarted jobs.
+
+        test_progress(problem id, test id, tests done, tests collected or None) hears of
+        each test as it finishes, on pools that report them (the local one)."""
         self.start()
         jobs = list(jobs)
         total = len(jobs)
         if progress:
             progress(0, total, "")
         note = getattr(self.pool, "progress_note", None)   # cluster pools: runs/s, nodes
-        for done, result in enumerate(self.pool.run(jobs, cancelled), start=1):
+        if test_progress is not None and getattr(self.pool, "supports_test_progress", False):
+            results = self.pool.run(jobs, cancelled, test_progress=test_progress)
+        else:
+            results = self.pool.run(jobs, cancelled)
+        for done, result in enumerate(results, start=1):
             if progress:
                 label = f"{result.problem_id}: {result.outcome}"
                 progress(done, total, f"{label} · {note()}" if note else label)

@@ -34,6 +34,7 @@ import types
 
 ENV_VAR = "CURATOR_HARNESS"  # "<fd>:<token>", for runs started with -p _curator_harness
 SHADOW_VAR = "CURATOR_SHADOW"  # JSON {module: [patched file, package folder or null]}
+TRUSTED_VAR = "CURATOR_TRUSTED"  # "1": the run is the repository's own code (no guard)
 TEXT_LIMIT = 4000
 
 
@@ -178,6 +179,8 @@ def _start(spec):
     fd, _, rest = spec.partition(":")
     token, _, watched = rest.partition(":")
     reporter = Reporter(int(fd), token)
+    if os.environ.pop(TRUSTED_VAR, "") == "1":
+        return reporter, None
     # The repository's own code may introspect, so only the files holding the candidate
     # are watched by the audit hook.
     guard = Guard(reporter.send, untrusted=[w for w in watched.split(os.pathsep) if w],
@@ -513,6 +516,7 @@ def hidden_module(source, path, config=None):
     code = compile(tree, str(path), "exec", dont_inherit=True)
     module = types.ModuleType(os.path.splitext(os.path.basename(str(path)))[0])
     module.__file__ = str(path)
+    module.__curator_hidden__ = True  # never pickled by reference to the solution
     module.__builtins__ = __builtins__
     exec(code, module.__dict__)
     return module
@@ -565,9 +569,6 @@ def _import_hidden(node):
     from _pytest.outcomes import skip
 
     source, node._curator_source = getattr(node, "_curator_source", "") or "", None
-    folder = str(node.path.parent)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
     try:
         module = hidden_module(source, node.path)
     except SyntaxError as exc:

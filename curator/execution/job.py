@@ -84,6 +84,30 @@ class Job:
         return cls(**kwargs)
 
 
+def safe_text(value: str) -> str:
+    """Text any store and terminal can take: lone surrogates and invalid UTF-8 written as
+    backslash escapes, NUL as \\x00."""
+    if not isinstance(value, str):
+        value = str(value)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        value = value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value.replace("\x00", "\\x00") if "\x00" in value else value
+
+
+def safe_data(value):
+    """safe_text for every string in JSON-like data (keys too)."""
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, dict):
+        return {safe_data(k) if isinstance(k, str) else k: safe_data(v)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [safe_data(v) for v in value]
+    return value
+
+
 @dataclass
 class RunResult:
     job_id: str
@@ -104,6 +128,10 @@ class RunResult:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def cleaned(self) -> RunResult:
+        """This result with every text safe to store (see safe_text)."""
+        return RunResult.from_dict(safe_data(self.to_dict()))
 
     @classmethod
     def from_dict(cls, data: dict) -> RunResult:

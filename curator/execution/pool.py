@@ -42,6 +42,9 @@ GRACE_S = 30.0            # time a worker gets beyond a run's own limit to answe
 REPO_MOUNT = "/tmp/.curator-src/repo"
 LIB_MOUNT = "/tmp/.curator-src/lib"       # holds only the curator package, for foreign Pythons
 REPO_WORKERS_PER_SLOT = 2                 # warm repository workers a slot keeps (LRU)
+# job id -> what to tell about its tests as they finish (display only, never a verdict):
+# called with (problem id, test id, tests done, tests collected or None).
+TEST_WATCHERS: dict[str, object] = {}
 
 
 def conftest_imports(checkout: Path) -> list[str]:
@@ -169,6 +172,8 @@ class WorkerProcess:
         env = sandbox.base_env("/tmp" if strong else tmp_root, python=interpreter)
         if lib:
             env["PYTHONPATH"] = lib
+        else:   # the worker runs the engine's own copy of the curator package
+            env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
         self._log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._log, env=env, cwd="/",
@@ -210,6 +215,13 @@ class WorkerProcess:
             raise WorkerLost(str(exc)) from None
         deadline = time.monotonic() + job.limits.timeout_s + GRACE_S
         message = self._read_message(deadline)
+        while "progress" in message:   # a test finished: for display only
+            watcher = TEST_WATCHERS.get(job.job_id)
+            note = message["progress"] if isinstance(message["progress"], dict) else {}
+            if callable(watcher):
+                watcher(job.problem_id, str(note.get("test") or ""), int(note.get("done") or 0),
+                        note.get("total") if isinstance(note.get("total"), int) else None)
+            message = self._read_message(deadline)
         return RunResult.from_dict(message["result"])
 
     def _read_message(self, deadline: float) -> dict:
@@ -309,24 +321,35 @@ class LocalPool(Pool):
             thread.start()
             self._threads.append(thread)
 
-    def run(self, jobs: Iterable[Job], cancelled: CancelCheck | None = None
-            ) -> Iterator[RunResult]:
+    supports_test_progress = True
+
+    def run(self, jobs: Iterable[Job], cancelled: CancelCheck | None = None,
+            test_progress=None) -> Iterator[RunResult]:
+        """test_progress(problem id, test id, done, collected or None): each test as it
+        finishes (display only)."""
         jobs = list(jobs)
         results: queue.Queue = queue.Queue()
         stop = threading.Event()
         for job in jobs:
+            if test_progress is not None:
+                TEST_WATCHERS[job.job_id] = test_progress
             self._jobs.put((job, results, stop))
         received = 0
-        while received < len(jobs):
-            if cancelled is not None and not stop.is_set() and cancelled():
-                stop.set()
-            try:
-                result = results.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            received += 1
-            if result is not None:
-                yield result
+        try:
+            while received < len(jobs):
+                if cancelled is not None and not stop.is_set() and cancelled():
+                    stop.set()
+                try:
+                    result = results.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+                received += 1
+                if result is not None:
+                    TEST_WATCHERS.pop(result.job_id, None)
+                    yield result
+        finally:
+            for job in jobs:
+                TEST_WATCHERS.pop(job.job_id, None)
 
     def close(self) -> None:
         """Drop jobs not started, stop idle workers, kill busy ones (an interrupted run)."""

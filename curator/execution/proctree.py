@@ -82,15 +82,17 @@ def reap() -> None:
 
 
 def kill_tree(root: int, marker: str | None = None, in_own_namespace: bool = False,
-              patience_s: float = 30.0) -> bool:
+              patience_s: float = 30.0, spare: set[int] | None = None) -> bool:
     """SIGKILL every descendant of `root` (and marked process) until none is left.
+
+    `spare`: processes that stay (the worker's solution zygote); their own children go.
 
     Returns False if some survived `patience_s` (a process stuck in the kernel).
     """
     deadline = time.monotonic() + patience_s
     pause = 0.001
     while True:
-        if in_own_namespace:
+        if in_own_namespace and not spare:
             # Everyone visible but init and us belongs to the run; the kernel stops
             # forks racing with this signal.
             try:
@@ -101,6 +103,7 @@ def kill_tree(root: int, marker: str | None = None, in_own_namespace: bool = Fal
         if marker:
             victims |= with_marker(marker)
         victims.discard(os.getpid())
+        victims -= spare or set()
         reap()
         victims = {p for p in victims if _alive(p)}
         if not victims:

@@ -273,10 +273,11 @@ def mounts_for(python: str | None) -> list[str]:
     if not own:
         paths.update(python_paths(python))
     inside = {p for p in paths if p == package or p.startswith(package + os.sep)}
-    if inside:
-        paths -= inside
-        paths.update(os.path.join(package, name) for name in WORKER_FILES
-                     if os.path.exists(os.path.join(package, name)))
+    paths -= inside
+    # The worker imports this very package (workers get its parent on PYTHONPATH), even
+    # when the interpreter's own install of curator lives elsewhere.
+    paths.update(os.path.join(package, name) for name in WORKER_FILES
+                 if os.path.exists(os.path.join(package, name)))
     return sorted(paths)
 
 

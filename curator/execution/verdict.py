@@ -71,6 +71,8 @@ class Events:
     finish: dict | None = None
     setup_error: str | None = None
     tampered: list[str] = field(default_factory=list)
+    crossing: list[str] = field(default_factory=list)   # values that cannot cross
+    rebuilt: list[str] = field(default_factory=list)    # values rebuilt as a base type
 
     @classmethod
     def parse(cls, data: bytes, token: str) -> Events:
@@ -97,6 +99,12 @@ class Events:
                                     if str(e) not in events.tampered]
             elif kind == "setup_error":
                 events.setup_error = str(event.get("message") or "unknown error")
+            elif kind == "crossing":
+                events.crossing.append(str(event.get("message") or "a value"))
+            elif kind == "rebuilt":
+                what = str(event.get("what") or "")
+                if what and what not in events.rebuilt:
+                    events.rebuilt.append(what)
         return events
 
 
@@ -146,6 +154,8 @@ def decide(events: Events, expected: list[str], *, exit_code: int | None,
                        + events.tampered[0], tests, list(events.tampered[:50]))
     if timed_out:
         return Verdict("timeout", f"wall-clock limit of {timeout_s:g} s exceeded", tests)
+    if events.crossing:
+        return Verdict("error", events.crossing[0], tests)
     if exit_signal == signal.SIGXCPU:
         return Verdict("timeout", "CPU time limit exceeded", tests)
     failures = [t for t in events.tests if t.get("outcome") in ("failed", "error")]

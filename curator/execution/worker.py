@@ -25,13 +25,14 @@ import secrets
 import select
 import shutil
 import signal
+import socket
 import stat
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from curator.execution import proctree, sandbox, verdict
+from curator.execution import boundary, proctree, sandbox, verdict
 from curator.execution.harness import ENV_VAR as HARNESS_ENV
 from curator.execution.harness import (
     SHADOW_VAR,
@@ -41,13 +42,16 @@ from curator.execution.harness import (
     install_shadow,
     interpreter_prefixes,
 )
+from curator.execution.harness import TRUSTED_VAR as TRUSTED_ENV
 from curator.execution.job import Job, RunResult
 
 RESULT_FD = 3
+CHANNEL_FD = 4          # the judge's end of its one channel to the solution process
 COLD_BASE_MB = 2048     # address space of a fresh interpreter importing torch
 MAX_EVENT_BYTES = 8 << 20
 SOLUTION_FILE = "solution.py"
-PYTEST_ARGS = ["-q", "-s", "--color=no", "-p", "no:cacheprovider", "-p", "no:junitxml",
+PYTEST_ARGS = ["-q", "-s", "--color=no", "--noconftest", "-p", "no:cacheprovider",
+               "-p", "no:junitxml",
                "-p", "no:pastebin", "-p", "no:doctest", "-p", "no:stepwise",
                "-p", "no:setuponly", "-p", "no:setupplan", "-p", "no:faulthandler",
                "-p", "no:debugging", "-p", "no:legacypath", "-W", "ignore::DeprecationWarning",
@@ -90,6 +94,7 @@ class Worker:
         self.versions = {"python": sys.version.split()[0], "torch": None}
         self._config = None  # pytest's Config, parsed once (warm workers)
         self._snapshot = None  # what the guard compares against, taken once warm
+        self._zygote: Zygote | None = None  # forks solution processes; never sees a job
 
     # -- start-up ---------------------------------------------------------------------
 
@@ -126,10 +131,15 @@ class Worker:
             if not self.settings.repo_mode:   # a repository's own ini decides its options
                 problems += self._prepare_pytest()
         sandbox.become_subreaper()
-        self._snapshot = self._new_guard(None)
-        self._snapshot.snapshot()
+        if self.settings.repo_mode:
+            self._snapshot = self._new_guard(None)
+            self._snapshot.snapshot()
         gc.collect()
         gc.freeze()  # children then do not copy pages just to touch GC headers
+        if not self.settings.repo_mode:
+            # Forked before any job is read: no solution process ever holds a test,
+            # a baseline or another run's job in its memory.
+            self._zygote = Zygote(self)
         return problems
 
     def _new_guard(self, send) -> Guard:
@@ -204,22 +214,48 @@ class Worker:
                    for p in out_paths]
         read_end, write_end = os.pipe()
         started = time.monotonic()
+        solution = None
+        if not job.repo_backed:
+            try:
+                solution = self._start_solution(job, marker)
+            except (OSError, ValueError) as exc:
+                for fd in (read_end, write_end, *out_fds):
+                    os.close(fd)
+                return RunResult.infra(job, f"the solution process cannot start: {exc}",
+                                       env=env)
         pid = os.fork()
         if pid == 0:  # the run's own process; never returns
             try:
                 os.close(read_end)
+                if solution is not None:
+                    os.dup2(solution["judge_end"].fileno(), CHANNEL_FD, inheritable=False)
                 self._child(job, token, marker, write_end, out_fds, rundir)
             finally:
                 os._exit(70)
         os.close(write_end)
         for fd in out_fds:
             os.close(fd)
+        if solution is not None:
+            solution["judge_end"].close()
         data, status, timed_out = self._wait(pid, read_end, job.limits.timeout_s)
         duration = time.monotonic() - started
         os.close(read_end)
-        proctree.kill_tree(os.getpid(), in_own_namespace=self.own_namespace)
+        solution_status = self._stop_solution(solution) if solution is not None else None
+        proctree.kill_tree(os.getpid(), in_own_namespace=self.own_namespace,
+                           spare={self._zygote.pid} if self._zygote else None)
         limit = job.limits.output_kb * 1024
         stdout, stderr = (read_capped(p, limit) for p in out_paths)
+        if solution is not None:
+            s_out, s_err = (read_capped(p, limit) for p in solution["out_paths"])
+            if s_out:
+                stdout += ("\n" if stdout and not stdout.endswith("\n") else "") + \
+                    "[solution process]\n" + s_out
+            if s_err:
+                stderr += ("\n" if stderr and not stderr.endswith("\n") else "") + \
+                    "[solution process]\n" + s_err
+            shutil.rmtree(self.solution_rundir, ignore_errors=True)
+            env["boundary"] = "separate uid" if solution["uid"] is not None and \
+                solution["uid"] != self.settings.uid else "same uid, judge not dumpable"
         self._clean(rundir)
         events = verdict.Events.parse(data, token)
         if events.finish and events.finish.get("python"):
@@ -234,10 +270,81 @@ class Worker:
                                  timed_out=timed_out, timeout_s=job.limits.timeout_s,
                                  stderr_tail=stderr[-4000:], uncollected_ok=job.repo_backed)
         decided = verdict.against_baseline(decided, job.baseline, strict=not job.reference)
+        if events.rebuilt:
+            env["rebuilt"] = events.rebuilt[:20]
+        if solution_status is not None and decided.outcome in ("failed", "error") and \
+                solution_status.get("ended_early"):
+            decided = verdict.Verdict("crashed", "the solution process "
+                                      + solution_status["how"] + " while the tests ran; "
+                                      + decided.reason, decided.tests, decided.evidence)
+        if solution is not None and not self._zygote.alive():
+            # The run killed what forks solution processes: this worker goes after this
+            # result (a fresh one forks a fresh zygote before it reads any job).
+            decided = verdict.Verdict("crashed", "the run killed its worker's solution "
+                                      "zygote", decided.tests, decided.evidence)
         return RunResult(job.job_id, job.problem_id, decided.outcome, tests=decided.tests,
                          duration_s=round(duration, 6), stdout=stdout, stderr=stderr,
                          reason=decided.reason, env=env, timeout_s=job.limits.timeout_s,
                          evidence=decided.evidence)
+
+    def needs_restart(self) -> bool:
+        """A worker whose zygote died must not fork another: it would hold jobs."""
+        return self._zygote is not None and not self._zygote.alive()
+
+    @property
+    def solution_rundir(self) -> Path:
+        return Path(self.settings.tmp_root) / "srun"
+
+    def solution_uid(self) -> int | None:
+        """The solution process's own uid: never the judge's when we can choose."""
+        # Runs drop to `nobody` when we are root and the interpreter is readable to it
+        # (always in the strong sandbox); the solution then takes the uid below it. When
+        # runs keep our uid (weak isolation with an interpreter others cannot read), the
+        # solution keeps it too and the judge relies on not being dumpable.
+        if os.geteuid() != 0 or self.settings.uid is None:
+            return None
+        return self.settings.uid - 1
+
+    def _start_solution(self, job: Job, marker: str) -> dict:
+        if self._zygote is None or not self._zygote.alive():
+            raise OSError("the solution zygote is gone")
+        judge_end, solution_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        out_paths = (self.private / "solution-stdout", self.private / "solution-stderr")
+        out_fds = [os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+                   for p in out_paths]
+        source = os.memfd_create("solution", os.MFD_CLOEXEC)
+        try:
+            os.write(source, job.solution.encode("utf-8", "surrogateescape"))
+            uid = self.solution_uid()   # it writes through these descriptors only
+            spec = {"uid": uid, "rundir": str(self.solution_rundir), "marker": marker,
+                    "limits": job.limits.to_dict()}
+            pid = self._zygote.spawn(spec, [solution_end.fileno(), *out_fds, source])
+        finally:
+            solution_end.close()
+            for fd in (*out_fds, source):
+                os.close(fd)
+        return {"pid": pid, "judge_end": judge_end, "out_paths": out_paths, "uid": uid}
+
+    def _stop_solution(self, solution: dict) -> dict:
+        """Whether the solution process ended before the judge did; then kill it."""
+        zygote = self._zygote
+        status = zygote.poll(0) if zygote else None
+        early = status is not None
+        if status is None:
+            try:
+                os.kill(solution["pid"], signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            status = zygote.poll(10.0) if zygote else None
+        how = "ended"
+        if status is not None:
+            if os.WIFSIGNALED(status):
+                how = f"was killed by {signal.Signals(os.WTERMSIG(status)).name}" \
+                    if os.WTERMSIG(status) in signal.Signals._value2member_map_ \
+                    else f"was killed by signal {os.WTERMSIG(status)}"
+            elif os.WIFEXITED(status):
+                how = f"exited with status {os.WEXITSTATUS(status)}"
+        return {"ended_early": early, "how": how}
 
     def _wait(self, pid: int, read_end: int, timeout_s: float):
         """Collect harness events until the child exits or the deadline passes."""
@@ -245,6 +352,7 @@ class Worker:
         pidfd = os.pidfd_open(pid)
         watched = [read_end, pidfd]
         data = bytearray()
+        seen = {"at": 0, "done": 0, "total": None}
         status, timed_out = None, False
         try:
             while True:
@@ -261,6 +369,7 @@ class Worker:
                         watched.remove(read_end)  # EOF: now only the exit matters
                     elif len(data) < MAX_EVENT_BYTES:
                         data += chunk
+                        self._tell_progress(data, seen)
                 if pidfd in ready:
                     _, status = os.waitpid(pid, 0)
                     break
@@ -268,6 +377,26 @@ class Worker:
             os.close(pidfd)
         data += _drain(read_end)
         return bytes(data[:MAX_EVENT_BYTES]), status, timed_out
+
+    tell = None   # main() sets it: each finished test, to the engine (display only)
+
+    def _tell_progress(self, data: bytearray, seen: dict) -> None:
+        end = data.rfind(b"\n") + 1
+        for line in bytes(data[seen["at"]:end]).splitlines():
+            try:   # the code under test can write here too: this is display only
+                event = json.loads(line.partition(b" ")[2])
+            except ValueError:
+                continue
+            if not isinstance(event, dict):
+                continue
+            if event.get("event") == "collected":
+                seen["total"] = len(event.get("ids") or [])
+            elif event.get("event") == "test" and self.tell is not None and \
+                    event.get("outcome") != "deselected":
+                seen["done"] += 1
+                self.tell({"test": event.get("id"), "done": seen["done"],
+                           "total": seen["total"]})
+        seen["at"] = end
 
     def _child(self, job: Job, token: str, marker: str, write_end: int, out_fds: list[int],
                rundir: Path) -> None:
@@ -277,7 +406,7 @@ class Worker:
         os.dup2(out_fds[0], 1)
         os.dup2(out_fds[1], 2)
         os.dup2(write_end, RESULT_FD, inheritable=job.repo_backed)
-        os.closerange(RESULT_FD + 1, 1 << 16)
+        os.closerange(RESULT_FD + 1 if job.repo_backed else CHANNEL_FD + 1, 1 << 16)
         reporter = Reporter(RESULT_FD, token)
         try:
             env = self._enter_run(job, marker, rundir)
@@ -321,14 +450,18 @@ class Worker:
 
             # The reporter checks the guard when the session finishes (before pytest's
             # own unconfigure undoes what its plugins patched).
-            code = pytest.main(repo_pytest_args(job, os.getcwd()),
-                               plugins=[reporter, GuardAtConfigure()])
+            # The reference is the repository's own code: it, its conftest and its test
+            # dependencies are trusted, so whatever they patch is never tampering.
+            plugins = [reporter] if job.reference else [reporter, GuardAtConfigure()]
+            code = pytest.main(repo_pytest_args(job, os.getcwd()), plugins=plugins)
             _flush_and_exit(code)
         if job.repo_backed:
             shadow = json.loads(env.get(SHADOW_VAR, "{}"))
             env["PYTHONPATH"] = ":".join([str(self.harness_dir),
                                           *_import_roots(shadow, os.getcwd())[1:]])
             env[HARNESS_ENV] = f"{RESULT_FD}:{token}:{os.pathsep.join(_watched(job, shadow))}"
+            if job.reference:
+                env[TRUSTED_ENV] = "1"   # the repository's own code: no guard
             python = job.python or sys.executable
             args = [python, "-m", "pytest", "-p", "_curator_harness",
                     *repo_pytest_args(job, os.getcwd())]
@@ -348,12 +481,13 @@ class Worker:
         time.tzset()
         sys.path[:] = [p for p in sys.path if p not in ("", ".")]
         sys.argv = ["pytest"]
-        guard = self._new_guard(reporter.send)
-        reporter.guard = guard
+        # The judge: pytest, the hidden tests and the reporter. No solution code runs
+        # here; `solution` is a proxy for the solution process at the other end.
         sandbox.not_dumpable()  # no other process of the run's uid may read our memory
-        guard.install()  # from here on, solution code may run
+        link = boundary.JudgeLink(socket.socket(fileno=CHANNEL_FD), report=reporter.send)
+        sys.modules["solution"] = boundary.SolutionModule(
+            link, str(self.solution_rundir / SOLUTION_FILE))
         code = self._pytest(reporter, HiddenTests(job.tests or "", verdict.TEST_FILE))
-        guard.verify()
         _flush_and_exit(code)
 
     def _enter_run(self, job: Job, marker: str, rundir: Path) -> dict:
@@ -380,7 +514,6 @@ class Worker:
             _copy_repo(Path(job.repo_dir), workdir, job.overlay)
         else:
             workdir = rundir
-            (rundir / SOLUTION_FILE).write_text(job.solution, encoding="utf-8")
             (rundir / verdict.TEST_FILE).write_text("", encoding="utf-8")  # tests: in memory
             (rundir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         os.chdir(workdir)
@@ -441,6 +574,149 @@ class Worker:
                         entry.unlink()
                     except OSError:
                         pass
+
+
+class Zygote:
+    """A warm process forked before the worker reads any job; it forks one solution
+    process per run. Its memory holds no test, baseline or job of anyone: what the
+    solution may read of its own process is the warm interpreter and its own code."""
+
+    def __init__(self, worker: Worker):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                ours.close()
+                _zygote_loop(worker, theirs)
+            finally:
+                os._exit(0)
+        theirs.close()
+        self.pid = pid
+        self.sock = ours
+        self._statuses: list[int] = []
+
+    def alive(self) -> bool:
+        try:
+            done, _ = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        return done == 0
+
+    def spawn(self, spec: dict, fds: list[int]) -> int:
+        self._statuses.clear()
+        socket.send_fds(self.sock, [json.dumps(spec).encode("utf-8")], fds)
+        reply = self._read(30.0)
+        if not reply or "pid" not in reply:
+            raise OSError("the solution zygote did not answer")
+        return int(reply["pid"])
+
+    def poll(self, timeout: float) -> int | None:
+        """The exit status of the current solution process, if it ended by `timeout`."""
+        reply = self._read(timeout)
+        return int(reply["status"]) if reply and "status" in reply else None
+
+    def _read(self, timeout: float) -> dict | None:
+        ready, _, _ = select.select([self.sock], [], [], timeout)
+        if not ready:
+            return None
+        try:
+            data = self.sock.recv(65536)
+        except OSError:
+            return None
+        return json.loads(data) if data else None
+
+
+def _zygote_loop(worker: Worker, sock: socket.socket) -> None:
+    sandbox.die_with_parent()
+    keep = sock.fileno()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    for fd in range(3, 1 << 16):
+        if fd not in (keep, 2):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 8)
+        except OSError:
+            os._exit(0)
+        if not message:
+            os._exit(0)
+        spec = json.loads(message)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                sock.close()
+                _solution_child(worker, spec, fds)
+            finally:
+                os._exit(70)
+        for fd in fds:
+            os.close(fd)
+        sock.send(json.dumps({"pid": pid}).encode())
+        _, status = os.waitpid(pid, 0)
+        try:
+            sock.send(json.dumps({"status": status}).encode())
+        except OSError:
+            os._exit(0)
+
+
+def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
+    """The solution process: its own uid, folder, limits; imports and serves the candidate."""
+    channel, out, err, source_fd = fds
+    os.setsid()
+    os.lseek(source_fd, 0, os.SEEK_SET)
+    chunks = []
+    while True:
+        chunk = os.read(source_fd, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    source = b"".join(chunks).decode("utf-8", "surrogateescape")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    os.dup2(channel, 3)
+    os.closerange(4, 1 << 16)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+    settings = worker.settings
+    sandbox.die_with_parent()
+    sandbox.no_new_privileges()
+    if os.geteuid() == 0 or settings.isolation == "strong":
+        sandbox.new_ipc_namespace()
+    sandbox.drop_privileges(spec.get("uid"))
+    sandbox.fresh_keyrings()
+    rundir = Path(spec["rundir"])
+    os.mkdir(rundir, 0o700)
+    path = rundir / SOLUTION_FILE
+    path.write_text(source, encoding="utf-8", errors="surrogateescape")
+    (rundir / verdict.TEST_FILE).write_text("", encoding="utf-8")  # never the tests
+    (rundir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # as a run's folder
+    os.chdir(rundir)
+    env = sandbox.base_env(str(rundir))
+    env[proctree.MARKER_VAR] = spec.get("marker") or ""
+    os.environ.clear()
+    os.environ.update(env)
+    time.tzset()
+    sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+    sys.argv = ["solution"]
+    if settings.slot_cgroup:
+        _prefer_as_oom_victim()
+    limits = Job.from_dict({"problem_id": "", "solution": "",
+                            "limits": spec.get("limits") or {}}).limits
+    sandbox.apply_rlimits(
+        address_space=sandbox.vm_size_bytes() + (limits.memory_mb << 20),
+        cpu_s=max(1, math.ceil(limits.timeout_s)) + 1,
+        processes=None if settings.slot_cgroup else settings.nproc_base + limits.processes,
+        file_bytes=limits.file_mb << 20,
+        open_files=limits.open_files)
+    code = boundary.solution_main(3, str(path), source)
+    _flush_and_exit(code)
 
 
 def _flush_and_exit(code) -> None:
@@ -625,6 +901,7 @@ def main(argv: list[str] | None = None) -> None:
     if settings.isolation == "weak":
         sandbox.die_with_parent()
     worker = Worker(settings)
+    worker.tell = lambda note: _send(proto_out, {"progress": note})
     problems = worker.warm_up()
     _send(proto_out, {"ready": {**worker.versions, "problems": problems,
                                 "threads": worker.threads(),
@@ -637,7 +914,9 @@ def main(argv: list[str] | None = None) -> None:
             result = worker.run(job, message.get("marker"))
         except Exception as exc:  # a harness bug must not take the worker down
             result = RunResult.infra(job, f"harness failed: {type(exc).__name__}: {exc}")
-        _send(proto_out, {"result": result.to_dict()})
+        _send(proto_out, {"result": result.cleaned().to_dict()})
+        if worker.needs_restart():
+            break
 
 
 def _send(stream, message: dict) -> None:

@@ -97,7 +97,7 @@ def mine(store: Store, workspace: Workspace, source: str, rev: str | None = None
     `cancelled` callback turning true) raises `Cancelled` and writes nothing.
     """
     started = time.perf_counter()
-    settings = MiningSettings.from_config(workspace.config)
+    settings = MiningSettings.from_config(workspace.config.mining)
     if with_tests is None:
         with_tests = settings.with_tests
     origin = identity.identify(source, name)

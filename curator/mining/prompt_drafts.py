@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from curator import sync
 from curator.errors import CuratorError
-from curator.llm import ChatClient
+from curator.llm import ChatClient, EndpointSettings
 from curator.mining import drafts
 from curator.problem import Problem
 from curator.store import Store, now
@@ -229,3 +229,21 @@ def use(store: Store, problems_dir, problem_id: str, source: str) -> list[str]:
     problem = problem_store.get(store, problem_id)
     problem.prompt = text
     return sync.save_and_write(store, problem, problems_dir)
+
+
+def use_text(store: Store, problems_dir, problem_id: str, text: str) -> list[str]:
+    """Make `text` (a draft as the annotator edited it) the problem's prompt."""
+    problem = problem_store.get(store, problem_id)
+    problem.prompt = text if text.endswith("\n") else text + "\n"
+    return sync.save_and_write(store, problem, problems_dir)
+
+
+def draft_with_settings(store: Store, config: dict, problem_id: str,
+                        module_text: str | None = None) -> dict:
+    """`draft` with the endpoint and model of curator.toml's [llm] (the app's way)."""
+    settings = EndpointSettings.from_config(config)
+    client = settings.client()
+    if client is None or not settings.model:
+        raise CuratorError("no model configured: set [llm] base_url and model in "
+                           "curator.toml (or use `curator problems draft-prompt --model`)")
+    return draft(store, problem_id, client, settings.model, module_text)

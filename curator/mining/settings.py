@@ -1,29 +1,22 @@
-"""[mining] settings from curator.toml, with defaults."""
+"""How mining reads a repository: the [mining] table of curator.toml, ready to match paths."""
 
 from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
 
-# A pattern without "/" matches any folder name on the path; one with "/" is matched
-# against the whole path (fnmatch syntax).
-DEFAULT_EXCLUDE = (
-    "vendor", "vendored", "_vendor", "third_party", "thirdparty", "3rdparty", "external",
-    "extern", "build", "dist", "docs", "doc", "examples", "example", "site-packages",
-    "node_modules", ".*", "__pycache__", "*.egg-info", "setup.py", "noxfile.py",
-)
-DEFAULT_MAX_FILE_BYTES = 1_000_000
-DEFAULT_CALL_DEPTH = 3          # calls followed from a tested function (0: direct tests only)
-DEFAULT_INDIRECT_TESTS = 20     # node ids a function gets from the callers that test it
+from curator.config import DEFAULT_EXCLUDE, MiningConfig
+
+_DEFAULTS = MiningConfig()
 
 
 @dataclass
 class MiningSettings:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
-    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
-    with_tests: bool = True
-    call_depth: int = DEFAULT_CALL_DEPTH
-    indirect_tests: int = DEFAULT_INDIRECT_TESTS
+    max_file_bytes: int = _DEFAULTS.max_file_bytes
+    with_tests: bool = _DEFAULTS.with_tests
+    call_depth: int = _DEFAULTS.call_depth
+    indirect_tests: int = _DEFAULTS.indirect_tests
     _dir_patterns: tuple[str, ...] = field(default=(), repr=False)
     _path_patterns: tuple[str, ...] = field(default=(), repr=False)
 
@@ -33,15 +26,11 @@ class MiningSettings:
                                     for p in self.exclude if "/" in p)
 
     @classmethod
-    def from_config(cls, config: dict | None) -> MiningSettings:
-        section = (config or {}).get("mining", {}) or {}
-        exclude = tuple(section.get("exclude", DEFAULT_EXCLUDE))
-        exclude += tuple(section.get("extra_exclude", ()))
-        return cls(exclude=exclude,
-                   max_file_bytes=int(section.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)),
-                   with_tests=bool(section.get("with_tests", True)),
-                   call_depth=int(section.get("call_depth", DEFAULT_CALL_DEPTH)),
-                   indirect_tests=int(section.get("indirect_tests", DEFAULT_INDIRECT_TESTS)))
+    def from_config(cls, config: MiningConfig) -> MiningSettings:
+        """From the [mining] table: `exclude` replaces the defaults, `extra_exclude` adds."""
+        return cls(exclude=config.exclude + config.extra_exclude,
+                   max_file_bytes=config.max_file_bytes, with_tests=config.with_tests,
+                   call_depth=config.call_depth, indirect_tests=config.indirect_tests)
 
     def excluded(self, path: str) -> bool:
         parts = path.split("/")

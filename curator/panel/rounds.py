@@ -213,6 +213,16 @@ def view(store: Store, problem_id: str, annotator: str) -> View:
                 _decisions(store).get(problem_id, {}))
 
 
+BLIND = "blind"   # what a label reads to an annotator who has not voted it yet
+
+
+def blind_for(store: Store, annotator: str) -> set[str]:
+    """The problems whose labels `annotator` may not see yet (assigned, not voted)."""
+    votes = _votes(store)
+    return {pid for pid, people in _assignments(store).items()
+            if annotator in people and annotator not in votes.get(pid, {})}
+
+
 def my_queue(store: Store, annotator: str) -> list[dict]:
     """The annotator's assigned problems in id order: {problem_id, dimensions, done}."""
     votes = _votes(store)

@@ -9,13 +9,12 @@ say not relevant (K can no longer be reached), and otherwise waits for votes.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from curator.config import CandidatesConfig, Config, k_of_n
 from curator.errors import CuratorError
 
-DEFAULT_ACCEPT_WHEN = "2 of 3"
-_RULE = re.compile(r"^\s*(\d+)\s+of\s+(\d+)\s*$")
+DEFAULT_ACCEPT_WHEN = CandidatesConfig().accept_when
 
 
 @dataclass(frozen=True)
@@ -28,15 +27,10 @@ class AcceptRule:
 
     @classmethod
     def parse(cls, text: str) -> AcceptRule:
-        match = _RULE.match(str(text))
-        if not match:
-            raise CuratorError(f"curator.toml: [candidates] accept_when = {text!r} must "
-                               "read \"K of N\", e.g. \"2 of 3\"")
-        k, n = int(match.group(1)), int(match.group(2))
-        if not 1 <= k <= n:
-            raise CuratorError(f"curator.toml: [candidates] accept_when = {text!r} needs "
-                               "1 <= K <= N")
-        return cls(k, n)
+        try:
+            return cls(*k_of_n(text))
+        except ValueError as exc:
+            raise CuratorError(f"curator.toml: [candidates] {exc}") from None
 
     def decide(self, yes: int, no: int) -> str:
         """`accept`, `reject` or `wait` for these vote counts."""
@@ -52,8 +46,6 @@ class CandidateSettings:
     accept_when: AcceptRule = AcceptRule.parse(DEFAULT_ACCEPT_WHEN)
 
     @classmethod
-    def from_config(cls, config: dict | None) -> CandidateSettings:
-        section = (config or {}).get("candidates", {}) or {}
-        if not isinstance(section, dict):
-            raise CuratorError("curator.toml: [candidates] must be a table")
-        return cls(AcceptRule.parse(section.get("accept_when", DEFAULT_ACCEPT_WHEN)))
+    def from_config(cls, config: Config) -> CandidateSettings:
+        """From the [candidates] table (curator.config checked the rule when it read it)."""
+        return cls(AcceptRule.parse(config.candidates.accept_when))

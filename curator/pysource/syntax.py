@@ -1,4 +1,5 @@
-"""The first syntax error of a Python text, for editors and checks."""
+"""Whether a Python text parses: its tree or None, and the first syntax error, for editors
+and checks."""
 
 from __future__ import annotations
 
@@ -15,6 +16,15 @@ class SyntaxProblem:
 
     def __str__(self) -> str:
         return f"{self.filename} line {self.line}, column {self.column}: {self.message}"
+
+
+def parse(code: str) -> ast.Module | None:
+    """The module's tree, or None when it does not parse (also for nesting too deep for
+    the parser, or text too large for memory: code from outside is never trusted)."""
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def syntax_problem(text: str, filename: str) -> SyntaxProblem | None:

@@ -61,7 +61,7 @@ def archive_name(name: str, version: str) -> str:
 
 
 def default_name(workspace: Workspace) -> str:
-    return str((workspace.config.get("release") or {}).get("name") or DEFAULT_NAME)
+    return workspace.config.release.name or DEFAULT_NAME
 
 
 def built_releases(store: Store, name: str | None = None) -> list[dict]:
@@ -424,7 +424,7 @@ def contents(store: Store, workspace: Workspace, version: str, name: str | None 
         counts=counts, results=res, annotations=ann, settings=settings,
         failing=failing if allow_failing else [],
         agreement=rounds.agreement_by_axis(store, {p.id for p in problems}),
-        description=(workspace.config.get("release") or {}).get("description", ""),
+        description=workspace.config.release.description,
         csv_name=CSV_NAME)).encode("utf-8")
     manifest = {
         "name": name,

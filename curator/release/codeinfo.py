@@ -5,14 +5,9 @@ from __future__ import annotations
 import ast
 import re
 
+from curator.pysource.syntax import parse
+
 _MODULE_TEST = re.compile(r"^(?:async\s+)?def\s+test", re.MULTILINE)
-
-
-def _parse(code: str) -> ast.Module | None:
-    try:
-        return ast.parse(code)
-    except (SyntaxError, ValueError):
-        return None
 
 
 def _parametrize_cases(decorator: ast.expr) -> int:
@@ -49,7 +44,7 @@ def count_tests(test_code: str | None) -> int | None:
     if "parametrize" not in test_code and "class" not in test_code:
         # The common case, without the cost of a parse: module-level test functions.
         return len(_MODULE_TEST.findall(test_code))
-    tree = _parse(test_code)
+    tree = parse(test_code)
     if tree is None:
         return None
     total = 0

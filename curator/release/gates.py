@@ -83,9 +83,9 @@ class Settings:
 
 def workspace_license(workspace: Workspace) -> str | None:
     """SPDX id of the workspace's own licence: [release] license, else its root files."""
-    configured = (workspace.config.get("release") or {}).get("license")
+    configured = workspace.config.release.license
     if configured:
-        return str(configured)
+        return configured
     root = Path(workspace.root)
     files = {}
     try:
@@ -100,14 +100,14 @@ def workspace_license(workspace: Workspace) -> str | None:
 
 
 def settings_for(workspace: Workspace) -> Settings:
-    config = workspace.config.get("release") or {}
+    config = workspace.config.release
     out = Settings(license=workspace_license(workspace))
-    if "min_tests" in config:
-        out.min_tests = int(config["min_tests"])
-    if "near_duplicate_threshold" in config:
-        out.near_duplicate_threshold = float(config["near_duplicate_threshold"])
-    if config.get("min_mutation_score") is not None:
-        out.min_mutation_score = float(config["min_mutation_score"])
+    if config.min_tests is not None:
+        out.min_tests = config.min_tests
+    if config.near_duplicate_threshold is not None:
+        out.near_duplicate_threshold = config.near_duplicate_threshold
+    if config.min_mutation_score is not None:
+        out.min_mutation_score = config.min_mutation_score
     return out
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from curator import sync
 from curator.dlbench.importer import ImportReport, record_import
 from curator.errors import ReleaseError
-from curator.limits import Limits
 from curator.problem import ID_PATTERN, Problem, validate
 from curator.progress import CancelCheck, Progress, checkpoint
 from curator.release.reader import read_bundle
@@ -40,7 +39,7 @@ def import_release(store: Store, workspace: Workspace, path: str | Path,
                    progress: Progress | None = None,
                    cancelled: CancelCheck | None = None) -> ImportReport:
     """Read one of our bundles (folder or .tar.gz) back into the workspace."""
-    limits = Limits.from_config(workspace.config)
+    limits = workspace.limits
     checked = verify(path, limits=limits)
     if not checked.ok:
         first = checked.issues[0]

@@ -1,8 +1,8 @@
 """Repo-backed runs: the pinned checkout, the patched module, and the interpreter.
 
 `prepare(workspace, problem, solution_text)` returns `(repo_dir, overlay, python)`:
-- repo_dir: a git worktree of the problem's pinned commit in db/repos/worktrees/, created
-  once and reused. It is never modified; the engine lays `overlay` over it for one run.
+- repo_dir: a checkout of the problem's pinned commit in db/repos/worktrees/, written from
+  git objects once and reused (paths whose objects the clone lacks are listed, not fatal). It is never modified; the engine lays `overlay` over it for one run.
 - overlay: {relative path: text} — the upstream module with the target symbol replaced by
   the solution's definition (curator.pysource.patch).
 - python: the interpreter configured for the repository (`curator repo set-python`),
@@ -50,6 +50,14 @@ def pinned_checkout(workspace: Workspace, url: str, commit: str, store: Store | 
         if not cache.has_commit(commit):
             raise CuratorError(f"commit {commit[:12]} is not in {url} any more")
     return cache, cache.worktree(commit)
+
+
+def missing_paths(workspace: Workspace, url: str, commit: str,
+                  store: Store | None = None) -> list[str]:
+    """Paths the checkout of COMMIT lacks because the clone lacks their git objects."""
+    row = identity.record_for(store, url) if store is not None else None
+    key = row["url"] if row else url
+    return cache_for(workspace.repos_dir, key).missing_paths(commit)
 
 
 def prepare(workspace: Workspace, problem: Problem, solution_text: str,

@@ -26,7 +26,9 @@ import fcntl
 import hashlib
 import os
 import re
+import shlex
 import shutil
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -34,7 +36,7 @@ from pathlib import Path
 
 from curator.errors import CuratorError
 from curator.progress import CancelCheck, Progress
-from curator.repos import identity, requirements, uv
+from curator.repos import identity, importcheck, recipes, requirements, uv
 from curator.repos.checkout import pinned_checkout
 from curator.store import Store, mined_commits, now, repo_envs
 from curator.workspace import Workspace
@@ -49,14 +51,35 @@ class EnvReport:
     seconds: float
     packages: list[dict]
     reused: bool = False
-    skipped: list[dict] = field(default_factory=list)   # optional deps that did not resolve
+    skipped: list[dict] = field(default_factory=list)   # test deps left out, with why
     package: str | None = None
     repo_installed: str = ""                            # "" or why it could not be
     lock: str = ""
+    status: str = "built"                               # built | broken
+    reason: str = ""                                    # why it is broken
+    notes: list[str] = field(default_factory=list)      # what the resolution decided
+    missing: list[str] = field(default_factory=list)    # paths the checkout lacks
+    recipe: str = ""                                    # the recipe file it was built from
+    recipe_written: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "built"
 
     def to_json(self) -> dict:
         return {"repo": self.repo, "python": self.python, "seconds": round(self.seconds, 2),
                 "packages": self.packages}
+
+
+# What a framework brings that must be as new as the framework itself when the as-of
+# resolution gives a stack it cannot import (TensorFlow with an older ml_dtypes/numpy).
+FRAMEWORK_STACKS = {
+    "tensorflow": ("tensorflow", "tensorflow-cpu", "tensorflow-probability", "tf-keras",
+                   "keras", "ml-dtypes", "numpy", "tensorboard", "h5py", "protobuf",
+                   "tensorflow-io-gcs-filesystem", "tensorflow-estimator"),
+    "jax": ("jax", "jaxlib", "ml-dtypes", "numpy", "scipy", "opt-einsum"),
+    "torch": (),
+}
 
 
 def as_of(row: dict) -> str | None:
@@ -91,17 +114,44 @@ def env_row(store: Store, repo_id: int) -> dict | None:
     return repo_envs.get(store, repo_id)
 
 
+def recipe_for(workspace: Workspace, row: dict, checkout: Path, wanted: requirements.Declared,
+               python: str | None, extras: list[str]) -> tuple[recipes.Recipe, bool]:
+    """The repository's recipe (written first when there is none); --python and --extra
+    given on the command line go into it, so the file says how the env was built."""
+    recipe = recipes.load(workspace, row["url"])
+    written = recipe is None
+    if recipe is None:
+        names = [requirements.requirement_name(r) or "" for r in
+                 [*wanted.runtime, *wanted.test]]
+        recipe = recipes.Recipe(repo=row["url"], python=python, extras=list(extras),
+                                frameworks=recipes.detect_frameworks(names, wanted.package),
+                                build=recipes.detect_build(checkout))
+    else:
+        if python and python != recipe.python:
+            recipe.python, written = python, True
+        for extra in extras:
+            if extra not in recipe.extras:
+                recipe.extras.append(extra)
+                written = True
+    if written:
+        recipes.save(workspace, recipe)
+    return recipe, written
+
+
 def build(store: Store, workspace: Workspace, ident: str, python: str | None = None,
           extras: list[str] | tuple[str, ...] = (), lock: str | None = None,
           progress: Progress | None = None, cancelled: CancelCheck | None = None,
           force: bool = False) -> EnvReport:
     """Build (or reuse) the environment of a mined repository and register its interpreter.
 
-    python: "X.Y" (default: the curator's own version). extras: more requirements to add.
-    lock: a lock text to install exactly instead of resolving.
+    Reads the repository's recipe (repos/OWNER__NAME.toml; written first when missing).
+    python: "X.Y" (default: the recipe's, else the curator's own). extras: more
+    requirements to add. lock: a lock text to install exactly instead of resolving.
+    The environment is `built` only when its frameworks and the repository's package
+    import in it; otherwise it is stored `broken` with the reason (report.status/reason).
     """
     started = time.monotonic()
-    steps = 6
+    steps = 7
     note = progress or (lambda done, total, label: None)
 
     def step(done: int, label: str) -> None:
@@ -112,53 +162,193 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
     row = identity.find(store, ident)
     commit = _pinned_commit(store, row)
     step(0, "checkout")
-    _, checkout = pinned_checkout(workspace, row["url"], commit, store)
-    version = python or f"{sys.version_info.major}.{sys.version_info.minor}"
+    cache, checkout = pinned_checkout(workspace, row["url"], commit, store)
+    missing = cache.missing_paths(commit)
+    wanted = requirements.declared(checkout)
+    recipe, written = recipe_for(workspace, row, checkout, wanted, python, list(extras))
+    version = recipe.python or f"{sys.version_info.major}.{sys.version_info.minor}"
     if not re.fullmatch(r"\d+\.\d+(\.\d+)?", version):
         raise CuratorError(f"--python {version!r}: give a version such as 3.11")
-    wanted = requirements.declared(checkout)
     torch = uv.torch_pin()
     day = as_of(row)
-    extras = list(extras)
-    key = env_key(commit, checkout, version, extras + ([lock] if lock else []), torch, day)
+    extras = list(recipe.extras)
+    decided = recipes.dump(recipes.Recipe(repo=recipe.repo, python=recipe.python,
+                                          extras=recipe.extras, overrides=recipe.overrides,
+                                          frameworks=recipe.frameworks, build=recipe.build))
+    key = env_key(commit, checkout, version, extras + [decided] + ([lock] if lock else []),
+                  torch, day)
     target = envs_dir(workspace) / row["cache_key"]
     existing = env_row(store, row["id"])
+    base = {"repo": row["name"], "missing": missing, "recipe": str(recipe.path or ""),
+            "recipe_written": written}
+    # A broken environment is built again (what broke may be fixed since: the index,
+    # the curator); a built one is reused while its inputs are the same.
     if existing and existing["key"] == key and not force and \
-            os.path.exists(existing["python"]):
-        return EnvReport(repo=row["name"], python=existing["python"],
+            existing.get("status", "built") == "built" and os.path.exists(existing["python"]):
+        return EnvReport(python=existing["python"],
                          python_version=existing["python_version"], path=existing["path"],
                          seconds=time.monotonic() - started, packages=existing["packages"],
-                         reused=True, package=existing["package"], lock=existing["lock"])
+                         reused=True, package=existing["package"], lock=existing["lock"],
+                         status=existing["status"], reason=existing["reason"],
+                         skipped=existing["left_out"], **base)
     options = uv.pip_options()
     step(1, "venv")
+    resolution = None
     try:
         env_python = uv.new_venv(target, version, options)
         work = target / ".curator"
         step(2, "resolve")
-        skipped: list[dict] = []
         if lock is None:
-            lock = uv.resolve(env_python, wanted, extras, torch, day, options, work, skipped)
+            resolution = uv.resolve(env_python, wanted, extras, torch, day, options, work,
+                                    overrides=recipe.overrides)
+            lock = resolution.lock
         step(3, "install")
-        repo_installed = uv.install(env_python, lock, checkout, options)
-        step(5, "list")
+        repo_installed = uv.install(env_python, lock, checkout, options,
+                                    build_isolation=not recipe.build)
+        step(4, "build")
+        status, reason = "built", run_build_steps(env_python, checkout, recipe.build)
+        if reason:
+            status = "broken"
+        else:
+            step(5, "import check")
+            ok, reason = importcheck.check_env(env_python, checkout, recipe.frameworks,
+                                               wanted.package)
+            if not ok and day and lock is not None and resolution is not None:
+                retried = _retry_framework(env_python, wanted, extras, torch, day, options,
+                                           work, recipe, checkout, reason)
+                if retried is not None:
+                    resolution, repo_installed = retried
+                    lock = resolution.lock
+                    ok, reason = importcheck.check_env(env_python, checkout,
+                                                       recipe.frameworks, wanted.package)
+            tried: list[str] = []
+            while not ok and lock is not None and resolution is not None and \
+                    len(tried) < MISSING_MODULE_ROUNDS:
+                # A module the repository imports but does not declare: its distribution
+                # goes into the recipe (reviewable), and the environment resolves again.
+                wanted_req = missing_requirement(reason, wanted.package)
+                if wanted_req is None or wanted_req in tried or wanted_req in recipe.extras:
+                    break
+                tried.append(wanted_req)
+                recipe.extras.append(wanted_req)
+                recipes.save(workspace, recipe)
+                base["recipe_written"] = True
+                extras = list(recipe.extras)
+                step(2, f"resolve (+{wanted_req})")
+                resolution = uv.resolve(env_python, wanted, extras, torch, day, options,
+                                        work, overrides=recipe.overrides)
+                resolution.notes.append(f"{wanted_req} added to the recipe's extras: "
+                                        f"{reason}")
+                lock = "# " + resolution.notes[-1] + "\n" + resolution.lock
+                resolution.lock = lock
+                repo_installed = uv.install(env_python, lock, checkout, options,
+                                            build_isolation=not recipe.build)
+                ok, reason = importcheck.check_env(env_python, checkout, recipe.frameworks,
+                                                   wanted.package)
+            if tried:   # the recipe changed: the key is that of the recipe as it is now
+                decided = recipes.dump(recipes.Recipe(
+                    repo=recipe.repo, python=recipe.python, extras=recipe.extras,
+                    overrides=recipe.overrides, frameworks=recipe.frameworks,
+                    build=recipe.build))
+                key = env_key(commit, checkout, version, extras + [decided], torch, day)
+            status = "built" if ok else "broken"
+            reason = "" if ok else reason
+        step(6, "list")
         packages = uv.installed(env_python, options)
         version_line = identity.check_python(env_python)
     except BaseException:
         shutil.rmtree(target, ignore_errors=True)
         raise
     seconds = time.monotonic() - started
+    left_out = resolution.left_out if resolution is not None else []
     record = {"repo_id": row["id"], "commit_sha": commit, "key": key, "path": str(target),
               "python": env_python, "python_version": version_line,
               "package": wanted.package, "lock": lock,
               "preload": requirements.preload_modules(wanted.runtime),
               "packages": packages, "seconds": round(seconds, 3),
-              "built_at": now(), "actor": store.actor}
+              "built_at": now(), "actor": store.actor, "status": status, "reason": reason,
+              "left_out": left_out, "missing": missing}
     repo_envs.save(store, record, replaced=existing is not None)
     identity.set_python(store, str(row["id"]), env_python)
-    step(6, "done")
-    return EnvReport(repo=row["name"], python=env_python, python_version=version_line,
-                     path=str(target), seconds=seconds, packages=packages, skipped=skipped,
-                     package=wanted.package, repo_installed=repo_installed, lock=lock)
+    step(7, "done")
+    return EnvReport(python=env_python, python_version=version_line,
+                     path=str(target), seconds=seconds, packages=packages, skipped=left_out,
+                     package=wanted.package, repo_installed=repo_installed, lock=lock,
+                     status=status, reason=reason,
+                     notes=resolution.notes if resolution is not None else [], **base)
+
+
+MISSING_MODULE_ROUNDS = 3
+# Import names whose distribution is named otherwise (or must be older: setuptools 81
+# no longer ships pkg_resources, which many repositories still import).
+MODULE_DISTRIBUTIONS = {"pkg_resources": "setuptools<81", "yaml": "pyyaml",
+                        "cv2": "opencv-python-headless", "sklearn": "scikit-learn",
+                        "PIL": "pillow", "skimage": "scikit-image", "attr": "attrs",
+                        "google.protobuf": "protobuf", "dateutil": "python-dateutil",
+                        "Bio": "biopython", "git": "GitPython", "jwt": "PyJWT"}
+_NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z0-9_.]+)'")
+
+
+def missing_requirement(reason: str, package: str | None = None) -> str | None:
+    """The requirement that provides the module an import check missed, if it says so
+    (never the repository's own package)."""
+    found = _NO_MODULE.search(reason or "")
+    if not found:
+        return None
+    module = found.group(1)
+    if package and module.split(".")[0] == package:
+        return None
+    for name in (module, module.split(".")[0]):
+        if name in MODULE_DISTRIBUTIONS:
+            return MODULE_DISTRIBUTIONS[name]
+    top = module.split(".")[0]
+    return top.replace("_", "-") if top.isidentifier() else None
+
+
+def _retry_framework(env_python: str, wanted, extras, torch, day, options, work,
+                     recipe: recipes.Recipe, checkout: Path, reason: str):
+    """When a framework does not import with its as-of stack, resolve once more with that
+    framework's stack as new as the framework (said in the lock); None if nothing to try."""
+    failed = [f for f in recipe.frameworks if f"import {f}" in reason]
+    exempt = [name for f in failed for name in FRAMEWORK_STACKS.get(f, ())]
+    if not exempt:
+        return None
+    try:
+        resolution = uv.resolve(env_python, wanted, extras, torch, day, options, work,
+                                overrides=recipe.overrides, exempt=exempt)
+    except CuratorError:
+        return None
+    resolution.notes.append(f"{', '.join(failed)} did not import with its stack as of {day} "
+                            f"({reason}); {', '.join(exempt)} resolved without the date")
+    resolution.lock = "\n".join(f"# {n}" for n in resolution.notes[-1:]) + "\n" + \
+        resolution.lock
+    installed = uv.install(env_python, resolution.lock, checkout, options,
+                           build_isolation=not recipe.build)
+    return resolution, installed
+
+
+def run_build_steps(env_python: str, checkout: Path, steps: list[str]) -> str:
+    """Run the recipe's build steps in the checkout with the environment's python (a
+    leading `python` is that interpreter); "" or why one failed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
+    env["PATH"] = str(Path(env_python).parent) + os.pathsep + env.get("PATH", "")
+    for line in steps:
+        try:
+            args = shlex.split(line)
+        except ValueError as exc:
+            return f"build step {line!r}: {exc}"
+        if args and args[0] in ("python", "python3"):
+            args[0] = env_python
+        try:
+            done = subprocess.run(args, cwd=checkout, env=env, capture_output=True, text=True,
+                                  timeout=uv.UV_TIMEOUT_S, check=False,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"build step {line!r}: {exc}"
+        if done.returncode != 0:
+            lines = [x for x in (done.stderr or done.stdout).splitlines() if x.strip()]
+            return f"build step {line!r} failed: {lines[-1] if lines else done.returncode}"
+    return ""
 
 
 def node_cache() -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -367,30 +368,90 @@ class CachedRepo:
             return blob.data_stream.read()
 
     def worktree(self, sha: str) -> Path:
-        """A detached work tree of the commit, created once and reused (never modified)."""
+        """A checkout of the commit written from its git objects, created once and reused
+        (never modified). An object the clone lacks (a partial or damaged clone) does not
+        stop it: the path is left out and listed (`missing_paths`), so only the tests that
+        need it fail."""
         target = self.path.parent / "worktrees" / f"{self.key}-{sha[:12]}"
+        mark = _mark_for(target)
         with self.lock():
-            if _is_worktree_at(target, sha):
+            if _checkout_at(target) == sha:
                 return target
+            mark.unlink(missing_ok=True)
             if target.exists():
                 _rmtree(target)
             run_git(["worktree", "prune"], cwd=self.path)
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
-                run_git(["worktree", "add", "--detach", "--force", str(target), sha],
-                        cwd=self.path)
+                # A git worktree (tools such as setuptools_scm need one) whose files are
+                # written here from the objects, so no missing blob can stop it.
+                run_git(["worktree", "add", "--no-checkout", "--detach", "--force",
+                         str(target), sha], cwd=self.path)
+                missing = self._write_tree(sha, target)
             except GitError as exc:
+                _rmtree(target)
                 raise GitError(f"cannot check out {sha[:12]} of {self.url}: {exc}") from None
+            try:   # an index matching the tree, so `git status` shows what is absent
+                run_git(["read-tree", sha], cwd=target)
+                run_git(["update-index", "-q", "--refresh"], cwd=target)
+            except GitError:
+                pass
+            mark.write_text(json.dumps({"commit": sha, "missing": missing}, indent=1) + "\n",
+                            encoding="utf-8")
         return target
 
+    def _write_tree(self, sha: str, root: Path) -> list[str]:
+        root.mkdir(parents=True, exist_ok=True)
+        entries = self.ls_tree(sha)
+        blobs = [e for e in entries if e.type == "blob" and _safe_path(e.path)]
+        missing = [e.path for e in entries if e.type == "blob" and not _safe_path(e.path)]
+        links = []
+        for entry in entries:
+            if entry.type == "commit" and _safe_path(entry.path):   # a submodule: left empty
+                (root / entry.path).mkdir(parents=True, exist_ok=True)
+        for entry, data in zip(blobs, self.read_blobs([e.sha for e in blobs])):
+            if data is None:
+                missing.append(entry.path)
+                continue
+            path = root / entry.path
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if entry.mode == MODE_SYMLINK:
+                links.append((path, data.decode("utf-8", "replace")))
+                continue
+            path.write_bytes(data)
+            if entry.mode == "100755":
+                path.chmod(0o755)
+        for path, pointee in links:   # as git writes them (never followed here)
+            os.symlink(pointee, path)
+        return sorted(missing)
 
-def _is_worktree_at(path: Path, sha: str) -> bool:
+    def missing_paths(self, sha: str) -> list[str]:
+        """Paths the checkout of SHA lacks (their git objects are not in the clone)."""
+        target = self.path.parent / "worktrees" / f"{self.key}-{sha[:12]}"
+        try:
+            data = json.loads(_mark_for(target).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        return list(data.get("missing") or []) if data.get("commit") == sha else []
+
+
+def _mark_for(target: Path) -> Path:
+    """Beside a checkout: its commit and the paths it lacks (JSON)."""
+    return target.with_name(f".{target.name}.json")
+
+
+def _safe_path(path: str) -> bool:
+    parts = path.split("/")
+    return bool(path) and not path.startswith("/") and ".." not in parts and ".git" not in parts
+
+
+def _checkout_at(path: Path) -> str | None:
     if not (path / ".git").is_file():
-        return False
+        return None
     try:
-        return run_git(["rev-parse", "HEAD"], cwd=path).strip() == sha
-    except GitError:
-        return False
+        return json.loads(_mark_for(path).read_text(encoding="utf-8")).get("commit")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 class BlobReader:

@@ -59,9 +59,29 @@ def dependency_files(root: Path) -> list[Path]:
     """The files whose content decides the environment (their hash is part of its key)."""
     names = ["pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "noxfile.py"]
     found = [root / n for n in names if (root / n).is_file()]
-    found += sorted(p for p in root.glob("requirements*.txt") if p.is_file())
-    found += sorted(p for p in root.glob("requirements/*.txt") if p.is_file())
+    return found + requirement_files(root)
+
+
+REQUIREMENT_GLOBS = ("*requirements*.txt", "requirements/**/*.txt", "requirements*/*.txt",
+                     "tests/requirements*.txt", "test/requirements*.txt",
+                     "ci/requirements*.txt", ".ci/requirements*.txt")
+
+
+def requirement_files(root: Path) -> list[Path]:
+    """Requirements files wherever repositories keep them (root, requirements/ folders and
+    their subfolders, tests/ and ci/), docs excepted."""
+    found: list[Path] = []
+    for pattern in REQUIREMENT_GLOBS:
+        for path in sorted(root.glob(pattern)):
+            if path.is_file() and path not in found and "doc" not in \
+                    str(path.relative_to(root)).lower():
+                found.append(path)
     return found
+
+
+def _requirements_kind(path: Path, root: Path) -> str:
+    text = str(path.relative_to(root)).lower()
+    return "test" if any(w in text for w in ("dev", "test", "ci/", "ci-")) else "runtime"
 
 
 def declared(root: Path) -> Declared:
@@ -76,10 +96,8 @@ def declared(root: Path) -> Declared:
     setup_py = root / "setup.py"
     if setup_py.is_file():
         _from_setup_py(setup_py, result)
-    for path in [*sorted(root.glob("requirements*.txt")), *sorted(root.glob("requirements/*.txt"))]:
-        if "doc" in path.name.lower() or not path.is_file():
-            continue
-        kind = "test" if any(w in path.stem.lower() for w in ("dev", "test")) else "runtime"
+    for path in requirement_files(root):
+        kind = _requirements_kind(path, root)
         result.add(kind, _requirements_file(path, root, set()))
         result.files.append(str(path.relative_to(root)))
     tox = root / "tox.ini"
@@ -103,11 +121,11 @@ def _from_pyproject(path: Path, result: Declared) -> None:
     project = data.get("project") or {}
     result.project = project.get("name") or result.project
     result.add("runtime", _strings(project.get("dependencies")))
-    optional = project.get("optional-dependencies") or {}
-    groups = data.get("dependency-groups") or {}
-    for extra in TEST_EXTRAS:
-        result.add("test", _strings(optional.get(extra)))
-        result.add("test", _strings(groups.get(extra)))
+    optional = {str(k): _strings(v) for k, v in
+                (project.get("optional-dependencies") or {}).items()}
+    groups = {str(k): _strings(v) for k, v in (data.get("dependency-groups") or {}).items()}
+    result.add("test", _test_extras(optional, result.project))
+    result.add("test", _test_extras(groups, result.project))
     result.files.append("pyproject.toml")
 
 
@@ -125,53 +143,179 @@ def _from_setup_cfg(path: Path, result: Declared) -> None:
         result.project = result.project or parser.get("metadata", "name").strip()
     if parser.has_option("options", "install_requires"):
         result.add("runtime", parser.get("options", "install_requires").splitlines())
+    if parser.has_option("options", "tests_require"):
+        result.add("test", parser.get("options", "tests_require").splitlines())
     if parser.has_section("options.extras_require"):
-        for extra in TEST_EXTRAS:
-            if parser.has_option("options.extras_require", extra):
-                result.add("test", parser.get("options.extras_require", extra).splitlines())
+        extras = {k: _string_list(v) for k, v in parser.items("options.extras_require")}
+        result.add("test", _test_extras(extras, result.project))
     result.files.append("setup.cfg")
 
 
 def _from_setup_py(path: Path, result: Declared) -> None:
-    """install_requires / extras_require given as literals (or names bound to literals)."""
+    """install_requires, tests_require and extras_require, also when setup.py builds them
+    in code: names bound to lists, `A + [...]`, dicts filled key by key
+    (`extras["test"] = ...`, `.update(...)`, `dict(...)`, `{**base}`)."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (SyntaxError, UnicodeDecodeError, ValueError):
         return
-    bound: dict[str, ast.expr] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-                isinstance(node.targets[0], ast.Name):
-            bound[node.targets[0].id] = node.value
-
-    def literal(node):
-        if isinstance(node, ast.Name) and node.id in bound:
-            node = bound[node.id]
-        try:
-            return ast.literal_eval(node)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            return None
-
+    values = _SetupValues(tree)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         for keyword in node.keywords:
             if keyword.arg == "install_requires":
-                value = literal(keyword.value)
-                if isinstance(value, (list, tuple)):
-                    result.add("runtime", [v for v in value if isinstance(v, str)])
+                result.add("runtime", _string_list(values.eval(keyword.value)))
+            elif keyword.arg == "tests_require":
+                result.add("test", _string_list(values.eval(keyword.value)))
             elif keyword.arg == "extras_require":
-                value = literal(keyword.value)
-                if isinstance(value, dict):
-                    for extra in TEST_EXTRAS:
-                        items = value.get(extra)
-                        if isinstance(items, (list, tuple)):
-                            result.add("test", [v for v in items if isinstance(v, str)])
+                extras = values.eval(keyword.value)
+                if isinstance(extras, dict):
+                    extras = {str(k): _string_list(v) for k, v in extras.items()}
+                    result.add("test", _test_extras(extras, result.project))
             elif keyword.arg == "name" and not result.project:
-                value = literal(keyword.value)
+                value = values.eval(keyword.value)
                 if isinstance(value, str):
                     result.project = value
     result.files.append("setup.py")
+
+
+def _string_list(value) -> list[str]:
+    if isinstance(value, str):
+        return [line for line in value.splitlines() if line.strip()]
+    if isinstance(value, (list, tuple, set)):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+class _SetupValues:
+    """Evaluates the expressions setup.py builds its requirements from, without running it:
+    literals, names bound at module level, `+`, dicts and their key-by-key updates."""
+
+    def __init__(self, tree: ast.Module):
+        self.bound: dict[str, ast.expr] = {}
+        self.updates: dict[str, list[tuple[ast.expr | None, ast.expr]]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        self.bound.setdefault(target.id, node.value)
+                    elif isinstance(target, ast.Subscript) and \
+                            isinstance(target.value, ast.Name):
+                        self.updates.setdefault(target.value.id, []).append(
+                            (target.slice, node.value))
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                self.updates.setdefault(node.target.id, []).append((None, node.value))
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    isinstance(node.func.value, ast.Name) and \
+                    node.func.attr in ("update", "extend", "append") and node.args:
+                kind = {"update": None, "extend": None, "append": "append"}[node.func.attr]
+                self.updates.setdefault(node.func.value.id, []).append(
+                    (ast.Constant(kind) if kind else None, node.args[0]))
+
+    def eval(self, node: ast.expr | None, depth: int = 0):
+        if node is None or depth > 20:
+            return None
+        again = lambda n: self.eval(n, depth + 1)  # noqa: E731
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            out = []
+            for item in node.elts:
+                if isinstance(item, ast.Starred):
+                    out += _string_list(again(item.value))
+                else:
+                    value = again(item)
+                    if isinstance(value, str):
+                        out.append(value)
+            return out
+        if isinstance(node, ast.Dict):
+            out = {}
+            for key, value in zip(node.keys, node.values):
+                if key is None:
+                    merged = again(value)
+                    if isinstance(merged, dict):
+                        out.update(merged)
+                    continue
+                name = again(key)
+                if isinstance(name, str):
+                    out[name] = again(value)
+            return out
+        if isinstance(node, ast.Name):
+            value = again(self.bound.get(node.id))
+            return self._updated(node.id, value, depth)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.BitOr)):
+            left, right = again(node.left), again(node.right)
+            if isinstance(left, dict) and isinstance(right, dict):
+                return {**left, **right}
+            if isinstance(left, str) and isinstance(right, str):
+                return left + right
+            return _string_list(left) + _string_list(right)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id == "dict":
+                out = {}
+                for arg in node.args:
+                    value = again(arg)
+                    if isinstance(value, dict):
+                        out.update(value)
+                for keyword in node.keywords:
+                    if keyword.arg:
+                        out[keyword.arg] = again(keyword.value)
+                return out
+            if node.func.id in ("list", "sorted", "set", "tuple") and node.args:
+                return _string_list(again(node.args[0]))
+        if isinstance(node, ast.Subscript):
+            container, key = again(node.value), again(node.slice)
+            if isinstance(container, dict) and isinstance(key, str):
+                return container.get(key)
+        return None
+
+    def _updated(self, name: str, value, depth: int):
+        for key, update in self.updates.get(name, ()):
+            new = self.eval(update, depth + 1)
+            if isinstance(value, dict):
+                if key is None and isinstance(new, dict):
+                    value.update(new)
+                elif key is not None:
+                    field = self.eval(key, depth + 1)
+                    if isinstance(field, str):
+                        value[field] = new
+            elif isinstance(value, list):
+                if isinstance(key, ast.Constant) and key.value == "append":
+                    value += [new] if isinstance(new, str) else []
+                else:
+                    value += _string_list(new)
+        return value
+
+
+def _test_extras(extras: dict[str, list[str]], project: str | None) -> list[str]:
+    """The requirements of a repository's test extras (test/tests/testing, else dev),
+    following chains to its own other extras (`test = ["pkg[extras]"]`; not docs)."""
+    names = [e for e in TEST_EXTRAS[1:] if e in extras] or \
+        [e for e in TEST_EXTRAS[:1] if e in extras]
+    own = canonical(project) if project else None
+    out: list[str] = []
+    seen: set[str] = set()
+
+    def take(extra: str) -> None:
+        if extra in seen or extra not in extras:
+            return
+        seen.add(extra)
+        for item in extras[extra]:
+            match = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*\[([^\]]*)\]", item)
+            if match and own and canonical(match.group(1)) == own:
+                for inner in match.group(2).split(","):
+                    inner = inner.strip()
+                    if inner and "doc" not in inner.lower():
+                        take(inner)
+                continue
+            if item not in out:
+                out.append(item)
+
+    for name in names:
+        take(name)
+    return out
 
 
 def _requirements_file(path: Path, root: Path, seen: set[Path]) -> list[str]:

@@ -154,7 +154,8 @@ def new_venv(target: Path, version: str, options: IndexOptions) -> str:
     return str(target / "bin" / "python")
 
 
-def install(env_python: str, lock: str, checkout: Path, options: IndexOptions) -> str:
+def install(env_python: str, lock: str, checkout: Path, options: IndexOptions,
+            build_isolation: bool = True) -> str:
     """Install exactly the lock, then the repository without its dependencies; "" or
     why the repository itself could not be installed."""
     lock_path = Path(env_python).parents[1] / ".curator" / "lock.txt"
@@ -165,8 +166,11 @@ def install(env_python: str, lock: str, checkout: Path, options: IndexOptions) -
          *options.uv_args(), str(lock_path)], options)
     compile_checkout(env_python, checkout)
     try:
-        run(["pip", "install", "--quiet", "--no-deps", "--compile-bytecode", "--python",
-             env_python, *options.uv_args(), str(checkout)], options)
+        # A repository that compiles extensions builds against the environment's own
+        # (pinned CPU) torch, not one a build sandbox would fetch.
+        isolation = [] if build_isolation else ["--no-build-isolation"]
+        run(["pip", "install", "--quiet", "--no-deps", "--compile-bytecode", *isolation,
+             "--python", env_python, *options.uv_args(), str(checkout)], options)
     except UvError as exc:
         # Runs import the package from the checkout anyway; only its metadata is missing.
         return str(exc)
@@ -184,8 +188,14 @@ def compile_checkout(python: str, checkout: Path) -> None:
         pass
 
 
+# Packages released together with torch, each build for one torch release: they follow
+# the pinned torch (its own release), never the as-of date nor a declared version.
+TORCH_COMPANIONS = ("torchvision", "torchaudio", "torchtext", "torchdata", "torchrec",
+                    "torchao", "torchcodec")
+
+
 def compile_args(env_python: str, options: IndexOptions, source: Path, day: str | None,
-                 pinned_torch: bool) -> list[str]:
+                 pinned_torch: bool, exempt: list[str] | tuple[str, ...] = ()) -> list[str]:
     """uv's arguments to lock `source` (hashes included), as of `day` when given."""
     args = ["pip", "compile", "--quiet", "--no-header", "--generate-hashes",
             "--python", env_python, *options.uv_args(), *options.constraint_args(),
@@ -193,34 +203,107 @@ def compile_args(env_python: str, options: IndexOptions, source: Path, day: str 
     if day:
         args += ["--exclude-newer", day]
         # torch comes from the curator's own pin, whatever its date, and so do the
-        # packages it requires (an old cut-off cannot satisfy a new torch's needs).
-        for name in ("torch", *torch_requirements()) if pinned_torch else ():
+        # packages it requires (an old cut-off cannot satisfy a new torch's needs) and
+        # its companions (the release built for that torch).
+        for name in ("torch", *torch_requirements(), *TORCH_COMPANIONS) if pinned_torch \
+                else ():
+            args += ["--exclude-newer-package", f"{name}=2100-01-01"]
+        for name in exempt:   # a framework (and its own stack) that must import here
             args += ["--exclude-newer-package", f"{name}=2100-01-01"]
     return args
 
 
+@dataclass
+class Resolution:
+    lock: str
+    left_out: list[dict] = field(default_factory=list)   # {"requirement", "reason"}
+    notes: list[str] = field(default_factory=list)       # what was decided, and why
+
+
+def follow_torch(items: list[str], torch: str | None, notes: list[str]) -> list[str]:
+    """Requirements with torch's companions made to follow the pinned torch: a declared
+    version of one (built for another torch) is dropped, and said so."""
+    if not torch:
+        return list(items)
+    out = []
+    for item in items:
+        name = requirements.requirement_name(item)
+        if name in TORCH_COMPANIONS:
+            bare = name
+            note = (f"{name} follows {torch} (the release built for it; declared "
+                    f"{item.strip()!r}, not held to the as-of date)")
+            if note not in notes:
+                notes.append(note)
+            if bare not in out:
+                out.append(bare)
+            continue
+        out.append(item)
+    return out
+
+
+def apply_overrides(items: list[str], overrides: dict[str, str], notes: list[str]) -> list[str]:
+    """The recipe's overrides: NAME -> the requirement to use instead ("" leaves it out)."""
+    wanted = {requirements.canonical(k): v for k, v in (overrides or {}).items()}
+    out = []
+    for item in items:
+        name = requirements.requirement_name(item)
+        if name in wanted:
+            replacement = wanted[name].strip()
+            notes.append(f"{item.strip()} -> {replacement or '(left out)'}: the recipe's "
+                         "override")
+            if replacement:
+                out.append(replacement)
+            continue
+        out.append(item)
+    return out
+
+
 def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], torch: str | None,
              day: str | None, options: IndexOptions, work: Path,
-             skipped: list[dict]) -> str:
+             skipped: list[dict] | None = None, overrides: dict[str, str] | None = None,
+             exempt: list[str] | tuple[str, ...] = ()) -> Resolution:
     """A lock (pip requirements with hashes) for what the repository needs.
 
-    The runtime dependencies, pytest, torch and --extra must resolve; a declared test
-    dependency that does not (gone from the index, no wheel for this Python) is left out
-    and reported, so one stale dev tool does not block the environment.
+    The runtime dependencies, pytest, torch and --extra must resolve first; then the test
+    dependencies that fit are added, and each one that does not (a conflict with the
+    runtime ones, gone from the index, no wheel for this Python) is left out and named
+    with uv's reason. torch's companions follow the pinned torch. The lock starts with
+    comment lines saying what was decided.
     """
+    notes: list[str] = []
     pinned = [torch] if torch else []
     core = [r for r in [*wanted.runtime, *requirements.ALWAYS, *extras]
-            if requirements.requirement_name(r) != "torch"] + pinned
+            if requirements.requirement_name(r) != "torch"]
+    core = apply_overrides(follow_torch(core, torch, notes), overrides or {}, notes) + pinned
     optional = [r for r in wanted.test if requirements.requirement_name(r) != "torch"
-                and requirements.requirement_name(r) not in {requirements.requirement_name(c) for c in core}]
+                and r not in core]
+    optional = apply_overrides(follow_torch(optional, torch, notes), overrides or {}, notes)
+    optional = [r for r in optional if r not in core]
+    left_out: list[dict] = []
 
-    def compile_(requirements: list[str]) -> str:
+    # A test requirement is taken from a wheel only: one that would build from source
+    # (a C++ dev tool such as atari-py) is left out and named, not compiled for minutes.
+    binary_only = sorted({n for n in (requirements.requirement_name(r) for r in optional)
+                          if n and n not in {requirements.requirement_name(c) for c in core}})
+
+    def compile_(items: list[str]) -> str:
         source = work / "requirements.in"
-        source.write_text("\n".join(requirements) + "\n", encoding="utf-8")
-        return run(compile_args(env_python, options, source, day, bool(torch)), options)
+        source.write_text("\n".join(items) + "\n", encoding="utf-8")
+        args = compile_args(env_python, options, source, day, bool(torch), exempt)
+        for name in binary_only:
+            args += ["--only-binary", name]
+        return run(args, options)
+
+    def done(lock: str) -> Resolution:
+        if skipped is not None:
+            skipped.extend(left_out)
+        header = [f"# {note}" for note in notes] + [
+            f"# left out {item['requirement']}: {item['reason']}"[:400] for item in left_out]
+        return Resolution(("\n".join(header) + "\n" if header else "") + lock, left_out,
+                          notes)
 
     try:
-        return compile_(core + optional)
+        return done(compile_(core + optional))
     except UvError:
         pass
     try:
@@ -228,14 +311,14 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
     except UvError as exc:
         raise CuratorError(f"the repository's runtime dependencies do not resolve: "
                            f"{exc}") from None
-    kept = []
+    kept: list[str] = []
     for requirement in optional:
         try:
             compile_(core + kept + [requirement])
             kept.append(requirement)
         except UvError as exc:
-            skipped.append({"requirement": requirement, "reason": str(exc)})
-    return compile_(core + kept)
+            left_out.append({"requirement": requirement, "reason": str(exc)})
+    return done(compile_(core + kept))
 
 
 def installed(env_python: str, options: IndexOptions) -> list[dict]:

@@ -12,8 +12,8 @@ from curator.store import Store
 
 
 def _decoded(row: dict) -> dict:
-    row["packages"] = json.loads(row["packages"])
-    row["preload"] = json.loads(row["preload"])
+    for key in ("packages", "preload", "left_out", "missing"):
+        row[key] = json.loads(row.get(key) or "[]")
     return row
 
 
@@ -27,13 +27,17 @@ def save(store: Store, record: dict, replaced: bool) -> None:
     """Store the environment of record["repo_id"] (`packages` and `preload` as lists),
     replacing the one built before (`replaced`); audited, in one transaction."""
     row = dict(record, packages=json.dumps(record["packages"]),
-               preload=json.dumps(record["preload"]))
+               preload=json.dumps(record["preload"]),
+               left_out=json.dumps(record.get("left_out") or []),
+               missing=json.dumps(record.get("missing") or []))
     with store.transaction():
         store.execute(f"INSERT OR REPLACE INTO repo_envs ({', '.join(row)}) VALUES "
                       f"({', '.join('?' * len(row))})", list(row.values()))
         store.audit("repo_env", record["repo_id"], "update" if replaced else "create",
                     after={"commit": record["commit_sha"], "key": record["key"],
-                           "path": record["path"], "packages": len(record["packages"])})
+                           "path": record["path"], "packages": len(record["packages"]),
+                           "status": record.get("status", "built"),
+                           "reason": record.get("reason", "")})
 
 
 def list_with_repos(store: Store) -> list[dict]:

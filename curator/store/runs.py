@@ -67,6 +67,14 @@ def add_excluded(store: Store, problem_id: str, node_id: str, reason: str, stamp
                 after={"problem_id": problem_id, "node_id": node_id, "reason": reason})
 
 
+def remove_excluded(store: Store, problem_id: str, node_id: str) -> None:
+    """Put one upstream test back into a problem; audited, inside the caller's transaction."""
+    store.execute("DELETE FROM excluded_tests WHERE problem_id = ? AND node_id = ?",
+                  (problem_id, node_id))
+    store.audit("excluded_test", f"{problem_id}::{node_id}", "delete",
+                before={"problem_id": problem_id, "node_id": node_id})
+
+
 def _store_baseline(store: Store, run_id: int, result: RunResult, hash_: str) -> None:
     tests = verdict.baseline_of(result.tests)
     before = store.one("SELECT tests FROM baselines WHERE problem_id = ?", (result.problem_id,))
@@ -96,6 +104,7 @@ def record(store: Store, result: RunResult, solution_kind: str, solution_hash: s
     if solution_kind not in SOLUTION_KINDS:
         raise CuratorError(f"solution kind {solution_kind!r} must be one of "
                            f"{', '.join(SOLUTION_KINDS)}")
+    result = result.cleaned()   # a run's texts may hold surrogates, NULs, invalid UTF-8
     row = {
         "problem_id": result.problem_id, "solution_kind": solution_kind,
         "solution_hash": solution_hash, "sample_id": sample_id, "outcome": result.outcome,

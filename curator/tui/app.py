@@ -20,19 +20,22 @@ from typing import TYPE_CHECKING, ClassVar
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.widgets import ContentSwitcher, TabbedContent
 
 from curator import crashlog, sync
 from curator.errors import CuratorError
+from curator.execution import trust
 from curator.store import Store
 from curator.store import problems as problem_store
-from curator.tui import recovery
+from curator.tui import recovery, weak_consent
 from curator.tui.commands import GoToProblem, binding_commands, screen_commands
-from curator.tui.keymap import ALT_DIGIT_KEYS, keymap_from_config
-from curator.tui.messages import DataChanged, OpenProblem, ShowError
+from curator.tui.keymap import ALT_DIGIT_KEYS
+from curator.tui.messages import AskWeakConsent, DataChanged, OpenProblem, ShowError
 from curator.tui.screens import available_modes
 from curator.tui.screens.dialogs import ErrorModal, describe
 from curator.tui.screens.help import HelpScreen, help_text
-from curator.tui.widgets.nav_bar import SCREENS
+from curator.tui.screens.problems import ask_new_problem
+from curator.tui.widgets.nav_bar import SCREENS, NavBar
 from curator.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -88,9 +91,13 @@ class CuratorApp(App[None]):
         # Bumped whenever problems or runs change, so screens know to reload on resume.
         self.data_version = 0
         self.mode_history: list[str] = []   # modes shown before, for Escape
-        self.set_keymap(keymap_from_config(workspace.config))
-        theme = workspace.config.get("app", {}).get("theme")
-        if isinstance(theme, str) and theme in self.available_themes:
+        # Isolation runs get here ("" until probed) and whether the person allowed
+        # untrusted code to run weakly this session (curator.tui.weak_consent).
+        self.isolation, self.isolation_reason = "", ""
+        self.weak_allowed = False
+        self.set_keymap(dict(workspace.config.keymap))
+        theme = workspace.config.app.theme
+        if theme is not None and theme in self.available_themes:
             self.theme = theme
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -142,7 +149,30 @@ class CuratorApp(App[None]):
         """
         gc.freeze()
 
+    def on_mount(self) -> None:
+        # probing bwrap starts a process: off the UI thread; the top bar shows the result
+        self.run_worker(self._probe_isolation, thread=True, group="isolation",
+                        exit_on_error=False)
+
+    def _probe_isolation(self) -> None:
+        level, reason = trust.level(self.workspace.config.execution)
+        self.call_from_thread(self._set_isolation, level, reason)
+
+    def _set_isolation(self, level: str, reason: str) -> None:
+        self.isolation, self.isolation_reason = level, reason
+        for bar in self.screen.query(NavBar):
+            bar.refresh()
+
+    def isolation_level(self) -> str:
+        """"strong" or "weak" for runs started from this app (probed once)."""
+        if not self.isolation:
+            self._set_isolation(*trust.level(self.workspace.config.execution))
+        return self.isolation
+
     # -- the messages screens and widgets post (curator.tui.messages) ---------------------
+
+    def on_ask_weak_consent(self, message: AskWeakConsent) -> None:
+        weak_consent.handle(self, message)
 
     def on_open_problem(self, message: OpenProblem) -> None:
         self.open_problem(message.problem_id, message.tab)
@@ -188,8 +218,6 @@ class CuratorApp(App[None]):
             reload()
 
     def _tabs(self):
-        from textual.widgets import TabbedContent
-
         found = self.screen.query(TabbedContent)
         return found.first() if found else None
 
@@ -211,8 +239,6 @@ class CuratorApp(App[None]):
 
     @staticmethod
     def _pane_ids(tabs) -> list[str]:
-        from textual.widgets import ContentSwitcher
-
         switcher = tabs.get_child_by_type(ContentSwitcher)
         return [pane.id for pane in switcher.children if pane.id]
 
@@ -235,8 +261,6 @@ class CuratorApp(App[None]):
             self.exit()
 
     def action_new_problem(self) -> None:
-        from curator.tui.screens.problems import ask_new_problem
-
         ask_new_problem(self)
 
     def action_help(self) -> None:

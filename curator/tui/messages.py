@@ -72,3 +72,16 @@ def run_guarded(node: DOMNode, title: str, func: Callable[[], T]) -> T | None:
     except Exception as exc:   # noqa: BLE001 - reported to the person, not swallowed
         node.post_message(ShowError(title, exc))
         return None
+
+
+@dataclass
+class AskWeakConsent(Message):
+    """Untrusted code (named in `untrusted`: problem ids, "3 sample(s)") is about to run.
+
+    When isolation is weak and nobody has allowed it this session, the App asks once; then
+    (or at once, when there is nothing to ask) it calls `then(allow_weak)` with the value
+    for the core's `allow_weak`, or `declined()` when the person says no."""
+
+    untrusted: list[str]
+    then: Callable[[bool | None], None]
+    declined: Callable[[], None] | None = None

@@ -137,6 +137,8 @@ def run_task(node: DOMNode, func: Callable[[TaskContext], Any], *, group: str,
         finally:
             node.post_message(ended)
 
+    # not exclusive: the node is busy until TaskEnded, and a task started from that message
+    # must not cancel the worker whose body is returning just then
     task.worker = node.run_worker(body, name=label or group, group=group, thread=True,
-                                  exclusive=True, exit_on_error=False)
+                                  exclusive=False, exit_on_error=False)
     return task

@@ -32,7 +32,7 @@ from curator.store import candidates as candidate_store
 from curator.store import problems as problem_store
 from curator.validity.source import symbol_of
 from curator.validity.stub import NoEntryPoint, stub_solution
-from curator.validity.validate import engine_for
+from curator.validity.validate import consent, engine_for
 from curator.workspace import Workspace
 
 _VIA = re.compile(r"through (.+)$")
@@ -153,8 +153,10 @@ def _exercising(node_ids: list[str], reference: RunResult, stub: RunResult) -> l
 def propose(store: Store, workspace: Workspace, problems: list[Problem],
             engine: Engine | None = None,
             workers: int | None = None, progress: Progress | None = None,
-            cancelled: CancelCheck | None = None) -> list[Proposal]:
-    """A proposal per problem: the node ids that exercise it (see the module docstring)."""
+            cancelled: CancelCheck | None = None,
+            allow_weak: bool | None = None) -> list[Proposal]:
+    """A proposal per problem: the node ids that exercise it (see the module docstring).
+    allow_weak: as for `validate` (mined problems run the repository's code)."""
     proposals, batch = [], []
     index_cache: dict = {}
     for number, problem in enumerate(problems, 1):
@@ -187,6 +189,7 @@ def propose(store: Store, workspace: Workspace, problems: list[Problem],
         if own:
             engine = engine_for(workspace, workers, len(jobs))
         try:
+            consent(engine, workspace, problems, allow_weak)
             results = {r.job_id: r for r in engine.run(jobs, progress=progress,
                                                         cancelled=cancelled)}
         finally:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from curator import runs
 from curator.errors import CuratorError
+from curator.execution import trust
 from curator.execution.engine import Engine
 from curator.execution.job import Job, RunResult
 from curator.problem import Problem
@@ -222,9 +223,26 @@ class _Plan:
 
 def engine_for(workspace: Workspace, workers: int | None, jobs: int) -> Engine:
     conf = runs.settings(workspace)
-    return Engine(workers=max(1, min(workers or conf.get("workers") or runs._cpus(), jobs)),
-                  preload=conf.get("preload", ()), isolation=conf.get("isolation", "auto"),
+    return Engine(workers=max(1, min(workers or conf.workers or runs._cpus(), jobs)),
+                  preload=conf.preload, isolation=conf.isolation,
                   hide=[str(workspace.root)], extra=dict(runs.REPO_PREPARING))
+
+
+def needs_consent(store: Store, ids: Iterable[str] | None = None) -> list[str]:
+    """Ids of the problems `validate(store, ..., ids)` would run that are mined or imported
+    (untrusted under weak isolation: the app asks before it starts)."""
+    problems = ([problem_store.get(store, pid) for pid in ids] if ids is not None
+                else [p for p in problem_store.all_problems(store) if p.status != "retired"])
+    return runs.untrusted(problems)
+
+
+def consent(engine: Engine, workspace: Workspace, problems: Iterable[Problem],
+            allow_weak: bool | None) -> None:
+    """Refuse (WeakIsolationRefused) before anything runs when mined or imported problems
+    (their reference, stub and mutants run the repository's code) would run under weak
+    isolation without consent, as `curator run` does."""
+    trust.check(engine.isolation, runs.untrusted(problems),
+                trust.allowed(runs.settings(workspace), allow_weak))
 
 
 class _Counter:
@@ -246,10 +264,12 @@ def validate(store: Store, workspace: Workspace, ids: Iterable[str] | None = Non
              mutants: int = DEFAULT_MUTANTS, repeat: int = DEFAULT_REPEAT,
              workers: int | None = None, progress: Progress | None = None,
              cancelled: CancelCheck | None = None, engine: Engine | None = None,
-             fresh: bool = False) -> ValidationReport:
+             fresh: bool = False, allow_weak: bool | None = None) -> ValidationReport:
     """Validate these problems (all when ids is None); see the module docstring.
 
-    fresh: run again even when an unchanged problem has a stored result."""
+    fresh: run again even when an unchanged problem has a stored result. allow_weak:
+    consent to run mined or imported problems under weak isolation (default: [execution]
+    allow_weak); without it they raise WeakIsolationRefused before anything runs."""
     if mutants < 0 or repeat < 1:
         raise CuratorError("--mutants must be >= 0 and --repeat >= 1")
     problems = ([problem_store.get(store, pid) for pid in ids] if ids is not None
@@ -289,6 +309,7 @@ def validate(store: Store, workspace: Workspace, ids: Iterable[str] | None = Non
     if own:
         engine = engine_for(workspace, workers, counter.total)
     try:
+        consent(engine, workspace, [p.problem for p in todo], allow_weak)
         report.isolation = engine.isolation
         _reference_phase(store, workspace, engine, todo, repeat, counter, cancelled, report)
         if not report.cancelled:

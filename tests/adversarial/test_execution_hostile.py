@@ -148,8 +148,10 @@ def test_skip_at_import_is_not_a_pass(engine):
 def test_skip_and_xfail_inside_tests_are_not_a_pass(engine):
     skip = run_one(engine, "import pytest\ndef add(a, b):\n    pytest.skip('later')\n")
     xfail = run_one(engine, "import pytest\ndef add(a, b):\n    pytest.xfail('known')\n")
-    assert skip.outcome == "failed" and "skipped" in skip.reason
-    assert xfail.outcome == "failed" and "xfailed" in xfail.reason
+    # pytest's outcomes raised by the solution stay in the solution's process: the test
+    # that called it fails, naming what was raised
+    assert skip.outcome == "failed" and "skipped" in skip.reason.lower()
+    assert xfail.outcome == "failed" and "xfailed" in xfail.reason.lower()
 
 
 def test_printing_passed_is_not_a_pass(engine):
@@ -363,19 +365,26 @@ def _tampered(result, *words):
         assert word in text, result.evidence
 
 
-def test_patching_the_test_runner_is_tampered(engine):
+def _fails_honestly(result):
+    # The trick ran in the solution's own process; the judge, in another process, saw
+    # only the wrong answer.
+    assert result.outcome == "failed", (result.outcome, result.reason, result.stderr[-2000:])
+    assert "test_" in result.reason and not result.evidence
+
+
+def test_patching_the_test_runner_changes_nothing(engine):
     result = run_one(engine, "import _pytest.python\n"
                      "_pytest.python.Function.runtest = lambda self: None\n" + WRONG_ADD)
-    _tampered(result, "Function.runtest")
+    _fails_honestly(result)
 
 
-def test_patching_pluggy_or_the_harness_is_tampered(engine):
+def test_patching_pluggy_or_the_harness_changes_nothing(engine):
     pluggy = run_one(engine, "import pluggy\npluggy.HookCaller.__call__ = "
                      "lambda self, **kw: []\n" + WRONG_ADD)
     harness = run_one(engine, "import curator.execution.harness as h\n"
                       "h._final_outcome = lambda reports: ('passed', '')\n" + WRONG_ADD)
-    _tampered(pluggy, "HookCaller")
-    _tampered(harness, "_final_outcome")
+    _fails_honestly(pluggy)
+    _fails_honestly(harness)
 
 
 @pytest.mark.parametrize("poison", [
@@ -385,9 +394,9 @@ def test_patching_pluggy_or_the_harness_is_tampered(engine):
     "import torch\ntorch.Tensor.__eq__ = lambda self, other: torch.ones(2, dtype=torch.bool)",
     "import builtins\nbuiltins.float = lambda x: 3.0",
 ])
-def test_poisoned_comparisons_are_tampered(engine, poison):
+def test_poisoned_comparisons_change_nothing(engine, poison):
     result = run_one(engine, poison + "\n" + WRONG_ADD, TORCH_TESTS)
-    _tampered(result, "torch" if "torch" in poison else "")
+    _fails_honestly(result)
 
 
 def test_gc_walk_to_the_reporter_forges_nothing(engine):
@@ -410,7 +419,7 @@ def test_gc_walk_to_the_reporter_forges_nothing(engine):
         def add(a, b):
             return 0
         """)
-    _tampered(result, "gc.get_objects")
+    _fails_honestly(result)   # no reporter, no tests in the solution's process
 
 
 def test_solution_cannot_read_its_tests(engine):
@@ -513,11 +522,13 @@ def test_no_attribute_path_leads_to_the_harness(engine):
      "code.__new__"),
     ("import sys\nsys.addaudithook(lambda *a: None)", "sys.addaudithook"),
 ])
-def test_introspection_from_solution_code_is_tampered(engine, attack, word):
-    result = run_one(engine, "try:\n" + "\n".join("    " + line for line in
-                                                  attack.splitlines())
-                     + "\nexcept RuntimeError:\n    pass\n" + GOOD_SOLUTION)
-    _tampered(result, word)
+def test_introspection_from_solution_code_reaches_nothing(engine, attack, word):
+    # Frames, gc, tracers, ctypes and /proc/self/mem of the solution's own process hold
+    # nothing of the judge: a correct solution still passes, a wrong one still fails.
+    code = "try:\n" + "\n".join("    " + line for line in attack.splitlines()) + \
+        "\nexcept Exception:\n    pass\n"
+    assert run_one(engine, code + GOOD_SOLUTION).outcome == "passed", word
+    _fails_honestly(run_one(engine, code + WRONG_ADD))
 
 
 def test_ordinary_library_use_is_not_tampering(engine):
@@ -582,13 +593,11 @@ def test_remaking_its_own_code_is_not_tampering(engine):
         import types, pytest
 
         def add(a, b):
-            try:
-                types.FunctionType(pytest.main.__code__, {})   # a library's code, remade
-            except RuntimeError:
-                pass
+            types.FunctionType(pytest.main.__code__, {})   # a library's code, remade
             return a + b
         """)
-    _tampered(library, "function.__new__")
+    # harmless in the solution's own process
+    assert library.outcome == "passed", (library.reason, library.stderr[-3000:])
 
 
 def test_exit_from_inside_a_test_is_not_a_pass(engine):

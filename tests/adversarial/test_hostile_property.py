@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from curator import sync, taxonomy
+from curator.config import Config
 from curator.dlbench import importer
 from curator.errors import CuratorError
 from curator.evaluation import samples as sample_files
@@ -228,6 +229,6 @@ def test_curator_toml_bytes(tmp_path_factory, data):
     (root / "curator.toml").write_bytes(data)
     try:
         config = load_config(root)
-        assert isinstance(config, dict)
+        assert isinstance(config, Config)
     except CuratorError as exc:
         assert "\n" not in str(exc)

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from requirements_support import import_or_fail
 
 from curator.cli import main
+from curator.config import ExecutionConfig
 from curator.errors import CuratorError
 from curator.execution.engine import resolve_backend
 from curator.workspace import discover
@@ -21,15 +22,16 @@ HINT = 'pip install ".[ray]"'
 
 
 def test_resolve_backend():
-    assert resolve_backend({}) == ("local", None)
-    assert resolve_backend({}, address="10.0.0.1:6379") == ("ray", "10.0.0.1:6379")
-    conf = {"backend": "ray", "address": "auto"}
+    assert resolve_backend(None) == ("local", None)
+    assert resolve_backend(ExecutionConfig(), address="10.0.0.1:6379") == (
+        "ray", "10.0.0.1:6379")
+    conf = ExecutionConfig(backend="ray", address="auto")
     assert resolve_backend(conf) == ("ray", "auto")
     assert resolve_backend(conf, "local") == ("local", None)
     assert resolve_backend(conf, address="h:1") == ("ray", "h:1")
-    assert resolve_backend({"address": "auto"}) == ("local", None)
+    assert resolve_backend(ExecutionConfig(address="auto")) == ("local", None)
     with pytest.raises(CuratorError, match="unknown execution backend"):
-        resolve_backend({"backend": "slurm"})
+        resolve_backend(None, "slurm")
 
 
 @pytest.fixture
@@ -54,7 +56,7 @@ def test_run_without_ray_says_how_to_install_it(workspace, no_ray, args):
 
 def test_backend_from_workspace_config(workspace, store, no_ray):
     (workspace.root / "curator.toml").write_text('[execution]\nbackend = "ray"\n')
-    assert discover(str(workspace.root)).config["execution"]["backend"] == "ray"
+    assert discover(str(workspace.root)).config.execution.backend == "ray"
     _assert_hint(_invoke(workspace, "run", "--all"))
     from samples_support import add_samples
 

@@ -114,11 +114,14 @@ def test_unanimous_rule_rejects_at_the_first_no(tmp_path, dl_repo):
 
 
 def test_a_bad_rule_is_one_line_naming_the_file(tmp_path, dl_repo):
-    ws, ids = panel_workspace(tmp_path, dl_repo, "most of them")
+    ws, ids = panel_workspace(tmp_path, dl_repo, "2 of 3")
+    config = ws.root / "curator.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace("2 of 3", "most of them"),
+                      encoding="utf-8")
     result = invoke(ws, "candidates", "vote", str(ids["box_area"]), "--relevant", "yes",
                     user="ana")
     assert result.exit_code == 1
-    assert result.output.strip() == ("error: curator.toml: [candidates] accept_when = "
+    assert result.output.strip() == (f"error: {config}:5: [candidates] accept_when = "
                                      "'most of them' must read \"K of N\", e.g. \"2 of 3\"")
     with Store(ws.db_path, "x") as store:
         assert store.query("SELECT * FROM candidate_votes") == []

@@ -126,11 +126,14 @@ def test_warm_and_cold_repository_runs_agree(tmp_path, isolation):
         assert {results[j.job_id].env["isolation"] for j in jobs} == {isolation}
     assert outcomes[True] == outcomes[False]
     reference, wrong, helper, syntax, tampers = outcomes[True]
-    assert tampers[0] == "tampered"
+    # a reference run is the repository's own code: trusted, run without the guard, so
+    # what it patches is its baseline (candidates' tampering: tests/adversarial)
+    assert tampers[0] == "passed"
     assert reference[0] == "passed" and helper[0] == "passed"
     assert {o for _, o in reference[1]} == {"passed", "skipped", "xfailed"}
     assert wrong[0] == "failed"
     assert syntax[0] == "error"
     # the shared checkout is never written to
-    worktree = next((ws.repos_dir / "worktrees").iterdir())
+    worktree = next(p for p in (ws.repos_dir / "worktrees").iterdir()
+                    if not p.name.startswith("."))   # .NAME.json lists missing blobs
     assert (worktree / "pkg" / "ops.py").read_text(encoding="utf-8") == CODE

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from curator import config as config_file
 from curator import synthetic
 from curator.errors import CuratorError
 from curator.evaluation import samples as sample_files
@@ -17,7 +18,6 @@ from curator.store import Store
 from curator.store import candidates as candidate_store
 from curator.store import problems as problem_store
 from curator.tui import filtering, queries, recovery
-from curator.tui.keymap import keymap_from_config
 from curator.tui.screens import stats as stats_screen
 
 # -- filter language -------------------------------------------------------------------
@@ -138,15 +138,17 @@ def test_recovery_write_and_find(tmp_path):
 # -- keymap -------------------------------------------------------------------------------
 
 
-def test_keymap_from_config():
-    assert keymap_from_config({}) == {}
-    assert keymap_from_config({"keymap": {"problems.filter": "f, slash",
-                                          "problem.save": ["ctrl+s", "f10"]}}) == {
+def test_keymap_from_curator_toml():
+    assert config_file.from_dict({}).keymap == {}
+    assert config_file.from_dict({"keymap": {"problems.filter": "f, slash",
+                                             "problem.save": ["ctrl+s", "f10"]}}).keymap == {
         "problems.filter": "f, slash", "problem.save": "ctrl+s,f10"}
     with pytest.raises(CuratorError, match="problem.save"):
-        keymap_from_config({"keymap": {"problem.save": 3}})
+        config_file.from_dict({"keymap": {"problem.save": 3}})
     with pytest.raises(CuratorError, match=r"\[keymap\]"):
-        keymap_from_config({"keymap": "ctrl+s"})
+        config_file.from_dict({"keymap": {"problem.save": " "}})
+    with pytest.raises(CuratorError, match="keymap must be a"):
+        config_file.from_dict({"keymap": "ctrl+s"})
 
 
 # -- queries ------------------------------------------------------------------------------

@@ -32,6 +32,12 @@ async def test_blind_vote_hides_others_until_saved(workspace, store, app_for):
     problem = store.one("SELECT stage, task, data FROM problems WHERE id = ?", (pid,))
     app = app_for(workspace, "cy")
     async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        # the Problems table does not tell the labels of cy's open assignments either
+        listed = {r["id"]: r for r in app.screen.all_rows}
+        assert {listed[p]["stage"] for p in ids[:3]} == {"blind"}
+        assert listed[ids[3]]["stage"] == store.one(
+            "SELECT stage FROM problems WHERE id = ?", (ids[3],))["stage"]
         screen = await open_problem(pilot, pid)
         await pilot.press("alt+4")            # Labels tab: the ballot, focus on its stage
         await settle(pilot)
@@ -130,10 +136,10 @@ async def test_candidates_y_n_vote_and_the_table_shows_votes(tmp_path, app_for):
         screen = app.screen
         table = screen.query_one("#cand-table", DataTable)
         assert table.get_row_at(0)[0] == str(first["id"])
-        assert table.get_row_at(0)[-1] == "1✓ 0✗"
+        assert table.get_row_at(0)[2] == "1✓ 0✗"
         await pilot.press("n")                # ben: not relevant -> 1 of each, waiting
         await settle(pilot)
-        assert table.get_row_at(0)[-1] == "1✓ 1✗"
+        assert table.get_row_at(0)[2] == "1✓ 1✗"
         await pilot.press("y")                # ben changes his vote: 2 yes -> accepted
         await settle(pilot)
     with Store(ws.db_path, "x") as store:

@@ -93,8 +93,8 @@ def test_a_reference_that_does_not_pass_has_null_figures_and_a_reason(empty_work
     runner = CliRunner()
     out = runner.invoke(main, ["--workspace", str(ws.root), "validate", "broken",
                                "--mutants", "3", "--repeat", "1", "--json"])
-    (row,) = json.loads(out.stdout)["problems"]
     assert out.exit_code == 0, out.output
+    (row,) = json.loads(out.stdout)["problems"]
     assert row["discriminates"] is None and row["mutation_score"] is None
     assert row["survivors"] is None and row["non_exercising_tests"] is None
     assert "the reference does not pass (failed" in row["reason"]

@@ -13,17 +13,20 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static, TextArea
+from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane, TextArea
 from textual.worker import Worker
 
 from curator.mining import mine as mining
-from curator.mining import promote
+from curator.mining import promote, prompt_drafts
 from curator.panel import candidates as candidate_panel
 from curator.repos import environments
 from curator.store import candidates as candidate_store
 from curator.tui.messages import DataChanged, OpenProblem, run_guarded
+from curator.tui.screens.accept_dialog import AcceptModal
 from curator.tui.screens.dialogs import InputModal
+from curator.tui.screens.drafts import DraftsScreen
 from curator.tui.tasks import Task, TaskEnded, run_task
+from curator.tui.widgets.discover_pane import DiscoverPane
 from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.task_bar import TaskBar
 
@@ -80,7 +83,11 @@ link tests, score) — **ctrl+g** cancels and nothing is written — and **o** o
 problem an accepted candidate became. **e** builds (or reuses) the isolated environment
 the highlighted candidate's repository runs its tests in — its declared dependencies,
 pytest and this torch, at the pinned commit — with progress (**ctrl+g** cancels).
-**ctrl+l** reloads (after mining from a shell, say).
+**ctrl+l** reloads (after mining from a shell, say). In the accept dialog **ctrl+d** also
+has the model of curator.toml's `[llm]` draft the prompt, then shows both drafts side by
+side. **alt+2** opens the **Discover** tab: GitHub repositories by topic and stars, with
+licence, last push and whether they have tests; **q** queues one for `curator mine
+--queued`.
 
 A panel decides candidates too: **y** / **n** vote the highlighted one relevant or not (as
 `curator candidates vote`); the **votes** column shows the votes so far (✓ relevant, ✗
@@ -120,23 +127,27 @@ draft problem or rejects it as soon as the rule decides.
     def compose(self) -> ComposeResult:
         yield NavBar()
         yield Static("", id="cand-summary", classes="status-line")
-        table = DataTable(id="cand-table", cursor_type="row", zebra_stripes=True)
-        table.border_title = "Candidates"
-        yield table
-        with Horizontal(id="cand-detail"):
-            source = TextArea.code_editor("", language="python", read_only=True,
-                                          id="cand-source", theme="css")
-            source.border_title = "Source"
-            yield source
-            with VerticalScroll(id="cand-info-box", classes="pane") as box:
-                box.border_title = "Evidence and tests"
-                yield Static("", id="cand-info", markup=False)
+        with TabbedContent(id="cand-tabs"):
+            with TabPane("Candidates", id="cand-list"):
+                table = DataTable(id="cand-table", cursor_type="row", zebra_stripes=True)
+                table.border_title = "Candidates"
+                yield table
+                with Horizontal(id="cand-detail"):
+                    source = TextArea.code_editor("", language="python", read_only=True,
+                                                  id="cand-source", theme="css")
+                    source.border_title = "Source"
+                    yield source
+                    with VerticalScroll(id="cand-info-box", classes="pane") as box:
+                        box.border_title = "Evidence and tests"
+                        yield Static("", id="cand-info", markup=False)
+            with TabPane("Discover", id="cand-discover"):
+                yield DiscoverPane()
         yield TaskBar(id="cand-task")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#cand-table", DataTable).add_columns(
-            "id", "score", "repo", "function", "tests", "status", "votes")
+            "id", "score", "votes", "repo", "function", "tests", "status")
         self.query_one("#cand-task").display = False
         self._seen_version = self.app.data_version
         self.reload()
@@ -156,9 +167,11 @@ draft problem or rejects it as soon as the rule decides.
         table.clear()
         votes = candidate_panel.tally(self.app.store)
         for row in self.rows:
-            table.add_row(str(row["id"]), f"{row['score']:.2f}", row["repo_name"],
+            # the votes next to the score: they stay in view at 80 columns
+            table.add_row(str(row["id"]), f"{row['score']:.2f}",
+                          votes_text(votes.get(row["id"])), row["repo_name"],
                           row["qualname"], str(len(row["tests"])), row["status"],
-                          votes_text(votes.get(row["id"])), key=str(row["id"]))
+                          key=str(row["id"]))
         if current is not None:
             index = next((i for i, r in enumerate(self.rows) if r["id"] == current), None)
             if index is not None:
@@ -202,7 +215,19 @@ draft problem or rejects it as soon as the rule decides.
 
     # -- actions ---------------------------------------------------------------------------
 
+    async def show_tab(self, tab: str) -> None:
+        """The app's alt+1/2 and alt+←/→: the candidates list or the Discover tab."""
+        tabs = self.query_one("#cand-tabs", TabbedContent)
+        tabs.active = tab
+        target = "#cand-table" if tab == "cand-list" else "#discover-query"
+        self.call_after_refresh(self.query_one(target).focus)
+        self.refresh_bindings()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("accept", "reject", "skip", "cycle_status", "open_problem",
+                      "environment", "vote") and self.is_mounted and \
+                self.query_one("#cand-tabs", TabbedContent).active == "cand-discover":
+            return False    # the candidate keys act on the hidden list: not on Discover
         mining_now = self._mining is not None   # until its thread has really ended
         if action == "cancel_mine":
             return mining_now and not self._mining.is_cancelled
@@ -233,9 +258,10 @@ draft problem or rejects it as soon as the rule decides.
             return
         suggested = promote.default_id(self.app.store, row)
 
-        def answered(problem_id: str | None) -> None:
-            if not problem_id:
+        def answered(choice: dict | None) -> None:
+            if not choice:
                 return
+            problem_id = choice["id"]
             result = run_guarded(
                 self, f"Could not accept candidate {row['id']}",
                 lambda: promote.accept(self.app.store, self.app.workspace, row["id"],
@@ -245,10 +271,24 @@ draft problem or rejects it as soon as the rule decides.
                 self.notify(f"Accepted as draft problem {result['problem_id']} "
                             "(o opens it)")
                 self.reload(keep=row["id"])
+                if choice["draft"]:
+                    self._draft(result["problem_id"], row)
 
-        self.app.push_screen(InputModal(
+        self.app.push_screen(AcceptModal(
             f"Accept candidate {row['id']}", f"{row['qualname']} becomes a draft problem "
             "with this id:", suggested), answered)
+
+    def _draft(self, problem_id: str, row: dict) -> None:
+        """The configured model drafts the prompt (a thread task); both drafts then show."""
+        module = promote.upstream_module(self.app.store, self.app.workspace, row) or \
+            promote.solution_text(row)
+        config = self.app.workspace.config
+        self._drafting = run_task(
+            self, lambda ctx: prompt_drafts.draft_with_settings(ctx.store, config, problem_id,
+                                                                module),
+            group="draft", label=f"drafting the prompt of {problem_id}…",
+            bar=self.query_one("#cand-task", TaskBar), error_title="Prompt draft failed")
+        self._drafting_problem = problem_id
 
     def action_reject(self) -> None:
         row = self.current()
@@ -346,6 +386,16 @@ draft problem or rejects it as soon as the rule decides.
             self.refresh_bindings()
 
     def on_task_ended(self, event: TaskEnded) -> None:
+        if event.task is getattr(self, "_drafting", None):
+            self._drafting = None
+            bar = self.query_one(TaskBar)
+            if event.status == "done":
+                bar.finish(f"{self._drafting_problem}: model draft stored")
+                self.post_message(DataChanged())
+                self.app.push_screen(DraftsScreen(self._drafting_problem))
+            else:
+                bar.finish(f"{self._drafting_problem}: no model draft ({event.status})")
+            return
         if event.task is not self._mining:
             return
         self._mining = None

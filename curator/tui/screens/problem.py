@@ -40,6 +40,7 @@ from curator.store import problems as problem_store
 from curator.tui import queries, recovery
 from curator.tui.messages import DataChanged, ShowError
 from curator.tui.screens.dialogs import ErrorModal, unsaved_modal
+from curator.tui.screens.drafts import DraftsScreen
 from curator.tui.widgets.editors import CodeEditor, Editor, PromptEditor
 from curator.tui.widgets.history_pane import HistoryPane
 from curator.tui.widgets.label_picker import Choice, LabelPicker
@@ -69,10 +70,12 @@ Tabs: **Prompt** (Markdown + preview), **Solution** and **Tests** (Python), **La
 **Runs**, **History**; **alt+→** / **alt+←** move between tabs (**alt+1**…**alt+6** jump
 straight to one where the terminal sends them). **ctrl+s** saves to the
 database and to `problems/<id>/`; **ctrl+r** runs what is on screen (unsaved edits are
-run too, and the run is marked *unsaved*); **ctrl+b** formats
+run too, and the run is marked *unsaved*); **ctrl+o** shows the prompt drafts side by
+side (the docstring draft and a model's, to pick and edit); **ctrl+b** formats
 the code in the current editor with black; **ctrl+t** validates the saved problem (do
 its tests fail a stub, is the reference stable, how many mutants do they kill; shown in
-the Runs tab) and **ctrl+o** accepts the node ids it proposes; **Escape** leaves (asks first when there are
+the Runs tab) and **ctrl+n** accepts the node ids it proposes; **Escape** leaves (asks
+first when there are
 unsaved edits). Unsaved edits are marked with ● in the title line.
 
 In a label round (`curator labels assign`), the Labels tab of a problem assigned to you
@@ -92,8 +95,10 @@ assignments (position and progress in the ballot's top line).
         Binding("ctrl+t", "validate", "Validate", id="problem.validate",
                 tooltip="Do the tests catch wrong answers? Stub, 3 repeats, 20 mutants "
                         "(as `curator validate`)"),
-        Binding("ctrl+o", "accept_repair", "Accept tests", id="problem.accept_repair",
+        Binding("ctrl+n", "accept_repair", "Accept tests", id="problem.accept_repair",
                 tooltip="Accept the node ids the validation proposed"),
+        Binding("ctrl+o", "drafts", "Drafts", id="problem.drafts",
+                tooltip="The prompt drafts side by side (docstring and model)"),
         Binding("ctrl+b", "format", "Black", id="problem.format",
                 tooltip="Format the code in the current editor with black"),
         Binding("ctrl+z", "undo_label", "Undo label", id="problem.undo_label",
@@ -436,6 +441,9 @@ assignments (position and progress in the ballot's top line).
 
     def action_save(self) -> None:
         self.save()
+
+    def action_drafts(self) -> None:
+        self.app.push_screen(DraftsScreen(self.problem_id))
 
     def action_back(self) -> None:
         self.leave_then()

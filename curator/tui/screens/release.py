@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from curator.errors import ReleaseError
 from curator.release import bundle, diff, gates, verify
-from curator.tui.messages import DataChanged, OpenProblem, ShowError
+from curator.tui.messages import AskWeakConsent, DataChanged, OpenProblem, ShowError
 from curator.tui.screens.dialogs import ChoiceModal, InputModal
 from curator.tui.tasks import Task, TaskContext, TaskEnded, run_task
 from curator.tui.widgets.nav_bar import NavBar
@@ -188,12 +188,16 @@ what is running.
     # -- validate ---------------------------------------------------------------------------
 
     def action_validate(self) -> None:
-        self._start("validating tests (stub, repeats, mutants)…", self._validate)
+        mined = validity.needs_consent(self.app.store)
+        # mined or imported problems run upstream code: under weak isolation, ask first
+        self.post_message(AskWeakConsent(mined, lambda allow: self._start(
+            "validating tests (stub, repeats, mutants)…",
+            lambda ctx: self._validate(ctx, allow))))
 
     @staticmethod
-    def _validate(ctx: TaskContext) -> dict:
+    def _validate(ctx: TaskContext, allow_weak: bool | None = None) -> dict:
         report = validity.validate(ctx.store, ctx.workspace, progress=ctx.progress,
-                                   cancelled=ctx.cancelled)
+                                   cancelled=ctx.cancelled, allow_weak=allow_weak)
         checked = gates.check(ctx.store, ctx.workspace, cancelled=ctx.cancelled)
         return {"kind": "validate", "summary": report.summary(), "report": checked.to_json()}
 

@@ -34,6 +34,7 @@ from curator import review
 from curator import taxonomy as taxonomies
 from curator.display import visible
 from curator.review import annotations as review_annotations
+from curator.review import suggest as review_suggest
 from curator.tui.messages import DataChanged, ShowError, run_guarded
 from curator.tui.screens.dialogs import ChoiceModal, InputModal
 from curator.tui.widgets.nav_bar import NavBar
@@ -63,6 +64,10 @@ tests, then label it.
   **a** assigns the unassigned items to annotators, a share of them to two. Below
   failure review's figures, the same agreement for the other panels: problem label
   rounds (α and κ per dimension, votes done) and candidate relevance votes.
+- **Suggested** categories (rules on the failure log, or a model through `curator review
+  suggest --model`) are listed under your label with the evidence that fired; they are
+  never labels: **s** takes the first as your label, anything else overrides it (both
+  are counted for `review stats`).
 - **c**: the sample is actually correct; **d**: the benchmark item is defective.
 - **n** / **p** next / previous item, **]** next item you have not labelled,
   **ctrl+z** undoes your last label (it jumps to that item). **Escape** leaves the reason
@@ -88,6 +93,8 @@ Your position and progress stay in the line at the top.
                 tooltip="The sample is actually correct"),
         Binding("d", "verdict('benchmark-defect')", "Defect", id="review.defect",
                 tooltip="The benchmark item itself is defective"),
+        Binding("s", "accept_suggestion", "Take suggestion", id="review.accept_suggestion",
+                tooltip="Label the sample with the first suggested category"),
         Binding("x", "drop_pending", "Drop pairs", id="review.drop", show=False,
                 tooltip="Drop the pairs and start this label over"),
         Binding("a", "assign", "Assign", id="review.assign", show=False,
@@ -244,6 +251,7 @@ Your position and progress stay in the line at the top.
         if item.test_output:
             output.write(visible(item.test_output))
         self.query_one("#review-prompt-md", Markdown).update(item.prompt)
+        self.suggested = self._suggestions(item)
         self._position()
 
     def _position(self) -> None:
@@ -260,6 +268,27 @@ Your position and progress stay in the line at the top.
                 f"{item.model} · {item.problem_id} · {item.outcome} · {progress}")
         self._label_text()
 
+    def _suggestions(self, item: review.ReviewItem) -> list:
+        """Stored suggestions (a model's, from `review suggest`), else the rules' now."""
+        store = self.app.store
+        shown = review_suggest.stored(store, item.sample_id)
+        if shown:
+            return shown
+        found = run_guarded(self, f"Could not suggest categories for sample {item.sample_id}",
+                            lambda: review_suggest.for_item(store, item))
+        return found.categories if found else []
+
+    def action_accept_suggestion(self) -> None:
+        item = self.current
+        if item is None:
+            return
+        result = run_guarded(
+            self, f"Could not label sample {item.sample_id}",
+            lambda: review_annotations.accept_suggestion(self.app.store, item.sample_id,
+                                                         self.app.actor))
+        if result is not None:
+            self._after_save(item, result)
+
     def _label_text(self) -> None:
         item = self.current
         names = self.names()
@@ -270,6 +299,16 @@ Your position and progress stay in the line at the top.
             lines.append(f"to save: {'; '.join(to_save) or '(nothing: x dropped the pairs)'}")
         if item is not None and item.final:
             lines.append(f"adjudicated: {review_annotations.format_label(item.final, self.taxonomy)}")
+        hints = getattr(self, "suggested", []) if item else []
+        if hints:
+            first = hints[0]
+            sub = review_suggest.sub_name(self.taxonomy, first.dl)
+            lines.append(f"suggested (s takes it): {first.category} "
+                         f"{names.get(first.category, '')} / {sub} · "
+                         f"{visible(first.evidence, False)[:90]}")
+        if len(hints) > 1:
+            lines.append("  or: " + ", ".join(f"{h.category} {names.get(h.category, '')}"
+                                              for h in hints[1:]))
         self.query_one("#review-current", Static).update("\n".join(lines))
 
     # -- labelling --------------------------------------------------------------------------
@@ -353,6 +392,10 @@ Your position and progress stay in the line at the top.
                                  pairs=pairs, verdict=verdict))
         if result is None:
             return False
+        self._after_save(item, result)
+        return True
+
+    def _after_save(self, item: review.ReviewItem, result: dict) -> None:
         self.post_message(DataChanged())
         self._seen_version = DataChanged.seen_after(self.app.data_version)
         self.items[self.index] = review.item(self.app.store, item.sample_id, self.app.actor)
@@ -360,7 +403,6 @@ Your position and progress stay in the line at the top.
         self._position()
         self.notify(f"Sample {item.sample_id}: {review_annotations.format_label(result, self.taxonomy)}",
                     timeout=3)
-        return True
 
     def _saved_pairs(self) -> list[list[str | None]]:
         """The pairs of my saved label: a category picked now adds to them (two at most)."""

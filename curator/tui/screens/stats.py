@@ -19,7 +19,13 @@ from curator.evaluation import samples as sample_files
 from curator.labels import AXES
 from curator.store import problems as problem_store
 from curator.store import samples as sample_store
-from curator.tui.messages import DataChanged, OpenProblem, ShowError, run_guarded
+from curator.tui.messages import (
+    AskWeakConsent,
+    DataChanged,
+    OpenProblem,
+    ShowError,
+    run_guarded,
+)
 from curator.tui.screens.dialogs import ImportSamplesModal, LabelEditModal
 from curator.tui.tasks import Task, TaskContext, TaskEnded, run_task
 from curator.tui.widgets.nav_bar import NavBar
@@ -306,7 +312,10 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
         self.app.push_screen(ImportSamplesModal(str(self.app.workspace.root)), answered)
 
     def action_evaluate(self) -> None:
-        self._start("evaluating samples…", self._evaluate)
+        # samples (and mined references) are untrusted: under weak isolation, ask first
+        untrusted = evaluate.needs_consent(self.app.store, self.app.workspace)
+        self.post_message(AskWeakConsent(untrusted, lambda allow: self._start(
+            "evaluating samples…", lambda ctx: self._evaluate(ctx, allow))))
 
     def action_cancel(self) -> None:
         if self.busy and self._job is not None:
@@ -329,9 +338,9 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
         return {"kind": "import", **report.to_json()}
 
     @staticmethod
-    def _evaluate(ctx: TaskContext) -> dict:
+    def _evaluate(ctx: TaskContext, allow_weak: bool | None = None) -> dict:
         report = evaluate.evaluate(ctx.store, ctx.workspace, progress=ctx.progress,
-                                   cancelled=ctx.cancelled)
+                                   cancelled=ctx.cancelled, allow_weak=allow_weak)
         return {"kind": "eval", **report.to_json()}
 
     def on_task_ended(self, event: TaskEnded) -> None:

@@ -1,5 +1,6 @@
 """The top line of every screen: the screens and their F-keys (the current one marked),
-then the workspace, the user and what the screen is showing.
+then WEAK ISOLATION when runs get no sandbox here, then the workspace, the user and what
+the screen is showing.
 
 It replaces Textual's Header so the F-keys never compete with a screen's own keys in the
 Footer, and a person always sees where F2…F6 lead.
@@ -40,6 +41,12 @@ class NavBar(Widget):
             here = mode == current
             text.append(f" {key.upper()} ", style="bold reverse" if here else "bold")
             text.append(f"{title} ", style="bold" if here else "")
+        isolation = getattr(app, "isolation", "")
+        if isolation and isolation != "strong":
+            # untrusted code run from here is not sandboxed: always in sight, never cut
+            warning = getattr(getattr(app, "current_theme", None), "warning", None) or "yellow"
+            text.append(f" {isolation.upper()} ISOLATION ", style=f"bold reverse {warning}")
+            text.append(" ")
         detail = self.screen.sub_title or app.sub_title
         right = f"{detail} " if detail else ""
         width = self.size.width

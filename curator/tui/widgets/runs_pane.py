@@ -16,8 +16,9 @@ from textual.widgets import Button, DataTable, Label, Log, ProgressBar
 
 from curator import runs
 from curator.display import visible
+from curator.store import problems as problem_store
 from curator.tui import queries
-from curator.tui.messages import DataChanged, ShowError, TaskProgress
+from curator.tui.messages import AskWeakConsent, DataChanged, ShowError, TaskProgress
 from curator.tui.tasks import Task, TaskContext, TaskEnded, run_task
 from curator.tui.widgets.outcomes_table import OutcomesTable
 
@@ -153,23 +154,32 @@ first (select one to see its tests and output).
             self.post_message(ShowError("Cannot run", "the execution engine (curator.runs) "
                                 "is not installed in this checkout"))
             return
-        self.query_one("#run-start", Button).disabled = True
-        self.query_one("#run-cancel", Button).disabled = False
-        self.query_one("#run-progress", ProgressBar).update(total=None, progress=0)
         if problem is None:
             current = getattr(self.screen, "current", None)
             problem = current() if callable(current) else None
+        saved = problem_store.get(self.app.store, self.problem_id)
+        # a mined or imported problem runs upstream code: under weak isolation, ask first
+        self.post_message(AskWeakConsent(runs.untrusted([saved]),
+                                         lambda allow: self._launch(problem, allow)))
+
+    def _launch(self, problem, allow_weak: bool | None) -> None:
+        if self.running:
+            return
+        self.query_one("#run-start", Button).disabled = True
+        self.query_one("#run-cancel", Button).disabled = False
+        self.query_one("#run-progress", ProgressBar).update(total=None, progress=0)
         self.query_one("#run-status", Label).update("running…")
         problem_id = self.problem_id
         if problem is not None:
             def work(ctx: TaskContext):
                 return runs.run_edited(ctx.store, ctx.workspace, problem,
-                                       progress=ctx.progress, cancelled=ctx.cancelled)
+                                       progress=ctx.progress, cancelled=ctx.cancelled,
+                                       allow_weak=allow_weak)
         else:
             def work(ctx: TaskContext):
                 return runs.run_problems(ctx.store, ctx.workspace, [problem_id], workers=1,
                                          timeout=None, repeat=1, progress=ctx.progress,
-                                         cancelled=ctx.cancelled)
+                                         cancelled=ctx.cancelled, allow_weak=allow_weak)
         # the thread writes runs on a connection of its own while the UI keeps reading
         self._worker = run_task(self, work, group="run-reference", label="running…",
                                 progress=lambda done, total, label: self.post_message(

@@ -2,7 +2,7 @@
 
 ctrl+t runs `curator.validity.validate` on the problem (thread worker, progress, ctrl+g
 cancels) and, when some of its node ids never fail a stub, `curator.validity.repair`'s
-proposal; ctrl+o accepts the proposal (`repair.apply`, as `validate --apply`). What is
+proposal; ctrl+n accepts the proposal (`repair.apply`, as `validate --apply`). What is
 shown is read back from the stored validation.
 """
 
@@ -16,10 +16,10 @@ from textual.widgets import DataTable, Static
 
 from curator.store import problems as problem_store
 from curator.tui import queries
-from curator.tui.messages import DataChanged, ShowError, TaskProgress
+from curator.tui.messages import AskWeakConsent, DataChanged, ShowError, TaskProgress
 from curator.tui.tasks import Task, TaskContext, TaskEnded, run_task
 from curator.validity import repair
-from curator.validity.validate import Validity, validate
+from curator.validity.validate import Validity, needs_consent, validate
 
 
 def summary_text(found: Validity | None) -> str:
@@ -63,7 +63,7 @@ def proposal_text(proposal: repair.Proposal | None) -> str:
     if not proposal.fixes:
         return f"Repair: none ({proposal.reason})"
     via = f" via {' -> '.join(proposal.via)}" if proposal.via else ""
-    state = "applied" if proposal.applied else "ctrl+o accepts"
+    state = "applied" if proposal.applied else "ctrl+n accepts"
     return (f"Repair ({proposal.link} link{via}): {len(proposal.proposed)} node id(s), "
             f"+{len(proposal.added)} -{len(proposal.dropped)} · {state}")
 
@@ -76,7 +76,7 @@ class ValidityPane(Vertical):
 times (flaky tests), a stub of the entry point must fail a test, and 20 mutants of the
 reference show how strong the tests are (survivors are listed with the mutated line
 beside the original). When some node ids never fail the stub, the tests the mining index
-links to the symbol are tried and proposed; **ctrl+o** accepts them as the problem's node
+links to the symbol are tried and proposed; **ctrl+n** accepts them as the problem's node
 ids. **ctrl+g** cancels.
 """
 
@@ -123,11 +123,19 @@ ids. **ctrl+g** cancels.
         if self.running:
             self.notify("Validation is already running", severity="warning")
             return
+        # a mined or imported problem runs upstream code: under weak isolation, ask first
+        self.post_message(AskWeakConsent(needs_consent(self.app.store, [self.problem_id]),
+                                         self._launch))
+
+    def _launch(self, allow_weak: bool | None) -> None:
+        if self.running:
+            return
         problem_id = self.problem_id
 
         def work(ctx: TaskContext):
             report = validate(ctx.store, ctx.workspace, [problem_id],
-                              progress=ctx.progress, cancelled=ctx.cancelled)
+                              progress=ctx.progress, cancelled=ctx.cancelled,
+                              allow_weak=allow_weak)
             found = report.problems[0] if report.problems else None
             proposal = None
             problem = problem_store.get(ctx.store, problem_id)
@@ -135,7 +143,8 @@ ids. **ctrl+g** cancels.
                     problem.test_node_ids is not None and not report.cancelled:
                 proposal = repair.propose(ctx.store, ctx.workspace, [problem],
                                           progress=ctx.progress,
-                                          cancelled=ctx.cancelled)[0]
+                                          cancelled=ctx.cancelled,
+                                          allow_weak=allow_weak)[0]
             return report, proposal
 
         self.query_one("#validity-summary", Static).update("Validity: validating…")

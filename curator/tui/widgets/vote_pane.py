@@ -35,7 +35,7 @@ decides. **1**–**9** choose the label with that number, **0** clears it, **Lef
 move between axes, **v** saves your vote (**ctrl+z** takes it back). The problem's
 current labels and the others' votes are hidden until your vote is saved.
 **n** / **p**: next / previous problem assigned to you; **]**: the next one you have not
-voted. The label definitions are below (and in `curator labels`).
+voted. The labelling guidelines below hold every label's definition.
 """
 
 

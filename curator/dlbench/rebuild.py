@@ -1,0 +1,238 @@
+"""`curator dlbench rebuild`: a whole DL-Bench release made runnable in one command.
+
+For every registered repository with imported DL-Bench problems (or those given with
+--repo NAME=SOURCE; --only NAME picks some): resolve its problems (as of a date when
+given), build its environment (`curator repo env`: recipe, lock, framework import
+check), then triage each resolved reference (curator.runs.triage: 3 runs, every failing
+test excluded with its cause, green when the rest pass and exercise the function). It
+resumes where it stopped: an environment whose inputs did not change is reused, and a
+reference already triaged with its current text is not run again. The triage's
+exclusions are written to the repository's recipe, reviewable in git.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from curator import runs
+from curator.dlbench import fileformat
+from curator.dlbench import resolve as resolve_mod
+from curator.errors import CuratorError
+from curator.progress import CancelCheck, checkpoint
+from curator.repos import environments, recipes
+from curator.store import Store
+from curator.store import problem_imports as import_store
+from curator.store import problems as problem_store
+from curator.store import repos as registered_repos
+from curator.workspace import Workspace
+
+# (repository name, what it is doing, done, total): one line per repository.
+RepoProgress = Callable[[str, str, int, int], None]
+
+
+@dataclass
+class RepoResult:
+    name: str
+    url: str = ""
+    problems: int = 0
+    resolved: int = 0
+    env: str = "not built"
+    green: int = 0
+    green_ids: list[str] = field(default_factory=list)
+    triaged: dict[str, int] = field(default_factory=lambda: {c: 0 for c in runs.CAUSES})
+    not_green: list[dict] = field(default_factory=list)
+    env_seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "problems": self.problems, "resolved": self.resolved,
+                "env": self.env, "green": self.green, "green_ids": sorted(self.green_ids),
+                "triaged": dict(self.triaged), "not_green": self.not_green}
+
+
+@dataclass
+class RebuildReport:
+    repos: list[RepoResult] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"repos": [r.to_json() for r in self.repos],
+                "totals": {"problems": sum(r.problems for r in self.repos),
+                           "resolved": sum(r.resolved for r in self.repos),
+                           "green": sum(r.green for r in self.repos)}}
+
+
+def _imported(store: Store) -> dict[str, list[dict]]:
+    """DL-Bench name -> the import rows of its problems (problems that still exist)."""
+    groups: dict[str, list[dict]] = {}
+    for row in import_store.rows_for(store, import_store.DLBENCH_ORIGINS):
+        if not problem_store.exists(store, row["problem_id"]):
+            continue
+        problem = problem_store.get(store, row["problem_id"])
+        url = str((problem.source or {}).get("repo") or "")
+        if not url:
+            continue
+        row["url"] = url
+        groups.setdefault(fileformat.repo_short_name(url), []).append(row)
+    return groups
+
+
+def _is_resolved(row: dict) -> bool:
+    try:
+        return "resolved" in json.loads(row.get("flags") or "[]")
+    except ValueError:
+        return False
+
+
+def _fresh_rows(store: Store, ids: list[str]) -> list[dict]:
+    wanted = set(ids)
+    return [r for r in import_store.rows_for(store, import_store.DLBENCH_ORIGINS)
+            if r["problem_id"] in wanted]
+
+
+def rebuild(store: Store, workspace: Workspace, sources: dict[str, str] | None = None,
+            as_of: str | None = None, only: list[str] | tuple[str, ...] = (),
+            progress: RepoProgress | None = None, cancelled: CancelCheck | None = None,
+            engine=None) -> RebuildReport:
+    """Resolve, build and triage every selected repository (see the module docstring)."""
+    sources = dict(sources or {})
+    note = progress or (lambda name, what, done, total: None)
+    groups = _imported(store)
+    by_lower = {name.lower(): name for name in groups}
+    for name in [*sources, *only]:
+        if name.lower() not in by_lower:
+            raise CuratorError(f"{name}: no imported DL-Bench problem is from a repository "
+                               f"of that name (known: {', '.join(sorted(groups)) or 'none'})")
+    chosen = sorted({by_lower[n.lower()] for n in only} if only else groups)
+    report = RebuildReport()
+    own = engine is None
+    if own:
+        engine = runs._engine_for(workspace, runs.TRIAGE_RUNS)
+    try:
+        for name in chosen:
+            checkpoint(cancelled, "rebuild")
+            report.repos.append(_one(store, workspace, name, groups[name], sources, as_of,
+                                     note, cancelled, engine))
+    finally:
+        if own:
+            engine.close()
+    return report
+
+
+def _one(store: Store, workspace: Workspace, name: str, rows: list[dict],
+         sources: dict[str, str], as_of: str | None, note: RepoProgress,
+         cancelled: CancelCheck | None, engine) -> RepoResult:
+    url = rows[0]["url"]
+    result = RepoResult(name=name, url=url, problems=len(rows))
+    given = {k: v for k, v in sources.items() if k.lower() == name.lower()}
+    registered = registered_repos.by_url(store, url)
+    if registered is None and not given:
+        result.env = "repository not registered: give --repo NAME=SOURCE"
+        result.not_green = [{"id": r["problem_id"], "reason": result.env} for r in rows]
+        return result
+    note(name, "resolving", 0, len(rows))
+    # A repository resolved before at the same date keeps its pins (resume); a new
+    # source or date resolves again.
+    if given or as_of is not None or not all(_is_resolved(r) for r in rows):
+        if not (registered is not None and not given and as_of is not None and
+                str(registered.get("as_of") or "") == as_of and all(_is_resolved(r)
+                                                                    for r in rows)):
+            resolved = resolve_mod.resolve(
+                store, workspace, {name: next(iter(given.values()))} if given else {},
+                as_of=as_of, only_urls={url}, cancelled=cancelled,
+                progress=lambda d, t, label: note(name, "resolving", d, t))
+            del resolved
+    rows = _fresh_rows(store, [r["problem_id"] for r in rows])
+    reasons = {}
+    for row in rows:
+        if not _is_resolved(row):
+            try:
+                reasons[row["problem_id"]] = json.loads(row.get("resolution") or "{}").get(
+                    "reason") or "unresolved"
+            except ValueError:
+                reasons[row["problem_id"]] = "unresolved"
+    resolved_ids = sorted(r["problem_id"] for r in rows if _is_resolved(r))
+    result.resolved = len(resolved_ids)
+    result.not_green = [{"id": pid, "reason": f"unresolved: {why}"}
+                        for pid, why in sorted(reasons.items())]
+    if not resolved_ids:
+        result.env = "nothing resolved"
+        return result
+    note(name, "environment", 0, 7)
+    started = time.monotonic()
+    try:
+        env = environments.build(store, workspace, url, cancelled=cancelled,
+                                 progress=lambda d, t, label: note(name, f"environment: {label}",
+                                                                   d, t))
+        result.env = "ok" if env.ok else env.reason
+    except CuratorError as exc:
+        result.env = str(exc)
+    result.env_seconds = round(time.monotonic() - started, 1)
+    if result.env != "ok":
+        result.not_green += [{"id": pid, "reason": f"environment: {result.env}"}
+                             for pid in resolved_ids]
+        return result
+    keep = _apply_recipe_exclusions(store, workspace, url, resolved_ids)
+    state = {"done": 0, "pid": ""}
+
+    def on_test(problem_id: str, test_id: str, done: int, total: int | None) -> None:
+        of = f"/{total}" if total else ""
+        note(name, f"{state['pid']} test {done}{of} {test_id}", state["done"],
+             len(resolved_ids))
+
+    def on_problem(done: int, total: int, label: str) -> None:
+        state["done"], state["pid"] = done, label.split(":", 1)[0]
+        note(name, f"triage {label}", done, total)
+
+    triaged = runs.triage(store, workspace, resolved_ids, engine=engine, cancelled=cancelled,
+                          progress=on_problem, test_progress=on_test, keep=keep)
+    causes: Counter = Counter()
+    for item in triaged:
+        causes.update(item.causes.values())
+        if item.green:
+            result.green_ids.append(item.problem_id)
+        else:
+            result.not_green.append({"id": item.problem_id, "reason": item.reason})
+    result.green = len(result.green_ids)
+    result.triaged = {c: causes.get(c, 0) for c in runs.CAUSES}
+    _record_in_recipe(store, workspace, url, resolved_ids)
+    note(name, "done", len(resolved_ids), len(resolved_ids))
+    return result
+
+
+def _apply_recipe_exclusions(store: Store, workspace: Workspace, url: str,
+                             ids: list[str]) -> set[str]:
+    """Tests the recipe excludes (an earlier triage's, maybe elsewhere, or a maintainer's)
+    that a problem runs are excluded here too before its triage, with the recipe's reason;
+    their node ids (the triage keeps them out)."""
+    recipe = recipes.load(workspace, url)
+    if recipe is None or not recipe.exclude:
+        return set()
+    from curator.store import now
+
+    for pid in ids:
+        problem = problem_store.get(store, pid)
+        have = {r["node_id"] for r in runs.excluded(store, pid)}
+        for node_id, reason in recipe.exclude.items():
+            if node_id in have or not any(node_id == t or node_id.startswith(t + "::") or
+                                          node_id.startswith(t.rstrip("/") + "/")
+                                          for t in problem.test_node_ids):
+                continue
+            with store.transaction():
+                runs.add_excluded(store, pid, node_id, reason, now())
+    return set(recipe.exclude)
+
+
+def _record_in_recipe(store: Store, workspace: Workspace, url: str, ids: list[str]) -> None:
+    recipe = recipes.load(workspace, url)
+    if recipe is None:
+        return
+    before = dict(recipe.exclude)
+    for pid in ids:
+        for row in runs.excluded(store, pid):
+            if runs.is_triage_exclusion(row["reason"]):
+                recipe.exclude[row["node_id"]] = row["reason"]
+    if recipe.exclude != before:
+        recipes.save(workspace, recipe)

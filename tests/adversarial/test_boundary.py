@@ -1,0 +1,559 @@
+"""The judge and the judged are separate processes: attacks on the verdict from inside the
+solution's process change nothing, and correct solutions that use threads, compilers,
+subclasses and worker processes pass.
+
+Each attack is a wrong solution with a trick; beside it runs its control, the same wrong
+code without the trick. Neither may pass; the reference of the same tests passes.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+from execution_support import engine_fixture, run_one
+
+engine = engine_fixture()
+
+TESTS = """\
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from solution import scale
+
+
+def test_equal():
+    assert torch.equal(scale(torch.ones(3)), torch.full((3,), 2.0))
+
+
+def test_allclose():
+    assert torch.allclose(scale(torch.arange(3.0)), torch.arange(3.0) * 2)
+
+
+def test_item():
+    assert scale(torch.tensor(1.5)).item() == 3.0
+
+
+def test_expected_from_library():
+    x = torch.linspace(-1, 1, 5)
+    assert torch.allclose(F.relu(scale(x)), F.relu(x * 2))
+
+
+def test_float():
+    assert scale(2.0) == 4.0
+
+
+def test_list():
+    assert scale([1, 2]) == [2, 4]
+"""
+REFERENCE = """\
+import torch
+
+
+def scale(x):
+    if isinstance(x, list):
+        return [v * 2 for v in x]
+    return x * 2
+"""
+WRONG = """\
+import torch
+
+
+def _wrong(x):
+    if isinstance(x, list):
+        return [v * 3 for v in x]
+    return x * 3
+"""
+
+# Each trick is added to the WRONG solution; `scale` is the entry point the tests call.
+ATTACKS = {
+    "tensor subclass answering torch.equal/allclose": """
+class Liar(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func in (torch.equal, torch.allclose, torch.Tensor.__eq__):
+            return True
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+class Yes(float):
+    def __eq__(self, other):
+        return True
+    __hash__ = float.__hash__
+
+class Always(list):
+    def __eq__(self, other):
+        return True
+
+def scale(x):
+    value = _wrong(x)
+    if isinstance(value, torch.Tensor):
+        return value.as_subclass(Liar)
+    if isinstance(value, list):
+        return Always(value)
+    return Yes(value)
+""",
+    "a value object whose comparisons and arithmetic always agree": """
+class Anything:
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    def __sub__(self, other): return 0.0
+    __rsub__ = __sub__
+    def __abs__(self): return 0.0
+    def __bool__(self): return True
+    def item(self): return self
+    def __float__(self): return 3.0
+
+def scale(x):
+    return Anything()
+""",
+    "a torch function mode left entered": """
+from torch.overrides import TorchFunctionMode
+
+class Agree(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func in (torch.equal, torch.allclose):
+            return True
+        return func(*args, **(kwargs or {}))
+
+Agree().__enter__()
+
+def scale(x):
+    return _wrong(x)
+""",
+    "the library the expected side uses poisoned": """
+import torch.nn.functional as F
+F.relu = lambda t, *a, **k: t * 0
+torch.equal = lambda a, b: True
+torch.allclose = lambda *a, **k: True
+import builtins
+builtins.isinstance = lambda obj, cls: True
+
+def scale(x):
+    return _wrong(x)
+""",
+    "the torch and pytest module objects swapped for lying subclasses": """
+import types, pytest
+
+class Module(types.ModuleType):
+    def __getattribute__(self, name):
+        if name in ("equal", "allclose", "approx"):
+            return lambda *a, **k: True
+        return types.ModuleType.__getattribute__(self, name)
+
+torch.__class__ = Module
+pytest.__class__ = Module
+
+def scale(x):
+    return _wrong(x)
+""",
+    "a patch undone by a finalizer before any check": """
+import weakref
+
+class Token:
+    pass
+
+def scale(x):
+    saved = torch.equal
+    torch.equal = lambda a, b: True
+    token = Token()
+    weakref.finalize(token, lambda: setattr(torch, "equal", saved))
+    return _wrong(x)
+""",
+    "frames reached through a signal handler and logging.currentframe": """
+import logging, signal, sys
+
+def _forge(frame):
+    seen = 0
+    while frame is not None and seen < 100:
+        namespace = frame.f_globals
+        for key in list(namespace):
+            if key.startswith("test_"):
+                namespace[key].__code__ = (lambda: None).__code__
+        for name in ("torch", "pytest"):
+            if name in namespace:
+                namespace["isinstance"] = lambda *a: True
+        frame = frame.f_back
+        seen += 1
+
+signal.signal(signal.SIGUSR1, lambda number, frame: _forge(frame))
+
+def scale(x):
+    import os
+    os.kill(os.getpid(), signal.SIGUSR1)
+    _forge(logging.currentframe())
+    _forge(sys._getframe())
+    return _wrong(x)
+""",
+    "the result channel written and os.write/os._exit rebound": """
+import json, os
+
+def _lines():
+    ids = ["test_equal", "test_allclose", "test_item", "test_expected_from_library",
+           "test_float", "test_list"]
+    out = []
+    for fd in range(3, 12):
+        for name in ids:
+            out.append((fd, ('{"event": "test", "id": "test_solution.py::%s", '
+                             '"outcome": "passed"}\\n' % name).encode()))
+    return out
+
+for fd, line in _lines():
+    try:
+        os.write(fd, b"partial line without newline ")
+        os.write(fd, line)
+    except OSError:
+        pass
+_real_write = os.write
+os.write = lambda fd, data: _real_write(fd, data.replace(b"failed", b"passed"))
+
+def scale(x):
+    for fd, line in _lines():
+        try:
+            _real_write(fd, line)
+        except OSError:
+            pass
+    return _wrong(x)
+""",
+    "the judge process signalled, traced or read through /proc": """
+import os, signal
+
+def _judges():
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            found.append(int(entry))
+    return found
+
+def scale(x):
+    for pid in _judges():
+        for path in ("/proc/%d/mem" % pid, "/proc/%d/fd/3" % pid, "/proc/%d/environ" % pid):
+            try:
+                with open(path, "rb") as fh:
+                    fh.read(16)
+            except OSError:
+                pass
+        try:
+            os.kill(pid, signal.SIGSTOP)
+            os.kill(pid, signal.SIGCONT)
+        except OSError:
+            pass
+    return _wrong(x)
+""",
+    "the hidden tests looked for in the solution's own memory": """
+import gc, sys
+
+def _expected():
+    for obj in gc.get_objects():
+        if isinstance(obj, str) and "def test_" in obj:
+            return obj
+    for module in list(sys.modules.values()):
+        if "test_solution" in getattr(module, "__name__", ""):
+            return module
+    return None
+
+_FOUND = _expected()
+
+def scale(x):
+    if _FOUND is not None:
+        print("FOUND THE TESTS")
+    return _wrong(x)
+""",
+    "an exception the tests expect raised by exiting instead": """
+import os
+
+def scale(x):
+    os._exit(0)
+""",
+    "pytest's own outcomes raised from the solution": """
+import pytest
+
+def scale(x):
+    pytest.skip("nothing to see")
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_attack_and_its_control_do_not_pass(engine, name):
+    attack = run_one(engine, WRONG + ATTACKS[name], TESTS, timeout=60)
+    control = run_one(engine, WRONG + "\n\ndef scale(x):\n    return _wrong(x)\n", TESTS)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    assert attack.outcome != "passed", (name, attack.reason, attack.stdout[-2000:])
+    assert "FOUND THE TESTS" not in attack.stdout
+    # every test of the attack that the wrong answer fails is reported failing, not passed
+    outcomes = {t["id"].split("::")[-1]: t["outcome"] for t in attack.tests}
+    assert outcomes.get("test_equal") != "passed", attack.tests
+
+
+def test_the_reference_of_the_attack_tests_passes(engine):
+    result = run_one(engine, REFERENCE, TESTS)
+    assert result.outcome == "passed", (result.reason, result.stdout[-2000:])
+    assert result.env.get("boundary")
+
+
+def test_subclass_values_are_rebuilt_as_their_base_and_recorded(engine):
+    result = run_one(engine, WRONG + ATTACKS["tensor subclass answering torch.equal/allclose"],
+                     TESTS)
+    assert result.outcome == "failed"
+    rebuilt = " ".join(result.env.get("rebuilt") or [])
+    assert "solution.Liar rebuilt as Tensor" in rebuilt, result.env
+    assert "solution.Yes rebuilt as float" in rebuilt
+
+
+# -- correct solutions that a check inside their process took for tampering -----------------
+
+CORRECT = {
+    "threads that log, format tracebacks and import": """
+import logging, threading, traceback
+import torch
+
+log = logging.getLogger("solution")
+
+def _work(box):
+    import json, decimal  # first imports inside a thread
+    log.warning("working")
+    try:
+        raise ValueError("inside")
+    except ValueError:
+        box.append(traceback.format_exc())
+
+def scale(x):
+    box = []
+    thread = threading.Thread(target=_work, args=(box,))
+    thread.start()
+    thread.join()
+    assert "inside" in box[0]
+    if isinstance(x, list):
+        return [v * 2 for v in x]
+    return x * 2
+""",
+    "torch.compile with inductor": """
+import torch
+
+def _double(t):
+    return torch.sin(t) * 0 + t * 2
+
+_compiled = torch.compile(_double)
+
+def scale(x):
+    if isinstance(x, list):
+        return [v * 2 for v in x]
+    if isinstance(x, torch.Tensor):
+        return _compiled(x)
+    return x * 2
+""",
+    "Tensor and ndarray subclasses used internally": """
+import numpy as np
+import torch
+
+class Tagged(torch.Tensor):
+    pass
+
+class Grid(np.ndarray):
+    pass
+
+def scale(x):
+    if isinstance(x, list):
+        grid = np.asarray(x).view(Grid) * 2
+        return [int(v) for v in grid]
+    if isinstance(x, torch.Tensor):
+        tagged = x.as_subclass(Tagged) * 2
+        return tagged.as_subclass(torch.Tensor)
+    return float(np.asarray([x]).view(Grid)[0] * 2)
+""",
+    "DataLoader workers": """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+def scale(x):
+    if isinstance(x, list):
+        return [v * 2 for v in x]
+    if not isinstance(x, torch.Tensor) or x.dim() == 0:
+        return x * 2
+    loader = DataLoader(TensorDataset(x), batch_size=2, num_workers=2)
+    return torch.cat([batch * 2 for (batch,) in loader])
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_correct_solutions_pass(engine, name):
+    result = run_one(engine, CORRECT[name], TESTS, timeout=300)
+    assert result.outcome == "passed", (name, result.reason, result.stdout[-3000:],
+                                        result.stderr[-3000:])
+
+
+# -- what crosses: mutation, gradients, solution classes, what cannot cross ----------------
+
+MODULE_TESTS = """\
+import torch
+from torch import nn
+
+from solution import Doubler, step, make
+
+
+def test_solution_module_trains_in_the_judge():
+    torch.manual_seed(0)
+    model = Doubler(3)
+    assert isinstance(model, nn.Module)
+    with torch.no_grad():
+        model.linear.weight.copy_(torch.eye(3))
+        model.linear.bias.zero_()
+    out = model(torch.ones(2, 3))
+    assert torch.allclose(out, torch.full((2, 3), 2.0))
+    out.sum().backward()
+    assert torch.allclose(model.linear.weight.grad, torch.full((3, 3), 4.0))
+
+
+def test_arguments_are_mutated_in_place():
+    model = nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    history = []
+    before = model.weight.detach().clone()
+    loss = step(model, opt, torch.ones(4, 2), history)
+    assert isinstance(loss, float) and history == [loss]
+    assert not torch.equal(model.weight, before)
+    assert model.weight.grad is not None
+
+
+def test_returned_module_is_judgeable():
+    net = make()
+    assert torch.equal(net(torch.ones(1, 2)), torch.full((1, 2), 3.0))
+"""
+MODULE_SOLUTION = """\
+import torch
+from torch import nn
+
+
+class Doubler(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.linear = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.linear(x) * 2
+
+
+class Plus(nn.Module):
+    def forward(self, x):
+        return x + 2
+
+
+def step(model, optimizer, batch, history):
+    optimizer.zero_grad()
+    loss = model(batch).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    history.append(loss.item())
+    return loss.item()
+
+
+def make():
+    return nn.Sequential(Plus(), nn.Identity())
+"""
+
+
+def test_modules_gradients_and_mutated_arguments_cross(engine):
+    result = run_one(engine, MODULE_SOLUTION, MODULE_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
+
+
+def test_a_value_with_no_data_form_is_an_error_naming_it(engine):
+    result = run_one(engine, "def add(a, b):\n    return open(__file__)\n", timeout=30)
+    assert result.outcome == "error", (result.outcome, result.reason)
+    assert "TextIOWrapper" in result.reason
+
+
+# -- nothing stops a batch ----------------------------------------------------------------------
+
+SURROGATE_ROWS = [
+    {"task_id": "add_one", "solution": "def add_one(x):\n    raise ValueError('\\udcff\\x00')\n"},
+    {"task_id": "add_one", "solution": "def add_one(x):\n    print('\\udcff\\x00')\n"
+                                       "    return x + 1\n"},
+    {"task_id": "add_one", "solution": "def add_one(x):\n    return x + 1\n"},
+]
+
+
+def test_surrogates_and_nuls_are_stored_and_the_batch_goes_on(empty_workspace, tmp_path):
+    from click.testing import CliRunner
+    from samples_support import make_problems, write_jsonl
+
+    from curator.cli import main
+    from curator.store import Store
+
+    with Store(empty_workspace.db_path, "tester") as store:
+        make_problems(store)
+    path = write_jsonl(tmp_path / "s.jsonl", SURROGATE_ROWS)
+    base = ["--workspace", str(empty_workspace.root)]
+    runner = CliRunner()
+    assert runner.invoke(main, base + ["samples", "import", str(path), "--model", "m"]
+                         ).exit_code == 0
+    out = runner.invoke(main, base + ["samples", "eval", "--workers", "1", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["evaluated"] == 3
+    with Store(empty_workspace.db_path) as store:
+        rows = store.query("SELECT r.outcome, r.reason, r.stdout FROM runs r "
+                           "WHERE r.sample_id IS NOT NULL ORDER BY r.sample_id")
+    assert [r["outcome"] for r in rows] == ["failed", "passed", "passed"], rows
+    assert "\\udcff" in rows[0]["reason"] and "\\x00" in rows[0]["reason"]
+    # printed through a UTF-8 stream the surrogate became an invalid byte: read back as
+    # U+FFFD; the NUL is spelled out
+    assert "\ufffd\\x00" in rows[1]["stdout"], rows[1]["stdout"]
+    again = runner.invoke(main, base + ["samples", "eval", "--workers", "1", "--json"])
+    assert again.exit_code == 0 and json.loads(again.stdout)["evaluated"] == 0
+
+
+def test_safe_text_keeps_every_character_readable():
+    from curator.execution.job import safe_text
+
+    text = safe_text("a\udcffb\x00c")
+    text.encode("utf-8")
+    assert text == "a\\udcffb\\x00c"
+    assert safe_text("plain ünïcode") == "plain ünïcode"
+    assert textwrap.dedent(safe_text("  x")) == "x"
+
+
+# -- a repository's own code is trusted ------------------------------------------------------
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_a_conftest_that_patches_torch_and_mock_keeps_its_reference_passed(engine, tmp_path,
+                                                                          warm):
+    from curator.execution.engine import Engine
+    from curator.execution.job import Job, Limits
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "conftest.py").write_text(textwrap.dedent("""\
+        import unittest.mock
+
+        import torch
+
+        import pkg.mod  # noqa: F401
+
+        torch.Storage = type("Storage", (), {})
+        unittest.mock.NonCallableMock.assert_not_called = lambda self: None
+        """))
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_mod.py").write_text(
+        "import torch\nfrom pkg.mod import f\n\n\ndef test_f():\n"
+        "    assert torch.equal(f(), torch.ones(2))\n")
+    reference = "import torch\n\n\ndef f():\n    return torch.ones(2)\n"
+    wrong = "import torch\n\n\ndef f():\n    return torch.zeros(2)\n"
+
+    def repo_job(text, is_reference):
+        return Job(problem_id="r", solution=text, repo_dir=str(repo), reference=is_reference,
+                   node_ids=["tests/test_mod.py"], overlay={"pkg/mod.py": text},
+                   limits=Limits(timeout_s=120))
+
+    with Engine(workers=1, isolation=engine.isolation, warm_repos=warm) as runs:
+        ref = list(runs.run([repo_job(reference, True)]))[0]
+        bad = list(runs.run([repo_job(wrong, False)]))[0]
+    assert ref.outcome == "passed", (ref.reason, ref.evidence, ref.stderr[-2000:])
+    assert not ref.evidence
+    assert bad.outcome != "passed"

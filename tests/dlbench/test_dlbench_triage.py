@@ -1,0 +1,143 @@
+"""Reference triage: 3 runs of a reference; every failing test gets a cause (needs_gpu,
+needs_network, flaky, fails_upstream) and is excluded with it; green when the rest pass
+and a stub of the function fails them. Runs are real (the sandboxed engine)."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+from repo_support import make_repo, mine_and_accept
+
+from curator import runs
+from curator.cli import main
+from curator.store import Store
+from curator.store import triage as triage_store
+
+OPS = '''def scale(x):
+    """Three times x."""
+    return 3 * x
+'''
+
+TESTS = '''import os
+import urllib.request
+
+from pkg.ops import scale
+
+COUNTER = {counter!r}
+
+
+def test_scale():
+    assert scale(2) == 6
+
+
+def test_scale_on_gpu():
+    scale(1)
+    raise AssertionError("Torch not compiled with CUDA enabled")
+
+
+def test_scale_downloads_weights():
+    scale(1)
+    urllib.request.urlopen("http://127.0.0.1:9/weights.pt", timeout=5)
+
+
+def test_scale_once_in_a_while():
+    scale(1)
+    # fails on the second run only: a numeric test that fails once in a while
+    try:
+        with open(COUNTER, "a+") as handle:
+            handle.seek(0)
+            runs = len(handle.read())
+            handle.write("x")
+    except OSError:
+        runs = len(os.environ.get("PYTEST_XDIST_WORKER", ""))
+    assert runs != 1, "rtol 0.1 exceeded"
+
+
+def test_scale_upstream_is_broken():
+    assert scale(1) == 4
+'''
+
+GPU_ONLY = '''from pkg.ops import scale
+
+
+def test_scale_cuda():
+    scale(1)
+    raise RuntimeError("Found no NVIDIA driver on your system.")
+'''
+
+
+# Each triage is 3 to 5 real runs of a repository in the sandbox.
+pytestmark = pytest.mark.timeout(1200)
+
+
+@pytest.fixture
+def triaged_repo(tmp_path):
+    counter = tmp_path / "counter"
+    upstream = make_repo(tmp_path / "triaged", {
+        "pkg/__init__.py": "", "pkg/ops.py": OPS,
+        "tests/test_ops.py": TESTS.format(counter=str(counter))})
+    ws, base = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    return ws, base, counter
+
+
+def test_triage_gives_each_failing_test_its_cause_and_the_rest_is_the_baseline(triaged_repo):
+    ws, base, counter = triaged_repo
+    with Store(ws.db_path, "tester") as store:
+        (result,) = runs.triage(store, ws, ["scale"])
+        if not counter.exists():
+            pytest.fail("the flaky test could not keep its count outside the sandbox")
+        short = {k.rpartition("::")[2]: v for k, v in result.causes.items()}
+        assert short == {"test_scale_on_gpu": "needs_gpu",
+                         "test_scale_downloads_weights": "needs_network",
+                         "test_scale_once_in_a_while": "flaky",
+                         "test_scale_upstream_is_broken": "fails_upstream"}
+        assert result.green, result.reason
+        # 3 runs, one with the failing tests excluded, one of a stub (not recorded)
+        assert result.runs == 5
+        left_out = {r["node_id"].rpartition("::")[2]: r["reason"]
+                    for r in runs.excluded(store, "scale")}
+        assert left_out["test_scale_on_gpu"].startswith("needs_gpu: ")
+        assert "CUDA" in left_out["test_scale_on_gpu"]
+        assert left_out["test_scale_once_in_a_while"].startswith("flaky: failed 1 of 3")
+        baseline = store.one("SELECT tests FROM baselines WHERE problem_id = 'scale'")
+        assert baseline is not None and "test_scale\"" in baseline["tests"]
+        saved = triage_store.get(store, "scale")
+        assert saved["green"] and saved["causes"] == result.causes
+        # resumed: triaged already with this reference, nothing runs again
+        (again,) = runs.triage(store, ws, ["scale"])
+        assert again.skipped and again.causes == result.causes
+        count = store.one("SELECT COUNT(*) AS n FROM runs WHERE problem_id = 'scale'")["n"]
+        assert count == 4
+    # a sample is now held to the remaining tests only
+    out = CliRunner().invoke(main, [*base, "run", "scale", "--json"])
+    assert out.exit_code == 0, out.output
+
+
+def test_a_problem_with_nothing_left_is_not_green_with_the_reason(tmp_path):
+    upstream = make_repo(tmp_path / "gpuonly", {
+        "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_cuda.py": GPU_ONLY})
+    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    with Store(ws.db_path, "tester") as store:
+        (result,) = runs.triage(store, ws, ["scale"])
+        assert not result.green
+        assert result.reason == "no test left: 1 needs_gpu"
+        (row,) = runs.excluded(store, "scale")
+        assert row["reason"].startswith("needs_gpu: ") and "NVIDIA" in row["reason"]
+        # a run says which test finished and how many are done, while it runs
+        labels = []
+        runs.run_problems(store, ws, ["scale"], workers=1,
+                          progress=lambda done, total, label: labels.append(label))
+        assert any(label.startswith("scale: test 1/1 tests/test_cuda.py::test_scale_cuda")
+                   for label in labels), labels
+
+
+def test_a_stub_that_passes_the_remaining_tests_is_not_green(tmp_path):
+    weak_tests = "from pkg.ops import scale\n\n\ndef test_runs():\n    scale(2)\n"
+    upstream = make_repo(tmp_path / "weak", {
+        "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_weak.py": weak_tests})
+    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    # `raise NotImplementedError` fails test_runs: a stub that returns passes it
+    assert "raise NotImplementedError" in runs.stub_of(OPS, "scale")
+    with Store(ws.db_path, "tester") as store:
+        (result,) = runs.triage(store, ws, ["scale"], stub=True)
+        assert result.green   # the stub raises, so test_runs fails it

@@ -1,0 +1,218 @@
+"""Environments that build for any DL-Bench repository: every place test requirements are
+declared, torch's companions, conflicting extras, missing blobs, recipes, builds."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+from mining_support import commit, git, write
+from repo_support import offline_index  # noqa: F401  (the fixture)
+from repo_support import wheel as _wheel
+
+from curator import workspace as workspace_mod
+from curator.errors import CuratorError
+from curator.repos import environments, importcheck, recipes, requirements, uv
+from curator.repos.checkout import pinned_checkout
+
+SETUP_PY_IN_CODE = '''import sys
+from setuptools import setup
+
+EXTRAS_REQUIRE = [
+    "matplotlib>=1.3",
+    "torchvision>=0.15.0",
+    "scipy>=1.1",
+]
+extras = {"extras": EXTRAS_REQUIRE}
+extras["test"] = EXTRAS_REQUIRE + ["pytest-xdist", "nbval"]
+extras.update({"profile": ["snakeviz"]})
+dev_only = dict(dev=["black"])
+
+setup(
+    name="probly",
+    install_requires=["numpy>=1.7", "opt_einsum>=2.3.2"],
+    tests_require=["pytest-benchmark"],
+    extras_require=extras,
+)
+'''
+
+
+def test_test_requirements_built_in_setup_py_code_are_read(tmp_path):
+    (tmp_path / "probly").mkdir()
+    (tmp_path / "probly" / "__init__.py").write_text("")
+    (tmp_path / "setup.py").write_text(SETUP_PY_IN_CODE)
+    found = requirements.declared(tmp_path)
+    assert found.runtime == ["numpy>=1.7", "opt_einsum>=2.3.2"]
+    # the test extra built as EXTRAS_REQUIRE + [...] and tests_require, not profile/dev
+    assert found.test == ["pytest-benchmark", "matplotlib>=1.3", "torchvision>=0.15.0",
+                          "scipy>=1.1", "pytest-xdist", "nbval"]
+
+
+def test_optional_dependency_chains_and_requirement_folders(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "pkg"\ndependencies = ["numpy"]\n'
+        '[project.optional-dependencies]\nextras = ["scipy", "pkg[plot]"]\n'
+        'plot = ["matplotlib"]\ndocs = ["sphinx"]\n'
+        'test = ["pkg[extras,docs]", "pytest-mock"]\ndev = ["black"]\n')
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "ci").mkdir()
+    (tmp_path / "requirements" / "ci" / "tests.txt").write_text("hypothesis\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "requirements.txt").write_text("pytest-timeout\n")
+    (tmp_path / "test-requirements.txt").write_text("parameterized\n")
+    found = requirements.declared(tmp_path)
+    # test = ["pkg[extras]"] follows extras -> plot (docs left alone); dev not needed
+    assert found.test[:3] == ["scipy", "matplotlib", "pytest-mock"]
+    assert set(found.test[3:]) == {"hypothesis", "pytest-timeout", "parameterized"}
+    assert "black" not in found.test and "sphinx" not in found.test
+    keyed = {str(p.relative_to(tmp_path)) for p in requirements.dependency_files(tmp_path)}
+    assert {"requirements/ci/tests.txt", "tests/requirements.txt",
+            "test-requirements.txt"} <= keyed
+
+
+def _damaged_repo(root: Path) -> tuple[str, str]:
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, {"pkg/__init__.py": "", "pkg/ops.py": "def twice(x):\n    return 2 * x\n",
+                 "tests/data/big.bin": "pretend this is a large test image\n",
+                 "tests/test_ops.py": "def test_twice():\n    assert 1\n"})
+    sha = commit(root, "first")
+    blob = git(root, "rev-parse", "HEAD:tests/data/big.bin")
+    (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    return sha, blob
+
+
+def test_a_checkout_with_a_missing_blob_writes_the_rest_and_lists_it(tmp_path):
+    sha, _blob = _damaged_repo(tmp_path / "damaged")
+    ws = workspace_mod.init(tmp_path / "ws")
+    cache, checkout = pinned_checkout(ws, str(tmp_path / "damaged"), sha)
+    assert (checkout / "pkg" / "ops.py").read_text().startswith("def twice")
+    assert (checkout / "tests" / "test_ops.py").is_file()
+    assert not (checkout / "tests" / "data" / "big.bin").exists()
+    assert cache.missing_paths(sha) == ["tests/data/big.bin"]
+    # it is a git worktree at the commit (tools such as setuptools_scm read it)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=checkout, capture_output=True,
+                          text=True).stdout.strip()
+    assert head == sha
+    again = pinned_checkout(ws, str(tmp_path / "damaged"), sha)[1]
+    assert again == checkout and cache.missing_paths(sha) == ["tests/data/big.bin"]
+
+
+def test_a_recipe_is_written_first_then_read(tmp_path):
+    ws = workspace_mod.init(tmp_path / "ws")
+    url = "https://github.com/pyro-ppl/pyro"
+    assert recipes.recipe_path(ws, url) == ws.root / "repos" / "pyro-ppl__pyro.toml"
+    recipe = recipes.Recipe(repo=url, python="3.11", extras=["scipy"],
+                            overrides={"visdom": ""}, frameworks=["torch"],
+                            build=["python setup.py build_ext --inplace"],
+                            exclude={"tests/test_a.py::test_gpu": "needs_gpu: CUDA"})
+    path = recipes.save(ws, recipe)
+    loaded = recipes.load(ws, url)
+    assert (loaded.python, loaded.extras, loaded.overrides, loaded.frameworks, loaded.build,
+            loaded.exclude) == ("3.11", ["scipy"], {"visdom": ""}, ["torch"],
+                                ["python setup.py build_ext --inplace"],
+                                {"tests/test_a.py::test_gpu": "needs_gpu: CUDA"})
+    path.write_text(path.read_text() + 'frameworks = ["mxnet"]\n')
+    with pytest.raises(CuratorError, match=r"pyro-ppl__pyro.toml"):
+        recipes.load(ws, url)
+    assert recipes.detect_frameworks(["gpflow", "tensorflow-probability", "numpy"],
+                                     "gpflow") == ["tensorflow"]
+    assert recipes.detect_frameworks(["torch", "torchvision"], "pyro") == ["torch"]
+
+
+def _compile(tmp_path, wanted, day=None):
+    options = uv.pip_options()
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    return uv.resolve(sys.executable, wanted, [], uv.torch_pin(), day, options, work)
+
+
+@pytest.mark.slow
+def test_a_companion_pinned_to_an_old_torch_follows_the_pinned_torch(
+        tmp_path, offline_index):  # noqa: F811
+    # On the local index: a torchvision built for an old torch, as an as-of date picks.
+    _wheel(offline_index, "torchvision", "0.1.6", {"torchvision/__init__.py": ""},
+           requires=["torch==1.0.0"])
+    wanted = requirements.Declared(runtime=["torchvision==0.1.6"])
+    resolution = _compile(tmp_path, wanted)
+    pinned = uv.torch_pin().split("==")[1]
+    assert f"torch=={pinned}" in resolution.lock
+    pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
+    assert "torchvision==0.1.6 \\" not in pins
+    assert any(line.startswith("torchvision==") for line in pins)
+    note = next(line for line in resolution.lock.splitlines() if line.startswith("# torchvision"))
+    assert "follows torch==" in note and "torchvision==0.1.6" in note
+
+
+@pytest.mark.slow
+def test_a_test_requirement_that_conflicts_is_left_out_and_named(
+        tmp_path, offline_index):  # noqa: F811
+    _wheel(offline_index, "tinyunits", "1.0.0", {"tinyunits/__init__.py": ""})
+    # a test tool published only as a source archive (it would compile for minutes)
+    source = tmp_path / "tinybuild-1.0"
+    source.mkdir()
+    (source / "setup.py").write_text("from setuptools import setup\n"
+                                     "setup(name='tinybuild', version='1.0')\n")
+    (source / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: tinybuild\n"
+                                     "Version: 1.0\n")
+    with tarfile.open(offline_index / "tinybuild-1.0.tar.gz", "w:gz") as archive:
+        archive.add(source, arcname="tinybuild-1.0")
+    wanted = requirements.Declared(runtime=["tinyunits<1.1"],
+                                   test=["tinyunits>=1.2", "tinycheck", "tinybuild"])
+    resolution = _compile(tmp_path, wanted)
+    assert "tinyunits==1.0.0" in resolution.lock and "tinycheck==0.3.0" in resolution.lock
+    left = {item["requirement"]: item["reason"] for item in resolution.left_out}
+    assert set(left) == {"tinyunits>=1.2", "tinybuild"} and all(left.values())
+    assert "# left out tinyunits>=1.2" in resolution.lock
+    pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
+    assert not any(line.startswith("tinybuild==") for line in pins)
+    assert "has no usable wheels" in left["tinybuild"]
+
+
+def test_the_framework_import_check_names_what_fails(tmp_path):
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("import json\n")
+    assert importcheck.check_env(sys.executable, tmp_path, [], "mypkg") == (True, "")
+    ok, reason = importcheck.check_env(sys.executable, tmp_path, ["tensorflow_not_here"],
+                                       "mypkg")
+    assert not ok and reason.startswith("import tensorflow_not_here: ModuleNotFoundError")
+    (tmp_path / "mypkg" / "__init__.py").write_text(
+        "raise TypeError('Unable to convert function return value to a Python type!')\n")
+    ok, reason = importcheck.check_env(sys.executable, tmp_path, [], "mypkg")
+    assert (ok, reason) == (False, "import mypkg: TypeError: Unable to convert function "
+                                   "return value to a Python type!")
+
+
+def test_build_steps_compile_an_extension_in_the_checkout(tmp_path):
+    (tmp_path / "fastops.c").write_text(
+        '#include <Python.h>\nstatic struct PyModuleDef m = {PyModuleDef_HEAD_INIT, '
+        '"fastops", NULL, -1, NULL};\nPyMODINIT_FUNC PyInit_fastops(void) '
+        '{ return PyModule_Create(&m); }\n')
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup, Extension\n"
+        "setup(name='fastops', ext_modules=[Extension('fastops', ['fastops.c'])])\n")
+    steps = recipes.detect_build(tmp_path)
+    assert steps == ["python setup.py build_ext --inplace"]
+    assert environments.run_build_steps(sys.executable, tmp_path, steps) == ""
+    assert list(tmp_path.glob("fastops*.so"))
+    done = subprocess.run([sys.executable, "-c", "import fastops"], cwd=tmp_path)
+    assert done.returncode == 0
+    broken = environments.run_build_steps(sys.executable, tmp_path, ["python -c 'raise "
+                                                                     "SystemExit(3)'"])
+    assert broken.startswith("build step") and "failed" in broken
+
+
+def test_a_module_the_repository_imports_but_does_not_declare_is_named():
+    missing = environments.missing_requirement
+    assert missing("import laplace: ModuleNotFoundError: No module named 'pkg_resources'") \
+        == "setuptools<81"
+    assert missing("import pyro: ModuleNotFoundError: No module named 'scipy'") == "scipy"
+    assert missing("import x: ModuleNotFoundError: No module named 'yaml'") == "pyyaml"
+    assert missing("import laplace: ModuleNotFoundError: No module named 'laplace.utils'",
+                   "laplace") is None
+    assert missing("import tensorflow: TypeError: Unable to convert function return") is None
