@@ -159,3 +159,11 @@ async def test_the_app_asks_the_configured_model_in_a_worker(review_ws, app_for,
             await settle(pilot)
             assert len(server.requests) == 2
             assert shown(app, "model judge-m") == "model judge-m: 10 · 1"
+            # the item whose request failed is asked again after a reload (ctrl+l)
+            await pilot.press("p")
+            await settle(pilot)
+            assert "no answer" in shown(app, "model judge-m")
+            await pilot.press("ctrl+l")
+            await settle(pilot)
+            assert len(server.requests) == 3
+            assert shown(app, "model judge-m") == "model judge-m: 8"

@@ -69,8 +69,8 @@ tests, then label it.
   the rules' (on the failure log and the code) at once, and, when curator.toml's `[llm]`
   names an endpoint (`base_url` and `model`, the settings `curator review suggest` uses),
   the model's beside them: it is asked in the background the first time an item is
-  shown ("asking…" until it answers, or the error), and its answer is kept, so an item
-  costs one request at most. They are never labels: **s** takes the first as your
+  shown ("asking…" until it answers, or the error: **ctrl+l** reloads and asks again),
+  and its answer is kept, so an item costs one request at most. They are never labels: **s** takes the first as your
   label, anything else overrides it (both are counted for `review stats`).
 - **c**: the sample is actually correct; **d**: the benchmark item is defective.
 - **n** / **p** next / previous item, **]** next item you have not labelled,
