@@ -32,8 +32,10 @@ class VotePicker(LabelPicker):
 
 A label round: several annotators label this problem independently and the majority
 decides. **1**–**9** choose the label with that number, **0** clears it, **Left**/**Right**
-move between axes, **v** saves your vote (**ctrl+z** takes it back). The problem's
-current labels and the others' votes are hidden until your vote is saved.
+move between axes, **v** saves your vote (**ctrl+z** takes back your latest act in label
+rounds: this vote, or an adjudication or a resolve you ran, as `curator labels undo`).
+The problem's current labels and the others' votes are hidden until your vote is saved,
+here, in the History tab, the Problems table and the Stats counts.
 **n** / **p**: next / previous problem assigned to you; **]**: the next one you have not
 voted. The labelling guidelines below hold every label's definition.
 """
@@ -72,7 +74,8 @@ class VotePane(Vertical):
         Binding("v", "vote", "Save vote", id="labels.vote",
                 tooltip="Save your vote on this problem's labels"),
         Binding("ctrl+z", "undo_vote", "Undo vote", id="labels.undo_vote",
-                tooltip="Take back your latest vote"),
+                tooltip="Take back your latest act in label rounds (a vote, an "
+                        "adjudication, a resolve)"),
         Binding("n", "move(1)", "Next", id="labels.next_assignment",
                 tooltip="The next problem assigned to you"),
         Binding("p", "move(-1)", "Prev", id="labels.previous_assignment",
@@ -148,12 +151,17 @@ class VotePane(Vertical):
 
     def action_undo_vote(self) -> None:
         result = run_guarded(self, "Nothing undone",
-                             lambda: rounds.undo(self.app.store, self.app.actor))
+                             lambda: rounds.undo(self.app.store, self.app.actor,
+                                                 self.app.workspace.problems_dir))
         if result is None:
-            self.notify("No vote to undo", timeout=2)
+            self.notify("Nothing of yours to undo in label rounds", timeout=2)
             return
         self.post_message(DataChanged())
-        if result["problem_id"] == self.problem_id:
+        if result["action"] != "vote":
+            self._refresh_view()
+            self.notify(f"Undid your {result['action']}: {len(result['decisions'])} "
+                        "decision(s) taken back", timeout=3)
+        elif result["problem_id"] == self.problem_id:
             self._refresh_view()
             self.notify("Vote taken back", timeout=2)
         else:
