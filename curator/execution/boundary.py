@@ -39,6 +39,7 @@ import pickle
 import socket
 import struct
 import sys
+import time
 import traceback
 import types
 
@@ -1021,6 +1022,9 @@ class JudgeLink:
         self.namedtuples = {}
         self.broken = None
         self._gradient = None
+        # where a run's boundary time goes: encoding and decoding here, waiting for the
+        # solution process (its work and the socket), the solution's import
+        self.stats = {"calls": 0, "codec_s": 0.0, "wait_s": 0.0, "ready_s": 0.0}
         self.call = _eager(self.call)
         _LINK[0] = self
 
@@ -1222,15 +1226,26 @@ class JudgeLink:
 
     # -- encoding
     def dumps(self, value):
+        started = time.monotonic()
         buffer = io.BytesIO()
-        JudgePickler(self, buffer).dump(value)
+        try:
+            JudgePickler(self, buffer).dump(value)
+        finally:
+            self.stats["codec_s"] += time.monotonic() - started
         return buffer.getvalue()
 
     def _loads(self, data):
+        started = time.monotonic()
         try:
             return judge_loads(data)
         except NotData as exc:
             raise self.violation(str(exc)) from None
+        finally:
+            self.stats["codec_s"] += time.monotonic() - started
+
+    def timings(self):
+        return {key: round(value, 6) if isinstance(value, float) else value
+                for key, value in self.stats.items()}
 
     # -- the protocol
     def _wait(self):
@@ -1238,12 +1253,15 @@ class JudgeLink:
         if self.broken:
             raise BoundaryError(self.broken)
         while True:
+            started = time.monotonic()
             try:
                 kind, payload = recv_frame(self.sock)
             except NotData as exc:
                 raise self.violation(str(exc)) from None
             except OSError as exc:
                 kind, payload = None, str(exc)
+            finally:
+                self.stats["wait_s"] += time.monotonic() - started
             if kind is None:
                 self.broken = "the solution process ended"
                 self.report("solution_gone", message=self.broken)
@@ -1277,7 +1295,11 @@ class JudgeLink:
 
     def wait_ready(self):
         if self.ready is None:
-            kind, payload = self._wait()
+            started = time.monotonic()
+            try:
+                kind, payload = self._wait()
+            finally:
+                self.stats["ready_s"] = time.monotonic() - started
             if kind != b"I":
                 raise self._unexpected(kind, payload)
             self.ready = self._loads(payload)
@@ -1285,6 +1307,7 @@ class JudgeLink:
 
     def call(self, target, self_obj, args, kwargs):
         self.wait_ready()
+        self.stats["calls"] += 1
         if self.broken:
             raise BoundaryError(self.broken)
         sent = (self_obj, tuple(args), dict(kwargs))

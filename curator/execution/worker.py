@@ -93,7 +93,6 @@ class Worker:
         self.harness_dir = Path(settings.tmp_root) / ".curator-harness"
         self.versions = {"python": sys.version.split()[0], "torch": None}
         self._config = None  # pytest's Config, parsed once (warm workers)
-        self._snapshot = None  # what the guard compares against, taken once warm
         self._zygote: Zygote | None = None  # forks solution processes; never sees a job
 
     # -- start-up ---------------------------------------------------------------------
@@ -208,6 +207,7 @@ class Worker:
                    for p in out_paths]
         read_end, write_end = os.pipe()
         started = time.monotonic()
+        marks = {"start": started}
         solution = None
         if crosses:
             try:
@@ -217,6 +217,7 @@ class Worker:
                     os.close(fd)
                 return RunResult.infra(job, f"the solution process cannot start: {exc}",
                                        env=env)
+        marks["solution"] = time.monotonic()
         pid = os.fork()
         if pid == 0:  # the run's own process; never returns
             try:
@@ -237,8 +238,10 @@ class Worker:
             os.close(fd)
         if solution is not None:
             solution["judge_end"].close()
+        marks["fork"] = time.monotonic()
         data, status, timed_out = self._wait(pid, read_end, job.limits.timeout_s)
-        duration = time.monotonic() - started
+        marks["exit"] = time.monotonic()
+        duration = marks["exit"] - started
         os.close(read_end)
         solution_status = self._stop_solution(solution) if solution is not None else None
         proctree.kill_tree(os.getpid(), in_own_namespace=self.own_namespace,
@@ -257,6 +260,7 @@ class Worker:
             env["boundary"] = "separate uid" if solution["uid"] is not None and \
                 solution["uid"] != self.settings.uid else "same uid, judge not dumpable"
         self._clean(rundir)
+        marks["cleaned"] = time.monotonic()
         events = verdict.Events.parse(data, token)
         if events.finish and events.finish.get("python"):
             env["python"] = events.finish["python"]
@@ -282,6 +286,7 @@ class Worker:
             # result (a fresh one forks a fresh zygote before it reads any job).
             decided = verdict.Verdict("crashed", "the run killed its worker's solution "
                                       "zygote", decided.tests, decided.evidence)
+        env["timing"] = run_timing(marks, events, decided.tests, time.monotonic())
         return RunResult(job.job_id, job.problem_id, decided.outcome, tests=decided.tests,
                          duration_s=round(duration, 6), stdout=stdout, stderr=stderr,
                          reason=decided.reason, env=env, timeout_s=job.limits.timeout_s,
@@ -439,6 +444,7 @@ class Worker:
             # the target symbol is a proxy for the candidate in the solution process.
             sandbox.not_dumpable()
             link = boundary.JudgeLink(socket.socket(fileno=CHANNEL_FD), report=reporter.send)
+            reporter.extra = lambda: {"boundary": link.timings()}
             boundary.configure_allowed(repo_roots(checkout, job))
             module, targets, whole = repo_targets(checkout, job)
             installer = boundary.RepositoryTargets(link, module, targets,
@@ -477,6 +483,7 @@ class Worker:
         # here; `solution` is a proxy for the solution process at the other end.
         sandbox.not_dumpable()  # no other process of the run's uid may read our memory
         link = boundary.JudgeLink(socket.socket(fileno=CHANNEL_FD), report=reporter.send)
+        reporter.extra = lambda: {"boundary": link.timings()}
         sys.modules["solution"] = boundary.SolutionModule(
             link, str(self.solution_rundir / SOLUTION_FILE))
         code = self._pytest(reporter, HiddenTests(job.tests or "", verdict.TEST_FILE))
@@ -746,6 +753,37 @@ def _flush_and_exit(code) -> None:
         except Exception:
             pass
     os._exit(int(code))
+
+
+def run_timing(marks: dict, events: verdict.Events, tests: list[dict], now: float) -> dict:
+    """Where one run's time went, in seconds: starting the solution process (zygote
+    fork, its folder), forking the judge, the judge until collection ended (pytest start,
+    the test module's imports, collection), the tests (their bodies, and the rest: the
+    boundary's codec and waits within), the judge's end (teardown, exit), cleaning the
+    run folder, and deciding the verdict (parsing events, reading output)."""
+    finish = events.finish or {}
+    collected = events.collected_at
+    finished = finish.get("t") if isinstance(finish.get("t"), (int, float)) else None
+    fork = marks.get("fork", marks["start"])
+    exit_ = marks.get("exit", fork)
+    timing = {"solution_start": marks.get("solution", marks["start"]) - marks["start"],
+              "judge_fork": fork - marks.get("solution", marks["start"]),
+              "test_bodies": sum(float(t.get("duration_s") or 0.0) for t in tests),
+              "cleanup": marks.get("cleaned", exit_) - exit_,
+              "verdict": now - marks.get("cleaned", exit_)}
+    if collected is not None and fork <= collected <= exit_:
+        timing["collection"] = collected - fork
+        if finished is not None and collected <= finished <= exit_:
+            timing["tests"] = finished - collected
+            timing["judge_exit"] = exit_ - finished
+    boundary_stats = finish.get("boundary")
+    if isinstance(boundary_stats, dict):
+        for key in ("codec_s", "wait_s", "ready_s"):
+            if isinstance(boundary_stats.get(key), (int, float)):
+                timing["boundary_" + key[:-2]] = float(boundary_stats[key])
+        if isinstance(boundary_stats.get("calls"), int):
+            timing["boundary_calls"] = boundary_stats["calls"]
+    return {k: round(v, 6) if isinstance(v, float) else v for k, v in timing.items()}
 
 
 def _prefer_as_oom_victim() -> None:
