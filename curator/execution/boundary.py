@@ -288,6 +288,13 @@ REBUILDERS = {name: globals()[name] for name in
               ("_t", "_tref", "_a", "_v", "_nt", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e")}
 
 
+# Reconstructors of allowed classes that the judge resolves by name (see _resolve).
+LIBRARY_REBUILDERS = {("copyreg", "_reconstructor"), ("copyreg", "__newobj__"),
+                      ("numpy.core.multiarray", "_reconstruct"),
+                      ("numpy._core.multiarray", "_reconstruct"),
+                      ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar")}
+
+
 class MirrorState:
     """What the solution process says an instance of one of its classes holds now."""
 
@@ -442,6 +449,10 @@ class SolutionPickler(_Pickler):
         cls = type(obj)
         if cls is types.FunctionType and obj.__module__ == __name__:
             return NotImplemented   # the rebuild functions themselves, by name
+        if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)) and (
+                getattr(obj, "__module__", None), getattr(obj, "__name__", None)) in \
+                LIBRARY_REBUILDERS:
+            return NotImplemented   # a numpy scalar's or array's own reconstructor
         if torch is not None and isinstance(obj, torch.Tensor):
             index = link.unchanged_request_tensor(obj)
             if index is not None:
