@@ -59,6 +59,7 @@ def test_declared_dependencies_from_every_usual_place(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)   # the environment build, on a shared 2-core machine
 @needs_strong
 def test_repo_env_builds_reuses_and_runs_in_the_strong_sandbox(tmp_path, offline_index):  # noqa: F811
     upstream = units_repo(tmp_path / "units")
