@@ -45,6 +45,18 @@ def _axis_options(func):
     return func
 
 
+def _ballot(stage, task, data) -> dict[str, str | None]:
+    """The --stage/--task/--data options as the keyword arguments of a vote or a decision."""
+    return dict(zip(AXES, (stage, task, data)))
+
+
+def _values(vote: dict | None) -> str:
+    """`model / detection / image` for a vote (`-` for an axis not voted), or `no vote`."""
+    if not vote:
+        return "no vote"
+    return " / ".join(vote.get(a) or "-" for a in AXES)
+
+
 @labels_cmd.command("assign")
 @click.option("--annotators", required=True, help="Comma-separated names, e.g. ana,ben,cy.")
 @click.option("--per-item", "per_item", type=int, default=3, show_default=True,
@@ -84,31 +96,37 @@ def labels_assign(ctx: CliContext, annotators: str, per_item: int, problem_ids: 
 def labels_vote(ctx: CliContext, problem_id: str, stage, task, data, note: str,
                 as_json: bool) -> None:
     """Record your labels of a problem (as --user or $CURATOR_USER)."""
-    result = rounds.vote(ctx.store, problem_id, ctx.actor, stage=stage, task=task, data=data,
-                         note=note)
+    result = rounds.vote(ctx.store, problem_id, ctx.actor, note=note,
+                         **_ballot(stage, task, data))
     if as_json:
         print_json(result)
         return
-    values = " / ".join(result[a] or "-" for a in AXES)
-    click.echo(f"{problem_id} ({result['annotator']}): {values}; {result['votes']} vote(s), "
-               f"{result['assigned']} assigned")
+    click.echo(f"{problem_id} ({result['annotator']}): {_values(result)}; "
+               f"{result['votes']} vote(s), {result['assigned']} assigned")
 
 
 @labels_cmd.command("undo")
 @json_option
 @pass_ctx
 def labels_undo(ctx: CliContext, as_json: bool) -> None:
-    """Undo your latest vote (repeat to go further back)."""
-    result = rounds.undo(ctx.store)
+    """Undo your latest act: a vote, an adjudication or a resolve (repeat to go back)."""
+    result = rounds.undo(ctx.store, problems_dir=ctx.workspace.problems_dir)
     if as_json:
         print_json({"undone": result})
         return
     if result is None:
         click.echo("nothing to undo")
         return
-    restored = result["restored"]
-    now_text = " / ".join(restored[a] or "-" for a in AXES) if restored else "no vote"
-    click.echo(f"undid your vote on {result['problem_id']}: now {now_text}")
+    if result["action"] == "vote":
+        click.echo(f"undid your vote on {result['problem_id']}: now "
+                   f"{_values(result['restored'])}")
+        return
+    for d in result["decisions"]:
+        was = d["restored"]
+        how = "undecided" if was is None else f"decided {was['value']} ({was['method']})"
+        click.echo(f"{d['problem_id']} {d['axis']}: {how}, label {d['label'] or '(none)'}")
+    what = "adjudication" if result["action"] == "adjudicate" else "resolve"
+    click.echo(f"undid your {what}: {len(result['decisions'])} decision(s) taken back")
 
 
 def _fmt(value) -> str:
@@ -174,8 +192,8 @@ def labels_resolve(ctx: CliContext, as_json: bool) -> None:
 def labels_adjudicate(ctx: CliContext, problem_id: str, stage, task, data, note: str,
                       as_json: bool) -> None:
     """Decide a problem's labels by hand (a tie, too few votes, a dispute)."""
-    result = rounds.adjudicate(ctx.store, problem_id, ctx.workspace.problems_dir,
-                               stage=stage, task=task, data=data, note=note)
+    result = rounds.adjudicate(ctx.store, problem_id, ctx.workspace.problems_dir, note=note,
+                               **_ballot(stage, task, data))
     if as_json:
         print_json(result)
         return

@@ -127,12 +127,18 @@ def candidates_list(ctx: CliContext, min_score: float | None, status: str, repo:
     repo_id = identity.find(ctx.store, repo)["id"] if repo else None
     rows = candidate_store.list_rows(ctx.store, min_score=min_score, status=status,
                                      repo_id=repo_id)
+    votes = candidate_panel.tally(ctx.store)
+    reviewers = candidate_panel.assigned_to(ctx.store)
     if as_json:
-        print_json([candidate_store.to_json(r) for r in rows])
+        print_json([{**candidate_store.to_json(r),
+                     "votes": candidate_panel.votes_json(votes.get(r["id"]),
+                                                         reviewers.get(r["id"]))}
+                    for r in rows])
         return
-    rich_table(["id", "score", "repo", "path", "qualname", "tests", "status"],
-               [[r["id"], f"{r['score']:.2f}", r["repo_name"], f"{r['path']}:{r['line_start']}",
-                 r["qualname"], len(r["tests"]), r["status"]] for r in rows],
+    rich_table(["id", "score", "votes", "repo", "path", "qualname", "tests", "status"],
+               [[r["id"], f"{r['score']:.2f}", candidate_panel.votes_text(votes.get(r["id"])),
+                 r["repo_name"], f"{r['path']}:{r['line_start']}", r["qualname"],
+                 len(r["tests"]), r["status"]] for r in rows],
                title=f"{len(rows)} candidate(s)")
 
 

@@ -19,8 +19,9 @@ from curator.cli.context import (
     progress_bar,
     rich_table,
 )
-from curator.labels import DATA, STAGES, TASKS
+from curator.labels import AXES, DATA, STAGES, TASKS
 from curator.mining import prompt_drafts
+from curator.panel import rounds
 from curator.problem import STATUSES
 from curator.store import problem_imports as import_store
 from curator.store import problems as problem_store
@@ -97,6 +98,12 @@ def problems_list(ctx: CliContext, stage, task, data, status, text, as_json: boo
     """List problems, optionally filtered by label, status or text."""
     rows = problem_store.list_rows(ctx.store, stage=stage, task=task, data=data,
                                    status=status, text=text)
+    # problems you are still to vote blind in a label round: labels hidden, and a label
+    # filter never tells them apart
+    blind = rounds.blind_for(ctx.store, ctx.actor)
+    if stage or task or data:
+        rows = [r for r in rows if r["id"] not in blind]
+    rows = rounds.hide_in_rows(ctx.store, ctx.actor, rows)
     if as_json:
         print_json(rows)
         return
@@ -113,6 +120,11 @@ def problems_show(ctx: CliContext, problem_id: str, as_json: bool) -> None:
     """Show one problem: metadata, prompt, solution and tests."""
     problem = problem_store.get(ctx.store, problem_id)
     imported = import_store.for_problem(ctx.store, problem_id)
+    if problem_id in rounds.blind_for(ctx.store, ctx.actor):
+        # a label round has you vote this problem blind: its labels show once you have
+        for axis, value in rounds.hide_labels(problem.to_dict()).items():
+            if axis in AXES:
+                setattr(problem, axis, value)
     if as_json:
         print_json({**problem.to_dict(), "import": imported})
         return

@@ -10,10 +10,9 @@ progress and agreement on relevance (the agreement module of failure review).
 
 from __future__ import annotations
 
-import random
-
 from curator.errors import CuratorError
 from curator.mining import promote
+from curator.panel import balance
 from curator.panel.rule import AcceptRule, CandidateSettings
 from curator.review.agreement import agreement
 from curator.store import Store, now
@@ -48,6 +47,21 @@ def tally(store: Store) -> dict[int, dict]:
         entry[answer] += 1
         entry["votes"][row["reviewer"]] = answer
     return out
+
+
+def votes_text(counts: dict | None) -> str:
+    """`2✓ 1✗` for a candidate's panel votes (a `tally` entry), empty before the first."""
+    if not counts:
+        return ""
+    return f"{counts['yes']}✓ {counts['no']}✗"
+
+
+def votes_json(counts: dict | None, reviewers: list[str] | None = None) -> dict:
+    """The `votes` key of `candidates list --json`: counts, each reviewer's vote, and the
+    reviewers assigned (`candidates assign`)."""
+    counts = counts or {"yes": 0, "no": 0, "votes": {}}
+    return {"yes": counts["yes"], "no": counts["no"], "by": dict(counts["votes"]),
+            "assigned": list(reviewers or [])}
 
 
 def vote(store: Store, workspace: Workspace, candidate_id: int | str, reviewer: str,
@@ -111,15 +125,7 @@ def assign(store: Store, reviewers, per_item: int, min_score: float | None = Non
     current = vote_store.assignments(store)
     rows = candidate_store.list_rows(store, min_score=min_score, status="new")
     todo = sorted(r["id"] for r in rows if r["id"] not in current)
-    rng = random.Random(seed)
-    load = {a: sum(a in people for people in current.values()) for a in names}
-    tiebreak = {a: rng.random() for a in names}
-    plan: dict[int, list[str]] = {}
-    for cid in todo:
-        people = sorted(names, key=lambda a: (load[a], tiebreak[a]))[:per_item]
-        for a in people:
-            load[a] += 1
-        plan[cid] = sorted(people)
+    plan: dict[int, list[str]] = balance.plan(todo, names, per_item, current, seed)
     stamp = now()
     with store.transaction():
         for cid, people in plan.items():

@@ -16,7 +16,7 @@ own vote only, not the problem's current labels or the others' votes.
 from __future__ import annotations
 
 import json
-import random
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +24,7 @@ from pathlib import Path
 from curator import sync
 from curator.errors import CuratorError, NotFoundError
 from curator.labels import AXES
+from curator.panel import balance
 from curator.review.agreement import agreement
 from curator.store import Store, now
 from curator.store import label_votes as vote_store
@@ -78,15 +79,7 @@ def assign(store: Store, annotators, per_item: int, problems: list[str] | None =
     for row in vote_store.assignments(store):
         current.setdefault(row["problem_id"], []).append(row["annotator"])
     todo = [p for p in chosen if p not in current]
-    rng = random.Random(seed)
-    load = {a: sum(a in people for people in current.values()) for a in names}
-    tiebreak = {a: rng.random() for a in names}
-    plan: dict[str, list[str]] = {}
-    for pid in todo:
-        people = sorted(names, key=lambda a: (load[a], tiebreak[a]))[:per_item]
-        for a in people:
-            load[a] += 1
-        plan[pid] = sorted(people)
+    plan: dict[str, list[str]] = balance.plan(todo, names, per_item, current, seed)
     stamp = now()
     with store.transaction():
         for pid, people in plan.items():
@@ -158,31 +151,90 @@ def vote(store: Store, problem_id: str, annotator: str, stage: str | None = None
     return dict(after, votes=len(cast), assigned=len(people))
 
 
-def undo(store: Store, actor: str | None = None) -> dict | None:
-    """Undo the actor's latest vote not yet undone: restore the vote before it.
+def undo(store: Store, actor: str | None = None, problems_dir: Path | None = None
+         ) -> dict | None:
+    """Undo the actor's latest act in label rounds not yet undone, whatever it was.
 
-    Returns {"problem_id", "annotator", "restored"} or None when there is nothing to undo;
-    refuses when the vote changed since (an import, another change).
+    A vote: the vote before it is restored. An adjudication, or a resolve (every decision
+    that run made): each decision goes back to what it was (or away) and each problem's
+    label to its value before. The audit log gets an `undo` row per undone row.
+
+    Returns {"action": "vote" | "adjudicate" | "resolve", "problem_id", "annotator",
+    "restored", "decisions": [{problem_id, axis, restored, label}]} (for a vote
+    `restored` is the vote now in force, and `decisions` is empty; for a decision act,
+    `problem_id` is its first problem), or None when there is nothing to undo. Refuses,
+    changing nothing, when what the act wrote changed since (a later vote, an edit).
     """
     actor = actor or store.actor
     with store.transaction():
         row = vote_store.last_undoable(store, actor)
         if row is None:
             return None
-        pid, _, annotator = row["entity_id"].partition("/")
+        if row["entity"] == VOTE_ENTITY:
+            return _undo_vote(store, row)
+        after = json.loads(row["after"])
+        rows = vote_store.act_rows(store, actor, row["action"], after["act"]) \
+            if after.get("act") else [row]
+        return _undo_decisions(store, problems_dir, row["action"], rows)
+
+
+def _undo_vote(store: Store, row: dict) -> dict:
+    pid, _, annotator = row["entity_id"].partition("/")
+    before = json.loads(row["before"]) if row["before"] else None
+    after = json.loads(row["after"]) if row["after"] else None
+    if _public(vote_store.vote(store, pid, annotator)) != after:
+        raise CuratorError(f"problem {pid}: {annotator}'s vote changed since your last "
+                           "vote; nothing undone")
+    if before is None:
+        vote_store.delete_vote(store, pid, annotator)
+    else:
+        vote_store.upsert_vote(store, pid, annotator, before, before["note"],
+                               before["voted_at"])
+    store.audit(VOTE_ENTITY, row["entity_id"], "undo", field=str(row["id"]),
+                before=after, after=before)
+    return {"action": "vote", "problem_id": pid, "annotator": annotator,
+            "restored": before, "decisions": []}
+
+
+def _undo_decisions(store: Store, problems_dir: Path | None, action: str,
+                    rows: list[dict]) -> dict:
+    decided = _decisions(store)
+    labels: dict[str, dict[str, str | None]] = {}
+    undone = []
+    for row in rows:
+        pid, axis = row["entity_id"], row["field"]
+        after = json.loads(row["after"])
         before = json.loads(row["before"]) if row["before"] else None
-        after = json.loads(row["after"]) if row["after"] else None
-        if _public(vote_store.vote(store, pid, annotator)) != after:
-            raise CuratorError(f"problem {pid}: {annotator}'s vote changed since your last "
-                               "vote; nothing undone")
+        now_in_force = decided.get(pid, {}).get(axis)
+        keys = ("value", "method", "votes", "of")
+        if now_in_force is None or {k: now_in_force[k] for k in keys} != \
+                {k: after[k] for k in keys}:
+            raise CuratorError(f"problem {pid}: the {axis} decision changed since your "
+                               f"{action}; nothing undone")
+        if "label_before" in after:
+            problem = problem_store.get(store, pid)
+            if getattr(problem, axis) != after["value"]:
+                raise CuratorError(
+                    f"problem {pid}: its {axis} label was changed to "
+                    f"{getattr(problem, axis)!r} since your {action}; nothing undone")
+            labels.setdefault(pid, {})[axis] = after["label_before"]
         if before is None:
-            vote_store.delete_vote(store, pid, annotator)
+            vote_store.delete_decision(store, pid, axis)
         else:
-            vote_store.upsert_vote(store, pid, annotator, before, before["note"],
-                                   before["voted_at"])
-        store.audit(VOTE_ENTITY, row["entity_id"], "undo", field=str(row["id"]),
-                    before=after, after=before)
-    return {"problem_id": pid, "annotator": annotator, "restored": before}
+            vote_store.decide(store, pid, axis, before["value"], before["method"],
+                              before["votes"], before["of"],
+                              before.get("at") or now_in_force["decided_at"],
+                              before.get("by") or now_in_force["decided_by"])
+        store.audit(DECISION_ENTITY, pid, "undo", field=str(row["id"]),
+                    before={k: after[k] for k in (*keys, "by") if k in after},
+                    after=dict(before, label=after.get("label_before"))
+                    if before else {"label": after.get("label_before")})
+        undone.append({"problem_id": pid, "axis": axis, "restored": before,
+                       "label": after.get("label_before")})
+    for pid, values in labels.items():
+        _set_labels(store, problems_dir, pid, values)
+    return {"action": action, "problem_id": undone[0]["problem_id"] if undone else None,
+            "annotator": None, "restored": None, "decisions": undone}
 
 
 # -- what an annotator may see -----------------------------------------------------------
@@ -221,6 +273,59 @@ def blind_for(store: Store, annotator: str) -> set[str]:
     votes = _votes(store)
     return {pid for pid, people in _assignments(store).items()
             if annotator in people and annotator not in votes.get(pid, {})}
+
+
+def hide_labels(values: dict) -> dict:
+    """A copy of a problem's dict (a row, `to_dict()`) with its labels read `blind`."""
+    return {**values, **{axis: BLIND for axis in AXES if axis in values}}
+
+
+def hide_in_rows(store: Store, annotator: str | None, rows: list[dict],
+                 key: str = "id") -> list[dict]:
+    """Problem rows as `annotator` may see them: labels of open assignments read `blind`."""
+    blind = blind_for(store, annotator) if annotator else set()
+    return [hide_labels(row) if row[key] in blind else row for row in rows]
+
+
+_TOML_LABEL = re.compile(rf"^(\s*(?:{'|'.join(AXES)})\s*=\s*).*$", re.MULTILINE)
+
+
+def _hide_in_text(value):
+    """An audit before/after with the labels hidden: a JSON record's label keys, or the
+    label lines of a problem.toml text."""
+    if not isinstance(value, str) or not value:
+        return value
+    if value.startswith("{"):
+        try:
+            record = json.loads(value)
+        except ValueError:
+            record = None
+        if isinstance(record, dict):
+            return json.dumps(hide_labels(record), sort_keys=True, ensure_ascii=False)
+    return _TOML_LABEL.sub(lambda m: f'{m.group(1)}"{BLIND}"', value)
+
+
+def hide_in_history(rows: list[dict]) -> list[dict]:
+    """A problem's audit rows with every label value read `blind` (a label field's before
+    and after, a created record's label keys, problem.toml's label lines)."""
+    out = []
+    for row in rows:
+        row = dict(row)
+        for side in ("before", "after"):
+            if row.get("field") in AXES:
+                row[side] = None if row[side] is None else BLIND
+            else:
+                row[side] = _hide_in_text(row[side])
+        out.append(row)
+    return out
+
+
+def history_for(store: Store, problem_id: str, annotator: str | None) -> list[dict]:
+    """A problem's audit rows as `annotator` may see them (labels hidden until they vote)."""
+    rows = store.history("problem", problem_id)
+    if annotator and problem_id in blind_for(store, annotator):
+        return hide_in_history(rows)
+    return rows
 
 
 def my_queue(store: Store, annotator: str) -> list[dict]:
@@ -273,6 +378,14 @@ def _set_labels(store: Store, problems_dir: Path | None, problem_id: str,
         sync.save_and_write(store, problem, problems_dir)
 
 
+def _before(old: dict | None, record: dict) -> dict | None:
+    """A decision as it was before a change (for the audit log and undo)."""
+    if old is None:
+        return None
+    return dict({key: old[key] for key in record}, by=old["decided_by"],
+                at=old["decided_at"])
+
+
 def resolve(store: Store, problems_dir: Path | None = None) -> dict:
     """Apply the majority per dimension wherever all assigned annotators have voted.
 
@@ -284,6 +397,7 @@ def resolve(store: Store, problems_dir: Path | None = None) -> dict:
     decided = _decisions(store)
     resolved, ties, too_few = [], [], []
     stamp = now()
+    current = None   # the problem whose labels a decision may change, read once
     with store.transaction():
         for pid in items:
             people = assigned.get(pid, {})
@@ -310,10 +424,13 @@ def resolve(store: Store, problems_dir: Path | None = None) -> dict:
                 old = decided.get(pid, {}).get(axis)
                 if old and {key: old[key] for key in record} == record:
                     continue
+                if current is None or current.id != pid:
+                    current = problem_store.get(store, pid)
                 vote_store.decide(store, pid, axis, value, method, k, n, stamp)
                 store.audit(DECISION_ENTITY, pid, "resolve", field=axis,
-                            before=None if old is None else {key: old[key] for key in record},
-                            after=dict(record, by=store.actor))
+                            before=_before(old, record),
+                            after=dict(record, by=store.actor, act=stamp,
+                                       label_before=getattr(current, axis)))
                 apply[axis] = value
                 resolved.append(dict(record, problem_id=pid, axis=axis))
             if apply:
@@ -339,16 +456,17 @@ def adjudicate(store: Store, problem_id: str, problems_dir: Path | None = None,
     stamp = now()
     out = {}
     with store.transaction():
+        problem = problem_store.get(store, problem_id)
         for axis, value in given.items():
             values = [v[axis] for v in cast.values() if v[axis]]
             record = {"value": value, "method": ADJUDICATED,
                       "votes": values.count(value), "of": len(values)}
             vote_store.decide(store, problem_id, axis, value, ADJUDICATED, record["votes"],
                               record["of"], stamp)
-            before = old.get(axis)
             store.audit(DECISION_ENTITY, problem_id, "adjudicate", field=axis,
-                        before=None if before is None else {k: before[k] for k in record},
-                        after=dict(record, by=store.actor, note=note or ""))
+                        before=_before(old.get(axis), record),
+                        after=dict(record, by=store.actor, note=note or "", act=stamp,
+                                   label_before=getattr(problem, axis)))
             out[axis] = dict(record, by=store.actor)
         _set_labels(store, problems_dir, problem_id, given)
     return {"problem_id": problem_id, "decided": out}

@@ -73,23 +73,43 @@ def decisions(store: Store) -> dict[str, dict[str, dict]]:
 
 
 def decide(store: Store, problem_id: str, axis: str, value: str, method: str, votes: int,
-           of: int, decided_at: str) -> None:
-    """Record how one axis of a problem was decided (inside the caller's transaction)."""
+           of: int, decided_at: str, decided_by: str | None = None) -> None:
+    """Record how one axis of a problem was decided (inside the caller's transaction);
+    `decided_by` defaults to the store's actor (an undo restores someone else's)."""
     store.execute(
         "INSERT INTO label_decisions (problem_id, axis, value, method, votes, of, "
         "decided_by, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (problem_id, axis) DO UPDATE SET value = excluded.value, "
         "method = excluded.method, votes = excluded.votes, of = excluded.of, "
         "decided_by = excluded.decided_by, decided_at = excluded.decided_at",
-        (problem_id, axis, value, method, votes, of, store.actor, decided_at))
+        (problem_id, axis, value, method, votes, of, decided_by or store.actor, decided_at))
+
+
+def delete_decision(store: Store, problem_id: str, axis: str) -> None:
+    store.execute("DELETE FROM label_decisions WHERE problem_id = ? AND axis = ?",
+                  (problem_id, axis))
 
 
 # -- undo --------------------------------------------------------------------------------
 
 
+UNDOABLE = ("(entity = 'label_vote' AND action = 'vote') OR (entity = 'label_decision' "
+            "AND action IN ('resolve', 'adjudicate'))")
+
+
 def last_undoable(store: Store, actor: str) -> dict | None:
-    """The actor's latest vote audit row not yet undone."""
+    """The actor's latest act in label rounds not yet undone: a vote, an adjudication or
+    a resolve's decision (its audit row)."""
     return store.one(
-        "SELECT * FROM audit WHERE actor = ? AND entity = 'label_vote' AND action = 'vote' "
-        "AND id NOT IN (SELECT CAST(field AS INTEGER) FROM audit WHERE action = 'undo' "
-        "AND entity = 'label_vote') ORDER BY id DESC LIMIT 1", (actor,))
+        f"SELECT * FROM audit WHERE actor = ? AND ({UNDOABLE}) AND id NOT IN "
+        "(SELECT CAST(field AS INTEGER) FROM audit WHERE action = 'undo' AND entity IN "
+        "('label_vote', 'label_decision')) ORDER BY id DESC LIMIT 1", (actor,))
+
+
+def act_rows(store: Store, actor: str, action: str, act: str) -> list[dict]:
+    """The decision audit rows of one act (one `resolve` or `adjudicate`), not undone."""
+    return store.query(
+        "SELECT * FROM audit WHERE actor = ? AND entity = 'label_decision' AND action = ? "
+        "AND json_extract(after, '$.act') = ? AND id NOT IN (SELECT CAST(field AS INTEGER) "
+        "FROM audit WHERE action = 'undo' AND entity = 'label_decision') ORDER BY id",
+        (actor, action, act))

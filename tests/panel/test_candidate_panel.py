@@ -86,6 +86,19 @@ def test_two_of_three_accepts_rejects_and_waits(tmp_path, dl_repo):
     assert vote(ws, convert, "yes", "ana")["decision"] == "waiting"
     assert vote(ws, convert, "no", "ben")["decision"] == "waiting"
     assert status(ws, convert)["status"] == "new"
+    # `candidates list` shows the votes so far, as the app's table does (keys kept)
+    listed = json.loads(invoke(ws, "candidates", "list", "--json").output)
+    row = next(r for r in listed if r["id"] == convert)
+    assert {"id", "score", "status", "qualname", "tests", "suggestions"} <= set(row)
+    assert row["votes"] == {"yes": 1, "no": 1, "by": {"ana": "yes", "ben": "no"},
+                            "assigned": ["ana", "ben", "cy"]}
+    untouched = next(r for r in listed if r["id"] not in (convert, area, accuracy))
+    assert untouched["votes"] == {"yes": 0, "no": 0, "by": {},
+                                  "assigned": ["ana", "ben", "cy"]}
+    text = invoke(ws, "candidates", "list").output
+    line = next(x for x in text.splitlines() if x.strip().startswith(f"{convert} ")
+                or f"│ {convert} " in x)
+    assert "1✓ 1✗" in line and "votes" in text
     assert vote(ws, convert, "yes", "cy")["decision"] == "accepted"
     assert status(ws, convert)["status"] == "accepted"
 

@@ -128,8 +128,9 @@ def test_resolve_majority_tie_and_adjudication(workspace, twelve):
                             "AND entity_id = ? AND field = 'stage'", (twelve[1],))
         problem_row = store.one("SELECT stage FROM problems WHERE id = ?", (twelve[11],))
     assert problem_row["stage"] == "training"
-    assert [json.loads(a["after"]) for a in audit] == [
-        {"value": "prepost", "method": "majority", "votes": 2, "of": 3, "by": "tester"}]
+    [after] = [json.loads(a["after"]) for a in audit]
+    assert {k: after[k] for k in ("value", "method", "votes", "of", "by")} == \
+        {"value": "prepost", "method": "majority", "votes": 2, "of": 3, "by": "tester"}
     # resolving again changes nothing
     assert ok(workspace, "labels", "resolve")["resolved"] == []
 
@@ -219,3 +220,90 @@ def test_assign_is_balanced_and_checks_its_input(workspace):
     dims = invoke(workspace, "labels", "assign", "--annotators", "ana", "--per-item", "1",
                   "--dimensions", "stage,colour")
     assert dims.exit_code == 1 and "unknown dimension(s) colour" in dims.output
+
+
+def test_undo_takes_back_an_adjudication_and_a_whole_resolve(workspace, twelve):
+    vote_all(workspace, twelve)
+    with Store(workspace.db_path, "x") as store:
+        labels_before = {r["id"]: (r["stage"], r["task"], r["data"]) for r in store.query(
+            "SELECT id, stage, task, data FROM problems")}
+    resolved = ok(workspace, "labels", "resolve", user="lead")["resolved"]
+    assert len(resolved) == 35
+    tie = twelve[4]
+    ok(workspace, "labels", "adjudicate", tie, "--task", "general", "--stage", "training",
+       user="lead")
+    assert toml_of(workspace, tie)["task"] == "general"
+
+    # lead's last act is the adjudication: both axes go back (stage to its majority)
+    first = ok(workspace, "labels", "undo", user="lead")["undone"]
+    assert first["action"] == "adjudicate" and first["problem_id"] == tie
+    back = {d["axis"]: d for d in first["decisions"]}
+    assert back["task"]["restored"] is None
+    assert (back["stage"]["restored"]["value"], back["stage"]["restored"]["method"],
+            back["stage"]["label"]) == ("model", "majority", "model")
+    assert toml_of(workspace, tie)["task"] == labels_before[tie][1]
+    assert toml_of(workspace, tie)["stage"] == "model"
+    with Store(workspace.db_path, "x") as store:
+        decisions = store.query("SELECT axis, method, decided_by FROM label_decisions "
+                                "WHERE problem_id = ? ORDER BY axis", (tie,))
+    assert [(d["axis"], d["method"], d["decided_by"]) for d in decisions] == [
+        ("data", "majority", "lead"), ("stage", "majority", "lead")]
+
+    # then the resolve, every decision it made, and every label it wrote
+    second = ok(workspace, "labels", "undo", user="lead")["undone"]
+    assert second["action"] == "resolve" and len(second["decisions"]) == 35
+    with Store(workspace.db_path, "x") as store:
+        assert store.query("SELECT * FROM label_decisions") == []
+        now = {r["id"]: (r["stage"], r["task"], r["data"]) for r in store.query(
+            "SELECT id, stage, task, data FROM problems")}
+        undo_rows = store.query("SELECT actor, field FROM audit WHERE entity = "
+                                "'label_decision' AND action = 'undo'")
+        acts = store.query("SELECT id FROM audit WHERE entity = 'label_decision' AND "
+                           "action IN ('resolve', 'adjudicate')")
+    assert now == labels_before
+    assert toml_of(workspace, twelve[1])["stage"] == labels_before[twelve[1]][0]
+    # the audit log says so: one undo row per decision row, naming it
+    assert len(undo_rows) == 37 and {r["actor"] for r in undo_rows} == {"lead"}
+    assert {int(r["field"]) for r in undo_rows} == {a["id"] for a in acts}
+    # the votes are untouched; nothing of lead's is left; resolving again re-decides
+    assert ok(workspace, "labels", "undo", user="lead") == {"undone": None}
+    assert ok(workspace, "labels", "stats")["complete"] == 12
+    assert len(ok(workspace, "labels", "resolve")["resolved"]) == 35
+    text = invoke(workspace, "labels", "undo", user="tester").output
+    assert text.strip().endswith("undid your resolve: 35 decision(s) taken back")
+
+
+def test_undo_refuses_when_the_label_was_edited_since(workspace):
+    ids = sorted(p.name for p in workspace.problems_dir.iterdir())
+    ok(workspace, "labels", "adjudicate", ids[0], "--stage", "training", user="lead")
+    assert invoke(workspace, "problems", "set", ids[0], "--stage", "model").exit_code == 0
+    refused = invoke(workspace, "labels", "undo", user="lead")
+    assert refused.exit_code == 1
+    assert refused.output.strip() == (f"error: problem {ids[0]}: its stage label was changed "
+                                      "to 'model' since your adjudicate; nothing undone")
+    assert toml_of(workspace, ids[0])["stage"] == "model"
+
+
+def test_problems_show_and_list_are_blind_until_you_vote(workspace):
+    ids = sorted(p.name for p in workspace.problems_dir.iterdir())
+    pid = ids[0]
+    truth = toml_of(workspace, pid)
+    ok(workspace, "labels", "assign", "--annotators", "ana,ben", "--per-item", "2",
+       "--problems", pid)
+    shown = ok(workspace, "problems", "show", pid, user="ana")
+    assert (shown["stage"], shown["task"], shown["data"]) == ("blind",) * 3
+    text = invoke(workspace, "problems", "show", pid, user="ana").output
+    assert truth["stage"] not in {w for line in text.splitlines()[:8] for w in line.split()}
+    listed = {r["id"]: r for r in ok(workspace, "problems", "list", user="ana")}
+    assert listed[pid]["stage"] == "blind" and listed[ids[1]]["stage"] != "blind"
+    # a label filter does not tell it apart either
+    filtered = ok(workspace, "problems", "list", "--stage", truth["stage"], user="ana")
+    assert pid not in {r["id"] for r in filtered}
+    # someone not in the round, and ana once she has voted, see it as before
+    assert ok(workspace, "problems", "show", pid, user="lead")["stage"] == truth["stage"]
+    ok(workspace, "labels", "vote", pid, "--stage", "model", "--task", "general", "--data",
+       "image", user="ana")
+    assert ok(workspace, "problems", "show", pid, user="ana")["stage"] == truth["stage"]
+    filtered = ok(workspace, "problems", "list", "--stage", truth["stage"], user="ana")
+    assert pid in {r["id"] for r in filtered}
+    assert ok(workspace, "problems", "show", pid, user="ben")["stage"] == "blind"

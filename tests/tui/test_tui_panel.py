@@ -12,6 +12,7 @@ from curator.panel import rounds
 from curator.store import Store
 from curator.store import candidates as candidate_store
 from curator.store import label_votes as vote_store
+from curator.tui.widgets.history_pane import change_text
 from curator.tui.widgets.vote_pane import VotePane, VotePicker
 
 
@@ -145,3 +146,35 @@ async def test_candidates_y_n_vote_and_the_table_shows_votes(tmp_path, app_for):
     with Store(ws.db_path, "x") as store:
         row = candidate_store.get(store, first["id"])
     assert row["status"] == "accepted" and (ws.problems_dir / row["problem_id"]).is_dir()
+
+
+async def test_history_tab_is_blind_until_the_vote(workspace, store, app_for):
+    ids = sorted(p.name for p in workspace.problems_dir.iterdir())
+    pid = ids[0]
+    problem = store.one("SELECT stage, task, data FROM problems WHERE id = ?", (pid,))
+    rounds.assign(store, ["cy"], 1, problems=[pid])
+    with Store(workspace.db_path, "tester") as own:   # a label change in the log, too
+        own.execute("UPDATE problems SET stage = 'training' WHERE id = ?", (pid,))
+        own.audit("problem", pid, "update", "stage", problem["stage"], "training")
+    app = app_for(workspace, "cy")
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_problem(pilot, pid)
+        await pilot.press("alt+6")
+        await settle(pilot)
+        pane = screen.query_one("#history-pane")
+        texts = [change_text(row) for row in pane.rows]
+        assert len(texts) == 2 and all("blind" in t for t in texts)
+        joined = "\n".join(texts)
+        for value in (problem["stage"], problem["task"], problem["data"], "training"):
+            assert f'"{value}"' not in joined and f"+{value}" not in joined, value
+        shown = screen.query_one("#history-detail").text
+        assert "blind" in shown and "training" not in shown
+        # cy votes (on the Labels tab): the log shows the labels as before
+        await pilot.press("alt+4")
+        await settle(pilot)
+        await pilot.press("2", "right", "3", "right", "1", "v")
+        await settle(pilot)
+        await pilot.press("alt+6")
+        await settle(pilot)
+        joined = "\n".join(change_text(row) for row in pane.rows)
+        assert "training" in joined and f'"task": "{problem["task"]}"' in joined

@@ -43,6 +43,22 @@ async def answer(pilot, choice: str) -> None:
     await settle(pilot)
 
 
+async def press_then_answer(pilot, key: str, choice: str, asks: str = "") -> None:
+    """Press `key`, see the weak-isolation question (naming `asks`), answer `choice`."""
+    await pilot.press(key)
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, ChoiceModal), pilot.app.screen
+    assert asks in pilot.app.screen.question
+    await answer(pilot, choice)
+
+
+async def press_unasked(pilot, key: str) -> None:
+    """Press `key`: nothing is asked."""
+    await pilot.press(key)
+    await settle(pilot)
+    assert not isinstance(pilot.app.screen, ChoiceModal)
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 30)])
 async def test_the_top_bar_says_weak_isolation_on_every_screen(tmp_path, app_for, size):
     app = app_for(weak_workspace(tmp_path / "ws"))
@@ -64,9 +80,7 @@ async def test_strong_isolation_shows_nothing_and_asks_nothing(empty_workspace, 
     async with app.run_test(size=(120, 30)) as pilot:
         await open_problem(pilot, "counter_bump")
         assert "ISOLATION" not in top_bar(app)
-        await pilot.press("ctrl+r")
-        await settle(pilot)
-        assert not isinstance(app.screen, ChoiceModal)
+        await press_unasked(pilot, "ctrl+r")
         assert reference_runs(app, "counter_bump") == 1
 
 
@@ -74,26 +88,18 @@ async def test_a_mined_problem_asks_once_per_session_the_users_own_never(tmp_pat
     app = app_for(weak_workspace(tmp_path / "ws"))
     async with app.run_test(size=(120, 30)) as pilot:
         await open_problem(pilot, "double_it")     # written here: runs without a question
-        await pilot.press("ctrl+r")
-        await settle(pilot)
-        assert not isinstance(app.screen, ChoiceModal)
+        await press_unasked(pilot, "ctrl+r")
         assert reference_runs(app, "double_it") == 1
 
         await open_problem(pilot, "counter_bump")  # from a repository: asks
-        await pilot.press("ctrl+r")
-        await settle(pilot)
-        assert "counter_bump" in app.screen.question
-        await answer(pilot, CANCEL)                # no: nothing runs, and it asks again
+        # no: nothing runs, and it asks again
+        await press_then_answer(pilot, "ctrl+r", CANCEL, asks="counter_bump")
         assert reference_runs(app, "counter_bump") == 0 and not app.weak_allowed
-        await pilot.press("ctrl+r")
-        await settle(pilot)
-        await answer(pilot, RUN)
+        await press_then_answer(pilot, "ctrl+r", RUN, asks="counter_bump")
         assert reference_runs(app, "counter_bump") == 1
         assert app.store.one("SELECT outcome FROM runs WHERE problem_id = 'counter_bump'"
                              )["outcome"] == "passed"
-        await pilot.press("ctrl+r")                # yes holds for the session
-        await settle(pilot)
-        assert not isinstance(app.screen, ChoiceModal)
+        await press_unasked(pilot, "ctrl+r")       # yes holds for the session
         assert reference_runs(app, "counter_bump") == 2
 
 
@@ -107,14 +113,9 @@ async def test_evaluating_samples_asks_first_and_the_setting_answers_it(tmp_path
         await settle(pilot)
         await pilot.press("f3")
         await settle(pilot)
-        await pilot.press("e")
-        await settle(pilot)
-        assert "1 sample(s)" in app.screen.question
-        await answer(pilot, CANCEL)
+        await press_then_answer(pilot, "e", CANCEL, asks="1 sample(s)")
         assert app.store.query("SELECT id FROM runs") == []
-        await pilot.press("e")
-        await settle(pilot)
-        await answer(pilot, RUN)
+        await press_then_answer(pilot, "e", RUN, asks="1 sample(s)")
         outcomes = app.store.query("SELECT outcome FROM runs WHERE sample_id IS NOT NULL")
         assert [r["outcome"] for r in outcomes] == ["passed"]
 
@@ -127,8 +128,6 @@ async def test_evaluating_samples_asks_first_and_the_setting_answers_it(tmp_path
         await settle(pilot)
         await pilot.press("f3")
         await settle(pilot)
-        await pilot.press("e")
-        await settle(pilot)
-        assert not isinstance(app2.screen, ChoiceModal)
+        await press_unasked(pilot, "e")
         assert app2.store.one("SELECT COUNT(*) AS n FROM runs WHERE sample_id IS NOT NULL"
                               )["n"] == 1

@@ -54,13 +54,6 @@ def describe(row: dict) -> str:
     return "\n".join(lines)
 
 
-def votes_text(tally: dict | None) -> str:
-    """`2✓ 1✗` for a candidate's panel votes, empty before the first."""
-    if not tally:
-        return ""
-    return f"{tally['yes']}✓ {tally['no']}✗"
-
-
 def summary_line(status: str, cursor: int | None, shown: int, counts: dict[str, int]) -> str:
     """The status line: the position, what is filtered, and the count of every status."""
     position = f"row {cursor + 1} of {shown}" if cursor is not None and shown else "no rows"
@@ -169,7 +162,7 @@ draft problem or rejects it as soon as the rule decides.
         for row in self.rows:
             # the votes next to the score: they stay in view at 80 columns
             table.add_row(str(row["id"]), f"{row['score']:.2f}",
-                          votes_text(votes.get(row["id"])), row["repo_name"],
+                          candidate_panel.votes_text(votes.get(row["id"])), row["repo_name"],
                           row["qualname"], str(len(row["tests"])), row["status"],
                           key=str(row["id"]))
         if current is not None:

@@ -299,6 +299,8 @@ assignments (position and progress in the ballot's top line).
     def on_vote_pane_voted(self, event: VotePane.Voted) -> None:
         self.blind = event.blind
         self._heading()
+        for pane in self.query(HistoryPane):   # the labels in the log: hidden or shown
+            pane.refresh_rows()
 
     def on_label_picker_explain(self, event: LabelPicker.Explain) -> None:
         self._explain(event.picker, event.choice)

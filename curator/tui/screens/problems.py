@@ -13,7 +13,6 @@ from textual.widgets import Footer, Input, Label, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from curator import problem_template
-from curator.labels import AXES
 from curator.panel import rounds
 from curator.store import problems as problem_store
 from curator.tui import filtering, queries
@@ -26,13 +25,10 @@ from curator.tui.widgets.problem_table import ProblemTable
 def load_rows(store, actor: str | None = None) -> list[dict]:
     """All problem rows with the latest reference-run outcome merged in; the labels of
     problems `actor` is still to vote in a label round read `blind`."""
-    rows = problem_store.list_rows(store)
+    rows = rounds.hide_in_rows(store, actor, problem_store.list_rows(store))
     outcomes = queries.last_outcomes(store)
-    blind = rounds.blind_for(store, actor) if actor else set()
     for row in rows:
         row["outcome"] = outcomes.get(row["id"], "")
-        if row["id"] in blind:
-            row.update({axis: rounds.BLIND for axis in AXES})
     return rows
 
 

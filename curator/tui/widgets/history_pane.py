@@ -10,6 +10,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, TextArea
 
+from curator.panel import rounds
+
 
 def _text(value) -> str:
     if value is None:
@@ -41,6 +43,8 @@ class HistoryPane(Vertical):
 
 Every change to this problem from the audit log: when, who, what, which field. Select a
 row to see the change as a diff below. The log is append-only; nothing here edits it.
+While a label round has you vote this problem blind, the labels in the log read
+`blind`; they show once you have voted.
 """
 
     def __init__(self, problem_id: str, *, id: str | None = None) -> None:
@@ -60,7 +64,9 @@ row to see the change as a diff below. The log is append-only; nothing here edit
         self.refresh_rows()
 
     def refresh_rows(self) -> None:
-        self.rows = list(reversed(self.app.store.history("problem", self.problem_id)))
+        # blind in a label round: the labels in the log are hidden until this person votes
+        self.rows = list(reversed(rounds.history_for(self.app.store, self.problem_id,
+                                                     self.app.actor)))
         table = self.query_one(DataTable)
         if not table.columns:
             table.add_columns("when", "who", "action", "field")

@@ -148,12 +148,17 @@ class VotePane(Vertical):
 
     def action_undo_vote(self) -> None:
         result = run_guarded(self, "Nothing undone",
-                             lambda: rounds.undo(self.app.store, self.app.actor))
+                             lambda: rounds.undo(self.app.store, self.app.actor,
+                                                 self.app.workspace.problems_dir))
         if result is None:
-            self.notify("No vote to undo", timeout=2)
+            self.notify("Nothing of yours to undo in label rounds", timeout=2)
             return
         self.post_message(DataChanged())
-        if result["problem_id"] == self.problem_id:
+        if result["action"] != "vote":
+            self._refresh_view()
+            self.notify(f"Undid your {result['action']}: {len(result['decisions'])} "
+                        "decision(s) taken back", timeout=3)
+        elif result["problem_id"] == self.problem_id:
             self._refresh_view()
             self.notify("Vote taken back", timeout=2)
         else:
