@@ -109,13 +109,14 @@ class MiningConfig:
 
 @dataclass(frozen=True)
 class ReleaseConfig:
-    """[release]: the bundle's name, description and licence, and two gate thresholds."""
+    """[release]: the bundle's name, description and licence, and the gate thresholds."""
 
     name: str | None = None
     description: str = ""
     license: str | None = None
     min_tests: int | None = key(None, min=0, max=INT_MAX)
     near_duplicate_threshold: float | None = key(None, min=0)   # above 1: gate off
+    min_mutation_score: float | None = key(None, min=0, max=1)  # None: the gate is off
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ _COMMAND_MODULES = {
     "dlbench": "dlbench",
     "dev": "dev",
     "discover": "discover",
+    "validate": "validity",
 }
 
 

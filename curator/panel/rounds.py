@@ -320,6 +320,26 @@ def hide_in_history(rows: list[dict]) -> list[dict]:
     return out
 
 
+def label_counts_for(store: Store, annotator: str | None) -> dict[str, dict[str, int]]:
+    """axis -> slug -> problems (retired left out), as `annotator` may see them: the
+    problems they are still to vote blind count under `blind`, not under their labels."""
+    counts = problem_store.label_counts(store)
+    blind = blind_for(store, annotator) if annotator else set()
+    if not blind:
+        return counts
+    out = {axis: dict(by_slug) for axis, by_slug in counts.items()}
+    for row in problem_store.list_rows(store):
+        if row["id"] not in blind or row["status"] == "retired":
+            continue
+        for axis in AXES:
+            slug = row[axis] or ""
+            out[axis][slug] -= 1
+            if not out[axis][slug]:
+                del out[axis][slug]
+            out[axis][BLIND] = out[axis].get(BLIND, 0) + 1
+    return out
+
+
 def history_for(store: Store, problem_id: str, annotator: str | None) -> list[dict]:
     """A problem's audit rows as `annotator` may see them (labels hidden until they vote)."""
     rows = store.history("problem", problem_id)

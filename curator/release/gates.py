@@ -5,6 +5,13 @@ Gates, in order:
                      the latest reference run of the current solution passed, and no run of
                      it since the solution or tests last changed failed (a flaky reference
                      blocks release). `infra` runs are the harness's fault and are ignored.
+  tests_discriminate a stub of the entry point (its body `raise NotImplementedError`) fails
+                     at least one of the tests the reference passes, per `curator
+                     validate` on the current solution and tests (not validated: fails).
+  reference_stable   `curator validate` found no flaky test: every test had the same
+                     outcome in each of the reference's repeated runs.
+  min_mutation_score when [release] min_mutation_score is set (off by default): the share
+                     of the reference's mutants the tests kill is at least that.
   min_tests          at least `min_tests` tests (default 3): test functions in
                      test_solution.py (parametrize cases counted), or node ids; a reference
                      run that reported more tests counts those.
@@ -22,7 +29,8 @@ Gates, in order:
                      (default 0.9). Of a pair, the problem that was released, then ready,
                      then created earlier is kept; the other one fails.
 
-Settings live under [release] in curator.toml: min_tests, near_duplicate_threshold, license.
+Settings live under [release] in curator.toml: min_tests, near_duplicate_threshold, license,
+min_mutation_score.
 """
 
 from __future__ import annotations
@@ -43,10 +51,14 @@ from curator.store import Store
 from curator.store import problems as problem_store
 from curator.store import runs as run_store
 from curator.timestamps import parse_or_none
+from curator.validity import validate as validity
 from curator.workspace import Workspace
 
 GATES: dict[str, str] = {
     "reference_passes": "reference solution passes its tests on the pinned environment",
+    "tests_discriminate": "a stub of the entry point fails at least one test",
+    "reference_stable": "no flaky test in the reference's repeated runs",
+    "min_mutation_score": "mutation score is at least {min_mutation_score}",
     "min_tests": "has at least {min_tests} tests",
     "labels_set": "stage, task and data labels are set",
     "prompt_present": "prompt is present",
@@ -63,6 +75,7 @@ class Settings:
     min_tests: int = 3
     near_duplicate_threshold: float = 0.9
     license: str | None = None          # the workspace's licence (SPDX id) for original work
+    min_mutation_score: float | None = None   # None: the gate is off
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -93,6 +106,8 @@ def settings_for(workspace: Workspace) -> Settings:
         out.min_tests = config.min_tests
     if config.near_duplicate_threshold is not None:
         out.near_duplicate_threshold = config.near_duplicate_threshold
+    if config.min_mutation_score is not None:
+        out.min_mutation_score = config.min_mutation_score
     return out
 
 
@@ -127,6 +142,8 @@ class CheckReport:
         fmt = self.settings.to_json()
         gates = []
         for gate, description in GATES.items():
+            if gate == "min_mutation_score" and self.settings.min_mutation_score is None:
+                description = "off ([release] min_mutation_score is not set)"
             gates.append({
                 "gate": gate, "description": description.format(**fmt),
                 "failing": [{"problem_id": f.problem_id, "status": f.status,
@@ -171,6 +188,42 @@ def _reference_failure(runs: list[dict], changed: datetime | None) -> str | None
         return (f"flaky: {len(bad)} of {len(counted)} reference runs since the last change "
                 f"did not pass ({', '.join(sorted(set(bad)))})")
     return None
+
+
+def _validity_failures(problem: Problem, found, settings: Settings) -> list[tuple[str, str]]:
+    """(gate, reason) of the validity gates this problem fails."""
+    if found is None:
+        why = (f"not validated on its current solution and tests (run `curator validate "
+               f"{problem.id}`)")
+        out = [("tests_discriminate", why), ("reference_stable", why)]
+        if settings.min_mutation_score is not None:
+            out.append(("min_mutation_score", why))
+        return out
+    out = []
+    if found.discriminates is None:
+        out.append(("tests_discriminate", found.reason or "not decided"))
+        out.append(("reference_stable", found.reason or "not decided"))
+    else:
+        if not found.discriminates:
+            out.append(("tests_discriminate", (
+                f"a stub of {problem.entry_point} passes all {found.baseline_tests} test(s): "
+                f"they never call it (`curator validate {problem.id} --repair`)")))
+        if not found.stable:
+            flaky = found.flaky_tests or []
+            out.append(("reference_stable", (
+                f"{len(flaky)} flaky test(s): {', '.join(flaky[:3])}"
+                + (" ..." if len(flaky) > 3 else "")) if flaky else
+                f"reference outcomes differ between runs: {', '.join(found.reference_outcomes)}"))
+    floor = settings.min_mutation_score
+    if floor is not None and found.discriminates is not None:
+        if found.mutation_score is None:
+            out.append(("min_mutation_score", "no mutant was counted (none made, or all "
+                                              "timed out)"))
+        elif found.mutation_score < floor:
+            out.append(("min_mutation_score", (
+                f"mutation score {found.mutation_score:.2f} < {floor:.2f} "
+                f"({found.killed} of {found.mutants} mutants killed)")))
+    return out
 
 
 def _test_count(problem: Problem, runs: list[dict]) -> int | None:
@@ -278,6 +331,7 @@ def check(store: Store, workspace: Workspace, problems: list[Problem] | None = N
     def fail(gate: str, problem: Problem, reason: str) -> None:
         report.failures.append(Failure(gate, problem.id, problem.status, reason))
 
+    validities = validity.current(store, problems)
     total = len(problems)
     for index, problem in enumerate(problems, 1):
         checkpoint(cancelled, "release check")
@@ -285,6 +339,9 @@ def check(store: Store, workspace: Workspace, problems: list[Problem] | None = N
         reason = _reference_failure(problem_runs, changes.get(problem.id))
         if reason:
             fail("reference_passes", problem, reason)
+        for gate, reason in _validity_failures(problem, validities.get(problem.id),
+                                               settings):
+            fail(gate, problem, reason)
         count = _test_count(problem, problem_runs)
         if count is None:
             fail("min_tests", problem, "test_solution.py does not parse")

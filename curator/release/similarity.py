@@ -7,9 +7,10 @@ attribute names (the APIs called) are kept. Whitespace is ignored. The token seq
 cut into overlapping shingles.
 
 Comparing every pair is quadratic, so for larger sets MinHash signatures with banded
-locality-sensitive hashing pick the candidate pairs and only those get the exact
-Jaccard. Hashing is CRC32-based and the permutations use a fixed seed, so the same
-input always gives the same pairs.
+locality-sensitive hashing (datasketch's MinHash and MinHashLSH, with bands and rows
+chosen here so a pair at the threshold is missed with probability <= MISS) pick the
+candidate pairs and only those get the exact Jaccard. Hashing is CRC32-based and the
+permutations use a fixed seed, so the same input always gives the same pairs.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
+from datasketch import MinHash, MinHashLSH
 
 SHINGLE = 4
 PERMUTATIONS = 128
+SEED = 20240920    # the MinHash permutations
 MISS = 1e-4        # LSH may miss a pair at the threshold with at most this probability
 EXACT_BELOW = 300   # compare every pair below this many fingerprints
 
@@ -112,17 +115,10 @@ class Pair:
     similarity: float
 
 
-def _signatures(prints: list[frozenset[int]]) -> np.ndarray:
-    rng = np.random.default_rng(20240920)
-    # Multiply-shift hashing: (a*x + b) mod 2^64, high 32 bits; a odd. uint64 arrays wrap.
-    a = rng.integers(0, 1 << 63, size=PERMUTATIONS, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
-    b = rng.integers(0, 1 << 63, size=PERMUTATIONS, dtype=np.uint64)
-    signatures = np.empty((len(prints), PERMUTATIONS), dtype=np.uint64)
-    for index, fp in enumerate(prints):
-        values = np.fromiter(fp, dtype=np.uint64, count=len(fp))
-        signatures[index] = ((a[:, None] * values[None, :] + b[:, None])
-                             >> np.uint64(32)).min(axis=1)
-    return signatures
+def _minhashes(prints: list[frozenset[int]]) -> list[MinHash]:
+    # The shingle hashes are already 32-bit values: datasketch mixes and permutes them.
+    return MinHash.bulk((sorted(fp) for fp in prints), num_perm=PERMUTATIONS, seed=SEED,
+                        hashfunc=int)
 
 
 def _rows_per_band(threshold: float) -> int:
@@ -135,41 +131,25 @@ def _rows_per_band(threshold: float) -> int:
     return 1
 
 
-def _pairs_within_groups(order: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
-                         n: int) -> list[np.ndarray]:
-    """Every pair inside every group of equal keys, encoded as i * n + j with i < j."""
-    out = []
-    for size in np.unique(sizes[sizes > 1]):
-        group_starts = starts[sizes == size]
-        members = np.sort(order[group_starts[:, None] + np.arange(size)[None, :]], axis=1)
-        i, j = np.triu_indices(size, k=1)
-        out.append((members[:, i].astype(np.int64) * n + members[:, j]).ravel())
-    return out
-
-
 def _candidates(prints: list[frozenset[int]], threshold: float) -> list[tuple[int, int]]:
     """Pairs that share a band of their MinHash signatures and whose estimate is close."""
-    n = len(prints)
-    signatures = _signatures(prints)
+    minhashes = _minhashes(prints)
     rows = _rows_per_band(threshold)
-    found = []
-    for band in range(PERMUTATIONS // rows):
-        keys = np.ascontiguousarray(signatures[:, band * rows:(band + 1) * rows]).view(
-            np.dtype((np.void, 8 * rows))).ravel()
-        order = np.argsort(keys, kind="stable")
-        sorted_keys = keys[order]
-        starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-        sizes = np.diff(np.r_[starts, n])
-        found.extend(_pairs_within_groups(order, starts, sizes, n))
-    if not found:
-        return []
-    codes = np.unique(np.concatenate(found))
-    first, second = codes // n, codes % n
-    # The fraction of equal MinHash values estimates the Jaccard similarity; its
-    # standard error at 128 permutations is <= 0.045, so 0.15 of slack loses nothing.
-    estimate = (signatures[first] == signatures[second]).mean(axis=1)
-    keep = estimate >= threshold - 0.15
-    return list(zip(first[keep].tolist(), second[keep].tolist()))
+    # Our own bands and rows, not datasketch's choice from weights: a pair at the
+    # threshold is missed with probability <= MISS.
+    lsh = MinHashLSH(num_perm=PERMUTATIONS, params=(PERMUTATIONS // rows, rows))
+    with lsh.insertion_session() as session:
+        for index, minhash in enumerate(minhashes):
+            session.insert(index, minhash, check_duplication=False)
+    out = []
+    for i, minhash in enumerate(minhashes):
+        for j in sorted(lsh.query(minhash)):
+            # The share of equal MinHash values estimates the Jaccard similarity; its
+            # standard error at 128 permutations is <= 0.045, so 0.15 of slack loses
+            # nothing.
+            if j > i and minhash.jaccard(minhashes[j]) >= threshold - 0.15:
+                out.append((i, j))
+    return out
 
 
 def near_duplicates(prints: dict[str, frozenset[int]], threshold: float) -> list[Pair]:

@@ -96,15 +96,29 @@ class Suggestion:
     dl: str                  # DL sub-category id ("not-dl" when nothing DL-specific)
     evidence: str
     source: str = RULES      # "rules" or "model:NAME"
+    also: tuple[str, ...] = ()   # other sources that named the same category
+    model_rank: int | None = None   # its place in the model's own answer (0 first)
 
     def to_store(self) -> dict:
-        return {"category": self.category, "dl": self.dl, "evidence": self.evidence,
+        data = {"category": self.category, "dl": self.dl, "evidence": self.evidence,
                 "source": self.source}
+        if self.also:
+            data["also"] = list(self.also)
+        if self.model_rank is not None:
+            data["model_rank"] = self.model_rank
+        return data
 
     @classmethod
     def from_store(cls, data: dict) -> Suggestion:
+        rank = data.get("model_rank")
         return cls(str(data["category"]), str(data.get("dl") or "not-dl"),
-                   str(data.get("evidence") or ""), str(data.get("source") or RULES))
+                   str(data.get("evidence") or ""), str(data.get("source") or RULES),
+                   tuple(str(a) for a in data.get("also") or ()),
+                   int(rank) if rank is not None else None)
+
+    def named_by(self, prefix: str) -> bool:
+        """Did a source starting with `prefix` ("rules", "model:") suggest this category?"""
+        return any(s.startswith(prefix) for s in (self.source, *self.also))
 
 
 def sub_name(taxonomy: Taxonomy, dl: str) -> str:
@@ -380,16 +394,44 @@ def parse_model_answer(text: str, taxonomy: Taxonomy, model: str) -> list[Sugges
             by_name = {c.name.lower(): c.id for c in taxonomy.dl_categories}
             dl = by_name.get(dl.lower(), "not-dl")
         out.append(Suggestion(category, dl, str(entry.get("evidence") or "")[:300],
-                              f"model:{model}"))
+                              f"model:{model}", model_rank=len(out)))
     return out
 
 
 def merge(first: list[Suggestion], second: list[Suggestion]) -> list[Suggestion]:
+    """`first`'s categories, then `second`'s new ones, at most three; a category both name
+    is kept once, noting the other source in `also` (the app shows each source's list)."""
     out: list[Suggestion] = []
     for suggestion in [*first, *second]:
-        if not any(s.category == suggestion.category for s in out):
+        index = next((i for i, s in enumerate(out) if s.category == suggestion.category), None)
+        if index is None:
             out.append(suggestion)
+        elif suggestion.source != out[index].source and \
+                suggestion.source not in out[index].also:
+            kept = out[index]
+            rank = kept.model_rank if kept.model_rank is not None else suggestion.model_rank
+            out[index] = Suggestion(kept.category, kept.dl, kept.evidence, kept.source,
+                                    (*kept.also, suggestion.source), rank)
     return out[:MAX_SUGGESTIONS]
+
+
+def by_source(suggestions: list[Suggestion]) -> tuple[list[Suggestion], list[Suggestion]]:
+    """(the rules' suggestions, the model's), each in its own order, from a merged list."""
+    from_model = [s for s in suggestions if s.named_by("model:")]
+    from_model.sort(key=lambda s: (s.model_rank is None, s.model_rank or 0))
+    return [s for s in suggestions if s.named_by(RULES)], from_model
+
+
+def model_source(model: str) -> str:
+    """The stored source of suggestions that asked `model` with today's template."""
+    return f"model:{model}:{template_hash()}"
+
+
+def asked_model(store: Store, sample_id: int, model: str) -> bool:
+    """Has `model` already answered for this sample (same template)? Then asking again
+    costs nothing: `for_item` uses the stored answer."""
+    row = suggestion_store.get(store, sample_id)
+    return bool(row) and row["source"] == model_source(model)
 
 
 # -- the queue ---------------------------------------------------------------------------------
@@ -407,23 +449,29 @@ class SampleSuggestions:
 
 
 def for_item(store: Store, item: ReviewItem, client: ChatClient | None = None,
-             model: str | None = None, taxonomy: Taxonomy | None = None) -> SampleSuggestions:
+             model: str | None = None, taxonomy: Taxonomy | None = None,
+             raise_errors: bool = False) -> SampleSuggestions:
     """One item's suggestions (stored for `record_outcome`); a model's answer is kept too,
-    so asking again with the same model and template costs nothing."""
+    so asking again with the same model and template costs nothing. A failed model call
+    leaves the rules' suggestions, or with `raise_errors` raises LLMError (the app shows
+    it) and stores nothing."""
     taxonomy = taxonomy or current(store)
     rules = rule_suggestions(item)
     from_model: list[Suggestion] = []
     source = RULES
     if client is not None and model:
-        source = f"model:{model}:{template_hash()}"
+        source = model_source(model)
         stored = suggestion_store.get(store, item.sample_id)
         if stored and stored["source"] == source:
-            from_model = [Suggestion.from_store(s) for s in stored["suggestions"]
-                          if str(s.get("source", "")).startswith("model:")]
+            _, kept = by_source([Suggestion.from_store(s) for s in stored["suggestions"]])
+            from_model = [Suggestion(s.category, s.dl, s.evidence, f"model:{model}",
+                                     model_rank=s.model_rank) for s in kept]
         else:
             try:
                 text = client.chat(model, model_messages(item, taxonomy))
             except LLMError:
+                if raise_errors:
+                    raise
                 text = ""
             from_model = parse_model_answer(text, taxonomy, model)
     chosen = merge(rules, from_model)

@@ -1,6 +1,6 @@
 """The Problems screen's filter language: free text plus `key:value` terms.
 
-    stage:model status:draft,ready -task:general focal loss
+    stage:model status:draft,ready -task:general focal loss valid:no
 
 Free words go to the full-text index (title, prompt, code). `key:value` keeps rows whose
 field is one of the comma-separated values; a value may be a prefix of a slug
@@ -24,6 +24,7 @@ KEYS: dict[str, tuple[str, tuple[str, ...]]] = {
     "status": ("status", STATUSES),
     "kind": ("kind", KINDS),
     "run": ("outcome", OUTCOMES),
+    "valid": ("valid", ("yes", "no")),   # `curator validate`: stub fails, reference stable
 }
 ALIASES = {"outcome": "run", "is": "status", "type": "kind"}
 NONE = "none"

@@ -5,11 +5,23 @@ from __future__ import annotations
 from curator import runs
 from curator.store import Store
 from curator.store import candidates as candidate_store
+from curator.validity import validate as validity
 
 
 def last_outcomes(store: Store) -> dict[str, str]:
     """problem id -> outcome of its latest reference run."""
     return {pid: row["outcome"] for pid, row in runs.latest(store, "reference").items()}
+
+
+def validity_states(store: Store) -> dict[str, str]:
+    """problem id -> "yes", "no" or "" (not validated): the Problems filter's `valid:`."""
+    return validity.states(store)
+
+
+def validity_of(store: Store, problem_id: str):
+    """The stored validation of the problem's current solution and tests, or None."""
+    from curator.store import problems as problem_store
+    return validity.stored(store, problem_store.get(store, problem_id))
 
 
 def run_history(store: Store, problem_id: str, limit: int = 100) -> list[dict]:

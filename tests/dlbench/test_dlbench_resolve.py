@@ -330,6 +330,7 @@ def test_date_before_the_first_commit_leaves_the_problems_unresolved(imported, u
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)     # runs, a validation with mutants and a build of repo-backed problems
 def test_resolved_references_run_and_go_all_the_way_to_a_release(imported, upstream, tmp_path):
     _ws, base = imported
     runner = CliRunner()
@@ -341,6 +342,11 @@ def test_resolved_references_run_and_go_all_the_way_to_a_release(imported, upstr
     for pid in outcomes:
         result = runner.invoke(main, [*base, "problems", "set", pid, "--status", "ready"])
         assert result.exit_code == 0, result.output
+    # A release needs tests that catch a wrong answer (the release gates ask).
+    validated = runner.invoke(main, [*base, "validate", *outcomes, "--mutants", "2",
+                                     "--repeat", "1", "--json"])
+    assert validated.exit_code == 0, validated.output
+    assert all(row["discriminates"] for row in json.loads(validated.stdout)["problems"])
     out = tmp_path / "dist"
     built = runner.invoke(main, [*base, "release", "build", "--version", "1.0.0", "--out",
                                  str(out), "--json"])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from release_support import make_releasable, record_reference
+from release_support import make_releasable, record_reference, record_validation
 
 from curator.archives import tar_gz_bytes
 from curator.cli import main
@@ -166,7 +166,8 @@ def test_build_refuses_failing_gates_unless_allowed(workspace, store, tmp_path):
     assert data["allow_failing"] is True and data["failing"]
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["allow_failing"] is True
-    assert {f["gate"] for f in manifest["failing"]} == {"reference_passes", "provenance_known"}
+    assert {f["gate"] for f in manifest["failing"]} == {
+        "reference_passes", "provenance_known", "tests_discriminate", "reference_stable"}
     assert "--allow-failing" in (tmp_path / "out" / "README.md").read_text()
 
 
@@ -342,6 +343,7 @@ def test_diff_lists_added_removed_changed(built, ready, store, tmp_path):
     problem_store.save(store, new)
     for pid in ("soft_dice_loss", "pairwise_box_iou", "xywh_copy_for_diff"):
         record_reference(store, problem_store.get(store, pid))
+        record_validation(store, problem_store.get(store, pid))
     ws = ready.__class__(ready.root, ready.db_path, {"release": {
         "license": "MIT", "near_duplicate_threshold": 0.99}})
     second = bundle.build(store, ws, "1.1.0", tmp_path / "next", name="seed")
@@ -423,6 +425,7 @@ def test_repo_backed_problem_round_trips(ready, store, tmp_path):
     problem_store.update_fields(store, "soft_dice_loss", source=source, tests=None,
                                 test_node_ids=["tests/test_dice.py::TestDice"])
     record_reference(store, problem_store.get(store, "soft_dice_loss"))
+    record_validation(store, problem_store.get(store, "soft_dice_loss"))
     built = bundle.build(store, ready, "2.0.0", tmp_path / "out")
     row = next(r for r in read_jsonl(built.out / "problems.jsonl")
                if r["task_id"] == "dl-bench/soft_dice_loss")

@@ -8,6 +8,7 @@ import random
 from click.testing import CliRunner
 from release_support import make_releasable, record_reference, write_config
 
+from curator import problem_files
 from curator.cli import main
 from curator.problem import Problem
 from curator.release import gates, similarity
@@ -311,3 +312,29 @@ def test_similarity_normalises_names_and_lsh_matches_exact(monkeypatch):
     exact = similarity.near_duplicates(prints, 0.8)
     assert set(via_lsh) == set(exact)
     assert {(p.a, p.b) for p in exact} >= {(f"p{i:03d}", f"q{i:03d}") for i in range(0, 360, 45)}
+
+
+def test_datasketch_lsh_gives_the_exact_pairs_on_the_seed_set(seed_dir, monkeypatch):
+    """The gate's LSH (datasketch MinHash + MinHashLSH, our bands and rows) finds exactly
+    the pairs an all-pairs comparison finds on the seed benchmark, at the gate's default
+    threshold and below it, with a renamed, reformatted copy of every seed solution."""
+    solutions = {}
+    for folder in sorted(p for p in seed_dir.iterdir() if p.is_dir()):
+        problem = problem_files.read_problem(folder)[0]
+        solutions[problem.id] = problem.solution
+        renamed = problem.solution.replace("(x", "(inp").replace(" x", " inp")
+        solutions[f"{problem.id}~copy"] = renamed.replace("\n\n", "\n\n\n")
+    prints = {k: similarity.fingerprint(v) for k, v in solutions.items()}
+    threshold = gates.Settings().near_duplicate_threshold
+    found = {}
+    for at in (threshold, 0.5, 0.2, 0.1):
+        monkeypatch.setattr(similarity, "EXACT_BELOW", 0)            # LSH for any size
+        via_lsh = {(p.a, p.b, p.similarity) for p in similarity.near_duplicates(prints, at)}
+        monkeypatch.setattr(similarity, "EXACT_BELOW", 10 ** 6)      # every pair, exactly
+        exact = {(p.a, p.b, p.similarity) for p in similarity.near_duplicates(prints, at)}
+        assert via_lsh == exact
+        found[at] = exact
+    copies = {(pid, f"{pid}~copy") for pid in solutions if not pid.endswith("~copy")}
+    at_threshold = {(a, b) for a, b, _ in found[threshold]}
+    assert at_threshold <= copies and len(at_threshold) >= 20    # the copies, nothing else
+    assert len(found[0.1]) > len(found[0.2]) > len(at_threshold)

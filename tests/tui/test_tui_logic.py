@@ -84,7 +84,7 @@ def test_filter_warnings_list_the_choices():
     flt = filtering.parse("KIND:X colour:red status:ready:x")   # keys and values fold case
     assert flt.warnings == [
         "kind:x matches no value (one of function, method, none)",
-        "unknown filter key 'colour' (use stage, task, data, status, kind, run)",
+        "unknown filter key 'colour' (use stage, task, data, status, kind, run, valid)",
         # the key ends at the first colon; values never hold one
         "status:ready:x matches no value (one of draft, ready, released, retired, none)",
     ]

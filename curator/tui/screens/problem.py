@@ -46,6 +46,7 @@ from curator.tui.widgets.history_pane import HistoryPane
 from curator.tui.widgets.label_picker import Choice, LabelPicker
 from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.runs_pane import RunsPane
+from curator.tui.widgets.validity_pane import ValidityPane
 from curator.tui.widgets.vote_pane import VotePane
 
 TABS = ("prompt", "solution", "tests", "labels", "runs", "history")
@@ -71,7 +72,10 @@ straight to one where the terminal sends them). **ctrl+s** saves to the
 database and to `problems/<id>/`; **ctrl+r** runs what is on screen (unsaved edits are
 run too, and the run is marked *unsaved*); **ctrl+o** shows the prompt drafts side by
 side (the docstring draft and a model's, to pick and edit); **ctrl+b** formats
-the code in the current editor with black; **Escape** leaves (asks first when there are
+the code in the current editor with black; **ctrl+t** validates the saved problem (do
+its tests fail a stub, is the reference stable, how many mutants do they kill; shown in
+the Runs tab) and **ctrl+n** accepts the node ids it proposes; **Escape** leaves (asks
+first when there are
 unsaved edits). Unsaved edits are marked with ● in the title line.
 
 In a label round (`curator labels assign`), the Labels tab of a problem assigned to you
@@ -87,7 +91,12 @@ assignments (position and progress in the ballot's top line).
                 tooltip="Run the solution against the tests as they are on screen "
                         "(unsaved edits too, marked as such)"),
         Binding("ctrl+g", "cancel_run", "Cancel run", id="problem.cancel_run",
-                tooltip="Cancel the run in progress"),
+                tooltip="Cancel the run or validation in progress"),
+        Binding("ctrl+t", "validate", "Validate", id="problem.validate",
+                tooltip="Do the tests catch wrong answers? Stub, 3 repeats, 20 mutants "
+                        "(as `curator validate`)"),
+        Binding("ctrl+n", "accept_repair", "Accept tests", id="problem.accept_repair",
+                tooltip="Accept the node ids the validation proposed"),
         Binding("ctrl+o", "drafts", "Drafts", id="problem.drafts",
                 tooltip="The prompt drafts side by side (docstring and model)"),
         Binding("ctrl+b", "format", "Black", id="problem.format",
@@ -393,10 +402,16 @@ assignments (position and progress in the ballot's top line).
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         runs = self.query(RunsPane)
         running = bool(runs) and runs.first().running
+        checks = self.query(ValidityPane)
+        validating = bool(checks) and checks.first().running
         if action == "cancel_run":
-            return running
+            return running or validating
         if action == "run":
             return not running
+        if action == "validate":
+            return not validating
+        if action == "accept_repair":
+            return bool(checks) and checks.first().can_accept
         if action == "undo_label":
             return bool(self.label_undo)
         if action == "format":
@@ -419,6 +434,8 @@ assignments (position and progress in the ballot's top line).
             self.notify("Reloaded from the database", timeout=2)
         for pane in self.query(RunsPane):
             pane.refresh_history()
+        for pane in self.query(ValidityPane):
+            pane.refresh_validity()
         for pane in self.query(HistoryPane):
             pane.refresh_rows()
         self._shown_dirty = ["(reloaded)"]
@@ -440,6 +457,9 @@ assignments (position and progress in the ballot's top line).
                 cls, pane_id = lazy[tab]
                 await self.query_one(f"#{tab}", TabPane).mount(
                     cls(self.problem_id, id=pane_id))
+                if tab == "runs":
+                    await self.query_one("#runs", TabPane).mount(
+                        ValidityPane(self.problem_id, id="validity-pane"))
 
     async def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
@@ -473,6 +493,26 @@ assignments (position and progress in the ballot's top line).
     def action_cancel_run(self) -> None:
         for pane in self.query(RunsPane):
             pane.cancel()
+        for pane in self.query(ValidityPane):
+            pane.cancel()
+
+    async def action_validate(self) -> None:
+        if self.edited_fields():
+            self.notify("Validation runs the saved problem: ctrl+s first to include your "
+                        "edits", severity="warning")
+        await self.action_tab("runs")
+        self.query_one(ValidityPane).start()
+        self.refresh_bindings()
+
+    def action_accept_repair(self) -> None:
+        panes = self.query(ValidityPane)
+        if panes:
+            panes.first().accept()
+            self.action_reload()
+            self.refresh_bindings()
+
+    def on_validity_pane_finished(self) -> None:
+        self.refresh_bindings()
 
     def action_format(self) -> None:
         focused = self.focused

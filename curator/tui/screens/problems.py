@@ -27,8 +27,10 @@ def load_rows(store, actor: str | None = None) -> list[dict]:
     problems `actor` is still to vote in a label round read `blind`."""
     rows = rounds.hide_in_rows(store, actor, problem_store.list_rows(store))
     outcomes = queries.last_outcomes(store)
+    valid = queries.validity_states(store)
     for row in rows:
         row["outcome"] = outcomes.get(row["id"], "")
+        row["valid"] = valid.get(row["id"], "")
     return rows
 
 
@@ -74,6 +76,7 @@ Type words to search titles, prompts and code (full text, prefix match). Add
 | `status:draft` | drafts (`draft`, `ready`, `released`, `retired`) |
 | `run:failed` | latest reference run failed (`passed`, `failed`, `error`, `timeout`, …) |
 | `kind:method` | class-method problems |
+| `valid:no` | `curator validate` found tests a stub passes, or a flaky test (`valid:yes`; `valid:none`: not validated) |
 | `-status:retired` | everything but retired |
 
 **Enter** or **Down** moves to the table, **Escape** too (the filter stays).

@@ -19,11 +19,12 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from curator.errors import ReleaseError
 from curator.release import bundle, diff, gates, verify
-from curator.tui.messages import DataChanged, OpenProblem, ShowError
+from curator.tui.messages import AskWeakConsent, DataChanged, OpenProblem, ShowError
 from curator.tui.screens.dialogs import ChoiceModal, InputModal
 from curator.tui.tasks import Task, TaskContext, TaskEnded, run_task
 from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.task_bar import TaskBar
+from curator.validity import validate as validity
 
 
 def build_text(report: dict) -> str:
@@ -56,7 +57,8 @@ class ReleaseScreen(Screen):
 ## Release
 
 **Gates** (alt+1): what every ready or released problem must pass before it ships:
-reference passes on this environment, enough tests, labels set, prompt present with a
+reference passes on this environment, tests that fail a stub of the entry point, a
+stable reference, enough tests, labels set, prompt present with a
 parsable signature of the entry point, provenance and licence known, no near-duplicate.
 **c** runs the check again (**ctrl+l** too), **Enter** opens the problem of the
 highlighted row. Drafts that fail a gate are listed too but do not block a release.
@@ -66,7 +68,10 @@ highlighted row. Drafts that fail a gate are listed too but do not block a relea
 cancel or build anyway (the failures are written into the manifest). Where the bundle
 went stays shown here. **v** verifies a bundle (files, schema, and optionally re-runs
 every canonical solution), **f** compares two bundles (added, removed, changed
-problems). **ctrl+g** cancels what is running.
+problems). **t** validates the tests of every problem not validated on its current
+solution and tests yet (a stub must fail them, the reference must be stable, mutants
+show their strength: `curator validate --all`), then checks again. **ctrl+g** cancels
+what is running.
 """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -77,8 +82,11 @@ problems). **ctrl+g** cancels what is running.
                 tooltip="Verify a bundle: files, schema, optionally re-run solutions"),
         Binding("f", "diff", "Diff", id="release.diff",
                 tooltip="Compare two bundles: added, removed, changed problems"),
+        Binding("t", "validate", "Validate", id="release.validate",
+                tooltip="Validate the tests of every problem not validated yet (stub, "
+                        "repeats, mutants), then check again"),
         Binding("ctrl+g", "cancel", "Cancel", id="release.cancel",
-                tooltip="Cancel the check, build or verification in progress"),
+                tooltip="Cancel the check, build, validation or verification in progress"),
         Binding("enter", "open", "Open problem", id="release.open", show=False),
     ]
 
@@ -128,7 +136,7 @@ problems). **ctrl+g** cancels what is running.
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel":
             return self.busy
-        if action in ("check", "build", "verify", "diff"):
+        if action in ("check", "build", "verify", "diff", "validate"):
             return not self.busy
         return True
 
@@ -176,6 +184,22 @@ problems). **ctrl+g** cancels what is running.
                       if blocking else "ready to release: every ready problem passes"))
         self.query_one("#release-summary", Static).update(summary)
         self.query_one("#release-summary").set_class(bool(blocking), "warning")
+
+    # -- validate ---------------------------------------------------------------------------
+
+    def action_validate(self) -> None:
+        mined = validity.needs_consent(self.app.store)
+        # mined or imported problems run upstream code: under weak isolation, ask first
+        self.post_message(AskWeakConsent(mined, lambda allow: self._start(
+            "validating tests (stub, repeats, mutants)…",
+            lambda ctx: self._validate(ctx, allow))))
+
+    @staticmethod
+    def _validate(ctx: TaskContext, allow_weak: bool | None = None) -> dict:
+        report = validity.validate(ctx.store, ctx.workspace, progress=ctx.progress,
+                                   cancelled=ctx.cancelled, allow_weak=allow_weak)
+        checked = gates.check(ctx.store, ctx.workspace, cancelled=ctx.cancelled)
+        return {"kind": "validate", "summary": report.summary(), "report": checked.to_json()}
 
     # -- build ------------------------------------------------------------------------------
 
@@ -306,6 +330,16 @@ problems). **ctrl+g** cancels what is running.
             if kind == "check":
                 self.show_report(result["report"])
                 bar.finish("gates checked")
+            elif kind == "validate":
+                summary = result["summary"]
+                self.post_message(DataChanged())
+                bar.finish(("validation cancelled; " if summary["cancelled"] else "")
+                           + f"validated {summary['problems'] - summary['reused']} "
+                           f"problem(s) ({summary['reused']} unchanged): "
+                           f"{summary['not_discriminating']} do not discriminate, "
+                           f"{summary['unstable']} unstable")
+                self.show_report(result["report"])
+                self._seen_version = DataChanged.seen_after(self.app.data_version)
             elif kind == "blocked":
                 bar.finish("not built: ready problems fail a gate")
                 self._ask_build_anyway(result)

@@ -30,13 +30,14 @@ from textual.widgets import (
 )
 from textual.widgets.option_list import Option
 
-from curator import review
+from curator import llm, review
 from curator import taxonomy as taxonomies
 from curator.display import visible
 from curator.review import annotations as review_annotations
 from curator.review import suggest as review_suggest
 from curator.tui.messages import DataChanged, ShowError, run_guarded
 from curator.tui.screens.dialogs import ChoiceModal, InputModal
+from curator.tui.tasks import Task, TaskEnded, run_task
 from curator.tui.widgets.nav_bar import NavBar
 from curator.tui.widgets.panel_agreement import PanelAgreement
 
@@ -64,10 +65,13 @@ tests, then label it.
   **a** assigns the unassigned items to annotators, a share of them to two. Below
   failure review's figures, the same agreement for the other panels: problem label
   rounds (α and κ per dimension, votes done) and candidate relevance votes.
-- **Suggested** categories (rules on the failure log, or a model through `curator review
-  suggest --model`) are listed under your label with the evidence that fired; they are
-  never labels: **s** takes the first as your label, anything else overrides it (both
-  are counted for `review stats`).
+- **Suggested** categories are listed under your label with the evidence that fired:
+  the rules' (on the failure log and the code) at once, and, when curator.toml's `[llm]`
+  names an endpoint (`base_url` and `model`, the settings `curator review suggest` uses),
+  the model's beside them: it is asked in the background the first time an item is
+  shown ("asking…" until it answers, or the error: **ctrl+l** reloads and asks again),
+  and its answer is kept, so an item costs one request at most. They are never labels: **s** takes the first as your
+  label, anything else overrides it (both are counted for `review stats`).
 - **c**: the sample is actually correct; **d**: the benchmark item is defective.
 - **n** / **p** next / previous item, **]** next item you have not labelled,
   **ctrl+z** undoes your last label (it jumps to that item). **Escape** leaves the reason
@@ -116,6 +120,10 @@ Your position and progress stay in the line at the top.
         self._seen_version = -1
         self._tens = False   # `0` pressed: the next digit picks 10-19
         self.categories: list = []
+        self.suggested: list = []
+        self.endpoint: llm.EndpointSettings | None = None   # the model to ask, if any
+        self._asking: dict[int, Task] = {}      # sample id -> the model request running
+        self._model_errors: dict[int, str] = {}
 
     def compose(self) -> ComposeResult:
         yield NavBar()
@@ -156,6 +164,7 @@ Your position and progress stay in the line at the top.
             yield categories
             with Vertical(id="review-form"):
                 yield Static("", id="review-current", markup=False)
+                yield Static("", id="review-evidence", markup=False)
                 yield Select([], id="review-dl", prompt="DL-specific sub-category",
                              compact=True)
                 yield Input(placeholder="reason for the chosen category, Enter saves",
@@ -163,6 +172,9 @@ Your position and progress stay in the line at the top.
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        settings = llm.EndpointSettings.from_config(self.app.workspace.config)
+        if settings.model and settings.base_url:
+            self.endpoint = settings
         self.query_one("#review-tests", DataTable).add_columns("test", "outcome")
         self.query_one("#review-diff").display = False
         self.reload()
@@ -252,6 +264,7 @@ Your position and progress stay in the line at the top.
             output.write(visible(item.test_output))
         self.query_one("#review-prompt-md", Markdown).update(item.prompt)
         self.suggested = self._suggestions(item)
+        self._ask_model(item)
         self._position()
 
     def _position(self) -> None:
@@ -278,6 +291,56 @@ Your position and progress stay in the line at the top.
                             lambda: review_suggest.for_item(store, item))
         return found.categories if found else []
 
+    def _ask_model(self, item: review.ReviewItem) -> None:
+        """Ask the configured model about this item in a worker, once (the answer is kept)."""
+        settings = self.endpoint
+        if settings is None or item.sample_id in self._asking \
+                or item.sample_id in self._model_errors \
+                or review_suggest.asked_model(self.app.store, item.sample_id, settings.model):
+            return
+        model = settings.model
+
+        def ask(ctx) -> review_suggest.SampleSuggestions:
+            client = settings.client()
+            try:
+                return review_suggest.for_item(ctx.store, item, client, model,
+                                               raise_errors=True)
+            finally:
+                client.close()
+
+        self._asking[item.sample_id] = run_task(
+            self, ask, group="review-suggest", label=f"asking {model} about sample "
+            f"{item.sample_id}")
+
+    @on(TaskEnded)
+    def _model_answered(self, event: TaskEnded) -> None:
+        sample_id = next((sid for sid, task in self._asking.items() if task is event.task),
+                         None)
+        if sample_id is None:
+            return
+        del self._asking[sample_id]
+        if event.error is not None:
+            self._model_errors[sample_id] = " ".join(str(event.error).split())
+        current = self.current
+        if current is not None and current.sample_id == sample_id:
+            if event.error is None and event.result is not None:
+                self.suggested = event.result.categories
+            self._label_text()
+
+    def _model_line(self, item: review.ReviewItem, from_model: list) -> str | None:
+        """`model NAME: 10 · 1` (category ids, as the keys on the left), or its state."""
+        if self.endpoint is None:
+            return None
+        head = f"model {self.endpoint.model}: "
+        if item.sample_id in self._asking:
+            return head + "asking…"
+        if item.sample_id in self._model_errors:
+            return head + "no answer: " + self._model_errors[item.sample_id]
+        if not review_suggest.asked_model(self.app.store, item.sample_id,
+                                          self.endpoint.model):
+            return head + "not asked"
+        return head + (" · ".join(h.category for h in from_model) or "nothing it could name")
+
     def action_accept_suggestion(self) -> None:
         item = self.current
         if item is None:
@@ -299,17 +362,25 @@ Your position and progress stay in the line at the top.
             lines.append(f"to save: {'; '.join(to_save) or '(nothing: x dropped the pairs)'}")
         if item is not None and item.final:
             lines.append(f"adjudicated: {review_annotations.format_label(item.final, self.taxonomy)}")
-        hints = getattr(self, "suggested", []) if item else []
+        hints = self.suggested if item else []
         if hints:
             first = hints[0]
             sub = review_suggest.sub_name(self.taxonomy, first.dl)
             lines.append(f"suggested (s takes it): {first.category} "
-                         f"{names.get(first.category, '')} / {sub} · "
-                         f"{visible(first.evidence, False)[:90]}")
-        if len(hints) > 1:
-            lines.append("  or: " + ", ".join(f"{h.category} {names.get(h.category, '')}"
-                                              for h in hints[1:]))
+                         f"{names.get(first.category, '')} / {sub}")
+        # one line per source, each cut to the pane's width (never wrapped out of sight)
+        rules, from_model = review_suggest.by_source(hints)
+        if self.endpoint is None:
+            if len(hints) > 1:
+                lines.append("  or: " + ", ".join(f"{h.category} {names.get(h.category, '')}"
+                                                  for h in hints[1:]))
+        elif item is not None:
+            lines.append("rules: " + (" · ".join(h.category for h in rules) or "none fired"))
+            lines.append(self._model_line(item, from_model))
         self.query_one("#review-current", Static).update("\n".join(lines))
+        # the first suggestion's evidence below, wrapped into the rows left
+        self.query_one("#review-evidence", Static).update(
+            f"because: {visible(hints[0].evidence, False)[:300]}" if hints else "")
 
     # -- labelling --------------------------------------------------------------------------
 
@@ -453,6 +524,7 @@ Your position and progress stay in the line at the top.
         self.query_one("#review-categories").focus()
 
     def action_reload(self) -> None:
+        self._model_errors.clear()   # a model that failed is asked again
         self.reload()
         if self.query_one(TabbedContent).active == "review-team":
             self.show_team()

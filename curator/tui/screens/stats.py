@@ -17,7 +17,7 @@ from textual_plotext import PlotextPlot
 from curator.evaluation import evaluate, report
 from curator.evaluation import samples as sample_files
 from curator.labels import AXES
-from curator.store import problems as problem_store
+from curator.panel import rounds
 from curator.store import samples as sample_store
 from curator.tui.messages import (
     AskWeakConsent,
@@ -57,9 +57,10 @@ def samples_summary(store) -> str:
     return text + (f", {waiting} not evaluated: e evaluates" if waiting else ", all evaluated")
 
 
-def distribution(store) -> dict[str, list[tuple[str, str, int]]]:
-    """axis -> [(slug, display name, count)] in vocabulary order, unset last."""
-    counts = problem_store.label_counts(store)
+def distribution(store, actor: str | None = None) -> dict[str, list[tuple[str, str, int]]]:
+    """axis -> [(slug, display name, count)] in vocabulary order, unset last; the problems
+    `actor` is still to vote blind in a label round count as `(blind)`, not by label."""
+    counts = rounds.label_counts_for(store, actor)
     result = {}
     for axis in AXES:
         names = {r["slug"]: r["name"] for r in store.labels(axis)}
@@ -67,6 +68,8 @@ def distribution(store) -> dict[str, list[tuple[str, str, int]]]:
         rows = [(slug, name, axis_counts.get(slug, 0)) for slug, name in names.items()]
         if axis_counts.get(""):
             rows.append(("", "(unset)", axis_counts[""]))
+        if axis_counts.get(rounds.BLIND):
+            rows.append((rounds.BLIND, "(blind: yours to vote)", axis_counts[rounds.BLIND]))
         result[axis] = rows
     return result
 
@@ -151,7 +154,7 @@ and the key that fixes it (**Enter** on one opens it). **ctrl+l** reloads.
 
     def reload(self) -> None:
         self._seen_version = self.app.data_version
-        self.show_distribution(distribution(self.app.store))
+        self.show_distribution(distribution(self.app.store, self.app.actor))
         if report_available():
             self._load_report()
             self.query_one("#passk-samples", Static).update(

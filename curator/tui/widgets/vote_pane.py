@@ -32,8 +32,10 @@ class VotePicker(LabelPicker):
 
 A label round: several annotators label this problem independently and the majority
 decides. **1**–**9** choose the label with that number, **0** clears it, **Left**/**Right**
-move between axes, **v** saves your vote (**ctrl+z** takes it back). The problem's
-current labels and the others' votes are hidden until your vote is saved.
+move between axes, **v** saves your vote (**ctrl+z** takes back your latest act in label
+rounds: this vote, or an adjudication or a resolve you ran, as `curator labels undo`).
+The problem's current labels and the others' votes are hidden until your vote is saved,
+here, in the History tab, the Problems table and the Stats counts.
 **n** / **p**: next / previous problem assigned to you; **]**: the next one you have not
 voted. The labelling guidelines below hold every label's definition.
 """
@@ -72,7 +74,8 @@ class VotePane(Vertical):
         Binding("v", "vote", "Save vote", id="labels.vote",
                 tooltip="Save your vote on this problem's labels"),
         Binding("ctrl+z", "undo_vote", "Undo vote", id="labels.undo_vote",
-                tooltip="Take back your latest vote"),
+                tooltip="Take back your latest act in label rounds (a vote, an "
+                        "adjudication, a resolve)"),
         Binding("n", "move(1)", "Next", id="labels.next_assignment",
                 tooltip="The next problem assigned to you"),
         Binding("p", "move(-1)", "Prev", id="labels.previous_assignment",
