@@ -97,19 +97,24 @@ class Suggestion:
     evidence: str
     source: str = RULES      # "rules" or "model:NAME"
     also: tuple[str, ...] = ()   # other sources that named the same category
+    model_rank: int | None = None   # its place in the model's own answer (0 first)
 
     def to_store(self) -> dict:
         data = {"category": self.category, "dl": self.dl, "evidence": self.evidence,
                 "source": self.source}
         if self.also:
             data["also"] = list(self.also)
+        if self.model_rank is not None:
+            data["model_rank"] = self.model_rank
         return data
 
     @classmethod
     def from_store(cls, data: dict) -> Suggestion:
+        rank = data.get("model_rank")
         return cls(str(data["category"]), str(data.get("dl") or "not-dl"),
                    str(data.get("evidence") or ""), str(data.get("source") or RULES),
-                   tuple(str(a) for a in data.get("also") or ()))
+                   tuple(str(a) for a in data.get("also") or ()),
+                   int(rank) if rank is not None else None)
 
     def named_by(self, prefix: str) -> bool:
         """Did a source starting with `prefix` ("rules", "model:") suggest this category?"""
@@ -389,7 +394,7 @@ def parse_model_answer(text: str, taxonomy: Taxonomy, model: str) -> list[Sugges
             by_name = {c.name.lower(): c.id for c in taxonomy.dl_categories}
             dl = by_name.get(dl.lower(), "not-dl")
         out.append(Suggestion(category, dl, str(entry.get("evidence") or "")[:300],
-                              f"model:{model}"))
+                              f"model:{model}", model_rank=len(out)))
     return out
 
 
@@ -404,15 +409,17 @@ def merge(first: list[Suggestion], second: list[Suggestion]) -> list[Suggestion]
         elif suggestion.source != out[index].source and \
                 suggestion.source not in out[index].also:
             kept = out[index]
+            rank = kept.model_rank if kept.model_rank is not None else suggestion.model_rank
             out[index] = Suggestion(kept.category, kept.dl, kept.evidence, kept.source,
-                                    (*kept.also, suggestion.source))
+                                    (*kept.also, suggestion.source), rank)
     return out[:MAX_SUGGESTIONS]
 
 
 def by_source(suggestions: list[Suggestion]) -> tuple[list[Suggestion], list[Suggestion]]:
-    """(the rules' suggestions, the model's), each in order, from a merged list."""
-    return ([s for s in suggestions if s.named_by(RULES)],
-            [s for s in suggestions if s.named_by("model:")])
+    """(the rules' suggestions, the model's), each in its own order, from a merged list."""
+    from_model = [s for s in suggestions if s.named_by("model:")]
+    from_model.sort(key=lambda s: (s.model_rank is None, s.model_rank or 0))
+    return [s for s in suggestions if s.named_by(RULES)], from_model
 
 
 def model_source(model: str) -> str:
@@ -456,9 +463,9 @@ def for_item(store: Store, item: ReviewItem, client: ChatClient | None = None,
         source = model_source(model)
         stored = suggestion_store.get(store, item.sample_id)
         if stored and stored["source"] == source:
-            from_model = [Suggestion(s.category, s.dl, s.evidence, f"model:{model}")
-                          for s in map(Suggestion.from_store, stored["suggestions"])
-                          if s.named_by("model:")]
+            _, kept = by_source([Suggestion.from_store(s) for s in stored["suggestions"]])
+            from_model = [Suggestion(s.category, s.dl, s.evidence, f"model:{model}",
+                                     model_rank=s.model_rank) for s in kept]
         else:
             try:
                 text = client.chat(model, model_messages(item, taxonomy))

@@ -200,3 +200,29 @@ async def test_stats_count_open_assignments_as_blind(workspace, store, app_for):
     assert shown.pop("total") == sum(everyone.values())
     for slug, n in everyone.items():
         assert shown[names[slug]] == n - stages.count(slug), slug
+
+
+async def test_ctrl_z_in_the_ballot_takes_back_an_adjudication(workspace, store, app_for):
+    ids = sorted(p.name for p in workspace.problems_dir.iterdir())
+    pid = ids[0]
+    before = store.one("SELECT stage FROM problems WHERE id = ?", (pid,))["stage"]
+    other = "training" if before != "training" else "model"
+    rounds.assign(store, ["cy"], 1, problems=[pid])
+    with Store(workspace.db_path, "cy") as cy:
+        rounds.vote(cy, pid, "cy", "model", "general", "image")
+        rounds.adjudicate(cy, pid, workspace.problems_dir, stage=other)
+    assert store.one("SELECT stage FROM problems WHERE id = ?", (pid,))["stage"] == other
+    app = app_for(workspace, "cy")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_problem(pilot, pid)
+        await pilot.press("alt+4")
+        await settle(pilot)
+        assert isinstance(app.focused, VotePicker)
+        await pilot.press("ctrl+z")        # cy's latest act: the adjudication, not the vote
+        await settle(pilot)
+        assert not screen.query_one(VotePane).blind
+    assert store.one("SELECT stage FROM problems WHERE id = ?", (pid,))["stage"] == before
+    assert vote_store.decisions(store).get(pid) is None
+    assert vote_store.vote(store, pid, "cy")["stage"] == "model"   # the vote stays
+    assert 'stage = "' + before + '"' in (workspace.problems_dir / pid / "problem.toml"
+                                          ).read_text(encoding="utf-8")

@@ -148,17 +148,17 @@ async def test_the_app_asks_the_configured_model_in_a_worker(review_ws, app_for,
             release.set()
             await until(pilot, lambda: not screen._asking, "the model answered")
             await pilot.pause()
-            # beside the rules' (10 1 12: a failed value assertion), the model's 1 and 10
-            # (in the merged order, the one `s` takes from)
+            # beside the rules' (10 1 12: a failed value assertion), the model's 1 and 10,
+            # each in its own order (`s` takes the rules' first)
             assert shown(app, "rules:") == "rules: 10 · 1 · 12"
-            assert shown(app, "model judge-m") == "model judge-m: 10 · 1"
+            assert shown(app, "model judge-m") == "model judge-m: 1 · 10"
             assert app.store.query("SELECT * FROM review_labels") == []   # not labels
 
             # asked once: moving away and back asks nothing more (the answer is stored)
             await pilot.press("p", "n")
             await settle(pilot)
             assert len(server.requests) == 2
-            assert shown(app, "model judge-m") == "model judge-m: 10 · 1"
+            assert shown(app, "model judge-m") == "model judge-m: 1 · 10"
             # the item whose request failed is asked again after a reload (ctrl+l)
             await pilot.press("p")
             await settle(pilot)
