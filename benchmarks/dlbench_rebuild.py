@@ -49,11 +49,26 @@ def table(report: rebuild.RebuildReport) -> list[str]:
     lines.append("-" * len(head))
     lines.append(f"{'total':<16} {totals['problems']:>8} {totals['resolved']:>8} "
                  f"{'':>7} {totals['green']:>6}")
-    lines.append(f"resolved {totals['resolved']}/{totals['problems']} "
-                 f"({totals['resolved'] / max(1, totals['problems']):.0%}), environments "
-                 f"{envs}/{len(report.repos)}, green {totals['green']}/{totals['resolved']} "
-                 f"({totals['green'] / max(1, totals['resolved']):.0%}) of the resolved")
+    shares = (("resolved", totals["resolved"], totals["problems"], "of the problems"),
+              ("environments", envs, len(report.repos), "of the repositories"),
+              ("green", totals["green"], totals["resolved"], "of the resolved"))
+    for what, got, out_of, of in shares:
+        share = got / max(1, out_of)
+        lines.append(f"{what:<13} {got:>4}/{out_of:<4} {share:>4.0%} {of:<20} target 90%: "
+                     f"{'met' if share >= TARGET else 'not met'}")
     return lines
+
+
+TARGET = 0.9
+
+
+def not_run(store, report: rebuild.RebuildReport) -> list[str]:
+    """The release's repositories with imported problems that this run did not cover (no
+    snapshot given for them), with their problem counts."""
+    done = {r.name.lower() for r in report.repos}
+    groups = rebuild.imported_groups(store)
+    return [f"{name} ({len(rows)} problems)" for name, rows in sorted(groups.items())
+            if name.lower() not in done]
 
 
 def main() -> int:
@@ -93,13 +108,17 @@ def main() -> int:
             for line in table(part)[2:3]:
                 print(line, file=sys.stderr, flush=True)
         seconds = time.monotonic() - started
+        skipped = not_run(store, report)
     if args.json:
         print(json.dumps({**report.to_json(), "seconds": round(seconds, 1),
-                          "env_seconds": {r.name: r.env_seconds for r in report.repos}},
+                          "env_seconds": {r.name: r.env_seconds for r in report.repos},
+                          "not_run": skipped},
                          indent=1))
     else:
         print("\n".join(table(report)))
         print(f"{seconds:.0f} s in all")
+        if skipped:
+            print(f"not run here (no snapshot given): {', '.join(skipped)}")
         for repo in report.repos:
             for item in repo.not_green:
                 print(f"  {repo.name} not green {item['id']}: {item['reason'][:160]}")

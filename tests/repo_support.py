@@ -34,6 +34,43 @@ def make_repo(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+UNITS_CONVERT = '''from tinyunits import CM_PER_INCH
+
+
+def inches_to_cm(x):
+    """Centimetres in x inches."""
+    return x * CM_PER_INCH
+'''
+
+UNITS_TEST_CONVERT = '''import sys
+
+from tinycheck import close
+from units.convert import inches_to_cm
+
+
+def test_one_inch():
+    assert close(inches_to_cm(1), 2.54)
+
+
+def test_from_its_own_env():
+    assert close(inches_to_cm(2), 5.08)
+    assert "/db/envs/" in sys.prefix, sys.prefix
+'''
+
+
+def units_repo(root: Path) -> Path:
+    """A small installable repository whose function needs two packages of the local
+    index (tinyunits at run time, tinycheck for its tests; see offline_index)."""
+    return make_repo(root, {
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\n'
+                          'build-backend = "setuptools.build_meta"\n'
+                          '[project]\nname = "units"\nversion = "0.1"\n'
+                          'dependencies = ["tinyunits>=1.0"]\n'
+                          '[project.optional-dependencies]\ntest = ["tinycheck"]\n',
+        "conftest.py": "", "units/__init__.py": "", "units/convert.py": UNITS_CONVERT,
+        "tests/test_convert.py": UNITS_TEST_CONVERT})
+
+
 def mine_and_accept(tmp_path: Path, upstream: Path, qualname: str, problem_id: str,
                     isolation: str = "strong", exclude: list[str] | None = None):
     """A workspace (runs in `isolation`) with upstream mined and `qualname` accepted.

@@ -157,7 +157,7 @@ def _repo_envs(ctx: CliContext) -> list[dict]:
         return []
     out = []
     for row in environments.list_envs(store):
-        ok, detail = importcheck.check_import(row)
+        ok, detail = importcheck.check_import(row, ctx.workspace.config.execution)
         if row.get("status") == "broken":   # the check made when it was built
             ok, detail = False, row.get("reason") or "broken"
         out.append({"repo": row["repo_name"], "python": row["python"],

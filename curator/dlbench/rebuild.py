@@ -64,7 +64,7 @@ class RebuildReport:
                            "green": sum(r.green for r in self.repos)}}
 
 
-def _imported(store: Store) -> dict[str, list[dict]]:
+def imported_groups(store: Store) -> dict[str, list[dict]]:
     """DL-Bench name -> the import rows of its problems (problems that still exist)."""
     groups: dict[str, list[dict]] = {}
     for row in import_store.rows_for(store, import_store.DLBENCH_ORIGINS):
@@ -99,7 +99,7 @@ def rebuild(store: Store, workspace: Workspace, sources: dict[str, str] | None =
     """Resolve, build and triage every selected repository (see the module docstring)."""
     sources = dict(sources or {})
     note = progress or (lambda name, what, done, total: None)
-    groups = _imported(store)
+    groups = imported_groups(store)
     by_lower = {name.lower(): name for name in groups}
     for name in [*sources, *only]:
         if name.lower() not in by_lower:

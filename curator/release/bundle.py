@@ -30,7 +30,7 @@ from curator.problem_files import TOML, toml_text
 from curator.progress import CancelCheck, Progress, checkpoint
 from curator.release import datasheet, gates
 from curator.release.reader import MANIFEST, PROBLEMS, is_archive_name
-from curator.release.rows import jsonl_line, problem_row
+from curator.release.rows import jsonl_line, problem_row, validity_figures
 from curator.repos.gitcache import cache_for, repo_name
 from curator.repos.licenses import LICENSE_FILES
 from curator.store import Store, now, repo_envs
@@ -40,6 +40,7 @@ from curator.store import releases as release_store
 from curator.store import review_labels as label_store
 from curator.store import runs as run_store
 from curator.store import samples as sample_store
+from curator.validity import validate as validity
 from curator.workspace import Workspace
 
 SCHEMA_VERSION = 1
@@ -404,7 +405,8 @@ def contents(store: Store, workspace: Workspace, version: str, name: str | None 
             f"{first.gate}: {first.reason}); see `curator release check`, or pass "
             "--allow-failing")
     checkpoint(cancelled, "release build")
-    rows = [problem_row(p, name) for p in problems]
+    found = validity.current(store, problems)
+    rows = [problem_row(p, name, validity_figures(found.get(p.id))) for p in problems]
     names = _filename_map(store, problems)
     csv_rows = [fileformat.export_row(p, names[p.id]) for p in problems]
     ann = annotations(store, name, problems)
@@ -424,6 +426,7 @@ def contents(store: Store, workspace: Workspace, version: str, name: str | None 
         counts=counts, results=res, annotations=ann, settings=settings,
         failing=failing if allow_failing else [],
         agreement=rounds.agreement_by_axis(store, {p.id for p in problems}),
+        validity={row["task_id"].rsplit("/", 1)[-1]: row["validity"] for row in rows},
         description=workspace.config.release.description,
         csv_name=CSV_NAME)).encode("utf-8")
     manifest = {

@@ -27,6 +27,7 @@ class Facts:
     description: str = ""
     csv_name: str = "dlbench.csv"
     agreement: dict = field(default_factory=dict)   # axis -> curator.review.agreement + annotators
+    validity: dict = field(default_factory=dict)    # problem id -> the row's validity or None
 
 
 def _table(header: list[str], rows: list[list], numeric: bool = True) -> list[str]:
@@ -115,6 +116,57 @@ def _pass_at_k(facts: Facts) -> list[str]:
     return lines
 
 
+def _share(value) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _median(values: list[float]) -> float | None:
+    values = sorted(values)
+    if not values:
+        return None
+    middle = len(values) // 2
+    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+
+
+def _test_strength(facts: Facts) -> list[str]:
+    """How well each problem's tests catch a wrong answer (`curator validate`)."""
+    ids = [p.id for p in facts.problems]
+    found = {pid: facts.validity.get(pid) for pid in ids}
+    done = [pid for pid in ids if found[pid]]
+    if not done:
+        return ["No problem was validated (`curator validate`): whether the tests fail a "
+                "wrong answer is not known for this release."]
+    weak = [pid for pid in done if not found[pid]["discriminates"]]
+    flaky = [pid for pid in done if found[pid]["flaky_tests"]]
+    scores = [found[pid]["mutation_score"] for pid in done
+              if found[pid]["mutation_score"] is not None]
+    median = _median(scores)
+    lines = [
+        (f"{len(done)} of {len(ids)} problems were validated: a stub of the entry point "
+         "(raising `NotImplementedError`) was run against the tests, the reference was run "
+         "repeatedly, and AST mutants of the reference (operators, constants, dropped "
+         "statements, swapped arguments, `dim` values, reductions) were run against the "
+         f"tests. {len(done) - len(weak)} discriminate (the stub fails at least one test), "
+         f"{len(weak)} do not; {len(flaky)} have flaky tests; median mutation score "
+         + ("-" if median is None else f"{median:.2f}")
+         + f" over {len(scores)} problems with mutants. The same figures are in each "
+         "`problems.jsonl` row under `validity`."),
+        "",
+    ]
+    rows = []
+    for pid in done:
+        v = found[pid]
+        score = "-" if v["mutation_score"] is None else \
+            f"{v['mutation_score']:.2f} ({v['killed']}/{v['mutants']})"
+        rows.append([pid, "yes" if v["discriminates"] else "no",
+                     _share(v["stub_failed_share"]), len(v["flaky_tests"] or []), score,
+                     len(v["survivors"] or [])])
+    lines += _table(["problem", "stub fails a test", "share of tests the stub fails",
+                     "flaky tests", "mutation score (killed/mutants)", "surviving mutants"],
+                    rows, numeric=False)
+    return lines
+
+
 def _fmt(value) -> str:
     return "-" if value is None else f"{100 * value[0]:.1f}"
 
@@ -197,8 +249,10 @@ def render(facts: Facts) -> str:
          "continues), `canonical_solution`, `test` (a pytest file importing the entry point "
          "from `solution`, or null), `test_node_ids` (pytest node ids in the upstream "
          "repository, or null), `stage`, `task`, `data`, `framework`, `libs`, `source` "
-         "(provenance, null for original work), `content_sha256` (sha256 of the row's "
-         "canonical JSON without `task_id` and itself)."),
+         "(provenance, null for original work), `validity` (test strength: does a stub fail "
+         "the tests, flaky tests, mutation score, surviving mutants; null when not "
+         "validated), `content_sha256` (sha256 of the row's canonical JSON without "
+         "`task_id`, `validity` and itself)."),
         "",
         "## How it was built",
         "",
@@ -222,6 +276,8 @@ def render(facts: Facts) -> str:
     ]
     for axis in AXES:
         lines += _distribution(facts, axis) + [""]
+    lines += ["## Test strength", ""]
+    lines += _test_strength(facts) + [""]
     lines += ["## Label agreement", ""]
     lines += _agreement(facts) + [""]
     lines += ["## Results", ""]

@@ -13,7 +13,12 @@ Row fields (docs/ARCHITECTURE.md#file-formats), in this order:
   libs               top-level modules the canonical solution imports
   source             provenance ({repo, commit, path, symbol, lines, license}) or null
                      for original work of the benchmark (licensed as the bundle)
-  content_sha256     sha256 of the row's canonical JSON without task_id and itself
+  validity           test strength found by `curator validate` on this solution and
+                     these tests ({discriminates, stub_failed_share, non_exercising_tests,
+                     stable, flaky_tests, mutation_score, mutants, killed, survivors}),
+                     or null when not validated; optional (older bundles have none) and
+                     not part of content_sha256 (it describes the tests, not the problem)
+  content_sha256     sha256 of the row's canonical JSON without task_id, validity and itself
 """
 
 from __future__ import annotations
@@ -30,11 +35,15 @@ from curator.release.codeinfo import imported_libs
 FIELDS = ("task_id", "entry_point", "kind", "instruct_prompt", "code_prompt",
           "canonical_solution", "test", "test_node_ids", "stage", "task", "data", "framework",
           "libs", "source", "content_sha256")
+OPTIONAL = ("validity",)
+VALIDITY_KEYS = ("discriminates", "stub_failed_share", "non_exercising_tests", "stable",
+                 "flaky_tests", "mutation_score", "mutants", "killed", "survivors")
 _TYPES = {
     "task_id": str, "entry_point": str, "kind": str, "instruct_prompt": str,
     "code_prompt": str, "canonical_solution": str, "test": (str, type(None)),
     "test_node_ids": (list, type(None)), "stage": str, "task": str, "data": str,
     "framework": str, "libs": list, "source": (dict, type(None)), "content_sha256": str,
+    "validity": (dict, type(None)),
 }
 
 
@@ -48,7 +57,8 @@ def jsonl_line(row: dict) -> str:
 
 
 def content_sha256(row: dict) -> str:
-    body = {k: v for k, v in row.items() if k not in ("task_id", "content_sha256")}
+    body = {k: v for k, v in row.items()
+            if k not in ("task_id", "content_sha256", *OPTIONAL)}
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
 
@@ -61,7 +71,16 @@ def normal_source(source: dict | None) -> dict | None:
     return ordered
 
 
-def problem_row(problem: Problem, name: str) -> dict:
+def validity_figures(found) -> dict | None:
+    """A problem's `validity` field from its stored validation (a
+    curator.validity.validate.Validity, or None when it has none)."""
+    if found is None or found.discriminates is None:
+        return None
+    data = found.to_json()
+    return {key: data[key] for key in VALIDITY_KEYS}
+
+
+def problem_row(problem: Problem, name: str, validity: dict | None = None) -> dict:
     row = {
         "task_id": f"{name}/{problem.id}",
         "entry_point": problem.entry_point,
@@ -77,6 +96,7 @@ def problem_row(problem: Problem, name: str) -> dict:
         "framework": problem.framework,
         "libs": imported_libs(problem.solution),
         "source": normal_source(problem.source),
+        "validity": validity,
     }
     row["content_sha256"] = content_sha256(row)
     return row
@@ -104,7 +124,7 @@ def row_errors(row, name: str | None = None) -> list[str]:
     missing = [k for k in FIELDS if k not in row]
     if missing:
         errors.append(f"missing field(s): {', '.join(missing)}")
-    extra = sorted(set(row) - set(FIELDS))
+    extra = sorted(set(row) - set(FIELDS) - set(OPTIONAL))
     if extra:
         errors.append(f"unknown field(s): {', '.join(extra)}")
     for key, kind in _TYPES.items():

@@ -192,6 +192,7 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                          status=existing["status"], reason=existing["reason"],
                          skipped=existing["left_out"], **base)
     options = uv.pip_options()
+    settings = workspace.config.execution if workspace.config is not None else None
     step(1, "venv")
     resolution = None
     try:
@@ -205,6 +206,19 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
         step(3, "install")
         repo_installed = uv.install(env_python, lock, checkout, options,
                                     build_isolation=not recipe.build)
+        without: dict[str, str] = {}
+        if resolution is not None:
+            # A companion whose only release for this torch is another build of it (CUDA
+            # wheels beside a CPU torch) does not import: out, said why, rather than an
+            # environment where `import torchvision` raises.
+            without = broken_companions(env_python, options, torch, settings)
+            if without:
+                step(2, f"resolve (without {', '.join(without)})")
+                resolution = uv.resolve(env_python, wanted, extras, torch, day, options,
+                                        work, overrides=recipe.overrides, without=without)
+                lock = resolution.lock
+                repo_installed = uv.install(env_python, lock, checkout, options,
+                                            build_isolation=not recipe.build)
         step(4, "build")
         status, reason = "built", run_build_steps(env_python, checkout, recipe.build)
         if reason:
@@ -212,15 +226,16 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
         else:
             step(5, "import check")
             ok, reason = importcheck.check_env(env_python, checkout, recipe.frameworks,
-                                               wanted.package)
+                                               wanted.package, settings)
             if not ok and day and lock is not None and resolution is not None:
                 retried = _retry_framework(env_python, wanted, extras, torch, day, options,
-                                           work, recipe, checkout, reason)
+                                           work, recipe, checkout, reason, without)
                 if retried is not None:
                     resolution, repo_installed = retried
                     lock = resolution.lock
                     ok, reason = importcheck.check_env(env_python, checkout,
-                                                       recipe.frameworks, wanted.package)
+                                                       recipe.frameworks, wanted.package,
+                                                       settings)
             tried: list[str] = []
             while not ok and lock is not None and resolution is not None and \
                     len(tried) < MISSING_MODULE_ROUNDS:
@@ -236,7 +251,7 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                 extras = list(recipe.extras)
                 step(2, f"resolve (+{wanted_req})")
                 resolution = uv.resolve(env_python, wanted, extras, torch, day, options,
-                                        work, overrides=recipe.overrides)
+                                        work, overrides=recipe.overrides, without=without)
                 resolution.notes.append(f"{wanted_req} added to the recipe's extras: "
                                         f"{reason}")
                 lock = "# " + resolution.notes[-1] + "\n" + resolution.lock
@@ -244,7 +259,7 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                 repo_installed = uv.install(env_python, lock, checkout, options,
                                             build_isolation=not recipe.build)
                 ok, reason = importcheck.check_env(env_python, checkout, recipe.frameworks,
-                                                   wanted.package)
+                                                   wanted.package, settings)
             if tried:   # the recipe changed: the key is that of the recipe as it is now
                 decided = recipes.dump(recipes.Recipe(
                     repo=recipe.repo, python=recipe.python, extras=recipe.extras,
@@ -306,7 +321,8 @@ def missing_requirement(reason: str, package: str | None = None) -> str | None:
 
 
 def _retry_framework(env_python: str, wanted, extras, torch, day, options, work,
-                     recipe: recipes.Recipe, checkout: Path, reason: str):
+                     recipe: recipes.Recipe, checkout: Path, reason: str,
+                     without: dict[str, str] | None = None):
     """When a framework does not import with its as-of stack, resolve once more with that
     framework's stack as new as the framework (said in the lock); None if nothing to try."""
     failed = [f for f in recipe.frameworks if f"import {f}" in reason]
@@ -315,7 +331,7 @@ def _retry_framework(env_python: str, wanted, extras, torch, day, options, work,
         return None
     try:
         resolution = uv.resolve(env_python, wanted, extras, torch, day, options, work,
-                                overrides=recipe.overrides, exempt=exempt)
+                                overrides=recipe.overrides, exempt=exempt, without=without)
     except CuratorError:
         return None
     resolution.notes.append(f"{', '.join(failed)} did not import with its stack as of {day} "
@@ -325,6 +341,26 @@ def _retry_framework(env_python: str, wanted, extras, torch, day, options, work,
     installed = uv.install(env_python, resolution.lock, checkout, options,
                            build_isolation=not recipe.build)
     return resolution, installed
+
+
+def broken_companions(env_python: str, options, torch: str | None, settings=None
+                      ) -> dict[str, str]:
+    """torch's companions installed in the environment that do not import (in the
+    sandbox) next to its torch: name -> why (the build is for another torch)."""
+    if not torch:
+        return {}
+    found = {requirements.canonical(p["name"]): p["version"]
+             for p in uv.installed(env_python, options)}
+    out = {}
+    for name in uv.TORCH_COMPANIONS:
+        if name not in found:
+            continue
+        ok, reason = importcheck.check_module(env_python, name, settings)
+        if not ok:
+            out[name] = (f"{name} {found[name]} does not import with {torch} ({reason}): "
+                         f"its only release for this torch here is a build for another "
+                         f"one (CUDA); a test that imports {name} fails with that reason")
+    return out
 
 
 def run_build_steps(env_python: str, checkout: Path, steps: list[str]) -> str:

@@ -195,11 +195,15 @@ TORCH_COMPANIONS = ("torchvision", "torchaudio", "torchtext", "torchdata", "torc
 
 
 def compile_args(env_python: str, options: IndexOptions, source: Path, day: str | None,
-                 pinned_torch: bool, exempt: list[str] | tuple[str, ...] = ()) -> list[str]:
-    """uv's arguments to lock `source` (hashes included), as of `day` when given."""
+                 pinned_torch: bool, exempt: list[str] | tuple[str, ...] = (),
+                 without: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """uv's arguments to lock `source` (hashes included), as of `day` when given;
+    `without`: packages kept out of the lock (even when something requires them)."""
     args = ["pip", "compile", "--quiet", "--no-header", "--generate-hashes",
             "--python", env_python, *options.uv_args(), *options.constraint_args(),
             str(source)]
+    for name in without:
+        args += ["--no-emit-package", name]
     if day:
         args += ["--exclude-newer", day]
         # torch comes from the curator's own pin, whatever its date, and so do the
@@ -261,22 +265,25 @@ def apply_overrides(items: list[str], overrides: dict[str, str], notes: list[str
 def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], torch: str | None,
              day: str | None, options: IndexOptions, work: Path,
              skipped: list[dict] | None = None, overrides: dict[str, str] | None = None,
-             exempt: list[str] | tuple[str, ...] = ()) -> Resolution:
+             exempt: list[str] | tuple[str, ...] = (),
+             without: dict[str, str] | None = None) -> Resolution:
     """A lock (pip requirements with hashes) for what the repository needs.
 
     The runtime dependencies, pytest, torch and --extra must resolve first; then the test
     dependencies that fit are added, and each one that does not (a conflict with the
     runtime ones, gone from the index, no wheel for this Python) is left out and named
     with uv's reason. torch's companions follow the pinned torch. The lock starts with
-    comment lines saying what was decided.
+    comment lines saying what was decided. `without`: name -> why it is kept out of the
+    environment (a torch companion whose only build here is for another torch).
     """
-    notes: list[str] = []
+    notes: list[str] = [f"{name} left out: {why}" for name, why in (without or {}).items()]
+    dropped = set(without or {})
     pinned = [torch] if torch else []
     core = [r for r in [*wanted.runtime, *requirements.ALWAYS, *extras]
-            if requirements.requirement_name(r) != "torch"]
+            if requirements.requirement_name(r) not in {"torch", *dropped}]
     core = apply_overrides(follow_torch(core, torch, notes), overrides or {}, notes) + pinned
-    optional = [r for r in wanted.test if requirements.requirement_name(r) != "torch"
-                and r not in core]
+    optional = [r for r in wanted.test if requirements.requirement_name(r)
+                not in {"torch", *dropped} and r not in core]
     optional = apply_overrides(follow_torch(optional, torch, notes), overrides or {}, notes)
     optional = [r for r in optional if r not in core]
     left_out: list[dict] = []
@@ -289,7 +296,8 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
     def compile_(items: list[str]) -> str:
         source = work / "requirements.in"
         source.write_text("\n".join(items) + "\n", encoding="utf-8")
-        args = compile_args(env_python, options, source, day, bool(torch), exempt)
+        args = compile_args(env_python, options, source, day, bool(torch), exempt,
+                            sorted(dropped))
         for name in binary_only:
             args += ["--only-binary", name]
         return run(args, options)

@@ -8,7 +8,12 @@ import json
 import pytest
 from click.testing import CliRunner
 from repo_support import offline_index  # noqa: F401  (fixture)
-from test_dlbench_resolve import imported, upstream  # noqa: F401  (fixtures)
+from test_dlbench_resolve import (  # noqa: F401  (fixtures)
+    imported,
+    imported_once,
+    upstream,
+    upstream_once,
+)
 
 from curator.cli import main
 from curator.repos import recipes

@@ -10,6 +10,7 @@ import ast
 import dataclasses
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -178,9 +179,12 @@ def dated_commit(repo: Path, message: str, when: str) -> str:
     return out.stdout.strip()
 
 
-@pytest.fixture
-def upstream(tmp_path: Path) -> dict:
-    repo = tmp_path / "geomlib"
+@pytest.fixture(scope="session")
+def upstream_once(tmp_path_factory) -> dict:
+    """The geomlib repository (two dated commits) and a bare mirror of it, made once: the
+    tests only read them (clone, resolve, mine from them)."""
+    root = tmp_path_factory.mktemp("geomlib-upstream")
+    repo = root / "geomlib"
     repo.mkdir()
     subprocess.run(["git", *GIT_IDENTITY, "init", "-q", "-b", "main"], cwd=repo, check=True)
     write(repo, {"LICENSE": "MIT License\n\nPermission is hereby granted, free of charge, "
@@ -192,22 +196,37 @@ def upstream(tmp_path: Path) -> dict:
     write(repo, {"geom/shapes.py": SHAPES_V2})
     (repo / "tests" / "test_perimeter.py").unlink()
     second = dated_commit(repo, "second", "2024-11-01T12:00:00+00:00")
-    mirror = tmp_path / "mirror.git"
+    mirror = root / "mirror.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(mirror)], check=True,
                    capture_output=True)
     return {"mirror": mirror, "first": first, "second": second}
 
 
 @pytest.fixture
-def imported(tmp_path: Path):
-    release = tmp_path / "release"
+def upstream(upstream_once) -> dict:
+    return dict(upstream_once)
+
+
+@pytest.fixture(scope="session")
+def imported_once(tmp_path_factory) -> Path:
+    """A workspace with the release imported (`dlbench import`), made once; each test
+    gets a copy of it (imported)."""
+    root = tmp_path_factory.mktemp("geomlib-imported")
+    release = root / "release"
     write(release, RELEASE)
-    ws = workspace_mod.init(tmp_path / "ws")
+    ws = workspace_mod.init(root / "ws")
     (ws.root / "curator.toml").write_text(f'[dlbench.repos]\ngeomlib = "{URL}"\n')
-    base = ["--workspace", str(ws.root)]
-    result = CliRunner().invoke(main, [*base, "dlbench", "import", str(release), "--json"])
+    result = CliRunner().invoke(main, ["--workspace", str(ws.root), "dlbench", "import",
+                                       str(release), "--json"])
     assert result.exit_code == 0, result.output
-    return ws, base
+    return ws.root
+
+
+@pytest.fixture
+def imported(tmp_path: Path, imported_once: Path):
+    shutil.copytree(imported_once, tmp_path / "ws", symlinks=True)
+    ws = workspace_mod.discover(str(tmp_path / "ws"))
+    return ws, ["--workspace", str(ws.root)]
 
 
 def resolve(base, *args):

@@ -23,7 +23,7 @@ from curator.evaluation.samples import import_files
 from curator.execution.job import RunResult
 from curator.release import bundle
 from curator.release.diff import diff
-from curator.release.rows import FIELDS, content_sha256, jsonl_line
+from curator.release.rows import FIELDS, OPTIONAL, content_sha256, jsonl_line
 from curator.release.verify import verify
 from curator.review import annotations as review_labels
 from curator.store import Store
@@ -38,6 +38,17 @@ def cli(ws, *args):
 
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def same_problems(again: Path, first: Path) -> None:
+    """A rebuild from an imported bundle has the same problem rows, byte for byte, except
+    `validity`: test strength measured here, null where nothing was validated yet."""
+    rebuilt, original = read_jsonl(again), read_jsonl(first)
+    assert all(row["validity"] is None for row in rebuilt)
+    assert all(row["validity"] is not None for row in original)
+    for row in rebuilt + original:
+        row["validity"] = None
+    assert [jsonl_line(r) for r in rebuilt] == [jsonl_line(r) for r in original]
 
 
 @pytest.fixture
@@ -64,7 +75,12 @@ def test_build_writes_every_file_of_the_bundle(built, store):
     rows = read_jsonl(out / "problems.jsonl")
     assert [r["task_id"] for r in rows] == [f"seed/{p.id}" for p in problems]
     for row, problem in zip(rows, problems):
-        assert tuple(row) == FIELDS
+        assert tuple(k for k in row if k not in OPTIONAL) == FIELDS
+        # the test strength `curator validate` stored for this solution and these tests
+        assert row["validity"] == {
+            "discriminates": True, "stub_failed_share": 1.0, "non_exercising_tests": [],
+            "stable": True, "flaky_tests": [], "mutation_score": 0.9, "mutants": 10,
+            "killed": 9, "survivors": [{"operator": "constant", "line": 3}]}
         assert row["canonical_solution"] == problem.solution
         assert row["instruct_prompt"] == problem.prompt
         assert row["test"] == problem.tests and row["test_node_ids"] is None
@@ -95,8 +111,12 @@ def test_build_writes_every_file_of_the_bundle(built, store):
     assert len(taxonomy["bug_taxonomy"]["categories"]) == 15
     readme = (out / "README.md").read_text()
     for heading in ("## How it was built", "## Distribution", "## Results",
-                    "## Known limitations", "| Pipeline stage |"):
+                    "## Known limitations", "| Pipeline stage |", "## Test strength"):
         assert heading in readme
+    assert (f"{len(problems)} of {len(problems)} problems were validated" in readme
+            and "median mutation score 0.90" in readme)
+    first = problems[0].id
+    assert f"| {first} | yes | 1.00 | 0 | 0.90 (9/10) | 1 |" in readme
     assert "MIT" in (out / "LICENSES" / "seed.txt").read_text()
 
 
@@ -375,8 +395,7 @@ def test_bundle_import_build_gives_the_same_problems_jsonl(built, tmp_path):
                                        "--version", "1.0.0", "--out", str(tmp_path / "again"),
                                        "--name", "seed", "--allow-failing", "--json"])
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "again" / "problems.jsonl").read_bytes() == \
-        (built.out / "problems.jsonl").read_bytes()
+    same_problems(tmp_path / "again" / "problems.jsonl", built.out / "problems.jsonl")
     assert (tmp_path / "again" / "dlbench.csv").read_bytes() == \
         (built.out / "dlbench.csv").read_bytes()
     # The problems are real problem folders, with the titles carried in annotations.
@@ -446,5 +465,4 @@ def test_repo_backed_problem_round_trips(ready, store, tmp_path):
                                        "--version", "2.0.0", "--out", str(tmp_path / "again"),
                                        "--allow-failing"])
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "again" / "problems.jsonl").read_bytes() == \
-        (built.out / "problems.jsonl").read_bytes()
+    same_problems(tmp_path / "again" / "problems.jsonl", built.out / "problems.jsonl")

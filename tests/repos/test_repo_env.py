@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from repo_support import (
-    make_repo,
     mine_and_accept,
     needs_strong,
     offline_index,  # noqa: F401  (the fixture)
     run_json,
+    units_repo,
 )
 
 from curator.cli import main
@@ -58,41 +58,11 @@ def test_declared_dependencies_from_every_usual_place(tmp_path):
     assert found.package == "pkg"
 
 
-CONVERT = '''from tinyunits import CM_PER_INCH
-
-
-def inches_to_cm(x):
-    """Centimetres in x inches."""
-    return x * CM_PER_INCH
-'''
-
-TEST_CONVERT = '''import sys
-
-from tinycheck import close
-from units.convert import inches_to_cm
-
-
-def test_one_inch():
-    assert close(inches_to_cm(1), 2.54)
-
-
-def test_from_its_own_env():
-    assert close(inches_to_cm(2), 5.08)
-    assert "/db/envs/" in sys.prefix, sys.prefix
-'''
-
-
 @pytest.mark.slow
+@pytest.mark.timeout(1200)   # the environment build, on a shared 2-core machine
 @needs_strong
 def test_repo_env_builds_reuses_and_runs_in_the_strong_sandbox(tmp_path, offline_index):  # noqa: F811
-    upstream = make_repo(tmp_path / "units", {
-        "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\n'
-                          'build-backend = "setuptools.build_meta"\n'
-                          '[project]\nname = "units"\nversion = "0.1"\n'
-                          'dependencies = ["tinyunits>=1.0"]\n'
-                          '[project.optional-dependencies]\ntest = ["tinycheck"]\n',
-        "conftest.py": "", "units/__init__.py": "", "units/convert.py": CONVERT,
-        "tests/test_convert.py": TEST_CONVERT})
+    upstream = units_repo(tmp_path / "units")
     ws, base = mine_and_accept(tmp_path, upstream, "inches_to_cm", "inches_to_cm")
     runner = CliRunner()
     built = runner.invoke(main, [*base, "repo", "env", "units", "--json"])

@@ -47,6 +47,7 @@ def test_two_venvs_on_one_base_python_are_two_environments(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)   # a venv made and runs in the sandbox, on a shared machine
 @needs_strong
 def test_symlinked_venv_set_with_set_python_runs_in_the_strong_sandbox(tmp_path):
     upstream = make_repo(tmp_path / "geomlib", {

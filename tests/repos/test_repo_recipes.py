@@ -149,6 +149,41 @@ def test_a_companion_pinned_to_an_old_torch_follows_the_pinned_torch(
     assert "follows torch==" in note and "torchvision==0.1.6" in note
 
 
+NMS_MISSING = "raise RuntimeError('operator torchvision::nms does not exist')\n"
+
+
+@pytest.mark.requires_bwrap
+def test_a_companion_built_for_another_torch_is_found_and_left_out(
+        tmp_path, offline_index):  # noqa: F811
+    """The only torchvision for the pinned CPU torch is a CUDA build: it installs, then
+    `import torchvision` fails. The build finds it (in the sandbox) and locks again
+    without it, even when another requirement pulls it in, saying why."""
+    _wheel(offline_index, "torchvision", "0.28.7", {"torchvision/__init__.py": NMS_MISSING},
+           requires=[uv.torch_pin().split("+")[0]])
+    _wheel(offline_index, "torchdata", "0.11.0", {"torchdata/__init__.py": ""})
+    _wheel(offline_index, "visionuser", "1.0", {"visionuser/__init__.py": ""},
+           requires=["torchvision"])
+    options = uv.pip_options()
+    python = uv.new_venv(tmp_path / "env", "%d.%d" % sys.version_info[:2], options)
+    uv.run(["pip", "install", "--quiet", "--no-deps", "--python", python,
+            *options.uv_args(), str(offline_index / "torchvision-0.28.7-py3-none-any.whl"),
+            str(offline_index / "torchdata-0.11.0-py3-none-any.whl")], options)
+    broken = environments.broken_companions(python, options, uv.torch_pin())
+    assert set(broken) == {"torchvision"}
+    assert "torchvision 0.28.7 does not import" in broken["torchvision"]
+    assert "operator torchvision::nms does not exist" in broken["torchvision"]
+
+    wanted = requirements.Declared(runtime=["visionuser", "torchvision>=0.15"])
+    work = tmp_path / "work"
+    work.mkdir()
+    resolution = uv.resolve(sys.executable, wanted, [], uv.torch_pin(), None, options, work,
+                            without=broken)
+    pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
+    assert any(line.startswith("visionuser==1.0") for line in pins)
+    assert not any(line.startswith("torchvision==") for line in pins)
+    assert f"# torchvision left out: {broken['torchvision']}" in resolution.lock
+
+
 @pytest.mark.slow
 def test_a_test_requirement_that_conflicts_is_left_out_and_named(
         tmp_path, offline_index):  # noqa: F811
@@ -186,6 +221,53 @@ def test_the_framework_import_check_names_what_fails(tmp_path):
     ok, reason = importcheck.check_env(sys.executable, tmp_path, [], "mypkg")
     assert (ok, reason) == (False, "import mypkg: TypeError: Unable to convert function "
                                    "return value to a Python type!")
+
+
+@pytest.mark.requires_bwrap
+def test_the_import_check_runs_the_repository_code_in_the_sandbox(tmp_path):
+    """Importing the package runs mined code: it sees no network and writes nothing that
+    stays, as in a run."""
+    checkout = tmp_path / "checkout"
+    (checkout / "mypkg").mkdir(parents=True)
+    outside = tmp_path / "escaped.txt"
+    (checkout / "mypkg" / "__init__.py").write_text(
+        "import socket\n"
+        f"open({str(outside)!r}, 'w').write('written at import')\n"
+        "s = socket.socket()\n"
+        "s.settimeout(5)\n"
+        "try:\n"
+        "    s.connect(('127.0.0.1', PORT))\n"
+        "except OSError:\n"
+        "    pass\n"
+        "else:\n"
+        "    raise SystemExit('reached the host network')\n")
+    import socket
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    init = checkout / "mypkg" / "__init__.py"
+    init.write_text(init.read_text().replace("PORT", str(port)))
+    try:
+        assert importcheck.check_env(sys.executable, checkout, [], "mypkg") == (True, "")
+    finally:
+        server.close()
+    assert not outside.exists()
+
+
+def test_under_weak_isolation_the_import_check_needs_consent(tmp_path):
+    from curator.config import ExecutionConfig
+
+    (tmp_path / "mypkg").mkdir()
+    marker = tmp_path / "imported.txt"
+    (tmp_path / "mypkg" / "__init__.py").write_text(f"open({str(marker)!r}, 'w')\n")
+    ok, reason = importcheck.check_env(sys.executable, tmp_path, [], "mypkg",
+                                       ExecutionConfig(isolation="weak"))
+    assert not ok and "allow_weak" in reason and not marker.exists()
+    assert importcheck.check_env(sys.executable, tmp_path, [], "mypkg",
+                                 ExecutionConfig(isolation="weak", allow_weak=True)) == \
+        (True, "")
+    assert marker.exists()
 
 
 def test_build_steps_compile_an_extension_in_the_checkout(tmp_path):

@@ -102,6 +102,7 @@ def _outcomes(result):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)   # ten repository runs per level, on a shared 2-core machine
 @pytest.mark.parametrize("isolation", [
     pytest.param("strong", marks=needs_strong),
     "weak"])

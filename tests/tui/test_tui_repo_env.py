@@ -10,9 +10,9 @@ import json
 import pytest
 from click.testing import CliRunner
 from repo_support import (
-    make_repo,
     needs_strong,
     offline_index,  # noqa: F401  (the fixture)
+    units_repo,
 )
 from textual.widgets import DataTable, Input
 from tui_support import *  # noqa: F403  (fixtures: app_for, no_blink, synth_workspace)
@@ -26,43 +26,13 @@ from curator.tui.screens.candidates import CandidatesScreen
 from curator.tui.screens.dialogs import InputModal
 from curator.tui.screens.problem import ProblemScreen
 
-CONVERT = '''from tinyunits import CM_PER_INCH
-
-
-def inches_to_cm(x):
-    """Centimetres in x inches."""
-    return x * CM_PER_INCH
-'''
-
-TEST_CONVERT = '''import sys
-
-from tinycheck import close
-from units.convert import inches_to_cm
-
-
-def test_one_inch():
-    assert close(inches_to_cm(1), 2.54)
-
-
-def test_from_its_own_env():
-    assert close(inches_to_cm(2), 5.08)
-    assert "/db/envs/" in sys.prefix, sys.prefix
-'''
-
 
 @pytest.mark.slow
 @pytest.mark.timeout(1200)   # the environment build, on a shared 2-core machine
 @needs_strong
 @pytest.mark.usefixtures("offline_index")
 async def test_build_the_environment_and_run_the_reference_from_the_app(tmp_path, app_for):
-    upstream = make_repo(tmp_path / "units", {
-        "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\n'
-                          'build-backend = "setuptools.build_meta"\n'
-                          '[project]\nname = "units"\nversion = "0.1"\n'
-                          'dependencies = ["tinyunits>=1.0"]\n'
-                          '[project.optional-dependencies]\ntest = ["tinycheck"]\n',
-        "conftest.py": "", "units/__init__.py": "", "units/convert.py": CONVERT,
-        "tests/test_convert.py": TEST_CONVERT})
+    upstream = units_repo(tmp_path / "units")
     ws = workspace_mod.init(tmp_path / "ws")
     mined = CliRunner().invoke(main, ["--workspace", str(ws.root), "mine", str(upstream),
                                       "--json"])

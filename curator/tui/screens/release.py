@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -168,8 +169,9 @@ what is running.
         gates_table.clear()
         self.failures = []
         for gate in data["gates"]:
+            # plain text: descriptions and reasons hold [release], node ids with [...]
             gates_table.add_row(gate["gate"], str(len(gate["failing"])) or "",
-                                gate["description"])
+                                Text(gate["description"]))
             for item in gate["failing"]:
                 self.failures.append({**item, "gate": gate["gate"]})
         self.failures.sort(key=lambda f: (f["status"] not in gates.RELEASABLE,
@@ -177,7 +179,8 @@ what is running.
         failing = self.query_one("#release-failing", DataTable)
         failing.clear()
         for item in self.failures:
-            failing.add_row(item["problem_id"], item["status"], item["gate"], item["reason"])
+            failing.add_row(item["problem_id"], item["status"], item["gate"],
+                            Text(item["reason"]))
         blocking = data["blocking"]
         summary = (f"{data['checked']} checked · "
                    + (f"{len(blocking)} ready/released problem(s) block a release"
