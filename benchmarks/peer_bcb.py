@@ -201,9 +201,38 @@ def run_curator(samples: list[dict], workers: int, folder: Path) -> dict:
 
     db = sqlite3.connect(workspace / "db" / "curator.sqlite")
     rows = db.execute("SELECT s.problem_id, s.sample_index, r.outcome, r.duration_s, "
-                          "r.tests FROM runs r JOIN samples s ON s.id = r.sample_id "
+                      "r.tests, r.env FROM runs r JOIN samples s ON s.id = r.sample_id "
                       "ORDER BY s.id").fetchall()
     return {"wall": wall, "report": report, "rows": rows}
+
+
+PHASES = [("solution_start", "solution process (zygote fork, its folder)"),
+          ("judge_fork", "judge fork"),
+          ("collection", "judge start to collected (pytest, imports, collection)"),
+          ("tests", "tests, of which:"),
+          ("test_bodies", "  test bodies (pytest's durations)"),
+          ("boundary_codec", "  boundary codec (judge side)"),
+          ("boundary_wait", "  waiting for the solution process (incl. its import)"),
+          ("boundary_ready", "  of it, the solution's import"),
+          ("judge_exit", "judge end (teardown, exit)"),
+          ("cleanup", "cleaning the run folder"),
+          ("verdict", "verdict (events, output)")]
+
+
+def print_breakdown(timings: list[dict]) -> None:
+    """Median and mean of each phase of a run (RunResult.env["timing"])."""
+    timings = [t for t in timings if t]
+    if not timings:
+        return
+    print(f"\nphases of a run ({len(timings)} runs)        median ms    mean ms")
+    for key, label in PHASES:
+        values = [float(t[key]) for t in timings if isinstance(t.get(key), (int, float))]
+        if values:
+            print(f"  {label:52s} {1000 * statistics.median(values):8.1f} "
+                  f"{1000 * statistics.mean(values):9.1f}")
+    calls = [t["boundary_calls"] for t in timings if isinstance(t.get("boundary_calls"), int)]
+    if calls:
+        print(f"  calls across the boundary per run: median {statistics.median(calls):.0f}")
 
 
 def main() -> None:
@@ -257,6 +286,7 @@ def main() -> None:
               f"(forks of judge and solution, the channel, pytest collection, cleanup)")
         print(f"  outside runs      {ours['wall'] - busy:7.1f} s of {ours['wall']:.1f} s "
               f"(CLI start, worker warm-up, claims and storing results)")
+        print_breakdown([json.loads(r[5] or "{}").get("timing") or {} for r in ours["rows"]])
     bcb_times = [r["seconds"] for r in theirs["results"]]
     print(f"\nBigCodeBench per sample: median {1000 * statistics.median(bcb_times):.0f} ms "
           f"(a fresh process and a Manager per sample, torch imported in each)")

@@ -111,6 +111,7 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
         return job
     job.repo_dir, job.overlay, job.python = str(repo_dir), dict(overlay), python
     source = problem.source or {}
+    job.symbol = source.get("symbol") or problem.entry_point
     job.env_preload = environments.preload_for(store, source.get("repo"), python)
     # What a cluster node needs to rebuild the checkout and environment itself.
     if source.get("repo") and source.get("commit"):

@@ -39,6 +39,7 @@ import pickle
 import socket
 import struct
 import sys
+import time
 import traceback
 import types
 
@@ -118,9 +119,15 @@ def allowed_class(cls):
 
 def nearest_allowed_base(cls):
     for klass in cls.__mro__:
-        if allowed_class(klass):
+        if allowed_class(klass) and not _solution_defined(klass):
             return klass
     return object
+
+
+# In the solution process of a repository run: the patched module and the names in it
+# that are the candidate's (its target and its helpers), never rebuilt by the judge from
+# the repository's definitions of the same name.
+CANDIDATE = {"module": None, "names": frozenset()}
 
 
 # -- tensors and arrays as bytes --------------------------------------------------------
@@ -133,15 +140,14 @@ def _tensor_record(t):
         data = torch.Tensor.detach(t)
         if data.layout != torch.strided:
             data = data.to_dense()
-        if data.device.type != "cpu":
-            if data.device.type == "meta":
-                raise CannotCross("a tensor on the meta device")
+        meta = data.device.type == "meta"   # shape and dtype only: no values to send
+        if data.device.type not in ("cpu", "meta"):
             data = data.cpu()
         if data.is_quantized:
             data = data.dequantize()
         data = data.resolve_conj().resolve_neg()
-        raw = b""
-        if data.numel():
+        raw = None if meta else b""
+        if data.numel() and not meta:
             flat = torch.empty(data.numel(), dtype=data.dtype)
             flat.copy_(data.reshape(-1))
             raw = flat.view(torch.uint8).numpy().tobytes()
@@ -165,9 +171,11 @@ def _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad):
             raise NotData("a tensor of negative size")
         count *= size
     itemsize = torch.empty((), dtype=dtype).element_size()
-    if not isinstance(raw, (bytes, bytearray)) or len(raw) != count * itemsize:
+    if raw is None:
+        value = torch.empty(shape, dtype=dtype, device="meta")
+    elif not isinstance(raw, (bytes, bytearray)) or len(raw) != count * itemsize:
         raise NotData("a tensor whose bytes do not match its shape")
-    if count == 0:
+    elif count == 0:
         value = torch.empty(shape, dtype=dtype)
     else:
         value = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape)
@@ -278,6 +286,13 @@ def _e(module, qualname, args, message, text, original):
 
 REBUILDERS = {name: globals()[name] for name in
               ("_t", "_tref", "_a", "_v", "_nt", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e")}
+
+
+# Reconstructors of allowed classes that the judge resolves by name (see _resolve).
+LIBRARY_REBUILDERS = {("copyreg", "_reconstructor"), ("copyreg", "__newobj__"),
+                      ("numpy.core.multiarray", "_reconstruct"),
+                      ("numpy._core.multiarray", "_reconstruct"),
+                      ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar")}
 
 
 class MirrorState:
@@ -434,6 +449,10 @@ class SolutionPickler(_Pickler):
         cls = type(obj)
         if cls is types.FunctionType and obj.__module__ == __name__:
             return NotImplemented   # the rebuild functions themselves, by name
+        if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)) and (
+                getattr(obj, "__module__", None), getattr(obj, "__name__", None)) in \
+                LIBRARY_REBUILDERS:
+            return NotImplemented   # a numpy scalar's or array's own reconstructor
         if torch is not None and isinstance(obj, torch.Tensor):
             index = link.unchanged_request_tensor(obj)
             if index is not None:
@@ -449,7 +468,7 @@ class SolutionPickler(_Pickler):
         if isinstance(obj, MirrorTarget):
             return NotImplemented
         if isinstance(obj, type):
-            if allowed_class(obj):
+            if allowed_class(obj) and not _solution_defined(obj):
                 return NotImplemented
             return _s, (link.handle(obj), "class", link.class_info(obj))
         if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
@@ -462,7 +481,7 @@ class SolutionPickler(_Pickler):
         if isinstance(obj, (io.IOBase, socket.socket)):
             raise CannotCross("an open file or socket (%s.%s)"
                               % (cls.__module__, cls.__qualname__))
-        if allowed_class(cls):
+        if allowed_class(cls) and not _solution_defined(cls):
             if torch is not None and isinstance(obj, torch.Generator):
                 return NotImplemented
             if _is_iterator(obj) and cls.__module__ == "builtins":
@@ -490,6 +509,10 @@ def _solution_defined(cls):
     module = getattr(cls, "__module__", "") or ""
     if not isinstance(module, str):
         return True
+    if module == CANDIDATE["module"]:
+        qualname = getattr(cls, "__qualname__", "")
+        if not isinstance(qualname, str) or qualname.split(".")[0] in CANDIDATE["names"]:
+            return True
     return module in ("solution", "__main__") or module.startswith("solution.") or \
         module not in sys.modules or \
         getattr(sys.modules[module], "__curator_solution__", False)
@@ -544,7 +567,7 @@ def class_info(cls, handle, link):
     methods, props, classfuncs, data = [], [], [], {}
     seen = set()
     for klass in cls.__mro__:
-        if allowed_class(klass) or klass is object:
+        if (allowed_class(klass) and not _solution_defined(klass)) or klass is object:
             continue
         for name, value in vars(klass).items():
             if name in seen or not isinstance(name, str):
@@ -845,7 +868,10 @@ class _nothing:
 
 def apply_op(module, self_obj, op, name, args, kwargs):
     if op == "modattr":
-        return getattr(module, name)
+        value = module
+        for part in str(name).split("."):
+            value = getattr(value, part)
+        return value
     if op == "call":
         return self_obj(*args, **kwargs)
     if op == "method":
@@ -928,13 +954,42 @@ def solution_main(sock_fd, path, source):
         except BaseException:
             pass
         return 1
+    _serve_imported(link, module)
+    return 0
+
+
+def _serve_imported(link, module):
     names = {}
     for name, value in list(module.__dict__.items()):
         if not name.startswith("__"):
             names[name] = "class" if isinstance(value, type) else (
                 "function" if callable(value) else "data")
-    send_frame(sock, b"I", link.dumps(("ok", names)))
+    send_frame(link.sock, b"I", link.dumps(("ok", names)))
     link.serve()
+
+
+def solution_repo_main(sock_fd, module_name, candidate_names):
+    """The solution process of a repository run: import the patched module (the
+    repository's package around it is the checkout's own) and serve its target."""
+    sock = socket.socket(fileno=sock_fd)
+    CANDIDATE["module"] = module_name
+    CANDIDATE["names"] = frozenset(candidate_names)
+    link = SolutionLink(sock, None)
+    try:
+        import importlib
+
+        module = importlib.import_module(module_name)
+    except BaseException as exc:
+        try:
+            send_frame(sock, b"I", link.dumps(("error", exception_record(exc))))
+            link.serve()
+        except BaseException:
+            pass
+        return 1
+    link.module = module
+    link.objects[0] = module
+    link.ids = {id(module): 0}
+    _serve_imported(link, module)
     return 0
 
 
@@ -978,6 +1033,10 @@ class JudgeLink:
         self.namedtuples = {}
         self.broken = None
         self._gradient = None
+        # where a run's boundary time goes: encoding and decoding here, waiting for the
+        # solution process (its work and the socket), the solution's import
+        self.stats = {"calls": 0, "codec_s": 0.0, "wait_s": 0.0, "ready_s": 0.0}
+        self.call = _eager(self.call)
         _LINK[0] = self
 
     # -- reporting
@@ -1178,15 +1237,26 @@ class JudgeLink:
 
     # -- encoding
     def dumps(self, value):
+        started = time.monotonic()
         buffer = io.BytesIO()
-        JudgePickler(self, buffer).dump(value)
+        try:
+            JudgePickler(self, buffer).dump(value)
+        finally:
+            self.stats["codec_s"] += time.monotonic() - started
         return buffer.getvalue()
 
     def _loads(self, data):
+        started = time.monotonic()
         try:
             return judge_loads(data)
         except NotData as exc:
             raise self.violation(str(exc)) from None
+        finally:
+            self.stats["codec_s"] += time.monotonic() - started
+
+    def timings(self):
+        return {key: round(value, 6) if isinstance(value, float) else value
+                for key, value in self.stats.items()}
 
     # -- the protocol
     def _wait(self):
@@ -1194,12 +1264,15 @@ class JudgeLink:
         if self.broken:
             raise BoundaryError(self.broken)
         while True:
+            started = time.monotonic()
             try:
                 kind, payload = recv_frame(self.sock)
             except NotData as exc:
                 raise self.violation(str(exc)) from None
             except OSError as exc:
                 kind, payload = None, str(exc)
+            finally:
+                self.stats["wait_s"] += time.monotonic() - started
             if kind is None:
                 self.broken = "the solution process ended"
                 self.report("solution_gone", message=self.broken)
@@ -1233,7 +1306,11 @@ class JudgeLink:
 
     def wait_ready(self):
         if self.ready is None:
-            kind, payload = self._wait()
+            started = time.monotonic()
+            try:
+                kind, payload = self._wait()
+            finally:
+                self.stats["ready_s"] = time.monotonic() - started
             if kind != b"I":
                 raise self._unexpected(kind, payload)
             self.ready = self._loads(payload)
@@ -1241,6 +1318,7 @@ class JudgeLink:
 
     def call(self, target, self_obj, args, kwargs):
         self.wait_ready()
+        self.stats["calls"] += 1
         if self.broken:
             raise BoundaryError(self.broken)
         sent = (self_obj, tuple(args), dict(kwargs))
@@ -1283,6 +1361,13 @@ class JudgeLink:
                 raise self.violation("an exception of the wrong shape")
             raise self.exception(*record)
         return restored
+
+    def target(self, qualname):
+        """A symbol of the candidate's module in the solution process (a dotted name)."""
+        status, detail = self.wait_ready()
+        if status != "ok":
+            raise self.import_error(detail)
+        return self.call(("modattr", qualname), None, (), {})
 
     def attribute(self, name):
         names = self.names()
@@ -1662,6 +1747,199 @@ class SolutionModule(types.ModuleType):
     def __dir__(self):
         link = object.__getattribute__(self, "_curator_link")
         return sorted(link.names())
+
+
+class RepositoryTargets:
+    """In the judge of a repository run: the target symbols of the repository's module
+    are proxies for the candidate in the solution process.
+
+    The judge imports the repository's own module; right after it runs (or at once, when
+    it is already imported) each target is replaced by its proxy, so every later
+    `from module import name` gets the proxy. Modules that took the name earlier (a
+    circular import, a registry) are rebound when collection ends and before each test.
+    A pytest plugin too: it waits for the candidate's import and reports when it failed.
+    """
+
+    def __init__(self, link, module_name, qualnames, report=None, whole=None):
+        self.link = link
+        self.module_name = module_name
+        self.qualnames = [q for q in dict.fromkeys(qualnames or ()) if q]
+        self.report = report or (lambda event, **data: None)
+        self.whole = whole      # a module the repository does not have: all of it a proxy
+        self.proxies = {}       # id(original) -> (original, proxy)
+        self.installed = False
+        self._modules = 0
+
+    # -- installing
+    def start(self):
+        if self.whole is not None:
+            sys.meta_path.insert(0, self)
+            return
+        module = sys.modules.get(self.module_name)
+        if module is not None:
+            self.install(module)
+        else:
+            sys.meta_path.insert(0, self)
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.module_name or self.installed:
+            return None
+        if self.whole is not None:
+            import importlib.machinery
+
+            return importlib.machinery.ModuleSpec(fullname, _ProxyLoader(self),
+                                                  origin=self.whole)
+        spec = None
+        for finder in list(sys.meta_path):
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(fullname, path, target)
+            if spec is not None:
+                break
+        if spec is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        spec.loader = _InstallingLoader(spec.loader, self)
+        return spec
+
+    def install(self, module):
+        if self.installed:
+            return
+        self.installed = True
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        for qualname in self.qualnames:
+            parts = qualname.split(".")
+            owner = module
+            for part in parts[:-1]:
+                owner = getattr(owner, part, None)
+            name = parts[-1]
+            space = getattr(owner, "__dict__", None)
+            if owner is None or not isinstance(space, collections.abc.Mapping) or \
+                    name not in space:
+                continue   # the candidate's own new name: nothing of the judge's to replace
+            raw = space[name]
+            proxy = self._proxy(qualname, raw)
+            if proxy is None:
+                continue
+            setattr(owner, name, proxy)
+            original = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+            made = proxy.__func__ if isinstance(proxy, (staticmethod, classmethod)) else proxy
+            self.proxies[id(original)] = (original, made)
+        self.rebind()
+
+    def _proxy(self, qualname, raw):
+        link = self.link
+        if isinstance(raw, type):
+            return link.target(qualname)   # a class: its stand-in, made now
+        if isinstance(raw, (staticmethod, classmethod)):
+            # the solution's own attribute is already bound to its class
+            return staticmethod(_function_proxy(link, qualname, raw.__func__))
+        if isinstance(raw, (types.FunctionType, types.BuiltinFunctionType)) or \
+                callable(raw):
+            return _function_proxy(link, qualname, raw)
+        return None
+
+    def rebind(self):
+        """Every module global that still holds an original target gets its proxy."""
+        if not self.proxies or len(sys.modules) == self._modules:
+            return
+        self._modules = len(sys.modules)
+        proxies = self.proxies
+        for module in list(sys.modules.values()):
+            try:
+                space = module.__dict__
+            except Exception:
+                continue
+            if not isinstance(space, dict):
+                continue
+            for key, value in list(space.items()):
+                entry = proxies.get(id(value))
+                if entry is not None and entry[0] is value:
+                    space[key] = entry[1]
+
+    # -- pytest hooks
+    def pytest_collection_finish(self, session):
+        self.rebind()
+        status, detail = self.link.wait_ready()
+        if status != "ok":
+            error = self.link.import_error(detail)
+            self.report("collect_error", id=self.module_name,
+                        message=str(error)[:500], text=str(error)[:4000])
+
+    def pytest_runtest_setup(self, item):
+        self.rebind()
+
+
+class _ProxyLoader:
+    """Loads a module the candidate added as a proxy module for the solution process's."""
+
+    def __init__(self, targets):
+        self._targets = targets
+
+    def create_module(self, spec):
+        targets = self._targets
+        targets.installed = True
+        module = SolutionModule(targets.link, targets.whole)
+        module.__name__ = spec.name
+        return module
+
+    def exec_module(self, module):
+        pass
+
+
+class _InstallingLoader:
+    """The module's own loader; after the module ran, its targets become proxies."""
+
+    def __init__(self, loader, targets):
+        self._loader = loader
+        self._targets = targets
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        self._targets.install(module)
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+def _function_proxy(link, qualname, original):
+    remote = []
+
+    def proxy(*args, **kwargs):
+        if not remote:
+            remote.append(link.target(qualname))
+        return remote[0](*args, **kwargs)
+
+    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+        try:
+            setattr(proxy, attr, getattr(original, attr))
+        except (AttributeError, TypeError):
+            pass
+    try:
+        import inspect
+
+        proxy.__signature__ = inspect.signature(original)
+    except (TypeError, ValueError):
+        pass
+    proxy.__curator_target__ = qualname
+    return _eager(proxy)
+
+
+def _eager(function):
+    """`function` run outside any graph torch.compile traces (a call that crosses the
+    boundary is a graph break, never traced)."""
+    if torch is None:
+        return function
+    try:
+        import importlib
+
+        return importlib.import_module("torch._dynamo").disable(function)
+    except Exception:
+        return function
 
 
 def configure_allowed(extra):

@@ -30,6 +30,7 @@ import os
 import platform
 import sys
 import threading
+import time
 import types
 
 ENV_VAR = "CURATOR_HARNESS"  # "<fd>:<token>", for runs started with -p _curator_harness
@@ -97,6 +98,7 @@ class Reporter:
         self.pid = os.getpid()
         self.phases = {}
         self.guard = guard
+        self.extra = None   # a callable: more for the finish event (the boundary's timings)
 
     def send(self, event, **data):
         if os.getpid() != self.pid:
@@ -124,7 +126,8 @@ class Reporter:
                       message="deselected")
 
     def pytest_collection_finish(self, session):
-        self.send("collected", ids=[item.nodeid for item in session.items])
+        self.send("collected", ids=[item.nodeid for item in session.items],
+                  t=time.monotonic())
 
     def pytest_runtest_logreport(self, report):
         self.phases.setdefault(report.nodeid, []).append(report)
@@ -142,7 +145,14 @@ class Reporter:
         if self.guard is not None:
             self.guard.verify()
         torch = sys.modules.get("torch")
+        extra = {}
+        if self.extra is not None:
+            try:
+                extra = dict(self.extra())
+            except Exception:
+                extra = {}
         self.send("finish", exitstatus=int(exitstatus), python=platform.python_version(),
+                  t=time.monotonic(), **extra,
                    torch=getattr(torch, "__version__", None))
 
 

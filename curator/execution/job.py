@@ -54,6 +54,10 @@ class Job:
     deselect: list[str] = field(default_factory=list)  # tests inside them left out
     repo_dir: str | None = None        # checkout of a repo-backed problem
     overlay: dict[str, str] = field(default_factory=dict)  # relpath -> text, for this run
+    # The target's qualname in the overlay's module ("func", "Class.method"): in the judge
+    # it is a proxy for the candidate in the solution process (with whatever else the
+    # candidate's module changed).
+    symbol: str | None = None
     python: str | None = None          # interpreter for repo-backed runs
     env_preload: list[str] = field(default_factory=list)  # its warm workers import these
     # {"url", "commit", "lock", "python_version"}: lets a cluster node rebuild the

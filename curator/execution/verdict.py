@@ -73,6 +73,7 @@ class Events:
     tampered: list[str] = field(default_factory=list)
     crossing: list[str] = field(default_factory=list)   # values that cannot cross
     rebuilt: list[str] = field(default_factory=list)    # values rebuilt as a base type
+    collected_at: float | None = None   # monotonic clock (shared by the machine's processes)
 
     @classmethod
     def parse(cls, data: bytes, token: str) -> Events:
@@ -88,6 +89,8 @@ class Events:
             kind = event.get("event")
             if kind == "collected":
                 events.collected = list(event.get("ids") or [])
+                at = event.get("t")
+                events.collected_at = float(at) if isinstance(at, (int, float)) else None
             elif kind == "collect_error":
                 events.collect_errors.append(event)
             elif kind == "test":

@@ -16,6 +16,7 @@ and decides the outcome from the harness events (curator.execution.verdict).
 
 from __future__ import annotations
 
+import ast
 import gc
 import importlib
 import json
@@ -29,6 +30,7 @@ import socket
 import stat
 import sys
 import time
+import traceback
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -36,11 +38,9 @@ from curator.execution import boundary, proctree, sandbox, verdict
 from curator.execution.harness import ENV_VAR as HARNESS_ENV
 from curator.execution.harness import (
     SHADOW_VAR,
-    Guard,
     HiddenTests,
     Reporter,
     install_shadow,
-    interpreter_prefixes,
 )
 from curator.execution.harness import TRUSTED_VAR as TRUSTED_ENV
 from curator.execution.job import Job, RunResult
@@ -93,7 +93,6 @@ class Worker:
         self.harness_dir = Path(settings.tmp_root) / ".curator-harness"
         self.versions = {"python": sys.version.split()[0], "torch": None}
         self._config = None  # pytest's Config, parsed once (warm workers)
-        self._snapshot = None  # what the guard compares against, taken once warm
         self._zygote: Zygote | None = None  # forks solution processes; never sees a job
 
     # -- start-up ---------------------------------------------------------------------
@@ -131,23 +130,12 @@ class Worker:
             if not self.settings.repo_mode:   # a repository's own ini decides its options
                 problems += self._prepare_pytest()
         sandbox.become_subreaper()
-        if self.settings.repo_mode:
-            self._snapshot = self._new_guard(None)
-            self._snapshot.snapshot()
         gc.collect()
         gc.freeze()  # children then do not copy pages just to touch GC headers
-        if not self.settings.repo_mode:
-            # Forked before any job is read: no solution process ever holds a test,
-            # a baseline or another run's job in its memory.
-            self._zygote = Zygote(self)
+        # Forked before any job is read: no solution process ever holds a test, a
+        # baseline or another run's job in its memory.
+        self._zygote = Zygote(self)
         return problems
-
-    def _new_guard(self, send) -> Guard:
-        trusted = [*interpreter_prefixes(), str(Path(__file__).resolve().parents[1])]
-        guard = Guard(send, trusted=trusted)
-        if self._snapshot is not None:
-            guard.adopt(self._snapshot)
-        return guard
 
     @property
     def rundir(self) -> Path:
@@ -206,6 +194,11 @@ class Worker:
                              env=env, timeout_s=job.limits.timeout_s)
         if not job.repo_backed and not job.tests:
             return RunResult.infra(job, "the problem has no tests", env=env)
+        crosses = not job.repo_backed or self.settings.repo_mode
+        if job.repo_backed and crosses:
+            problem = overlay_problem(Path(job.repo_dir), job.overlay)
+            if problem:
+                return RunResult.infra(job, problem, env=env)
         token = secrets.token_hex(16)
         marker = marker or secrets.token_hex(8)
         rundir = self.rundir
@@ -214,8 +207,9 @@ class Worker:
                    for p in out_paths]
         read_end, write_end = os.pipe()
         started = time.monotonic()
+        marks = {"start": started}
         solution = None
-        if not job.repo_backed:
+        if crosses:
             try:
                 solution = self._start_solution(job, marker)
             except (OSError, ValueError) as exc:
@@ -223,6 +217,7 @@ class Worker:
                     os.close(fd)
                 return RunResult.infra(job, f"the solution process cannot start: {exc}",
                                        env=env)
+        marks["solution"] = time.monotonic()
         pid = os.fork()
         if pid == 0:  # the run's own process; never returns
             try:
@@ -230,6 +225,12 @@ class Worker:
                 if solution is not None:
                     os.dup2(solution["judge_end"].fileno(), CHANNEL_FD, inheritable=False)
                 self._child(job, token, marker, write_end, out_fds, rundir)
+            except BaseException:   # a harness bug: its traceback in the run's stderr
+                try:
+                    traceback.print_exc()
+                    sys.stderr.flush()
+                except BaseException:
+                    pass
             finally:
                 os._exit(70)
         os.close(write_end)
@@ -237,8 +238,10 @@ class Worker:
             os.close(fd)
         if solution is not None:
             solution["judge_end"].close()
+        marks["fork"] = time.monotonic()
         data, status, timed_out = self._wait(pid, read_end, job.limits.timeout_s)
-        duration = time.monotonic() - started
+        marks["exit"] = time.monotonic()
+        duration = marks["exit"] - started
         os.close(read_end)
         solution_status = self._stop_solution(solution) if solution is not None else None
         proctree.kill_tree(os.getpid(), in_own_namespace=self.own_namespace,
@@ -257,6 +260,7 @@ class Worker:
             env["boundary"] = "separate uid" if solution["uid"] is not None and \
                 solution["uid"] != self.settings.uid else "same uid, judge not dumpable"
         self._clean(rundir)
+        marks["cleaned"] = time.monotonic()
         events = verdict.Events.parse(data, token)
         if events.finish and events.finish.get("python"):
             env["python"] = events.finish["python"]
@@ -282,6 +286,7 @@ class Worker:
             # result (a fresh one forks a fresh zygote before it reads any job).
             decided = verdict.Verdict("crashed", "the run killed its worker's solution "
                                       "zygote", decided.tests, decided.evidence)
+        env["timing"] = run_timing(marks, events, decided.tests, time.monotonic())
         return RunResult(job.job_id, job.problem_id, decided.outcome, tests=decided.tests,
                          duration_s=round(duration, 6), stdout=stdout, stderr=stderr,
                          reason=decided.reason, env=env, timeout_s=job.limits.timeout_s,
@@ -313,11 +318,17 @@ class Worker:
         out_fds = [os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
                    for p in out_paths]
         source = os.memfd_create("solution", os.MFD_CLOEXEC)
+        text = job.solution
+        if job.repo_backed:   # what the solution process imports: the patched checkout
+            text = json.dumps({"repo_dir": job.repo_dir, "overlay": job.overlay,
+                               "symbol": job.symbol or job.entry_point or "",
+                               "roots": repo_roots(Path(job.repo_dir), job)})
         try:
-            os.write(source, job.solution.encode("utf-8", "surrogateescape"))
+            _write_all(source, text.encode("utf-8", "surrogateescape"))
             uid = self.solution_uid()   # it writes through these descriptors only
             spec = {"uid": uid, "rundir": str(self.solution_rundir), "marker": marker,
-                    "limits": job.limits.to_dict()}
+                    "limits": job.limits.to_dict(), "repo": job.repo_backed,
+                    "python": job.python}
             pid = self._zygote.spawn(spec, [solution_end.fileno(), *out_fds, source])
         finally:
             solution_end.close()
@@ -406,7 +417,8 @@ class Worker:
         os.dup2(out_fds[0], 1)
         os.dup2(out_fds[1], 2)
         os.dup2(write_end, RESULT_FD, inheritable=job.repo_backed)
-        os.closerange(RESULT_FD + 1 if job.repo_backed else CHANNEL_FD + 1, 1 << 16)
+        cold = job.repo_backed and not self.settings.repo_mode   # no channel: it execs
+        os.closerange(RESULT_FD + 1 if cold else CHANNEL_FD + 1, 1 << 16)
         reporter = Reporter(RESULT_FD, token)
         try:
             env = self._enter_run(job, marker, rundir)
@@ -414,46 +426,32 @@ class Worker:
             reporter.send("setup_error", message=f"{type(exc).__name__}: {exc}")
             os._exit(70)
         if job.repo_backed and self.settings.repo_mode:
-            shadow = json.loads(env.pop(SHADOW_VAR, "{}"))
+            env.pop(SHADOW_VAR, None)
             os.environ.clear()
             os.environ.update(env)
             time.tzset()
+            checkout = Path(os.getcwd())
             # As `python -m pytest` run in the checkout: the checkout first on sys.path.
-            sys.path[:] = [*_import_roots(shadow, os.getcwd()),
+            # The judge imports the repository's own modules, never the patched one.
+            roots = [str(checkout), *overlay_roots(checkout, job.overlay)]
+            sys.path[:] = [*dict.fromkeys(roots),
                            *[p for p in sys.path if p not in ("", ".")]]
-            install_shadow(shadow)
             sys.argv = ["pytest"]
             import pytest
 
-            # As the cold path's harness does: only the files holding the candidate are
-            # watched (the repository's own code may introspect), and the identities are
-            # taken before any conftest.py is imported, since a conftest may import the
-            # candidate's module (and with it whatever the candidate patches).
-            guard = Guard(reporter.send, untrusted=_watched(job, shadow),
-                          trusted=interpreter_prefixes())
+            # The judge: pytest, the repository's code, its conftest and test
+            # dependencies (trusted: what they patch is the baseline) and the reporter;
+            # the target symbol is a proxy for the candidate in the solution process.
             sandbox.not_dumpable()
-
-            def start_guard():
-                guard.start()
-                reporter.guard = guard
-
-            class GuardAtConfigure:
-                # Not tryfirst: pytest's legacypath plugin adds Cache.makedir and the like
-                # in a tryfirst implementation; conftests load in pytest's trylast one.
-                def pytest_load_initial_conftests(self, early_config, parser, args):
-                    start_guard()
-
-                @pytest.hookimpl(trylast=True)
-                def pytest_configure(self, config):
-                    if reporter.guard is None:   # a pytest that skipped the early hook
-                        start_guard()
-
-            # The reporter checks the guard when the session finishes (before pytest's
-            # own unconfigure undoes what its plugins patched).
-            # The reference is the repository's own code: it, its conftest and its test
-            # dependencies are trusted, so whatever they patch is never tampering.
-            plugins = [reporter] if job.reference else [reporter, GuardAtConfigure()]
-            code = pytest.main(repo_pytest_args(job, os.getcwd()), plugins=plugins)
+            link = boundary.JudgeLink(socket.socket(fileno=CHANNEL_FD), report=reporter.send)
+            reporter.extra = lambda: {"boundary": link.timings()}
+            boundary.configure_allowed(repo_roots(checkout, job))
+            module, targets, whole = repo_targets(checkout, job)
+            installer = boundary.RepositoryTargets(link, module, targets,
+                                                   report=reporter.send, whole=whole)
+            installer.start()
+            code = pytest.main(repo_pytest_args(job, os.getcwd()),
+                               plugins=[reporter, installer])
             _flush_and_exit(code)
         if job.repo_backed:
             shadow = json.loads(env.get(SHADOW_VAR, "{}"))
@@ -485,6 +483,7 @@ class Worker:
         # here; `solution` is a proxy for the solution process at the other end.
         sandbox.not_dumpable()  # no other process of the run's uid may read our memory
         link = boundary.JudgeLink(socket.socket(fileno=CHANNEL_FD), report=reporter.send)
+        reporter.extra = lambda: {"boundary": link.timings()}
         sys.modules["solution"] = boundary.SolutionModule(
             link, str(self.solution_rundir / SOLUTION_FILE))
         code = self._pytest(reporter, HiddenTests(job.tests or "", verdict.TEST_FILE))
@@ -501,6 +500,9 @@ class Worker:
         os.mkdir(rundir, 0o700)
         limits = job.limits
         shadow = {}
+        # The judge of a warm repository run never sees the candidate's module: it goes
+        # to the solution process.
+        overlay = {} if job.repo_backed and self.settings.repo_mode else job.overlay
         if job.repo_backed and self.settings.shared_checkout:
             # The checkout is mounted read-only for this sandbox alone. The run works in
             # a private folder of links to its top-level entries (so files a test or
@@ -508,10 +510,10 @@ class Worker:
             # run's private folder.
             workdir = rundir / "repo"
             link_tree(Path(job.repo_dir), workdir)
-            shadow = write_shadow(rundir / "shadow", workdir, job.overlay)
+            shadow = write_shadow(rundir / "shadow", workdir, overlay)
         elif job.repo_backed:
             workdir = rundir / "repo"
-            _copy_repo(Path(job.repo_dir), workdir, job.overlay)
+            _copy_repo(Path(job.repo_dir), workdir, overlay)
         else:
             workdir = rundir
             (rundir / verdict.TEST_FILE).write_text("", encoding="utf-8")  # tests: in memory
@@ -676,6 +678,7 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
             break
         chunks.append(chunk)
     source = b"".join(chunks).decode("utf-8", "surrogateescape")
+    repo = json.loads(source) if spec.get("repo") else None
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(out, 1)
@@ -694,17 +697,31 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     rundir = Path(spec["rundir"])
     os.mkdir(rundir, 0o700)
     path = rundir / SOLUTION_FILE
-    path.write_text(source, encoding="utf-8", errors="surrogateescape")
-    (rundir / verdict.TEST_FILE).write_text("", encoding="utf-8")  # never the tests
-    (rundir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # as a run's folder
-    os.chdir(rundir)
-    env = sandbox.base_env(str(rundir))
+    served = None
+    if repo is None:
+        path.write_text(source, encoding="utf-8", errors="surrogateescape")
+        (rundir / verdict.TEST_FILE).write_text("", encoding="utf-8")  # never the tests
+        (rundir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # as a run's folder
+        os.chdir(rundir)
+        roots = []
+    else:
+        # A folder of links to the checkout's entries, the patched module beside it.
+        workdir = rundir / "repo"
+        link_tree(Path(repo["repo_dir"]), workdir)
+        shadow = write_shadow(rundir / "shadow", workdir, repo["overlay"])
+        os.chdir(workdir)
+        roots = _import_roots(shadow, str(workdir))
+        served = served_module(workdir, repo)
+        boundary.configure_allowed(repo.get("roots") or ())
+    env = sandbox.base_env(str(rundir), python=spec.get("python") if repo else None)
     env[proctree.MARKER_VAR] = spec.get("marker") or ""
     os.environ.clear()
     os.environ.update(env)
     time.tzset()
-    sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+    sys.path[:] = [*roots, *[p for p in sys.path if p not in ("", ".")]]
     sys.argv = ["solution"]
+    if repo is not None:
+        install_shadow(shadow)
     if settings.slot_cgroup:
         _prefer_as_oom_victim()
     limits = Job.from_dict({"problem_id": "", "solution": "",
@@ -715,8 +732,17 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
         processes=None if settings.slot_cgroup else settings.nproc_base + limits.processes,
         file_bytes=limits.file_mb << 20,
         open_files=limits.open_files)
-    code = boundary.solution_main(3, str(path), source)
+    if served is not None:
+        code = boundary.solution_repo_main(3, served[0], served[1])
+    else:
+        code = boundary.solution_main(3, str(path), source)
     _flush_and_exit(code)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _flush_and_exit(code) -> None:
@@ -729,6 +755,37 @@ def _flush_and_exit(code) -> None:
     os._exit(int(code))
 
 
+def run_timing(marks: dict, events: verdict.Events, tests: list[dict], now: float) -> dict:
+    """Where one run's time went, in seconds: starting the solution process (zygote
+    fork, its folder), forking the judge, the judge until collection ended (pytest start,
+    the test module's imports, collection), the tests (their bodies, and the rest: the
+    boundary's codec and waits within), the judge's end (teardown, exit), cleaning the
+    run folder, and deciding the verdict (parsing events, reading output)."""
+    finish = events.finish or {}
+    collected = events.collected_at
+    finished = finish.get("t") if isinstance(finish.get("t"), (int, float)) else None
+    fork = marks.get("fork", marks["start"])
+    exit_ = marks.get("exit", fork)
+    timing = {"solution_start": marks.get("solution", marks["start"]) - marks["start"],
+              "judge_fork": fork - marks.get("solution", marks["start"]),
+              "test_bodies": sum(float(t.get("duration_s") or 0.0) for t in tests),
+              "cleanup": marks.get("cleaned", exit_) - exit_,
+              "verdict": now - marks.get("cleaned", exit_)}
+    if collected is not None and fork <= collected <= exit_:
+        timing["collection"] = collected - fork
+        if finished is not None and collected <= finished <= exit_:
+            timing["tests"] = finished - collected
+            timing["judge_exit"] = exit_ - finished
+    boundary_stats = finish.get("boundary")
+    if isinstance(boundary_stats, dict):
+        for key in ("codec_s", "wait_s", "ready_s"):
+            if isinstance(boundary_stats.get(key), (int, float)):
+                timing["boundary_" + key[:-2]] = float(boundary_stats[key])
+        if isinstance(boundary_stats.get("calls"), int):
+            timing["boundary_calls"] = boundary_stats["calls"]
+    return {k: round(v, 6) if isinstance(v, float) else v for k, v in timing.items()}
+
+
 def _prefer_as_oom_victim() -> None:
     try:
         with open("/proc/self/oom_score_adj", "w") as fh:
@@ -738,7 +795,9 @@ def _prefer_as_oom_victim() -> None:
 
 
 def _exercise_torch(torch) -> None:
-    """Run the lazy first-use imports (autograd, optimizers -> torch._dynamo) once here."""
+    """Run the lazy first-use imports (autograd, optimizers, torch._dynamo: the judge's
+    calls across the boundary are graph breaks) once here."""
+    import torch._dynamo  # noqa: F401
     model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
     for optimizer in (torch.optim.SGD(model.parameters(), lr=0.1),
                       torch.optim.Adam(model.parameters(), lr=0.1)):
@@ -786,6 +845,138 @@ def module_name(checkout: Path, relpath: str) -> tuple[str, str, str | None] | N
     if not names or not all(n.isidentifier() for n in names):
         return None
     return ".".join(names), str(checkout.joinpath(*folders)), package_dir
+
+
+def overlay_problem(checkout: Path, overlay: dict[str, str]) -> str | None:
+    """Why an overlay cannot be laid over the checkout (None: it can)."""
+    for relpath in overlay or {}:
+        parts = PurePosixPath(relpath).parts
+        if not parts or PurePosixPath(relpath).is_absolute() or ".." in parts:
+            return f"overlay path {relpath!r} escapes the repository"
+        if module_name(checkout, relpath) is None:
+            return f"overlay path {relpath!r} is not an importable module"
+    return None
+
+
+def overlay_roots(checkout: Path, overlay: dict[str, str]) -> list[str]:
+    """Import roots of the overlay's modules outside the checkout's top (src layouts)."""
+    roots = []
+    for relpath in overlay or {}:
+        found = module_name(checkout, relpath)
+        if found and found[1] != str(checkout) and found[1] not in roots:
+            roots.append(found[1])
+    return roots
+
+
+MODULE_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _top_level(text: str) -> dict[str, ast.AST]:
+    """Top-level names of a module's source and the statements binding them."""
+    found: dict[str, ast.AST] = {}
+    for stmt in ast.parse(text).body:
+        if isinstance(stmt, MODULE_DEFS):
+            found[stmt.name] = stmt
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    found[target.id] = stmt
+    return found
+
+
+def changed_symbols(original: str, patched: str) -> tuple[list[str], set[str]]:
+    """(the definitions of the original module that the patched one changes, as
+    qualnames; the top-level names only the patched one has)."""
+    try:
+        before, after = _top_level(original), _top_level(patched)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return [], set()
+    changed: list[str] = []
+    for name, stmt in after.items():
+        old = before.get(name)
+        if old is None or not isinstance(stmt, MODULE_DEFS) or \
+                ast.dump(old) == ast.dump(stmt):
+            continue
+        if isinstance(stmt, ast.ClassDef) and isinstance(old, ast.ClassDef):
+            # a class whose methods changed: those methods; anything else: the class
+            olds = {s.name: s for s in old.body if isinstance(s, MODULE_DEFS)}
+            news = {s.name: s for s in stmt.body if isinstance(s, MODULE_DEFS)}
+            rest_old = [ast.dump(s) for s in old.body if not isinstance(s, MODULE_DEFS)]
+            rest_new = [ast.dump(s) for s in stmt.body if not isinstance(s, MODULE_DEFS)]
+            methods = [f"{name}.{m}" for m, d in news.items()
+                       if m in olds and ast.dump(olds[m]) != ast.dump(d)]
+            same_frame = rest_old == rest_new and set(olds) <= set(news) and \
+                [ast.dump(b) for b in old.bases] == [ast.dump(b) for b in stmt.bases]
+            changed += methods if same_frame else [name]
+        else:
+            changed.append(name)
+    return changed, set(after) - set(before)
+
+
+def _target_file(job: Job) -> str | None:
+    return next(iter(job.overlay), None) if job.overlay else None
+
+
+def repo_targets(checkout: Path, job: Job) -> tuple[str | None, list[str], str | None]:
+    """(the patched module's name, the qualnames the judge serves from the solution
+    process: the problem's symbol and every definition the candidate changed; the file
+    of a module only the candidate has, served whole)."""
+    relpath = _target_file(job)
+    found = module_name(checkout, relpath) if relpath else None
+    if found is None:
+        return None, [], None
+    if not (checkout / relpath).is_file():
+        return found[0], [], str(checkout / relpath)
+    symbol = job.symbol or job.entry_point or ""
+    try:
+        original = (checkout / relpath).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        original = ""
+    changed, _ = changed_symbols(original, job.overlay[relpath])
+    return found[0], [*([symbol] if symbol else []), *changed], None
+
+
+def served_module(checkout: Path, repo: dict) -> tuple[str, list[str]] | None:
+    """In the solution process: (the patched module, the names in it that are the
+    candidate's own: its target, what it changed, what it added)."""
+    overlay = repo.get("overlay") or {}
+    relpath = next(iter(overlay), None)
+    found = module_name(checkout, relpath) if relpath else None
+    if found is None:
+        return None
+    try:
+        original = (checkout / relpath).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        original = ""
+    changed, added = changed_symbols(original, overlay[relpath])
+    symbol = repo.get("symbol") or ""
+    names = set(added) | {q for q in changed if "." not in q}
+    if symbol and "." not in symbol:
+        names.add(symbol)
+    return found[0], sorted(names)
+
+
+# Never classes the judge rebuilds from a message, whatever a repository preloads.
+NEVER_ALLOWED = {"pytest", "_pytest", "pluggy", "unittest", "builtins", "os", "sys",
+                 "subprocess", "importlib", "pickle", "marshal", "ctypes", "io", "shutil",
+                 "socket", "signal", "types", "gc", "inspect", "runpy", "code", "codeop",
+                 "multiprocessing", "threading", "_curator_harness", "curator"}
+
+
+def repo_roots(checkout: Path, job: Job) -> list[str]:
+    """Top-level packages whose classes the judge rebuilds in a repository run: the
+    repository's own (the patched module's) and the libraries its environment preloads."""
+    roots = []
+    relpath = _target_file(job)
+    found = module_name(checkout, relpath) if relpath else None
+    if found:
+        roots.append(found[0].split(".")[0])
+    for name in job.env_preload or ():
+        top = str(name).split(".")[0]
+        if top and top not in roots:
+            roots.append(top)
+    return [r for r in roots if r not in NEVER_ALLOWED]
 
 
 def write_shadow(folder: Path, checkout: Path, overlay: dict[str, str]) -> dict:

@@ -806,10 +806,12 @@ def test_a_fork_flood_does_not_starve_the_run_on_the_other_worker(engine):
 
 
 @pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
-def test_repo_backed_candidate_patching_pytest_is_tampered(engine, tmp_path, warm):
+def test_repo_backed_candidate_patching_pytest_does_not_pass(engine, tmp_path, warm):
     # The candidate's module is imported by the repository's conftest.py, before pytest
-    # calls any plugin's pytest_configure: both the cold harness and the warm repository
-    # worker take their identities before the first conftest is imported.
+    # calls any plugin's pytest_configure. Warm: the module is the candidate's alone (the
+    # repository has no such file), so the judge's is a proxy for the solution process,
+    # where the patch changes only that process; the wrong answer fails. Cold: the
+    # harness takes its identities before the first conftest is imported: tampered.
     from curator.execution.engine import Engine
 
     repo = tmp_path / "repo"
@@ -833,4 +835,8 @@ def test_repo_backed_candidate_patching_pytest_is_tampered(engine, tmp_path, war
     with Engine(workers=1, isolation=engine.isolation, warm_repos=warm) as runs:
         results = list(runs.run([repo_job(good)])) + list(runs.run([repo_job(bad)]))
     assert results[0].outcome == "passed", (results[0].reason, results[0].stderr[-2000:])
-    _tampered(results[1], "Function.runtest")
+    if warm:
+        assert results[1].outcome == "failed", (results[1].outcome, results[1].reason)
+        assert results[0].env.get("boundary") and results[1].env.get("boundary")
+    else:
+        _tampered(results[1], "Function.runtest")

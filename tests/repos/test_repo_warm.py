@@ -125,11 +125,16 @@ def test_warm_and_cold_repository_runs_agree(tmp_path, isolation):
         assert {results[j.job_id].env["repo_run"] for j in jobs} == \
             {"warm" if warm else "cold"}
         assert {results[j.job_id].env["isolation"] for j in jobs} == {isolation}
-    assert outcomes[True] == outcomes[False]
+    # Warm runs cross the boundary: the text's patch of pytest stays in the solution
+    # process and its wrong answer fails. A cold reference run is trusted and unguarded,
+    # in the pytest process: what it patches is its baseline.
+    # A text that does not compile is `error` both ways: cold, collection fails; warm,
+    # the judge collects the repository's own module and the candidate's import fails.
+    assert outcomes[True][:3] == outcomes[False][:3]
     reference, wrong, helper, syntax, tampers = outcomes[True]
-    # a reference run is the repository's own code: trusted, run without the guard, so
-    # what it patches is its baseline (candidates' tampering: tests/adversarial)
-    assert tampers[0] == "passed"
+    assert outcomes[False][3][0] == "error"
+    assert tampers[0] == "failed"
+    assert outcomes[False][4][0] == "passed"
     assert reference[0] == "passed" and helper[0] == "passed"
     assert {o for _, o in reference[1]} == {"passed", "skipped", "xfailed"}
     assert wrong[0] == "failed"

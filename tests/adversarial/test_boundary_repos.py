@@ -1,0 +1,189 @@
+"""Repository problems cross the same boundary: in the judge the target symbol is a proxy
+(in its module, wherever the repository imported it by name, and in the repository's own
+callers), in the solution process it is the candidate. The repository's code, its conftest
+and its test dependencies run in the judge and are trusted; the reference crosses too.
+
+Each attack of the self-contained corpus (test_boundary.ATTACKS) is laid over a generated
+repository's module as a candidate; beside it runs its control (the same wrong code without
+the trick). Neither may pass; the reference and a correct candidate pass.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+from execution_support import engine_fixture
+from test_boundary import ATTACKS, REFERENCE, TESTS, WRONG
+
+from curator.execution.job import Job, Limits
+
+engine = engine_fixture()
+
+INIT = "from pkg.ops import scale, Scaler  # noqa: F401\n"
+OPS = REFERENCE + textwrap.dedent("""\
+
+
+    class Scaler:
+        def __init__(self, k):
+            self.k = k
+            self.calls = 0
+
+        def apply(self, x):
+            self.calls += 1
+            return x * self.k
+    """)
+# The repository's own caller of the target, bound by name at import.
+UTIL = textwrap.dedent("""\
+    from pkg.ops import scale
+
+
+    def twice_scaled(x):
+        return scale(scale(x))
+    """)
+REPO_TESTS = TESTS.replace("from solution import scale", "from pkg import scale") + \
+    textwrap.dedent("""\
+
+
+    def test_repository_caller():
+        from pkg.util import twice_scaled
+        assert twice_scaled(3) == 12
+    """)
+METHOD_TESTS = textwrap.dedent("""\
+    import torch
+
+    from pkg.ops import Scaler
+
+
+    def test_method_and_its_state():
+        scaler = Scaler(2)
+        assert torch.equal(scaler.apply(torch.ones(2)), torch.full((2,), 2.0))
+        assert scaler.calls == 1
+    """)
+# What pyro and recommenders do at import: trusted code patching what a guard protected.
+PATCHING_CONFTEST = textwrap.dedent("""\
+    import unittest.mock
+
+    import torch
+
+    _equal = torch.equal
+
+
+    def equal(a, b):
+        return _equal(a, b)
+
+
+    torch.equal = equal
+    torch.Storage = type("Storage", (), {})
+    unittest.mock.NonCallableMock.assert_not_called = lambda self: None
+    """)
+TEST_IDS = ["tests/test_ops.py"]
+
+
+def make_repo(root, conftest=None):
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text(INIT)
+    (root / "pkg" / "ops.py").write_text(OPS)
+    (root / "pkg" / "util.py").write_text(UTIL)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_ops.py").write_text(REPO_TESTS)
+    (root / "tests" / "test_method.py").write_text(METHOD_TESTS)
+    if conftest:
+        (root / "conftest.py").write_text(conftest)
+    return root
+
+
+def repo_job(repo, module_text, symbol="scale", node_ids=TEST_IDS, reference=False):
+    return Job(problem_id="repo", solution=module_text, repo_dir=str(repo),
+               overlay={"pkg/ops.py": module_text}, node_ids=list(node_ids), symbol=symbol,
+               python=sys.executable, reference=reference, limits=Limits(timeout_s=120))
+
+
+def with_scale(text):
+    """The repository's module with `scale` replaced by the candidate's definitions."""
+    return text + OPS[len(REFERENCE):]
+
+
+@pytest.mark.timeout(1200)   # 14 repository runs, each a warm fork of its own judge
+def test_repository_attacks_and_their_controls_do_not_pass(engine, tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    control_text = with_scale(WRONG + "\n\ndef scale(x):\n    return _wrong(x)\n")
+    jobs = {"reference": repo_job(repo, OPS, reference=True),
+            "control": repo_job(repo, control_text)}
+    for name, trick in ATTACKS.items():
+        jobs[name] = repo_job(repo, with_scale(WRONG + trick))
+    results = {r.job_id: r for r in engine.run(list(jobs.values()))}
+    got = {name: results[job.job_id] for name, job in jobs.items()}
+    reference = got.pop("reference")
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert reference.env.get("boundary"), reference.env
+    control = got.pop("control")
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    passed = {name: (r.reason, r.stdout[-1500:]) for name, r in got.items()
+              if r.outcome == "passed"}
+    assert not passed
+    for name, result in got.items():
+        assert "FOUND THE TESTS" not in result.stdout, name
+        outcomes = {t["id"].split("::")[-1]: t["outcome"] for t in result.tests}
+        assert outcomes.get("test_equal") != "passed", (name, result.tests)
+    rebuilt = " ".join(got["tensor subclass answering torch.equal/allclose"].env.get(
+        "rebuilt") or [])
+    assert "pkg.ops.Liar rebuilt as Tensor" in rebuilt
+
+
+def test_a_correct_candidate_passes_through_the_repositorys_own_callers(engine, tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    correct = with_scale(textwrap.dedent("""\
+        import torch
+
+
+        def _times(x, k):
+            return [v * k for v in x] if isinstance(x, list) else x * k
+
+
+        def scale(x):
+            return _times(x, 2)
+        """))
+    wrong_method = OPS.replace("return x * self.k", "return x * self.k + 1")
+    silent_method = OPS.replace("self.calls += 1\n", "")
+    jobs = [repo_job(repo, correct),
+            repo_job(repo, OPS, symbol="Scaler.apply", node_ids=["tests/test_method.py"],
+                     reference=True),
+            repo_job(repo, wrong_method, symbol="Scaler.apply",
+                     node_ids=["tests/test_method.py"]),
+            repo_job(repo, silent_method, symbol="Scaler.apply",
+                     node_ids=["tests/test_method.py"])]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    good, method, wrong, silent = (results[j.job_id] for j in jobs)
+    assert good.outcome == "passed", (good.reason, good.stdout[-3000:], good.stderr[-2000:])
+    assert "tests/test_ops.py::test_repository_caller" in {t["id"] for t in good.tests}
+    assert method.outcome == "passed", (method.reason, method.stdout[-3000:])
+    assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
+    # the candidate's change to `self` comes back to the judge's object (or does not)
+    assert silent.outcome == "failed", (silent.outcome, silent.reason)
+
+
+def test_a_conftest_patching_torch_and_mock_keeps_reference_and_candidate_passed(
+        engine, tmp_path):
+    repo = make_repo(tmp_path / "repo", conftest=PATCHING_CONFTEST)
+    correct = with_scale(REFERENCE.replace("v * 2 for v in x", "2 * v for v in x"))
+    jobs = [repo_job(repo, OPS, reference=True), repo_job(repo, correct),
+            repo_job(repo, with_scale(WRONG + "\n\ndef scale(x):\n    return _wrong(x)\n"))]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, candidate, wrong = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert candidate.outcome == "passed", (candidate.reason, candidate.stdout[-3000:])
+    assert not reference.evidence and not candidate.evidence
+    assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
+
+
+@pytest.mark.parametrize("text, why", [
+    ("def scale(x):\n    return (\n", "did not import"),
+    ("raise SystemExit(0)\n", "did not import"),
+])
+def test_a_candidate_module_that_does_not_import_fails(engine, tmp_path, text, why):
+    repo = make_repo(tmp_path / "repo")
+    (result,) = engine.run([repo_job(repo, text, node_ids=["tests/test_ops.py::test_float"])])
+    assert result.outcome in ("failed", "error"), (result.outcome, result.reason)
+    assert why in result.reason or why in result.stdout, (result.reason, result.stdout[-2000:])
