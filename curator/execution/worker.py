@@ -685,6 +685,11 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     os.dup2(err, 2)
     os.dup2(channel, 3)
     os.closerange(4, 1 << 16)
+    for stream in (sys.stdout, sys.stderr):   # a solution killed later keeps what it printed
+        try:
+            stream.reconfigure(line_buffering=True, write_through=True)
+        except (AttributeError, ValueError, OSError):
+            pass
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_DFL)
     settings = worker.settings

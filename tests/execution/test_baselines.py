@@ -143,7 +143,9 @@ def test_repo_backed_baseline_with_skip_xfail_xpass_and_an_excluded_test(tmp_pat
     good, skipping, wrong = (results[j.job_id] for j in jobs)
     assert good.outcome == "passed", good.reason
     assert skipping.outcome == "failed"
-    assert "test_double skipped (it passed on the reference)" in skipping.reason
+    # pytest.skip raised by the candidate happens in the solution's process: across the
+    # boundary it is the solution's exception, so the judge's test fails (never skips)
+    assert "test_double failed" in skipping.reason and "Skipped" in skipping.reason
     assert wrong.outcome == "failed" and "test_negative" in wrong.reason
 
 
