@@ -55,6 +55,17 @@ def cluster_line(cluster: dict) -> str:
     return line
 
 
+def check_ids(ctx: CliContext, ids: tuple[str, ...], run_all: bool) -> None:
+    """Problem ids or --all, never both, and every id a problem: a usage error otherwise."""
+    if run_all and ids:
+        raise click.UsageError("give problem ids or --all, not both")
+    if not run_all and not ids:
+        raise click.UsageError("give problem ids or --all")
+    unknown = [pid for pid in ids if not problem_store.exists(ctx.store, pid)]
+    if unknown:
+        raise click.UsageError(f"no such problem: {', '.join(unknown)}")
+
+
 @click.command("run")
 @click.argument("ids", nargs=-1)
 @click.option("--all", "run_all", is_flag=True, help="Run every problem.")
@@ -76,13 +87,7 @@ def run_cmd(ctx: CliContext, ids: tuple[str, ...], run_all: bool, workers: int |
             timeout: float | None, repeat: int, resume: bool, backend: str | None,
             address: str | None, allow_weak: bool | None, as_json: bool) -> None:
     """Run reference solutions against their tests and record each run."""
-    if run_all and ids:
-        raise click.UsageError("give problem ids or --all, not both")
-    if not run_all and not ids:
-        raise click.UsageError("give problem ids or --all")
-    unknown = [pid for pid in ids if not problem_store.exists(ctx.store, pid)]
-    if unknown:
-        raise click.UsageError(f"no such problem: {', '.join(unknown)}")
+    check_ids(ctx, ids, run_all)
     with progress_bar("running", enabled=not as_json) as bar:
         report = runs.run_problems(ctx.store, ctx.workspace, list(ids) if ids else None,
                                    workers=workers, timeout=timeout, repeat=repeat,

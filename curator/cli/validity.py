@@ -15,7 +15,7 @@ from curator.cli.context import (
     progress_bar,
     rich_table,
 )
-from curator.cli.engine import allow_weak_option
+from curator.cli.engine import allow_weak_option, check_ids
 from curator.store import problems as problem_store
 from curator.validity import repair
 from curator.validity.validate import DEFAULT_MUTANTS, DEFAULT_REPEAT, validate
@@ -49,13 +49,7 @@ def validate_cmd(ctx: CliContext, ids: tuple[str, ...], run_all: bool, mutants: 
     """Check that each problem's tests fail a stub of its entry point, that the reference
     is stable, and how many mutants of it the tests kill. Exit 1 when a problem's tests
     do not discriminate or its reference is flaky."""
-    if run_all and ids:
-        raise click.UsageError("give problem ids or --all, not both")
-    if not run_all and not ids:
-        raise click.UsageError("give problem ids or --all")
-    unknown = [pid for pid in ids if not problem_store.exists(ctx.store, pid)]
-    if unknown:
-        raise click.UsageError(f"no such problem: {', '.join(unknown)}")
+    check_ids(ctx, ids, run_all)
     with interruptible() as stop, progress_bar("validating", enabled=not as_json) as bar:
         report = validate(ctx.store, ctx.workspace, list(ids) if ids else None,
                           mutants=mutants, repeat=repeat, workers=workers, progress=bar,
