@@ -224,6 +224,11 @@ class Worker:
                 os.close(read_end)
                 if solution is not None:
                     os.dup2(solution["judge_end"].fileno(), CHANNEL_FD, inheritable=False)
+                else:   # no channel: whatever the worker holds there is not the run's
+                    try:
+                        os.close(CHANNEL_FD)
+                    except OSError:
+                        pass
                 self._child(job, token, marker, write_end, out_fds, rundir)
             except BaseException:   # a harness bug: its traceback in the run's stderr
                 try:
@@ -236,14 +241,17 @@ class Worker:
         os.close(write_end)
         for fd in out_fds:
             os.close(fd)
-        if solution is not None:
-            solution["judge_end"].close()
+        # The worker keeps its copy of the judge's end until the solution is stopped: the
+        # judge exiting must not look like an early end of the solution (EOF, then exit 0).
         marks["fork"] = time.monotonic()
         data, status, timed_out = self._wait(pid, read_end, job.limits.timeout_s)
         marks["exit"] = time.monotonic()
         duration = marks["exit"] - started
         os.close(read_end)
-        solution_status = self._stop_solution(solution) if solution is not None else None
+        solution_status = None
+        if solution is not None:
+            solution_status = self._stop_solution(solution)
+            solution["judge_end"].close()
         proctree.kill_tree(os.getpid(), in_own_namespace=self.own_namespace,
                            spare={self._zygote.pid} if self._zygote else None)
         limit = job.limits.output_kb * 1024

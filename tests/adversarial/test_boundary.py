@@ -277,8 +277,16 @@ def scale(x):
 }
 
 
+HOST_REACHING = {"the judge process signalled, traced or read through /proc"}
+
+
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_attack_and_its_control_do_not_pass(engine, name):
+    if name in HOST_REACHING and engine.isolation == "weak":
+        # Weak isolation may run the solution as this machine's root (an interpreter other
+        # users cannot read): it can then stop and read any process, this test run's own
+        # workers included. Only the strong sandbox promises to hold against that.
+        pytest.skip("reaches other processes of the host: the strong sandbox's promise")
     attack = run_one(engine, WRONG + ATTACKS[name], TESTS, timeout=60)
     control = run_one(engine, WRONG + "\n\ndef scale(x):\n    return _wrong(x)\n", TESTS)
     assert control.outcome == "failed", (control.outcome, control.reason)
