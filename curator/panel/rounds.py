@@ -525,15 +525,15 @@ def stats(store: Store) -> dict:
 
 
 def provenance(store: Store, problem_ids: set[str]) -> dict[str, dict]:
-    """problem id -> {"decided": {axis: {method, votes, of, by}}, "votes": [{annotator,
-    stage, task, data}]} for the problems that were in a label round."""
+    """problem id -> {"decided": {axis: {value, method, votes, of, by}}, "votes":
+    [{annotator, stage, task, data}]} for the problems that were in a label round."""
     decided = _decisions(store)
     votes = _votes(store)
     out: dict[str, dict] = {}
     for pid in sorted(problem_ids & (set(decided) | set(votes))):
         out[pid] = {
-            "decided": {axis: {"method": d["method"], "votes": d["votes"], "of": d["of"],
-                               "by": d["decided_by"]}
+            "decided": {axis: {"value": d["value"], "method": d["method"],
+                               "votes": d["votes"], "of": d["of"], "by": d["decided_by"]}
                         for axis, d in decided.get(pid, {}).items()},
             "votes": [{"annotator": name, **{a: v[a] for a in AXES}}
                       for name, v in sorted(votes.get(pid, {}).items())],

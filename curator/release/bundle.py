@@ -161,8 +161,11 @@ def _sample_keys(store: Store, ids: set[str]) -> dict[int, dict]:
 
 def _decided(problem: Problem, history: list[dict], panel: dict | None) -> dict:
     """How each label of a problem was decided: by its panel (majority k/n, adjudicated,
-    single annotator) or, outside a label round, by the one person who set it last."""
-    decided = dict((panel or {}).get("decided", {}))
+    single annotator) or, outside a label round or when the label was changed since the
+    panel's decision, by the one person who set it last."""
+    decided = {axis: {k: v for k, v in how.items() if k != "value"}
+               for axis, how in (panel or {}).get("decided", {}).items()
+               if how["value"] == getattr(problem, axis)}
     for axis in AXES:
         if axis in decided or not getattr(problem, axis):
             continue
