@@ -63,10 +63,20 @@ def normalize_batch(images, mean, std):
     std_t = torch.as_tensor(std, dtype=images.dtype)
     return (images - mean_t) / std_t
 '''
+IMPORT_TIME_ATTRIBUTE = '''import torch
+
+_EPS = torch.tiny_eps
+
+
+def normalize_batch(images, mean, std):
+    return (images - torch.as_tensor(mean)) / (torch.as_tensor(std) + _EPS)
+'''
 ROWS = [{"task_id": "normalize_image_batch", "solution": SYNTAX, "sample_index": 0},
         {"task_id": "normalize_image_batch", "solution": MISSING_ATTRIBUTE, "sample_index": 1},
         {"task_id": "pairwise_box_iou", "solution": UNDEFINED_NAME, "sample_index": 0},
-        {"task_id": "normalize_image_batch", "solution": SHAPE_MISMATCH, "sample_index": 2}]
+        {"task_id": "normalize_image_batch", "solution": SHAPE_MISMATCH, "sample_index": 2},
+        {"task_id": "normalize_image_batch", "solution": IMPORT_TIME_ATTRIBUTE,
+         "sample_index": 3}]
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +92,8 @@ def evaluated(tmp_path_factory, seed_dir):
                                         model="m1").sample_ids
         with Engine(workers=2) as engine:
             report = evaluate.evaluate(store, ws, engine=engine)
-        assert report.evaluated == 4
-    return ws, dict(zip(["syntax", "attribute", "name", "shape"], ids))
+        assert report.evaluated == len(ROWS)
+    return ws, dict(zip(["syntax", "attribute", "name", "shape", "import_time"], ids))
 
 
 @pytest.fixture
@@ -115,6 +125,23 @@ def test_rules_on_engine_failure_logs(db, evaluated):
         [("10", "shape-in-operation"), ("1", "shape-dimension")]
     assert "must match the size of tensor b" in shape[0].evidence
     assert all(len(suggestions.rule_suggestions(queue_item(db, i))) <= 3 for i in ids.values())
+
+
+def test_rules_read_the_error_inside_the_engines_import_error(db, evaluated):
+    """The engine reports a solution that fails while importing as "ImportError: the
+    solution did not import: <the error>"; the rules judge the error inside, not a
+    missing module (7, 15)."""
+    _, ids = evaluated
+    syntax = suggestions.rule_suggestions(queue_item(db, ids["syntax"]))
+    assert "the solution did not import" in queue_item(db, ids["syntax"]).test_output
+    assert syntax[0].category == "2"
+    assert not {"7", "15"} & {s.category for s in syntax}, syntax
+    at_import = suggestions.rule_suggestions(queue_item(db, ids["import_time"]))
+    assert "the solution did not import: AttributeError" in \
+        queue_item(db, ids["import_time"]).test_output
+    assert (at_import[0].category, at_import[0].dl) == ("8", "dl-api-usage"), at_import
+    assert "module 'torch' has no attribute 'tiny_eps'" in at_import[0].evidence
+    assert not {"7", "15"} & {s.category for s in at_import}, at_import
 
 
 def test_cli_suggest_json_is_exact(evaluated):
