@@ -121,8 +121,9 @@ async def test_discover_tab_lists_and_queues(empty_workspace, app_for, monkeypat
             await pilot.press("a")          # a candidate key: not on this tab
             await pilot.press("q")
             await settle(pilot)
+            # queued where the searched server keeps it, as `curator discover --mine` does
             queued = [r["url"] for r in discovery.queued(app.store)]
-            assert queued == ["https://github.com/org0/net0"]
+            assert queued == [f"{gh.url}/org0/net0"]
             assert [str(c) for c in table.get_row_at(0)][5] == "yes"
         search = next(r for r in gh.requests if r["path"] == "/search/repositories")
         assert search["query"]["q"] == "topic:pytorch stars:>=500"
