@@ -7,13 +7,14 @@ server on 127.0.0.1 (with a 429 and a 500 first).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 
 import pytest
 from click.testing import CliRunner
 from llm_support import ChatServer
-from samples_support import write_jsonl
+from samples_support import add_samples, make_problems, write_jsonl
 
 from curator import llm, sync
 from curator import workspace as workspace_mod
@@ -21,10 +22,12 @@ from curator.cli import main
 from curator.evaluation import evaluate
 from curator.evaluation import samples as sample_files
 from curator.execution.engine import Engine
+from curator.execution.job import RunResult
 from curator.review import annotations
 from curator.review import suggest as suggestions
 from curator.review.queue import item as queue_item
 from curator.store import Store
+from curator.store.runs import record
 
 SYNTAX = '''import torch
 
@@ -214,3 +217,33 @@ def test_rules_without_a_log_line():
     assert [s.category for s in suggestions.rule_suggestions(bare)] == ["13"]
     nothing = suggestions.ReviewItem(2, "p", "m", "t", 0, "failed")
     assert suggestions.rule_suggestions(nothing) == []
+
+
+def test_samples_judged_elsewhere_get_suggestions_too(empty_workspace, tmp_path):
+    """A sample whose failure came with DL-Bench's own report (runs.external, no reference
+    run here) is in the queue, and `review suggest` reads that report's log."""
+    log = ("E       AttributeError: module 'torch' has no attribute 'interp'\n\n"
+           "solution.py:3: AttributeError\n")
+    with Store(empty_workspace.db_path, "tester") as store:
+        make_problems(store)
+        (sample_id,) = add_samples(store, tmp_path, [
+            {"task_id": "add_one", "solution": "import torch\n\ndef add_one(x):\n"
+                                               "    return torch.interp(x, 1)\n"}])
+        code = store.one("SELECT code FROM samples WHERE id = ?", (sample_id,))["code"]
+        record(store, RunResult(job_id="dlbench-1", problem_id="add_one", outcome="failed",
+                                tests=[{"id": "test_solution.py::test_a",
+                                        "outcome": "failed"}],
+                                duration_s=0.0, stdout=log),
+               "sample", hashlib.sha256(code.encode()).hexdigest(), sample_id=sample_id,
+               external="dlbench-taxonomy")
+    result = CliRunner().invoke(main, ["--workspace", str(empty_workspace.root), "review",
+                                       "suggest", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"suggestions": [{
+        "sample_id": sample_id, "problem_id": "add_one",
+        "categories": [{"id": 8, "sub": "incorrect API usage",
+                        "evidence": "AttributeError: module 'torch' has no attribute "
+                                    "'interp'"},
+                       {"id": 1, "sub": "not DL-related",
+                        "evidence": "AttributeError: module 'torch' has no attribute "
+                                    "'interp'"}]}]}
