@@ -48,9 +48,7 @@ def discover_cmd(ctx: CliContext, topics: tuple[str, ...], min_stars: int | None
                                     check_tests=check_tests, progress=bar)
     if queue:
         chosen = [r.full_name for r in report.repositories if r.has_tests is not False]
-        web = "https://github.com" if api_url == discovery.GITHUB_API else \
-            api_url.rstrip("/").removesuffix("/api/v3")
-        discovery.queue_for_mining(ctx.store, chosen, web)
+        discovery.queue_for_mining(ctx.store, chosen, discovery.web_url(api_url))
         report.queued = chosen
     for note in report.notes():
         click.echo(f"note: {note}", err=True)

@@ -37,6 +37,7 @@ from curator.store import Store
 from curator.store import repos as repo_rows
 
 GITHUB_API = "https://api.github.com"
+GITHUB_WEB = "https://github.com"
 TOKEN_ENV = "GITHUB_TOKEN"
 MAX_PER_PAGE = 100
 SEARCH_CAP = 1000                 # GitHub returns at most the first 1,000 results
@@ -298,9 +299,19 @@ def discover(topics: list[str], min_stars: int | None = None, language: str | No
     return report
 
 
+def web_url(api_url: str) -> str:
+    """Where the repositories of a search API live: github.com for GitHub's API, the
+    server itself for a GitHub Enterprise one (its API is SERVER/api/v3)."""
+    api = api_url.rstrip("/")
+    if api == GITHUB_API:
+        return GITHUB_WEB
+    return api.removesuffix("/api/v3")
+
+
 def queue_for_mining(store: Store, full_names: list[str],
                      web_url: str = "https://github.com") -> list[dict]:
-    """Register repositories for `curator mine --queued` (nothing is cloned here)."""
+    """Register repositories for `curator mine --queued` (nothing is cloned here);
+    `web_url` is where they live (`web_url(api_url)` of the API that found them)."""
     rows = []
     with store.transaction():
         for name in full_names:

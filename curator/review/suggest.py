@@ -86,6 +86,9 @@ _CLOSE = re.compile(r"Tensor-likes are not close|not close|assert_allclose|allcl
 _SHAPE_ASSERT = re.compile(r"torch\.Size\(\[|\.shape ==|shape \(|Shapes? .* (?:do not|don't) "
                            r"match|The values for attribute 'shape' do not match",
                            re.IGNORECASE)
+# curator.execution.boundary's ImportError for a solution module that raised on import
+_IMPORT_WRAPPER = re.compile(r"the solution did not import: (?:[\w.]+\.)?"
+                             r"(?P<type>[A-Z]\w*(?:Error|Exception|Exit))(?::\s*(?P<msg>.*))?$")
 _EDGE_TESTS = re.compile(r"empty|edge|zero|_nan|_inf|degenerate|corner|boundary|raises|"
                          r"invalid|errors?$|errors?_", re.IGNORECASE)
 
@@ -212,6 +215,12 @@ def _syntax(code: str | None) -> str | None:
 def _from_exception(kind: str, message: str, line: str, offending: str, item: ReviewItem,
                     add: Callable[[str, str, str, int], None]) -> None:
     """Findings of one exception line (add(category, dl, evidence, rank))."""
+    wrapped = _IMPORT_WRAPPER.match(message) if kind == "ImportError" else None
+    if wrapped:
+        # the engine's report of a solution that failed while importing: the error inside
+        # is the finding (a SyntaxError there is no missing module)
+        kind, message = wrapped.group("type"), (wrapped.group("msg") or "").strip()
+        line = f"{kind}: {message}" if message else kind
     if kind in ("SyntaxError", "IndentationError", "TabError"):
         add("2", "not-dl", line, 0)
     elif kind in ("ModuleNotFoundError", "ImportError"):

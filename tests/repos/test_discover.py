@@ -100,3 +100,10 @@ def test_mine_flag_queues_repositories_with_tests(empty_workspace, monkeypatch):
     assert mined.exit_code == 1
     rows = json.loads(mined.stdout)["mined"]
     assert [r["url"] for r in rows] == queued and all("error" in r for r in rows)
+
+
+def test_web_url_of_the_searched_api():
+    assert discovery.web_url(discovery.GITHUB_API) == "https://github.com"
+    assert discovery.web_url("https://api.github.com/") == "https://github.com"
+    assert discovery.web_url("https://ghe.example.com/api/v3") == "https://ghe.example.com"
+    assert discovery.web_url("http://127.0.0.1:8080") == "http://127.0.0.1:8080"

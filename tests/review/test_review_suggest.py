@@ -7,13 +7,14 @@ server on 127.0.0.1 (with a 429 and a 500 first).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 
 import pytest
 from click.testing import CliRunner
 from llm_support import ChatServer
-from samples_support import write_jsonl
+from samples_support import add_samples, make_problems, write_jsonl
 
 from curator import llm, sync
 from curator import workspace as workspace_mod
@@ -21,10 +22,12 @@ from curator.cli import main
 from curator.evaluation import evaluate
 from curator.evaluation import samples as sample_files
 from curator.execution.engine import Engine
+from curator.execution.job import RunResult
 from curator.review import annotations
 from curator.review import suggest as suggestions
 from curator.review.queue import item as queue_item
 from curator.store import Store
+from curator.store.runs import record
 
 SYNTAX = '''import torch
 
@@ -63,10 +66,20 @@ def normalize_batch(images, mean, std):
     std_t = torch.as_tensor(std, dtype=images.dtype)
     return (images - mean_t) / std_t
 '''
+IMPORT_TIME_ATTRIBUTE = '''import torch
+
+_EPS = torch.tiny_eps
+
+
+def normalize_batch(images, mean, std):
+    return (images - torch.as_tensor(mean)) / (torch.as_tensor(std) + _EPS)
+'''
 ROWS = [{"task_id": "normalize_image_batch", "solution": SYNTAX, "sample_index": 0},
         {"task_id": "normalize_image_batch", "solution": MISSING_ATTRIBUTE, "sample_index": 1},
         {"task_id": "pairwise_box_iou", "solution": UNDEFINED_NAME, "sample_index": 0},
-        {"task_id": "normalize_image_batch", "solution": SHAPE_MISMATCH, "sample_index": 2}]
+        {"task_id": "normalize_image_batch", "solution": SHAPE_MISMATCH, "sample_index": 2},
+        {"task_id": "normalize_image_batch", "solution": IMPORT_TIME_ATTRIBUTE,
+         "sample_index": 3}]
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +95,8 @@ def evaluated(tmp_path_factory, seed_dir):
                                         model="m1").sample_ids
         with Engine(workers=2) as engine:
             report = evaluate.evaluate(store, ws, engine=engine)
-        assert report.evaluated == 4
-    return ws, dict(zip(["syntax", "attribute", "name", "shape"], ids))
+        assert report.evaluated == len(ROWS)
+    return ws, dict(zip(["syntax", "attribute", "name", "shape", "import_time"], ids))
 
 
 @pytest.fixture
@@ -115,6 +128,23 @@ def test_rules_on_engine_failure_logs(db, evaluated):
         [("10", "shape-in-operation"), ("1", "shape-dimension")]
     assert "must match the size of tensor b" in shape[0].evidence
     assert all(len(suggestions.rule_suggestions(queue_item(db, i))) <= 3 for i in ids.values())
+
+
+def test_rules_read_the_error_inside_the_engines_import_error(db, evaluated):
+    """The engine reports a solution that fails while importing as "ImportError: the
+    solution did not import: <the error>"; the rules judge the error inside, not a
+    missing module (7, 15)."""
+    _, ids = evaluated
+    syntax = suggestions.rule_suggestions(queue_item(db, ids["syntax"]))
+    assert "the solution did not import" in queue_item(db, ids["syntax"]).test_output
+    assert syntax[0].category == "2"
+    assert not {"7", "15"} & {s.category for s in syntax}, syntax
+    at_import = suggestions.rule_suggestions(queue_item(db, ids["import_time"]))
+    assert "the solution did not import: AttributeError" in \
+        queue_item(db, ids["import_time"]).test_output
+    assert (at_import[0].category, at_import[0].dl) == ("8", "dl-api-usage"), at_import
+    assert "module 'torch' has no attribute 'tiny_eps'" in at_import[0].evidence
+    assert not {"7", "15"} & {s.category for s in at_import}, at_import
 
 
 def test_cli_suggest_json_is_exact(evaluated):
@@ -187,3 +217,33 @@ def test_rules_without_a_log_line():
     assert [s.category for s in suggestions.rule_suggestions(bare)] == ["13"]
     nothing = suggestions.ReviewItem(2, "p", "m", "t", 0, "failed")
     assert suggestions.rule_suggestions(nothing) == []
+
+
+def test_samples_judged_elsewhere_get_suggestions_too(empty_workspace, tmp_path):
+    """A sample whose failure came with DL-Bench's own report (runs.external, no reference
+    run here) is in the queue, and `review suggest` reads that report's log."""
+    log = ("E       AttributeError: module 'torch' has no attribute 'interp'\n\n"
+           "solution.py:3: AttributeError\n")
+    with Store(empty_workspace.db_path, "tester") as store:
+        make_problems(store)
+        (sample_id,) = add_samples(store, tmp_path, [
+            {"task_id": "add_one", "solution": "import torch\n\ndef add_one(x):\n"
+                                               "    return torch.interp(x, 1)\n"}])
+        code = store.one("SELECT code FROM samples WHERE id = ?", (sample_id,))["code"]
+        record(store, RunResult(job_id="dlbench-1", problem_id="add_one", outcome="failed",
+                                tests=[{"id": "test_solution.py::test_a",
+                                        "outcome": "failed"}],
+                                duration_s=0.0, stdout=log),
+               "sample", hashlib.sha256(code.encode()).hexdigest(), sample_id=sample_id,
+               external="dlbench-taxonomy")
+    result = CliRunner().invoke(main, ["--workspace", str(empty_workspace.root), "review",
+                                       "suggest", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"suggestions": [{
+        "sample_id": sample_id, "problem_id": "add_one",
+        "categories": [{"id": 8, "sub": "incorrect API usage",
+                        "evidence": "AttributeError: module 'torch' has no attribute "
+                                    "'interp'"},
+                       {"id": 1, "sub": "not DL-related",
+                        "evidence": "AttributeError: module 'torch' has no attribute "
+                                    "'interp'"}]}]}

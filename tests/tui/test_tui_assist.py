@@ -117,12 +117,18 @@ async def test_discover_tab_lists_and_queues(empty_workspace, app_for, monkeypat
                 ["org1/net1", "9900", "Apache-2.0", "2026-11-02", "no"]
             status = str(pane.query_one("#discover-status").render())
             assert "anonymous" in status and "4 of 4" in status
+            # the whole note is on screen (it wraps), up to what is left of the limit
+            on_screen = " ".join(" ".join(strip.text.split()) for strip in
+                                 app.screen._compositor.render_strips())
+            assert "10 searches a minute)" in on_screen and "left now" in on_screen, \
+                on_screen
             table.focus()
             await pilot.press("a")          # a candidate key: not on this tab
             await pilot.press("q")
             await settle(pilot)
+            # queued where the searched server keeps it, as `curator discover --mine` does
             queued = [r["url"] for r in discovery.queued(app.store)]
-            assert queued == ["https://github.com/org0/net0"]
+            assert queued == [f"{gh.url}/org0/net0"]
             assert [str(c) for c in table.get_row_at(0)][5] == "yes"
         search = next(r for r in gh.requests if r["path"] == "/search/repositories")
         assert search["query"]["q"] == "topic:pytorch stars:>=500"

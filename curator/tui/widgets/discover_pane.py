@@ -123,9 +123,10 @@ class DiscoverPane(Vertical):
         if not self.repositories or not table.has_focus:
             return
         repo = self.repositories[table.cursor_row]
+        web = discovery.web_url(self.app.workspace.config.discover.api_url)
         if run_guarded(self, f"Could not queue {repo.full_name}",
-                       lambda: discovery.queue_for_mining(self.app.store,
-                                                          [repo.full_name])) is None:
+                       lambda: discovery.queue_for_mining(self.app.store, [repo.full_name],
+                                                          web)) is None:
             return
         self.post_message(DataChanged())
         self.notify(f"Queued {repo.full_name}: `curator mine --queued` mines it")
