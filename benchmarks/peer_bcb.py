@@ -215,7 +215,7 @@ PHASES = [("solution_start", "solution process (zygote fork, its folder)"),
           ("boundary_wait", "  waiting for the solution process (incl. its import)"),
           ("boundary_ready", "  of it, the solution's import"),
           ("judge_exit", "judge end (teardown, exit)"),
-          ("cleanup", "cleaning the run folder"),
+          ("cleanup", "stopping the solution, reading output"),
           ("verdict", "verdict (events, output)")]
 
 

@@ -184,6 +184,7 @@ class Worker:
     # -- one run ----------------------------------------------------------------------
 
     def run(self, job: Job, marker: str | None = None) -> RunResult:
+        self.tidy()
         isolation = self.settings.isolation
         env = {"python": self.versions["python"], "torch": self.versions["torch"],
                "isolation": isolation}
@@ -267,7 +268,7 @@ class Worker:
             shutil.rmtree(self.solution_rundir, ignore_errors=True)
             env["boundary"] = "separate uid" if solution["uid"] is not None and \
                 solution["uid"] != self.settings.uid else "same uid, judge not dumpable"
-        self._clean(rundir)
+        self._dirty = rundir   # emptied once the result is out (tidy), before the next run
         marks["cleaned"] = time.monotonic()
         events = verdict.Events.parse(data, token)
         if events.finish and events.finish.get("python"):
@@ -562,6 +563,15 @@ class Worker:
             return int(config.hook.pytest_cmdline_main(config=config))
         finally:
             config._ensure_unconfigure()
+
+    _dirty: Path | None = None
+
+    def tidy(self) -> None:
+        """Empty what the last run left: after its result is sent, so the engine records
+        it meanwhile; run() tidies first if nobody did."""
+        if self._dirty is not None:
+            rundir, self._dirty = self._dirty, None
+            self._clean(rundir)
 
     def _clean(self, rundir: Path) -> None:
         """Empty this worker's temp folder (a private tmpfs, or a folder the engine made
@@ -1119,6 +1129,7 @@ def main(argv: list[str] | None = None) -> None:
         except Exception as exc:  # a harness bug must not take the worker down
             result = RunResult.infra(job, f"harness failed: {type(exc).__name__}: {exc}")
         _send(proto_out, {"result": result.cleaned().to_dict()})
+        worker.tidy()
         if worker.needs_restart():
             break
 
