@@ -235,6 +235,24 @@ def print_breakdown(timings: list[dict]) -> None:
         print(f"  calls across the boundary per run: median {statistics.median(calls):.0f}")
 
 
+def where_time_goes(ours: dict, workers: int) -> None:
+    if ours["rows"]:
+        durations = [r[3] for r in ours["rows"]]
+        bodies = [sum(t.get("duration_s", 0.0) for t in json.loads(r[4] or "[]"))
+                  for r in ours["rows"]]
+        overhead = [d - b for d, b in zip(durations, bodies)]
+        busy = sum(durations) / workers
+        print("\nwhere curator's time goes (per run, inside the worker):")
+        print(f"  run duration      median {1000 * statistics.median(durations):7.1f} ms  "
+              f"mean {1000 * statistics.mean(durations):7.1f} ms")
+        print(f"  test bodies       median {1000 * statistics.median(bodies):7.1f} ms")
+        print(f"  overhead          median {1000 * statistics.median(overhead):7.1f} ms  "
+              f"(forks of judge and solution, the channel, pytest collection, cleanup)")
+        print(f"  outside runs      {ours['wall'] - busy:7.1f} s of {ours['wall']:.1f} s "
+              f"(CLI start, worker warm-up, claims and storing results)")
+        print_breakdown([json.loads(r[5] or "{}").get("timing") or {} for r in ours["rows"]])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workers", type=int, default=2)
@@ -257,6 +275,7 @@ def main() -> None:
             print(f"curator ({CURATOR[0]}) samples eval: {ours['wall']:.1f} s, "
                   f"{1000 * ours['wall'] * args.workers / len(samples):.0f} ms/sample/worker, "
                   f"outcomes {ours['report'].get('outcomes')}")
+            where_time_goes(ours, args.workers)
             return
         theirs = run_bcb(samples, problems, args.workers, folder)
     n = len(samples)
@@ -272,21 +291,7 @@ def main() -> None:
         agree = sum(a == b for a, b in zip(ours_pass, theirs_pass))
         print(f"verdicts agree on {agree}/{n} samples (passed: curator {sum(ours_pass)}, "
               f"BigCodeBench {sum(theirs_pass)})")
-    if ours["rows"]:
-        durations = [r[3] for r in ours["rows"]]
-        bodies = [sum(t.get("duration_s", 0.0) for t in json.loads(r[4] or "[]"))
-                  for r in ours["rows"]]
-        overhead = [d - b for d, b in zip(durations, bodies)]
-        busy = sum(durations) / args.workers
-        print("\nwhere curator's time goes (per run, inside the worker):")
-        print(f"  run duration      median {1000 * statistics.median(durations):7.1f} ms  "
-              f"mean {1000 * statistics.mean(durations):7.1f} ms")
-        print(f"  test bodies       median {1000 * statistics.median(bodies):7.1f} ms")
-        print(f"  overhead          median {1000 * statistics.median(overhead):7.1f} ms  "
-              f"(forks of judge and solution, the channel, pytest collection, cleanup)")
-        print(f"  outside runs      {ours['wall'] - busy:7.1f} s of {ours['wall']:.1f} s "
-              f"(CLI start, worker warm-up, claims and storing results)")
-        print_breakdown([json.loads(r[5] or "{}").get("timing") or {} for r in ours["rows"]])
+    where_time_goes(ours, args.workers)
     bcb_times = [r["seconds"] for r in theirs["results"]]
     print(f"\nBigCodeBench per sample: median {1000 * statistics.median(bcb_times):.0f} ms "
           f"(a fresh process and a Manager per sample, torch imported in each)")
