@@ -151,7 +151,11 @@ def _tensor_record(t):
             flat = torch.empty(data.numel(), dtype=data.dtype)
             flat.copy_(data.reshape(-1))
             raw = flat.view(torch.uint8).numpy().tobytes()
-        grad = torch._C.TensorBase.grad.__get__(t)
+        # a non-leaf's .grad is None unless it retains it, and reading it warns into the
+        # run's stderr (every failure log would carry that warning)
+        base = torch._C.TensorBase
+        grad = base.grad.__get__(t) if base.is_leaf.__get__(t) or \
+            base.retains_grad.__get__(t) else None
         requires_grad = bool(torch._C.TensorBase.requires_grad.__get__(t))
     kind = "param" if isinstance(t, torch.nn.Parameter) else "tensor"
     exact = type(t) in (torch.Tensor, torch.nn.Parameter)

@@ -565,3 +565,24 @@ def test_a_conftest_that_patches_torch_and_mock_keeps_its_reference_passed(engin
     assert ref.outcome == "passed", (ref.reason, ref.evidence, ref.stderr[-2000:])
     assert not ref.evidence
     assert bad.outcome != "passed"
+
+
+def test_a_result_computed_with_autograd_crosses_without_a_warning(engine):
+    # Encoding a non-leaf tensor read its .grad, and torch warned into every such run's
+    # stderr: failure logs (and the review suggestions read from them) carried it.
+    tests = """\
+import torch
+
+from solution import scale
+
+
+def test_gradient_flows_back():
+    x = torch.ones(3, requires_grad=True)
+    y = scale(x)
+    assert not y.is_leaf
+    y.sum().backward()
+    assert torch.equal(x.grad, torch.full((3,), 2.0))
+"""
+    result = run_one(engine, REFERENCE, tests)
+    assert result.outcome == "passed", (result.reason, result.stderr[-2000:])
+    assert "UserWarning" not in result.stderr, result.stderr[-2000:]
