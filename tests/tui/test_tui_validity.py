@@ -9,7 +9,12 @@ from tui_support import open_problem, settle
 from validity_runs_support import NEVER_CALLED, STRONG, workspace_with
 
 from curator.store import Store
-from curator.tui.widgets.validity_pane import ValidityPane, finding_rows, summary_text
+from curator.tui.widgets.validity_pane import (
+    ValidityPane,
+    finding_rows,
+    side_by_side,
+    summary_text,
+)
 
 WEAK = '''from solution import scale
 
@@ -86,3 +91,14 @@ def test_the_summary_and_findings_say_what_was_found():
     assert finding_rows(found) == [("survivor: constant", "3", "x = 1", "x = 2"),
                                    ("flaky", "", "", "t.py::b"),
                                    ("stub passes", "", "", "t.py::a")]
+
+
+def test_a_long_survivor_line_is_cut_around_the_change():
+    original = "top_left = torch.maximum(boxes1[:, None, :2], boxes2[None, :, :2])"
+    mutated = "top_left = torch.maximum(boxes2[None, :, :2], boxes1[:, None, :2])"
+    left, right = side_by_side(original, mutated, 28)
+    assert len(left) <= 28 and len(right) <= 28
+    assert "boxes1" in left and "boxes2" in right   # the change itself is on screen
+    assert side_by_side("x = 1", "x = 2", 28) == ("x = 1", "x = 2")
+    tail_left, tail_right = side_by_side("y" * 100 + "a + b", "y" * 100 + "a - b", 20)
+    assert tail_left.endswith("a + b") and tail_right.endswith("a - b")

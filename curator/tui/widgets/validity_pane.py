@@ -57,6 +57,26 @@ def finding_rows(found: Validity | None) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def side_by_side(original: str, mutated: str, room: int) -> tuple[str, str]:
+    """Both lines cut to `room` characters around where they first differ, so the change
+    stays on screen beside the original however long the line is."""
+    if len(original) <= room and len(mutated) <= room:
+        return original, mutated
+    at = next((i for i, (a, b) in enumerate(zip(original, mutated)) if a != b),
+              min(len(original), len(mutated)))
+    start = max(0, min(at - room // 3, max(len(original), len(mutated)) - room + 1))
+
+    def cut(text: str) -> str:
+        piece = text[start:start + room]
+        if start:
+            piece = "…" + piece[1:]
+        if start + room < len(text):
+            piece = piece[:-1] + "…"
+        return piece
+
+    return cut(original), cut(mutated)
+
+
 def proposal_text(proposal: repair.Proposal | None) -> str:
     if proposal is None:
         return ""
@@ -116,7 +136,10 @@ ids. **ctrl+g** cancels.
         self.query_one("#validity-repair", Static).update(proposal_text(self.proposal))
         table = self.query_one("#validity-findings", DataTable)
         table.clear()
+        room = max(16, (self.app.size.width - 46) // 2)
         for what, line, original, other in finding_rows(found):
+            if original:
+                original, other = side_by_side(original, other, room)
             table.add_row(what, line, Text(original), Text(other))
 
     def start(self) -> None:
