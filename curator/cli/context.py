@@ -61,6 +61,19 @@ def json_option(func):
         func)
 
 
+def user_option(func):
+    """`--user` after the command too (`curator labels vote ID ... --user ana`), for the
+    commands a person's name is recorded by; it overrides `curator --user`."""
+    def remember(ctx: click.Context, _param, value):
+        if value:
+            ctx.find_object(CliContext).user_opt = value
+        return value
+
+    return click.option("--user", expose_value=False, callback=remember, is_eager=True,
+                        help="Who is acting (default: curator --user, $CURATOR_USER, "
+                             "else the login name).")(func)
+
+
 def print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from curator.cli.context import CliContext, json_option, pass_ctx, print_json, rich_table
+from curator.cli.context import (
+    CliContext,
+    json_option,
+    pass_ctx,
+    print_json,
+    rich_table,
+    user_option,
+)
 from curator.labels import AXES
 from curator.panel import rounds
 from curator.problem import STATUSES
@@ -92,6 +99,7 @@ def labels_assign(ctx: CliContext, annotators: str, per_item: int, problem_ids: 
 @_axis_options
 @click.option("--note", default="", help="Free text (why, what was unclear).")
 @json_option
+@user_option
 @pass_ctx
 def labels_vote(ctx: CliContext, problem_id: str, stage, task, data, note: str,
                 as_json: bool) -> None:
@@ -107,6 +115,7 @@ def labels_vote(ctx: CliContext, problem_id: str, stage, task, data, note: str,
 
 @labels_cmd.command("undo")
 @json_option
+@user_option
 @pass_ctx
 def labels_undo(ctx: CliContext, as_json: bool) -> None:
     """Undo your latest act: a vote, an adjudication or a resolve (repeat to go back)."""
@@ -188,6 +197,7 @@ def labels_resolve(ctx: CliContext, as_json: bool) -> None:
 @_axis_options
 @click.option("--note", default="", help="Why this label.")
 @json_option
+@user_option
 @pass_ctx
 def labels_adjudicate(ctx: CliContext, problem_id: str, stage, task, data, note: str,
                       as_json: bool) -> None:

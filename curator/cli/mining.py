@@ -19,6 +19,7 @@ from curator.cli.context import (
     print_json,
     progress_bar,
     rich_table,
+    user_option,
 )
 from curator.errors import Cancelled, CuratorError
 from curator.mining import promote
@@ -248,6 +249,7 @@ def candidates_reject(ctx: CliContext, cid: str, reason: str, as_json: bool) -> 
               help="Is it a deep-learning function worth a problem?")
 @click.option("--reason", default="", help="Why (kept with the vote; a rejection lists them).")
 @json_option
+@user_option
 @pass_ctx
 def candidates_vote(ctx: CliContext, cid: str, relevant: str, reason: str,
                     as_json: bool) -> None:

@@ -206,6 +206,17 @@ def test_vote_checks_and_undo(workspace, twelve):
     assert {r["axis"] for r in rows} == {"stage", "task", "data"}
 
 
+def test_user_may_follow_the_command(workspace, twelve):
+    # The form: `curator labels vote ID --stage S ... --user ana`.
+    pid = twelve[1]
+    voted = ok(workspace, "labels", "vote", pid, "--stage", "model", "--task", "general",
+               "--data", "image", "--user", "ben", user="tester")
+    assert voted["annotator"] == "ben"
+    assert ok(workspace, "labels", "undo", "--user", "ben")["undone"]["restored"] is None
+    with Store(workspace.db_path, "x") as store:
+        assert store.query("SELECT * FROM label_votes") == []
+
+
 def test_assign_is_balanced_and_checks_its_input(workspace):
     result = ok(workspace, "labels", "assign", "--annotators", "ana,ben,cy,dee",
                 "--per-item", "3", "--status", "draft")
