@@ -1839,6 +1839,14 @@ class RepositoryTargets:
         if isinstance(raw, (staticmethod, classmethod)):
             # the solution's own attribute is already bound to its class
             return staticmethod(_function_proxy(link, qualname, raw.__func__))
+        if isinstance(raw, property):
+            # not callable, so never a proxy below: each accessor the repository's class
+            # has runs the candidate's (`Class.name.fget` in the solution process)
+            accessors = {part: _function_proxy(link, "%s.%s" % (qualname, part),
+                                               getattr(raw, part))
+                         for part in ("fget", "fset", "fdel")
+                         if getattr(raw, part) is not None}
+            return property(doc=raw.__doc__, **accessors)
         if isinstance(raw, (types.FunctionType, types.BuiltinFunctionType)) or \
                 callable(raw):
             return _function_proxy(link, qualname, raw)

@@ -33,6 +33,10 @@ OPS = REFERENCE + textwrap.dedent("""\
         def apply(self, x):
             self.calls += 1
             return x * self.k
+
+        @property
+        def doubled(self):
+            return self.k * 2
     """)
 # The repository's own caller of the target, bound by name at import.
 UTIL = textwrap.dedent("""\
@@ -60,6 +64,10 @@ METHOD_TESTS = textwrap.dedent("""\
         scaler = Scaler(2)
         assert torch.equal(scaler.apply(torch.ones(2)), torch.full((2,), 2.0))
         assert scaler.calls == 1
+
+
+    def test_property():
+        assert Scaler(3).doubled == 6
     """)
 # What pyro and recommenders do at import: trusted code patching what a guard protected.
 PATCHING_CONFTEST = textwrap.dedent("""\
@@ -176,6 +184,23 @@ def test_a_conftest_patching_torch_and_mock_keeps_reference_and_candidate_passed
     assert candidate.outcome == "passed", (candidate.reason, candidate.stdout[-3000:])
     assert not reference.evidence and not candidate.evidence
     assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
+
+
+def test_a_property_target_is_the_candidates_not_the_repositorys(engine, tmp_path):
+    # A target that is a property (kornia's PinholeCamera.translation_vector): the judge's
+    # class must get the candidate's getter, else any candidate, a stub included, passes.
+    repo = make_repo(tmp_path / "repo")
+    node_ids = ["tests/test_method.py::test_property"]
+    wrong = OPS.replace("return self.k * 2", "return self.k * 2 + 1")
+    stub = OPS.replace("return self.k * 2", "raise NotImplementedError")
+    jobs = [repo_job(repo, text, symbol="Scaler.doubled", node_ids=node_ids,
+                     reference=text is OPS) for text in (OPS, wrong, stub)]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, wrong_run, stub_run = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert wrong_run.outcome == "failed", (wrong_run.outcome, wrong_run.reason)
+    assert stub_run.outcome == "failed", (stub_run.outcome, stub_run.reason)
+    assert "NotImplementedError" in stub_run.stdout + stub_run.reason
 
 
 @pytest.mark.parametrize("text, why", [
