@@ -293,6 +293,20 @@ LIBRARY_REBUILDERS = {("copyreg", "_reconstructor"), ("copyreg", "__newobj__"),
                       ("numpy.core.multiarray", "_reconstruct"),
                       ("numpy._core.multiarray", "_reconstruct"),
                       ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar")}
+# pandas' own reconstructors (Cython functions and two index builders: each rebuilds a
+# block, an array, an index or a timestamp from data and an allowed class), resolved
+# only when pandas is an allowed library of the run (a repository whose environment
+# preloads it): without them no DataFrame crossed ("a value of type
+# _cython_3_0_11.cython_function_or_method cannot cross", cleanlab's CleanLearning.fit).
+PANDAS_REBUILDERS = {("pandas._libs.internals", "_unpickle_block"),
+                     ("pandas._libs.arrays", "__pyx_unpickle_NDArrayBacked"),
+                     ("pandas._libs.tslibs.nattype", "__nat_unpickle"),
+                     ("pandas._libs.tslibs.timedeltas", "_timedelta_unpickle"),
+                     ("pandas._libs.tslibs.timestamps", "_unpickle_timestamp"),
+                     ("pandas.core.indexes.base", "_new_Index"),
+                     ("pandas.core.indexes.datetimes", "_new_DatetimeIndex")}
+LIBRARY_REBUILDERS |= PANDAS_REBUILDERS
+CYTHON_FUNCTIONS = {"cython_function_or_method", "fused_cython_function"}
 
 
 class MirrorState:
@@ -329,6 +343,12 @@ def _resolve(module, name):
         return getattr(sys.modules.get(module) or __import__(module, fromlist=["_"]), name)
     if not isinstance(module, str) or not _module_allowed(module):
         raise NotData("%s.%s" % (module, name))
+    if (module, name) in PANDAS_REBUILDERS:
+        import importlib
+        try:
+            return getattr(sys.modules.get(module) or importlib.import_module(module), name)
+        except Exception:
+            raise NotData("%s.%s" % (module, name)) from None
     target = sys.modules.get(module)
     if target is None:
         import importlib
@@ -449,10 +469,13 @@ class SolutionPickler(_Pickler):
         cls = type(obj)
         if cls is types.FunctionType and obj.__module__ == __name__:
             return NotImplemented   # the rebuild functions themselves, by name
-        if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)) and (
+        if (isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)) or
+                cls.__name__ in CYTHON_FUNCTIONS) and (
                 getattr(obj, "__module__", None), getattr(obj, "__name__", None)) in \
                 LIBRARY_REBUILDERS:
-            return NotImplemented   # a numpy scalar's or array's own reconstructor
+            # a numpy scalar's or array's own reconstructor, or pandas' (Cython functions,
+            # pickled by name)
+            return NotImplemented
         if torch is not None and isinstance(obj, torch.Tensor):
             index = link.unchanged_request_tensor(obj)
             if index is not None:
