@@ -8,9 +8,9 @@ classes and the instances those classes make are handles whose calls travel over
 socket to the solution process and come back as data.
 
 What crosses is data, never objects of the solution: tensors (dtype, shape, bytes,
-requires_grad, grad), numpy arrays, Python scalars and containers, dtypes and devices, and
-instances of classes of the allowed libraries, rebuilt by the judge from its own class
-definitions. The judge decodes with a restricted unpickler that resolves only classes of
+requires_grad, grad), numpy arrays (of Python objects too, item by item), Python scalars
+and containers, dtypes and devices, and instances of classes of the allowed libraries,
+rebuilt by the judge from its own class definitions. The judge decodes with a restricted unpickler that resolves only classes of
 the allowed libraries (and a few rebuild functions of this module), never a function by
 name, so a message cannot run code in the judge. A value of a solution-defined subclass of
 a value type (a Tensor, float, list or dict subclass) is rebuilt as its nearest allowed
@@ -237,6 +237,23 @@ def _a(dtype_str, shape, raw, note):
     return _make_array(dtype_str, shape, raw)
 
 
+def _ao(shape, items, note):
+    """A numpy array of Python objects (strings in a DataFrame's column): its elements
+    crossed one by one as data, each decoded as any other value."""
+    shape = tuple(int(size) for size in shape)
+    count = 1
+    for size in shape:
+        count *= size
+    if np is None or not isinstance(items, list) or len(items) != count:
+        raise NotData("an object array whose items do not match its shape")
+    if note and _LINK[0] is not None:
+        _LINK[0].note("%s rebuilt as numpy.ndarray" % note)
+    out = np.empty(count, dtype=object)
+    for index, item in enumerate(items):
+        out[index] = item
+    return out.reshape(shape)
+
+
 def _v(base, value, note):
     """A solution subclass of a value type, as that type."""
     if base not in VALUE_BASES or type(value) is not base:
@@ -285,7 +302,7 @@ def _e(module, qualname, args, message, text, original):
 
 
 REBUILDERS = {name: globals()[name] for name in
-              ("_t", "_tref", "_a", "_v", "_nt", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e")}
+              ("_t", "_tref", "_a", "_ao", "_v", "_nt", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e")}
 
 
 # Reconstructors of allowed classes that the judge resolves by name (see _resolve).
@@ -485,6 +502,8 @@ class SolutionPickler(_Pickler):
             return _t, (*record[:6], record[6], link.request_index(obj), gout)
         if np is not None and isinstance(obj, np.ndarray):
             note = None if cls is np.ndarray else "%s.%s" % (cls.__module__, cls.__qualname__)
+            if obj.dtype == np.dtype(object):
+                return _ao, (tuple(obj.shape), list(obj.ravel()), note)
             return _a, (*_array_record(obj), note)
         if isinstance(obj, JudgeObject):
             return _ji, (object.__getattribute__(obj, "_handle"),)

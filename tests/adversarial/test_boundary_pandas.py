@@ -73,6 +73,19 @@ def solution_dumps(value) -> bytes:
     return buffer.getvalue()
 
 
+def test_an_array_of_python_objects_crosses_item_by_item():
+    """A DataFrame's string column is such an array: "a numpy array of dtype object
+    cannot cross" was the next failure of every cleanlab reference keeping one."""
+    np = pytest.importorskip("numpy")
+    values = np.array([["a", None], [3, 2.5]], dtype=object)
+    back = boundary.judge_loads(solution_dumps({"column": values}))["column"]
+    assert back.dtype == object and back.shape == (2, 2) and back.tolist() == values.tolist()
+    with pytest.raises(boundary.NotData, match="do not match its shape"):
+        boundary._ao((3,), ["a"], None)
+    with pytest.raises(boundary.CannotCross, match="dtype"):   # structured: still refused
+        solution_dumps(np.zeros(2, dtype=[("x", "i4"), ("y", object)]))
+
+
 def test_a_pandas_block_crosses_when_pandas_is_an_allowed_library(fake_pandas):
     boundary.configure_allowed(["pandas"])
     data = solution_dumps({"frame": fake_pandas.Block([1.5, 2.5], 2)})
