@@ -192,15 +192,36 @@ def _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad):
 
 
 def _array_record(a):
-    if a.dtype.hasobject or a.dtype.fields is not None:
+    if a.dtype.hasobject:
         raise CannotCross("a numpy array of dtype %s" % a.dtype)
     data = np.ascontiguousarray(a)
-    return (data.dtype.str, tuple(data.shape), data.tobytes())
+    # a structured dtype (records: a training history) as its fields' names and
+    # formats, strings only
+    kind = data.dtype.str
+    if data.dtype.fields is not None:
+        kind = list(data.dtype.descr)
+        if not all(len(f) == 2 and isinstance(f[1], str) for f in kind):
+            raise CannotCross("a numpy array of dtype %s (nested or shaped fields)"
+                              % a.dtype)
+    return (kind, tuple(data.shape), data.tobytes())
+
+
+def _record_dtype(fields):
+    """A structured dtype from (name, format[, shape]) strings; nothing else is data."""
+    if not isinstance(fields, list) or not fields or not all(
+            isinstance(f, tuple) and len(f) == 2 and all(isinstance(p, str) for p in f)
+            for f in fields):
+        raise NotData("a numpy array whose dtype is not data")
+    try:
+        return np.dtype([(name, np.dtype(fmt)) for name, fmt in fields])
+    except (TypeError, ValueError) as exc:
+        raise NotData("a numpy array of dtype %r: %s" % (fields, exc)) from None
 
 
 def _make_array(dtype_str, shape, raw):
-    dtype = np.dtype(str(dtype_str))
-    if dtype.hasobject or dtype.fields is not None:
+    dtype = _record_dtype(dtype_str) if isinstance(dtype_str, list) else \
+        np.dtype(str(dtype_str))
+    if dtype.hasobject:
         raise NotData("a numpy array of dtype %s" % dtype)
     shape = tuple(int(s) for s in shape)
     count = 1

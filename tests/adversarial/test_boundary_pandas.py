@@ -1,4 +1,5 @@
-"""pandas values cross the boundary of a repository run whose environment preloads
+"""Data-library values cross the boundary of a repository run: object and record
+arrays (item by item, by fields), and pandas values when its environment preloads
 pandas: their pickles name pandas' own reconstructors (Cython functions such as
 `pandas._libs.internals._unpickle_block`), which the solution process now sends by name
 and the judge resolves, only those and only when pandas is an allowed library. Before,
@@ -82,8 +83,25 @@ def test_an_array_of_python_objects_crosses_item_by_item():
     assert back.dtype == object and back.shape == (2, 2) and back.tolist() == values.tolist()
     with pytest.raises(boundary.NotData, match="do not match its shape"):
         boundary._ao((3,), ["a"], None)
-    with pytest.raises(boundary.CannotCross, match="dtype"):   # structured: still refused
+    with pytest.raises(boundary.CannotCross, match="dtype"):   # objects in records: not
         solution_dumps(np.zeros(2, dtype=[("x", "i4"), ("y", object)]))
+
+
+def test_a_record_array_crosses_with_its_fields():
+    """small-text's EarlyStopping keeps its history as one: "a numpy array of dtype
+    [('epoch', '<i8'), ...] cannot cross" failed 10 of its tests."""
+    np = pytest.importorskip("numpy")
+    history = np.zeros(3, dtype=[("epoch", "<i8"), ("val_loss", "<f8")])
+    history["epoch"], history["val_loss"] = [1, 2, 3], [0.5, 0.25, np.nan]
+    back = boundary.judge_loads(solution_dumps(history))
+    assert back.dtype == history.dtype and back["epoch"].tolist() == [1, 2, 3]
+    assert back["val_loss"][1] == 0.25 and np.isnan(back["val_loss"][2])
+    with pytest.raises(boundary.NotData, match="not data"):
+        boundary._make_array([("epoch", 8)], (1,), b"\0" * 8)
+    with pytest.raises(boundary.NotData):
+        boundary._make_array([("x", "O")], (1,), b"\0" * 8)
+    with pytest.raises(boundary.CannotCross, match="nested"):
+        solution_dumps(np.zeros(1, dtype=[("a", [("b", "<i4")])]))
 
 
 def test_a_pandas_block_crosses_when_pandas_is_an_allowed_library(fake_pandas):
