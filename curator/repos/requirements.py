@@ -388,73 +388,23 @@ def _package_name(root: Path, project: str | None) -> str | None:
 
 
 def preload_modules(runtime: list[str], site_packages: Path | None = None) -> list[str]:
-    """Third-party modules a warm worker of the environment imports once: torch, numpy,
-    the repository's runtime dependencies and, when `site_packages` is given, what those
-    require in turn as installed there (scikit-learn brings scipy, pandas dateutil; never
-    through torch or its companions), by the names they import as: what each installed
-    distribution puts in `site_packages` (scikit-learn is `sklearn`, pyyaml is `yaml`),
-    else the distribution's name as a module name. These are also the libraries whose
-    classes a repository run's judge rebuilds (a fitted sklearn estimator holding a
-    scipy sparse matrix, crossing back from the solution process), so a wrong or missing
-    name is a run that cannot pass."""
+    """Third-party modules a warm worker of the environment imports once: torch, numpy
+    and the repository's runtime dependencies, by the names they import as: what each
+    installed distribution puts in `site_packages` (scikit-learn is `sklearn`, pyyaml is
+    `yaml`), else the distribution's name as a module name. These are also the libraries
+    whose classes a repository run's judge rebuilds (a fitted sklearn estimator crossing
+    back from the solution process), so a wrong name is a run that cannot pass."""
     installed = installed_modules(site_packages) if site_packages is not None else {}
-    requires = installed_requires(site_packages) if site_packages is not None else {}
     names = ["torch", "numpy"]
-
-    def add(modules: list[str]) -> None:
+    for requirement in runtime:
+        name = requirement_name(requirement)
+        if not name:
+            continue
+        modules = installed.get(name) or [name.replace("-", "_")]
         for module in modules:
             if module.isidentifier() and module not in names:
                 names.append(module)
-
-    direct = [n for n in (requirement_name(r) for r in runtime) if n]
-    for name in direct:
-        add(installed.get(name) or [name.replace("-", "_")])
-    seen = set(direct)
-    queue = [n for n in direct if n not in NOT_FOLLOWED]
-    while queue:
-        for dep in requires.get(queue.pop(0), []):
-            if dep in seen or dep not in installed:
-                continue
-            seen.add(dep)
-            add(installed[dep])
-            if dep not in NOT_FOLLOWED:
-                queue.append(dep)
     return names
-
-
-# Whose own requirements are not preloaded: torch's stack (sympy, jinja2, fsspec, ...)
-# is not what tests pass around.
-NOT_FOLLOWED = {"torch", "torchvision", "torchaudio", "torchtext", "torchdata", "torchrec",
-                "torchao", "torchcodec"}
-
-
-def installed_requires(site_packages: Path) -> dict[str, list[str]]:
-    """Canonical distribution name -> the canonical names it requires (its METADATA's
-    Requires-Dist, those of its extras left out), as installed in `site_packages`."""
-    found: dict[str, list[str]] = {}
-    try:
-        infos = sorted(site_packages.glob("*.dist-info"))
-    except OSError:
-        return found
-    for info in infos:
-        dist = canonical(info.name[:-len(".dist-info")].split("-")[0])
-        try:
-            text = (info / "METADATA").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        deps = []
-        for line in text.split("\n\n", 1)[0].splitlines():
-            if not line.startswith("Requires-Dist:"):
-                continue
-            value = line.split(":", 1)[1]
-            marker = value.partition(";")[2]
-            if re.search(r"\bextra\s*==", marker):
-                continue
-            name = requirement_name(value.strip())
-            if name and name not in deps:
-                deps.append(name)
-        found.setdefault(dist, deps)
-    return found
 
 
 _NOT_MODULES = {"tests", "test", "docs", "doc", "benchmarks", "examples", "scripts"}

@@ -1,11 +1,9 @@
 """A repository environment's preload (the modules its warm workers import, and the
 libraries whose classes a repository run's judge rebuilds) is made of import names, read
-from what the environment installed: scikit-learn is `sklearn`, and scipy (which it
-requires) is there too. With distribution names
+from what the environment installed: scikit-learn is `sklearn`. With distribution names
 (`scikit_learn`) every cleanlab reference whose function returns a fitted estimator
 failed with "a value of type sklearn...LogisticRegression cannot cross from the solution
-process to the judge", then "scipy.sparse._csr.csr_matrix cannot cross" (scipy is
-only scikit-learn's requirement), and its triage called those tests upstream failures."""
+process to the judge", and its triage called those tests upstream failures."""
 
 from __future__ import annotations
 
@@ -23,22 +21,12 @@ def fake_env(prefix: Path) -> Path:
         "scikit_learn-1.5.2.dist-info": {"RECORD": "sklearn/__init__.py,sha256=x,1\n"
                                          "sklearn/linear_model/_logistic.py,sha256=x,1\n"
                                          "scikit_learn.libs/libgomp.so,sha256=x,1\n"
-                                         "scikit_learn-1.5.2.dist-info/RECORD,,\n",
-                                         "METADATA": "Name: scikit-learn\n"
-                                         "Requires-Dist: numpy>=1.19.5\n"
-                                         "Requires-Dist: scipy>=1.6.0\n"
-                                         'Requires-Dist: cython>=3; extra == "build"\n'
-                                         "\nRequires-Dist: not-a-header\n"},
-        "scipy-1.14.1.dist-info": {"top_level.txt": "scipy\n",
-                                   "METADATA": "Name: scipy\nRequires-Dist: numpy\n"},
-        "cython-3.0.11.dist-info": {"top_level.txt": "Cython\n"},
-        "sympy-1.13.dist-info": {"top_level.txt": "sympy\n"},
+                                         "scikit_learn-1.5.2.dist-info/RECORD,,\n"},
         "PyYAML-6.0.2.dist-info": {"top_level.txt": "_yaml\nyaml\n"},
         "pillow-10.4.0.dist-info": {"top_level.txt": "PIL\n"},
         "six-1.16.0.dist-info": {"RECORD": "six.py,sha256=x,1\n"
                                  "six-1.16.0.dist-info/RECORD,,\n"},
-        "torch-2.4.0.dist-info": {"top_level.txt": "functorch\ntorch\ntorchgen\n",
-                                  "METADATA": "Name: torch\nRequires-Dist: sympy\n"},
+        "torch-2.4.0.dist-info": {"top_level.txt": "functorch\ntorch\ntorchgen\n"},
         "tqdm-4.66.5.dist-info": {"top_level.txt": "tqdm\n"},
     }
     for folder, files in dists.items():
@@ -53,11 +41,7 @@ def test_preloads_are_the_modules_the_distributions_installed(tmp_path):
     runtime = ["numpy>=1.22", "scikit-learn>=1.1", "PyYAML", "pillow", "six", "tqdm>=4",
                "not-installed-here>=1"]
     assert requirements.preload_modules(runtime, site) == [
-        "torch", "numpy", "sklearn", "yaml", "PIL", "six", "tqdm", "not_installed_here",
-        "scipy"]   # what scikit-learn requires (not its build extra's Cython)
-    # torch's own stack (sympy) is not followed
-    assert requirements.preload_modules(["torch>=2", "scikit-learn"], site) == [
-        "torch", "numpy", "sklearn", "scipy"]
+        "torch", "numpy", "sklearn", "yaml", "PIL", "six", "tqdm", "not_installed_here"]
     # without the environment, as before: the distribution's name as a module name
     assert requirements.preload_modules(["scikit-learn"]) == ["torch", "numpy",
                                                               "scikit_learn"]
@@ -69,7 +53,7 @@ def test_an_environment_recorded_with_distribution_names_is_read_again(tmp_path)
     assert environments.site_packages(prefix) == prefix / "lib/python3.11/site-packages"
     stored = ("torch", "numpy", "scikit_learn", "tqdm", "pyyaml")
     assert environments._import_names(stored, str(prefix)) == [
-        "torch", "numpy", "sklearn", "tqdm", "yaml", "scipy"]
+        "torch", "numpy", "sklearn", "tqdm", "yaml"]
     assert environments._import_names(stored, str(tmp_path / "gone")) == list(stored)
 
 
@@ -82,4 +66,4 @@ def test_the_judge_rebuilds_classes_of_the_preloaded_libraries(tmp_path):
     job = Job(problem_id="p", solution="def fit():\n    pass\n",
               overlay={"cleanlab/classification.py": "def fit():\n    pass\n"},
               env_preload=requirements.preload_modules(["numpy", "scikit-learn"], site))
-    assert repo_roots(checkout, job) == ["cleanlab", "torch", "numpy", "sklearn", "scipy"]
+    assert repo_roots(checkout, job) == ["cleanlab", "torch", "numpy", "sklearn"]
