@@ -8,9 +8,9 @@ classes and the instances those classes make are handles whose calls travel over
 socket to the solution process and come back as data.
 
 What crosses is data, never objects of the solution: tensors (dtype, shape, bytes,
-requires_grad, grad), numpy arrays, Python scalars and containers, dtypes and devices, and
-instances of classes of the allowed libraries, rebuilt by the judge from its own class
-definitions. The judge decodes with a restricted unpickler that resolves only classes of
+requires_grad, grad), numpy arrays (of Python objects too, item by item), Python scalars
+and containers, dtypes and devices, and instances of classes of the allowed libraries,
+rebuilt by the judge from its own class definitions. The judge decodes with a restricted unpickler that resolves only classes of
 the allowed libraries (and a few rebuild functions of this module), never a function by
 name, so a message cannot run code in the judge. A value of a solution-defined subclass of
 a value type (a Tensor, float, list or dict subclass) is rebuilt as its nearest allowed
@@ -196,15 +196,36 @@ def _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad):
 
 
 def _array_record(a):
-    if a.dtype.hasobject or a.dtype.fields is not None:
+    if a.dtype.hasobject:
         raise CannotCross("a numpy array of dtype %s" % a.dtype)
     data = np.ascontiguousarray(a)
-    return (data.dtype.str, tuple(data.shape), data.tobytes())
+    # a structured dtype (records: a training history) as its fields' names and
+    # formats, strings only
+    kind = data.dtype.str
+    if data.dtype.fields is not None:
+        kind = list(data.dtype.descr)
+        if not all(len(f) == 2 and isinstance(f[1], str) for f in kind):
+            raise CannotCross("a numpy array of dtype %s (nested or shaped fields)"
+                              % a.dtype)
+    return (kind, tuple(data.shape), data.tobytes())
+
+
+def _record_dtype(fields):
+    """A structured dtype from (name, format[, shape]) strings; nothing else is data."""
+    if not isinstance(fields, list) or not fields or not all(
+            isinstance(f, tuple) and len(f) == 2 and all(isinstance(p, str) for p in f)
+            for f in fields):
+        raise NotData("a numpy array whose dtype is not data")
+    try:
+        return np.dtype([(name, np.dtype(fmt)) for name, fmt in fields])
+    except (TypeError, ValueError) as exc:
+        raise NotData("a numpy array of dtype %r: %s" % (fields, exc)) from None
 
 
 def _make_array(dtype_str, shape, raw):
-    dtype = np.dtype(str(dtype_str))
-    if dtype.hasobject or dtype.fields is not None:
+    dtype = _record_dtype(dtype_str) if isinstance(dtype_str, list) else \
+        np.dtype(str(dtype_str))
+    if dtype.hasobject:
         raise NotData("a numpy array of dtype %s" % dtype)
     shape = tuple(int(s) for s in shape)
     count = 1
@@ -239,6 +260,23 @@ def _a(dtype_str, shape, raw, note):
     if note and _LINK[0] is not None:
         _LINK[0].note("%s rebuilt as numpy.ndarray" % note)
     return _make_array(dtype_str, shape, raw)
+
+
+def _ao(shape, items, note):
+    """A numpy array of Python objects (strings in a DataFrame's column): its elements
+    crossed one by one as data, each decoded as any other value."""
+    shape = tuple(int(size) for size in shape)
+    count = 1
+    for size in shape:
+        count *= size
+    if np is None or not isinstance(items, list) or len(items) != count:
+        raise NotData("an object array whose items do not match its shape")
+    if note and _LINK[0] is not None:
+        _LINK[0].note("%s rebuilt as numpy.ndarray" % note)
+    out = np.empty(count, dtype=object)
+    for index, item in enumerate(items):
+        out[index] = item
+    return out.reshape(shape)
 
 
 def _v(base, value, note):
@@ -289,7 +327,7 @@ def _e(module, qualname, args, message, text, original):
 
 
 REBUILDERS = {name: globals()[name] for name in
-              ("_t", "_tref", "_a", "_v", "_nt", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e")}
+              ("_t", "_tref", "_a", "_ao", "_v", "_nt", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e")}
 
 
 # Reconstructors of allowed classes that the judge resolves by name (see _resolve).
@@ -297,6 +335,20 @@ LIBRARY_REBUILDERS = {("copyreg", "_reconstructor"), ("copyreg", "__newobj__"),
                       ("numpy.core.multiarray", "_reconstruct"),
                       ("numpy._core.multiarray", "_reconstruct"),
                       ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar")}
+# pandas' own reconstructors (Cython functions and two index builders: each rebuilds a
+# block, an array, an index or a timestamp from data and an allowed class), resolved
+# only when pandas is an allowed library of the run (a repository whose environment
+# preloads it): without them no DataFrame crossed ("a value of type
+# _cython_3_0_11.cython_function_or_method cannot cross", cleanlab's CleanLearning.fit).
+PANDAS_REBUILDERS = {("pandas._libs.internals", "_unpickle_block"),
+                     ("pandas._libs.arrays", "__pyx_unpickle_NDArrayBacked"),
+                     ("pandas._libs.tslibs.nattype", "__nat_unpickle"),
+                     ("pandas._libs.tslibs.timedeltas", "_timedelta_unpickle"),
+                     ("pandas._libs.tslibs.timestamps", "_unpickle_timestamp"),
+                     ("pandas.core.indexes.base", "_new_Index"),
+                     ("pandas.core.indexes.datetimes", "_new_DatetimeIndex")}
+LIBRARY_REBUILDERS |= PANDAS_REBUILDERS
+CYTHON_FUNCTIONS = {"cython_function_or_method", "fused_cython_function"}
 
 
 class MirrorState:
@@ -333,6 +385,12 @@ def _resolve(module, name):
         return getattr(sys.modules.get(module) or __import__(module, fromlist=["_"]), name)
     if not isinstance(module, str) or not _module_allowed(module):
         raise NotData("%s.%s" % (module, name))
+    if (module, name) in PANDAS_REBUILDERS:
+        import importlib
+        try:
+            return getattr(sys.modules.get(module) or importlib.import_module(module), name)
+        except Exception:
+            raise NotData("%s.%s" % (module, name)) from None
     target = sys.modules.get(module)
     if target is None:
         import importlib
@@ -453,10 +511,13 @@ class SolutionPickler(_Pickler):
         cls = type(obj)
         if cls is types.FunctionType and obj.__module__ == __name__:
             return NotImplemented   # the rebuild functions themselves, by name
-        if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)) and (
+        if (isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)) or
+                cls.__name__ in CYTHON_FUNCTIONS) and (
                 getattr(obj, "__module__", None), getattr(obj, "__name__", None)) in \
                 LIBRARY_REBUILDERS:
-            return NotImplemented   # a numpy scalar's or array's own reconstructor
+            # a numpy scalar's or array's own reconstructor, or pandas' (Cython functions,
+            # pickled by name)
+            return NotImplemented
         if torch is not None and isinstance(obj, torch.Tensor):
             index = link.unchanged_request_tensor(obj)
             if index is not None:
@@ -466,6 +527,8 @@ class SolutionPickler(_Pickler):
             return _t, (*record[:6], record[6], link.request_index(obj), gout)
         if np is not None and isinstance(obj, np.ndarray):
             note = None if cls is np.ndarray else "%s.%s" % (cls.__module__, cls.__qualname__)
+            if obj.dtype == np.dtype(object):
+                return _ao, (tuple(obj.shape), list(obj.ravel()), note)
             return _a, (*_array_record(obj), note)
         if isinstance(obj, JudgeObject):
             return _ji, (object.__getattribute__(obj, "_handle"),)

@@ -23,6 +23,7 @@ the dependency files, the Python version and the extras are the same (the key).
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import os
 import re
@@ -279,7 +280,7 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
     record = {"repo_id": row["id"], "commit_sha": commit, "key": key, "path": str(target),
               "python": env_python, "python_version": version_line,
               "package": wanted.package, "lock": lock,
-              "preload": requirements.preload_modules(wanted.runtime),
+              "preload": requirements.preload_modules(wanted.runtime, site_packages(target)),
               "packages": packages, "seconds": round(seconds, 3),
               "built_at": now(), "actor": store.actor, "status": status, "reason": reason,
               "left_out": left_out, "missing": missing}
@@ -449,6 +450,31 @@ def preload_for(store: Store, url: str | None, python: str) -> list[str]:
     record = identity.record_for(store, url) if url else None
     row = repo_envs.get(store, record["id"]) if record is not None else None
     if row is not None and row["python"] == python:
-        return row["preload"]
+        # An environment recorded before preloads were import names holds distribution
+        # names (scikit_learn): they are read again from what it installed.
+        return _import_names(tuple(row["preload"]), str(row.get("path") or ""))
     return ["torch", "numpy"]
+
+
+def site_packages(prefix: Path) -> Path | None:
+    """The site-packages folder of the environment at `prefix` (None without one)."""
+    found = sorted(Path(prefix).glob("lib/python*/site-packages"))
+    return found[0] if found else None
+
+
+def _import_names(names: tuple[str, ...], prefix: str) -> list[str]:
+    site = site_packages(Path(prefix)) if prefix else None
+    if site is None:
+        return list(names)
+    try:
+        stamp = site.stat().st_mtime_ns
+    except OSError:
+        return list(names)
+    return list(_import_names_cached(names, str(site), stamp))
+
+
+@functools.lru_cache(maxsize=32)
+def _import_names_cached(names: tuple[str, ...], site: str, stamp: int) -> tuple[str, ...]:
+    del stamp   # part of the key: an environment rebuilt in place is read again
+    return tuple(requirements.preload_modules(list(names), Path(site)))
 

@@ -387,13 +387,62 @@ def _package_name(root: Path, project: str | None) -> str | None:
 # -- where packages come from: pip's configuration ---------------------------------------
 
 
-def preload_modules(runtime: list[str]) -> list[str]:
+def preload_modules(runtime: list[str], site_packages: Path | None = None) -> list[str]:
     """Third-party modules a warm worker of the environment imports once: torch, numpy
-    and the repository's runtime dependencies (by their usual import names)."""
+    and the repository's runtime dependencies, by the names they import as: what each
+    installed distribution puts in `site_packages` (scikit-learn is `sklearn`, pyyaml is
+    `yaml`), else the distribution's name as a module name. These are also the libraries
+    whose classes a repository run's judge rebuilds (a fitted sklearn estimator crossing
+    back from the solution process), so a wrong name is a run that cannot pass."""
+    installed = installed_modules(site_packages) if site_packages is not None else {}
     names = ["torch", "numpy"]
     for requirement in runtime:
         name = requirement_name(requirement)
-        module = name.replace("-", "_") if name else None
-        if module and module.isidentifier() and module not in names:
-            names.append(module)
+        if not name:
+            continue
+        modules = installed.get(name) or [name.replace("-", "_")]
+        for module in modules:
+            if module.isidentifier() and module not in names:
+                names.append(module)
     return names
+
+
+_NOT_MODULES = {"tests", "test", "docs", "doc", "benchmarks", "examples", "scripts"}
+
+
+def installed_modules(site_packages: Path) -> dict[str, list[str]]:
+    """Canonical distribution name -> the top-level modules it installed in
+    `site_packages`, from its metadata files (top_level.txt, else the paths its RECORD
+    lists); nothing of the environment runs. One whose module is its own name (torch)
+    gives that name alone; private (`_yaml`) and test folders are left out."""
+    found: dict[str, list[str]] = {}
+    try:
+        infos = sorted(site_packages.glob("*.dist-info"))
+    except OSError:
+        return found
+    for info in infos:
+        dist = canonical(info.name[:-len(".dist-info")].split("-")[0])
+        tops: list[str] = []
+        try:
+            top_level = info / "top_level.txt"
+            if top_level.is_file():
+                tops = [line.strip().replace("/", ".").split(".")[0]
+                        for line in top_level.read_text(encoding="utf-8").splitlines()]
+            elif (info / "RECORD").is_file():
+                for line in (info / "RECORD").read_text(encoding="utf-8").splitlines():
+                    path = line.rsplit(",", 2)[0].strip('"')
+                    first, slash, _ = path.partition("/")
+                    if slash:
+                        tops.append(first)
+                    elif first.endswith((".py", ".so", ".pyd")):
+                        tops.append(first.split(".")[0])
+        except (OSError, UnicodeDecodeError):
+            continue
+        modules = sorted({t for t in tops if t.isidentifier() and not t.startswith("_")
+                          and t not in _NOT_MODULES})
+        own = dist.replace("-", "_")
+        if own in modules:
+            modules = [own]
+        if modules:
+            found.setdefault(dist, modules)
+    return found
