@@ -34,6 +34,7 @@ import collections
 import collections.abc
 import io
 import json
+import math
 import os
 import pickle
 import socket
@@ -228,9 +229,7 @@ def _make_array(dtype_str, shape, raw):
     if dtype.hasobject:
         raise NotData("a numpy array of dtype %s" % dtype)
     shape = tuple(int(s) for s in shape)
-    count = 1
-    for size in shape:
-        count *= size
+    count = math.prod(shape)
     if not isinstance(raw, (bytes, bytearray)) or len(raw) != count * dtype.itemsize:
         raise NotData("an array whose bytes do not match its shape")
     return np.frombuffer(bytearray(raw), dtype=dtype).reshape(shape).copy() if count \
@@ -266,9 +265,7 @@ def _ao(shape, items, note):
     """A numpy array of Python objects (strings in a DataFrame's column): its elements
     crossed one by one as data, each decoded as any other value."""
     shape = tuple(int(size) for size in shape)
-    count = 1
-    for size in shape:
-        count *= size
+    count = math.prod(shape)
     if np is None or not isinstance(items, list) or len(items) != count:
         raise NotData("an object array whose items do not match its shape")
     if note and _LINK[0] is not None:
@@ -331,10 +328,11 @@ REBUILDERS = {name: globals()[name] for name in
 
 
 # Reconstructors of allowed classes that the judge resolves by name (see _resolve).
+NUMPY_REBUILDERS = {("numpy.core.multiarray", "_reconstruct"),
+                    ("numpy._core.multiarray", "_reconstruct"),
+                    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar")}
 LIBRARY_REBUILDERS = {("copyreg", "_reconstructor"), ("copyreg", "__newobj__"),
-                      ("numpy.core.multiarray", "_reconstruct"),
-                      ("numpy._core.multiarray", "_reconstruct"),
-                      ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar")}
+                      *NUMPY_REBUILDERS}
 # pandas' own reconstructors (Cython functions and two index builders: each rebuilds a
 # block, an array, an index or a timestamp from data and an allowed class), resolved
 # only when pandas is an allowed library of the run (a repository whose environment
@@ -378,19 +376,10 @@ def _resolve(module, name):
                 and issubclass(getattr(builtins, name), BaseException)):
             raise NotData("builtins.%s" % name)
         return getattr(builtins, name)
-    if np is not None and (module, name) in (("numpy.core.multiarray", "_reconstruct"),
-                                             ("numpy._core.multiarray", "_reconstruct"),
-                                             ("numpy.core.multiarray", "scalar"),
-                                             ("numpy._core.multiarray", "scalar")):
+    if np is not None and (module, name) in NUMPY_REBUILDERS:
         return getattr(sys.modules.get(module) or __import__(module, fromlist=["_"]), name)
     if not isinstance(module, str) or not _module_allowed(module):
         raise NotData("%s.%s" % (module, name))
-    if (module, name) in PANDAS_REBUILDERS:
-        import importlib
-        try:
-            return getattr(sys.modules.get(module) or importlib.import_module(module), name)
-        except Exception:
-            raise NotData("%s.%s" % (module, name)) from None
     target = sys.modules.get(module)
     if target is None:
         import importlib
@@ -398,6 +387,11 @@ def _resolve(module, name):
             target = importlib.import_module(module)
         except Exception:
             raise NotData("%s.%s" % (module, name)) from None
+    if (module, name) in PANDAS_REBUILDERS:   # functions, and dunder-named: by name only
+        found = getattr(target, name, None)
+        if found is None:
+            raise NotData("%s.%s" % (module, name))
+        return found
     obj = target
     for part in str(name).split("."):
         if part.startswith("__") or not part:

@@ -309,7 +309,7 @@ def web_url(api_url: str) -> str:
 
 
 def queue_for_mining(store: Store, full_names: list[str],
-                     web_url: str = "https://github.com") -> list[dict]:
+                     web_url: str = GITHUB_WEB) -> list[dict]:
     """Register repositories for `curator mine --queued` (nothing is cloned here);
     `web_url` is where they live (`web_url(api_url)` of the API that found them)."""
     rows = []
