@@ -8,6 +8,7 @@ from click.testing import CliRunner
 from validity_runs_support import FLAKY, NEVER_CALLED, STRONG, WEAK
 from validity_runs_support import workspace_with as _workspace
 
+from curator import workspace as workspace_mod
 from curator.cli import main
 from curator.release import gates
 from curator.store import Store
@@ -61,6 +62,14 @@ def test_stub_and_mutants_tell_tests_that_never_call_weak_and_strong_tests_apart
         failing = {(f.gate, f.problem_id) for f in report.failures
                    if f.gate in ("tests_discriminate", "reference_stable")}
         assert failing == {("tests_discriminate", "never_called")}
+        # [release] min_mutation_score is off by default; set, it fails the weak tests only.
+        assert not any(f.gate == "min_mutation_score" for f in report.failures)
+        (ws.root / "curator.toml").write_text("[release]\nmin_mutation_score = 0.9\n")
+        strict = gates.check(store, workspace_mod.discover(ws.root))
+        assert {f.problem_id for f in strict.failures if f.gate == "min_mutation_score"} \
+            >= {"weak", "never_called"}
+        assert "strong" not in {f.problem_id for f in strict.failures
+                                if f.gate == "min_mutation_score"}
         # A changed test is a new problem to validate.
         changed = problem_store.get(store, "weak")
         changed.tests = STRONG
