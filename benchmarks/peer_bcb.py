@@ -24,6 +24,7 @@ import ast
 import copy
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -261,6 +262,8 @@ def main() -> None:
                         help="checkout whose curator to measure (default: this one)")
     parser.add_argument("--skip-bcb", action="store_true",
                         help="only side B (e.g. to measure another checkout)")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="copy curator's workspace here afterwards, to look at its runs")
     args = parser.parse_args()
     CURATOR[0] = args.curator.resolve()
     problems = {p["id"]: p for p in _problems()}
@@ -271,6 +274,8 @@ def main() -> None:
               f"{args.workers} workers each side")
         ours = run_curator(samples, args.workers, folder)
         print(f"curator samples eval: {ours['wall']:.1f} s", flush=True)
+        if args.keep:
+            shutil.copytree(folder, args.keep, dirs_exist_ok=True)
         if args.skip_bcb:
             print(f"curator ({CURATOR[0]}) samples eval: {ours['wall']:.1f} s, "
                   f"{1000 * ours['wall'] * args.workers / len(samples):.0f} ms/sample/worker, "

@@ -17,8 +17,6 @@ import os
 import threading
 from dataclasses import dataclass, field
 
-import openai
-
 from curator.config import Config, LlmConfig
 from curator.errors import CuratorError
 from curator.progress import CancelCheck
@@ -63,6 +61,9 @@ class ChatClient:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
+        import openai  # here: the package takes a third of a second to import, and most
+        # commands that import this module never make a request
+
         self._client = openai.OpenAI(base_url=base_url_of(self.base_url),
                                      api_key=self.api_key or _NO_KEY,
                                      timeout=self.timeout_s, max_retries=self.max_retries)
@@ -80,6 +81,8 @@ class ChatClient:
         """
         if cancelled and cancelled():
             raise LLMError(f"{self.url}: cancelled")
+        import openai
+
         body = {k: v for k, v in body.items() if k != "stream"}
         try:
             raw = self._client.chat.completions.with_raw_response.create(
@@ -121,7 +124,10 @@ class ChatClient:
         self._client.close()
 
 
-def _detail(exc: openai.APIStatusError) -> str:
+def _detail(exc) -> str:
+    """Why an openai.APIStatusError happened, in one short line."""
+    import openai
+
     body = exc.body
     text = ""
     if isinstance(body, dict):

@@ -56,7 +56,7 @@ except Exception:
 MAX_MESSAGE = 512 << 20
 PROTOCOL = 5
 # The libraries whose classes the judge rebuilds from its own definitions.
-ALLOWED_ROOTS = {"torch", "numpy", "collections"}
+ALLOWED_ROOTS = {"torch", "numpy", "collections", "pathlib"}
 DENIED_PREFIXES = ("torch.package", "torch.jit", "torch.fx", "torch.distributed",
                    "torch.multiprocessing", "torch.hub", "torch.utils.cpp_extension",
                    "torch._dynamo", "torch._inductor", "torch.library", "torch._ops",
@@ -345,7 +345,13 @@ PANDAS_REBUILDERS = {("pandas._libs.internals", "_unpickle_block"),
                      ("pandas._libs.tslibs.timestamps", "_unpickle_timestamp"),
                      ("pandas.core.indexes.base", "_new_Index"),
                      ("pandas.core.indexes.datetimes", "_new_DatetimeIndex")}
-LIBRARY_REBUILDERS |= PANDAS_REBUILDERS
+# scikit-learn's `newObj(cls)` (cls.__new__(cls), then the class's own __setstate__):
+# its trees and distance metrics, so a fitted NearestNeighbors crosses (cleanlab's
+# create_knn_graph_and_index returns one).
+SKLEARN_REBUILDERS = {("sklearn.neighbors._kd_tree", "newObj"),
+                      ("sklearn.neighbors._ball_tree", "newObj"),
+                      ("sklearn.metrics._dist_metrics", "newObj")}
+LIBRARY_REBUILDERS |= PANDAS_REBUILDERS | SKLEARN_REBUILDERS
 CYTHON_FUNCTIONS = {"cython_function_or_method", "fused_cython_function"}
 
 
@@ -387,7 +393,7 @@ def _resolve(module, name):
             target = importlib.import_module(module)
         except Exception:
             raise NotData("%s.%s" % (module, name)) from None
-    if (module, name) in PANDAS_REBUILDERS:   # functions, and dunder-named: by name only
+    if (module, name) in PANDAS_REBUILDERS | SKLEARN_REBUILDERS:   # functions: by name
         found = getattr(target, name, None)
         if found is None:
             raise NotData("%s.%s" % (module, name))
@@ -482,6 +488,48 @@ class JudgePickler(_Pickler):
         return NotImplemented
 
 
+# sys.path as the judge had it before pytest ran: what the solution process has too
+_SHARED_PATH = []
+_SHARED = {}   # module name -> whether the solution process imports it the same
+
+
+def _shared_module(module):
+    """A module the solution process imports the same: not a test module, a conftest or
+    anything found through a folder pytest put on sys.path (rootdir, test folders)."""
+    if getattr(module, "__curator_hidden__", False) or \
+            getattr(module, "__curator_judge_only__", False):
+        return False
+    name = getattr(module, "__name__", None)
+    known = _SHARED.get(name)
+    if known is None:
+        path = getattr(module, "__file__", None)
+        # built in, frozen or a namespace package: shared
+        known = not _SHARED_PATH or not isinstance(path, str) or \
+            any(path.startswith(root) for root in _SHARED_PATH)
+        if isinstance(name, str):
+            _SHARED[name] = known
+    return known
+
+
+def _shared_roots():
+    roots = set()
+    for entry in sys.path:
+        if isinstance(entry, str):
+            absolute = os.path.abspath(entry or os.getcwd())
+            roots.update({absolute.rstrip(os.sep) + os.sep,
+                          os.path.realpath(absolute).rstrip(os.sep) + os.sep})
+    return sorted(roots)
+
+
+def judge_only(module):
+    """Mark a module the judge imported for pytest (a test module, a conftest)."""
+    if isinstance(module, types.ModuleType):
+        try:
+            module.__curator_judge_only__ = True
+        except Exception:
+            pass
+
+
 def _importable(obj):
     """Defined in a module the solution process has too (not the hidden test module)."""
     module = getattr(obj, "__module__", None)
@@ -489,7 +537,7 @@ def _importable(obj):
     if not isinstance(module, str) or module in ("__main__", "solution") or \
             "<" in qualname or module not in sys.modules:
         return False
-    if getattr(sys.modules[module], "__curator_hidden__", False):
+    if not _shared_module(sys.modules[module]):
         return False
     target = sys.modules[module]
     for part in qualname.split("."):
@@ -535,7 +583,9 @@ class SolutionPickler(_Pickler):
         if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                             types.BuiltinMethodType, types.MethodWrapperType,
                             types.WrapperDescriptorType)) or \
+                cls.__name__ in CYTHON_FUNCTIONS or \
                 (callable(obj) and cls.__module__ == "functools"):
+            # a compiled library's function (a Cython one: sklearn's metrics) too
             return _s, (link.handle(obj), "function", _callable_info(obj))
         if isinstance(obj, types.ModuleType):
             raise CannotCross("a module (%s)" % obj.__name__)
@@ -721,6 +771,9 @@ class JudgeObject:
     def __len__(self):
         return self._ask("dunder", "__len__")
 
+    def __bool__(self):   # else truth asks __len__, which a function has not
+        return self._ask("dunder", "__bool__")
+
     def __getitem__(self, key):
         return self._ask("dunder", "__getitem__", (key,))
 
@@ -827,9 +880,6 @@ class SolutionLink:
     def loads(self, data):
         return pickle.loads(data)
 
-    def send_exception(self, kind, exc):
-        send_frame(self.sock, kind, self.dumps(exception_record(exc)))
-
     # the loop
     def serve(self):
         while True:
@@ -853,7 +903,9 @@ class SolutionLink:
         try:
             target, sent, grad_enabled = self.loads(payload)
         except Exception as exc:
-            self.send_exception(b"E", exc)
+            unread = TypeError("the solution process could not read the call's arguments: "
+                               "%s: %s" % (type(exc).__name__, str(exc)[:300]))
+            send_frame(self.sock, b"E", self.dumps((exception_record(unread), None)))
             return
         request, versions, inputs = self.request, self.versions, self.grad_inputs
         try:
@@ -927,6 +979,10 @@ class _nothing:
         return False
 
 
+DUNDERS = {"__len__": len, "__bool__": bool, "__iter__": iter, "__next__": next,
+           "__getitem__": lambda obj, key: obj[key]}
+
+
 def apply_op(module, self_obj, op, name, args, kwargs):
     if op == "modattr":
         value = module
@@ -942,9 +998,30 @@ def apply_op(module, self_obj, op, name, args, kwargs):
     if op == "setattr":
         setattr(self_obj, name, args[0])
         return None
-    if op == "dunder":
-        return getattr(type(self_obj), name)(self_obj, *args)
+    if op == "dunder" and name in DUNDERS:
+        return DUNDERS[name](self_obj, *args)   # as Python itself applies them
+    if op == "jit" and name in JIT_COMPILERS:
+        return _jit_in_solution(name, self_obj, args, kwargs)
     raise NotData("an unknown operation %r" % (op,))
+
+
+# torch.jit's compilers of a target called in the judge: the candidate is compiled where
+# it lives, in the solution process, and the judge calls the compiled one there.
+JIT_COMPILERS = ("script", "trace")
+
+
+def _jit_in_solution(name, obj, args, kwargs):
+    import torch as torch_
+
+    compiled = getattr(torch_.jit, name)(obj, *args, **kwargs)
+
+    def compiled_target(*call_args, **call_kwargs):
+        return compiled(*call_args, **call_kwargs)
+
+    compiled_target.__name__ = str(getattr(obj, "__name__", "target"))
+    compiled_target.__qualname__ = "<compiled %s>" % compiled_target.__name__
+    compiled_target.__module__ = "solution"   # a handle for the judge, never by name
+    return compiled_target
 
 
 def _describe(exc):
@@ -1093,12 +1170,15 @@ class JudgeLink:
         self.notes = []
         self.namedtuples = {}
         self.broken = None
+        self.decoding = 0          # inside _loads: no call may reach the solution process
         self._gradient = None
         # where a run's boundary time goes: encoding and decoding here, waiting for the
         # solution process (its work and the socket), the solution's import
         self.stats = {"calls": 0, "codec_s": 0.0, "wait_s": 0.0, "ready_s": 0.0}
         self.call = _eager(self.call)
         _LINK[0] = self
+        install_jit_forwarding()
+        _SHARED_PATH[:] = _shared_roots()
 
     # -- reporting
     def note(self, text):
@@ -1308,11 +1388,15 @@ class JudgeLink:
 
     def _loads(self, data):
         started = time.monotonic()
+        self.decoding += 1
         try:
             return judge_loads(data)
         except NotData as exc:
             raise self.violation(str(exc)) from None
+        except CannotCross as exc:
+            raise self.cannot_cross(str(exc)) from None
         finally:
+            self.decoding -= 1
             self.stats["codec_s"] += time.monotonic() - started
 
     def timings(self):
@@ -1378,6 +1462,12 @@ class JudgeLink:
         return self.ready
 
     def call(self, target, self_obj, args, kwargs):
+        if self.decoding:
+            # a message whose value is rebuilt by calling a function of the solution
+            # process (a library's Cython reconstructor sent as a handle): the judge
+            # never runs solution code to decode a value
+            raise CannotCross("a value of type %s (rebuilt only by a function of the "
+                              "solution process)" % _named(self_obj))
         self.wait_ready()
         self.stats["calls"] += 1
         if self.broken:
@@ -1452,6 +1542,11 @@ class JudgeLink:
         exc = ImportError("the solution did not import: %s" % last)
         exc.add_note(text if isinstance(text, str) else "")
         return exc
+
+
+def _named(obj):
+    name = getattr(obj, "__qualname__", None) if isinstance(obj, RemoteFunction) else None
+    return name if isinstance(name, str) else "object"
 
 
 def _index_of(items, obj):
@@ -1717,6 +1812,9 @@ class RemoteObject:
     def __len__(self):
         return self._op("dunder", "__len__")
 
+    def __bool__(self):
+        return self._op("dunder", "__bool__")
+
     def __getitem__(self, key):
         return self._op("dunder", "__getitem__", (key,))
 
@@ -1928,6 +2026,13 @@ class RepositoryTargets:
                     space[key] = entry[1]
 
     # -- pytest hooks
+    def pytest_plugin_registered(self, plugin, manager):
+        if isinstance(plugin, types.ModuleType):
+            judge_only(plugin)    # a conftest
+
+    def pytest_itemcollected(self, item):
+        judge_only(getattr(item, "module", None))
+
     def pytest_collection_finish(self, session):
         self.rebind()
         status, detail = self.link.wait_ready()
@@ -1978,10 +2083,15 @@ class _InstallingLoader:
 def _function_proxy(link, qualname, original):
     remote = []
 
-    def proxy(*args, **kwargs):
+    def resolve():
         if not remote:
             remote.append(link.target(qualname))
-        return remote[0](*args, **kwargs)
+        return remote[0]
+
+    def proxy(*args, **kwargs):
+        return resolve()(*args, **kwargs)
+
+    proxy.__curator_remote__ = resolve
 
     for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
         try:
@@ -1996,6 +2106,42 @@ def _function_proxy(link, qualname, original):
         pass
     proxy.__curator_target__ = qualname
     return _eager(proxy)
+
+
+def remote_target(obj):
+    """The solution-process callable behind a target proxy of the judge, or None."""
+    if isinstance(obj, RemoteFunction):
+        return obj
+    resolve = getattr(obj, "__dict__", {}).get("__curator_remote__") \
+        if isinstance(getattr(obj, "__dict__", None), dict) else None
+    return resolve() if callable(resolve) else None
+
+
+def install_jit_forwarding():
+    """In the judge: torch.jit.script / trace of a target compile the candidate in the
+    solution process (TorchScript cannot compile a proxy); anything else, as torch does."""
+    if torch is None or getattr(torch.jit, "__curator_forwarding__", False):
+        return
+    for name in JIT_COMPILERS:
+        real = getattr(torch.jit, name, None)
+        if real is None:
+            continue
+        setattr(torch.jit, name, _forwarding(name, real))
+    torch.jit.__curator_forwarding__ = True
+
+
+def _forwarding(name, real):
+    import functools
+
+    @functools.wraps(real)
+    def compile_(obj, *args, **kwargs):
+        remote = remote_target(obj)
+        if remote is None:
+            return real(obj, *args, **kwargs)
+        link = _LINK[0]
+        return link.call(("jit", name), remote, args, kwargs)
+
+    return compile_
 
 
 def _eager(function):

@@ -81,6 +81,30 @@ def _crash_message(report):
     return lines[-1].strip()[:500] if lines else ""
 
 
+RUNNER_DIRS = (os.sep + "_pytest" + os.sep, os.sep + "pluggy" + os.sep)
+
+
+def _prune_native(report):
+    """Runs use --tb=native (pytest's own styles read and parse every frame's source:
+    most of a failing run's time); its traceback lacks pytest's pruning, so the frames
+    of pytest and pluggy are left out here, before anything prints the report."""
+    for entry in getattr(getattr(report.longrepr, "reprtraceback", None),
+                         "reprentries", None) or ():
+        lines = getattr(entry, "lines", None)
+        if not isinstance(lines, list) or not lines:
+            continue
+        kept, skipping = [], False
+        for line in lines:
+            for part in line.splitlines(keepends=True):
+                if part.startswith('  File "'):
+                    skipping = any(d in part for d in RUNNER_DIRS)
+                elif not part.startswith("    "):
+                    skipping = False
+                if not skipping:
+                    kept.append(part)
+        entry.lines = kept
+
+
 def _longrepr_text(report):
     try:
         text = report.longreprtext
@@ -130,6 +154,7 @@ class Reporter:
                   t=time.monotonic())
 
     def pytest_runtest_logreport(self, report):
+        _prune_native(report)
         self.phases.setdefault(report.nodeid, []).append(report)
 
     def pytest_runtest_logfinish(self, nodeid, location):

@@ -50,7 +50,7 @@ CHANNEL_FD = 4          # the judge's end of its one channel to the solution pro
 COLD_BASE_MB = 2048     # address space of a fresh interpreter importing torch
 MAX_EVENT_BYTES = 8 << 20
 SOLUTION_FILE = "solution.py"
-PYTEST_ARGS = ["-q", "-s", "--color=no", "--noconftest", "-p", "no:cacheprovider",
+PYTEST_ARGS = ["-q", "-s", "--color=no", "--tb=native", "--noconftest", "-p", "no:cacheprovider",
                "-p", "no:junitxml",
                "-p", "no:pastebin", "-p", "no:doctest", "-p", "no:stepwise",
                "-p", "no:setuponly", "-p", "no:setupplan", "-p", "no:faulthandler",
@@ -846,7 +846,7 @@ def _drain(fd: int) -> bytes:
 
 def repo_pytest_args(job: Job, rootdir: str) -> list[str]:
     """pytest's arguments for a repo-backed run, the same warm and cold."""
-    return ["-q", "--color=no", "-p", "no:cacheprovider", "--rootdir", rootdir,
+    return ["-q", "--color=no", "--tb=native", "-p", "no:cacheprovider", "--rootdir", rootdir,
             *(job.node_ids or []),
             *[arg for node in job.deselect for arg in ("--deselect", node)]]
 
@@ -995,11 +995,44 @@ def repo_roots(checkout: Path, job: Job) -> list[str]:
     found = module_name(checkout, relpath) if relpath else None
     if found:
         roots.append(found[0].split(".")[0])
-    for name in job.env_preload or ():
+    for name in [*(job.env_preload or ()), *test_libraries(checkout, job.node_ids)]:
         top = str(name).split(".")[0]
         if top and top not in roots:
             roots.append(top)
     return [r for r in roots if r not in NEVER_ALLOWED]
+
+
+def test_libraries(checkout: Path, node_ids) -> list[str]:
+    """Third-party packages the run's test files and their conftests import (scipy for a
+    test that builds a csr_matrix): the libraries the problem's tests allow. Read from
+    the source, so the judge and the solution process agree before either starts."""
+    files: list[Path] = []
+    for node in node_ids or ():
+        relpath = str(node).split("::")[0]
+        if not relpath or ".." in PurePosixPath(relpath).parts:
+            continue
+        path = checkout / relpath
+        files.append(path)
+        for folder in [checkout, *[checkout.joinpath(*PurePosixPath(relpath).parts[:i])
+                                   for i in range(1, len(PurePosixPath(relpath).parts))]]:
+            files.append(folder / "conftest.py")
+    found: list[str] = []
+    for path in dict.fromkeys(files):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) \
+                else [node.module] if isinstance(node, ast.ImportFrom) and node.module \
+                and not node.level else []
+            for name in names:
+                top = name.split(".")[0]
+                # the standard library's classes are not rebuilt from a message (a
+                # logging.FileHandler opens its file): only third-party packages
+                if top not in sys.stdlib_module_names and top not in found:
+                    found.append(top)
+    return found
 
 
 def write_shadow(folder: Path, checkout: Path, overlay: dict[str, str]) -> dict:

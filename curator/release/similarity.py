@@ -22,7 +22,6 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
-from datasketch import MinHash, MinHashLSH
 
 SHINGLE = 4
 PERMUTATIONS = 128
@@ -115,7 +114,9 @@ class Pair:
     similarity: float
 
 
-def _minhashes(prints: list[frozenset[int]]) -> list[MinHash]:
+def _minhashes(prints: list[frozenset[int]]) -> list:
+    from datasketch import MinHash  # here: it imports scipy, a quarter second per command
+
     # The shingle hashes are already 32-bit values: datasketch mixes and permutes them.
     return MinHash.bulk((sorted(fp) for fp in prints), num_perm=PERMUTATIONS, seed=SEED,
                         hashfunc=int)
@@ -133,6 +134,8 @@ def _rows_per_band(threshold: float) -> int:
 
 def _candidates(prints: list[frozenset[int]], threshold: float) -> list[tuple[int, int]]:
     """Pairs that share a band of their MinHash signatures and whose estimate is close."""
+    from datasketch import MinHashLSH
+
     minhashes = _minhashes(prints)
     rows = _rows_per_band(threshold)
     # Our own bands and rows, not datasketch's choice from weights: a pair at the

@@ -840,3 +840,65 @@ def test_repo_backed_candidate_patching_pytest_does_not_pass(engine, tmp_path, w
         assert results[0].env.get("boundary") and results[1].env.get("boundary")
     else:
         _tampered(results[1], "Function.runtest")
+
+
+COMPILING_TESTS = """\
+import torch
+from solution import add
+
+
+def test_compiled_call_of_the_target():
+    fn = torch.compile(add, backend="eager")
+    assert int(fn(torch.tensor(2.0), torch.tensor(3.0)).item()) == 5
+
+
+def test_compiled_caller_of_the_target():
+    @torch.compile(backend="eager")
+    def twice(a, b):
+        return add(torch.sin(a) * 0 + a, b) * 2
+
+    assert int(twice(torch.tensor(2.0), torch.tensor(3.0)).item()) == 10
+"""
+
+
+def test_tests_that_compile_the_target_judge_it(engine):
+    """A test that hands the target to torch.compile (kornia's dynamo tests): the call
+    across the boundary is a graph break, and the verdict is the candidate's."""
+    right = run_one(engine, "def add(a, b):\n    return a + b\n", COMPILING_TESTS, timeout=60)
+    assert right.outcome == "passed", (right.reason, right.stderr[-3000:])
+    wrong = run_one(engine, "def add(a, b):\n    return a - b\n", COMPILING_TESTS, timeout=60)
+    assert wrong.outcome == "failed", (wrong.reason, wrong.stderr[-3000:])
+    assert {t["outcome"] for t in wrong.tests} == {"failed"}
+
+
+SCRIPTING_TESTS = """\
+import torch
+from solution import add
+
+
+def test_scripted_target():
+    scripted = torch.jit.script(add)
+    assert int(scripted(torch.tensor(2.0), torch.tensor(3.0)).item()) == 5
+
+
+def test_traced_target():
+    traced = torch.jit.trace(add, (torch.tensor(1.0), torch.tensor(1.0)))
+    assert int(traced(torch.tensor(2.0), torch.tensor(3.0)).item()) == 5
+"""
+
+
+def test_tests_that_script_the_target_compile_the_candidate(engine):
+    """kornia's `torch.jit.script(op)` tests: TorchScript cannot compile the judge's proxy,
+    so the candidate is compiled in the solution process and called there; one that
+    TorchScript rejects fails as it would upstream."""
+    typed = "import torch\n\ndef add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:\n" \
+            "    return a + b\n"
+    right = run_one(engine, typed, SCRIPTING_TESTS, timeout=60)
+    assert right.outcome == "passed", (right.reason, right.tests, right.stderr[-3000:])
+    wrong = run_one(engine, typed.replace("a + b", "a - b"), SCRIPTING_TESTS, timeout=60)
+    assert {t["outcome"] for t in wrong.tests} == {"failed"}, wrong.tests
+    unscriptable = run_one(engine, typed.replace("return a + b", "return a + b if "
+                                                 "isinstance(a, list) is False else {}[0]"),
+                           SCRIPTING_TESTS, timeout=60)
+    outcomes = {t["id"].split("::")[-1]: t["outcome"] for t in unscriptable.tests}
+    assert outcomes["test_scripted_target"] == "failed", unscriptable.tests

@@ -1,0 +1,101 @@
+"""What a repository's tests hand the target and get back crosses the boundary as the
+repository's own callers would see it (cleanlab's create_knn_graph_and_index).
+
+- A function the test module defines (a metric) is a handle to the judge's function; the
+  candidate may test its truth (`metric or default`) and call it.
+- A value of a library the test files import (scipy's csr_matrix) is rebuilt by the judge
+  from scipy's own class, and a fitted scikit-learn NearestNeighbors (its tree and
+  distance metric, rebuilt by scikit-learn's own reconstructors) crosses back whole.
+- A message the judge could only decode by calling a function of the solution process is
+  refused as a value that cannot cross (an error), never a tampered run of the reference.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+from execution_support import engine_fixture
+
+from curator.execution.job import Job, Limits
+
+engine = engine_fixture()
+
+KNN = textwrap.dedent("""\
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from sklearn.neighbors import NearestNeighbors
+
+
+    def knn_graph(features, n_neighbors=2, metric=None):
+        metric = metric or "euclidean"
+        index = NearestNeighbors(n_neighbors=n_neighbors, metric=metric).fit(features)
+        distances, indices = index.kneighbors()
+        n = features.shape[0]
+        graph = csr_matrix((distances.ravel(), indices.ravel(),
+                            np.arange(0, n * n_neighbors + 1, n_neighbors)), shape=(n, n))
+        return graph, index
+    """)
+KNN_TESTS = textwrap.dedent("""\
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from sklearn.neighbors import NearestNeighbors
+
+    from pkg.knn import knn_graph
+
+    POINTS = np.array([[0.0, 0.0], [0.0, 1.0], [3.0, 0.0], [3.0, 2.0]])
+
+
+    def manhattan(a, b):
+        return float(np.abs(a - b).sum())
+
+
+    def test_graph_and_index():
+        graph, index = knn_graph(POINTS, n_neighbors=1)
+        assert isinstance(graph, csr_matrix)
+        assert isinstance(index, NearestNeighbors)
+        np.testing.assert_allclose(graph.toarray()[0], [0.0, 1.0, 0.0, 0.0])
+        assert index.kneighbors(POINTS[:1], n_neighbors=1)[1][0, 0] == 0
+
+
+    def test_the_tests_own_metric():
+        graph, _ = knn_graph(POINTS, n_neighbors=1, metric=manhattan)
+        np.testing.assert_allclose(graph.data, [1.0, 1.0, 2.0, 2.0])
+    """)
+
+
+def make_repo(root):
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "knn.py").write_text(KNN)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_knn.py").write_text(KNN_TESTS)
+    return root
+
+
+def knn_job(repo, text, reference=False):
+    return Job(problem_id="knn", solution=text, repo_dir=str(repo),
+               overlay={"pkg/knn.py": text}, node_ids=["tests/test_knn.py"],
+               symbol="knn_graph", python=sys.executable, reference=reference,
+               limits=Limits(timeout_s=120))
+
+
+def test_library_values_and_the_tests_own_functions_cross(engine, tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    wrong = KNN.replace("distances.ravel()", "distances.ravel() * 2")
+    jobs = [knn_job(repo, KNN, reference=True), knn_job(repo, wrong)]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, candidate = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])
+    assert {t["outcome"] for t in candidate.tests} == {"failed"}, candidate.tests
+
+
+def test_a_value_only_solution_code_can_rebuild_is_an_error_not_tampering(engine, tmp_path):
+    """numpy's Generator pickles through a plain function of numpy: sent as a handle, the
+    judge would have to call into the solution process to decode the reply."""
+    repo = make_repo(tmp_path / "repo")
+    generator = KNN.replace("return graph, index", "return graph, np.random.default_rng(0)")
+    result = next(iter(engine.run([knn_job(repo, generator)])))
+    assert result.outcome == "error", (result.outcome, result.reason, result.evidence)
+    assert "cannot cross from the solution process" in result.reason, result.reason
