@@ -54,6 +54,7 @@ except Exception:
     np = None
 
 MAX_MESSAGE = 512 << 20
+CANNOT_CROSS = "cannot cross from the solution process to the judge"   # ends a run's reason
 PROTOCOL = 5
 # The libraries whose classes the judge rebuilds from its own definitions.
 ALLOWED_ROOTS = {"torch", "numpy", "collections", "pathlib"}
@@ -1192,7 +1193,7 @@ class JudgeLink:
         return BoundaryError(self.broken)
 
     def cannot_cross(self, what):
-        self.broken = "%s cannot cross from the solution process to the judge" % what
+        self.broken = "%s %s" % (what, CANNOT_CROSS)
         self.report("crossing", message=self.broken)
         return BoundaryError(self.broken)
 

@@ -141,3 +141,21 @@ def test_a_stub_that_passes_the_remaining_tests_is_not_green(tmp_path):
     with Store(ws.db_path, "tester") as store:
         (result,) = runs.triage(store, ws, ["scale"], stub=True)
         assert result.green   # the stub raises, so test_runs fails it
+
+
+def test_a_value_that_cannot_cross_is_not_an_upstream_failure(tmp_path):
+    """A reference whose result has no data form (an open file) fails in this tool, not
+    upstream: the problem is not green, with the boundary's reason, and no test is
+    excluded as fails_upstream."""
+    opener = 'def opener(path):\n    """The file, open."""\n    return open(path)\n'
+    tests = ("from pkg.ops import opener\n\n\ndef test_opener():\n"
+             "    with opener(__file__) as handle:\n        assert handle.read()\n")
+    upstream = make_repo(tmp_path / "files", {
+        "pkg/__init__.py": "", "pkg/ops.py": opener, "tests/test_open.py": tests})
+    ws, _ = mine_and_accept(tmp_path, upstream, "opener", "opener", isolation="weak")
+    with Store(ws.db_path, "tester") as store:
+        (result,) = runs.triage(store, ws, ["opener"])
+        assert not result.green
+        assert result.reason.startswith("boundary: an open file"), result.reason
+        assert "cannot cross from the solution process to the judge" in result.reason
+        assert result.causes == {} and runs.excluded(store, "opener") == []
