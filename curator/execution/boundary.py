@@ -2118,6 +2118,18 @@ def remote_target(obj):
     return resolve() if callable(resolve) else None
 
 
+def _has_proxied_method(obj):
+    if torch is None or not isinstance(obj, torch.nn.Module):
+        return False
+    for klass in type(obj).__mro__:
+        for value in vars(klass).values():
+            value = getattr(value, "__func__", value)
+            space = getattr(value, "__dict__", None)
+            if isinstance(space, dict) and "__curator_remote__" in space:
+                return True
+    return False
+
+
 def install_jit_forwarding():
     """In the judge: torch.jit.script / trace of a target compile the candidate in the
     solution process (TorchScript cannot compile a proxy); anything else, as torch does."""
@@ -2137,6 +2149,9 @@ def _forwarding(name, real):
     @functools.wraps(real)
     def compile_(obj, *args, **kwargs):
         remote = remote_target(obj)
+        if remote is None and _has_proxied_method(obj):
+            remote = obj   # a module whose method is the target: it crosses as data and
+            # is compiled there with the candidate's method
         if remote is None:
             return real(obj, *args, **kwargs)
         link = _LINK[0]

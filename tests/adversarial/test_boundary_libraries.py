@@ -99,3 +99,56 @@ def test_a_value_only_solution_code_can_rebuild_is_an_error_not_tampering(engine
     result = next(iter(engine.run([knn_job(repo, generator)])))
     assert result.outcome == "error", (result.outcome, result.reason, result.evidence)
     assert "cannot cross from the solution process" in result.reason, result.reason
+
+
+NET = textwrap.dedent("""\
+    import torch
+
+
+    class Doubler(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("k", torch.tensor(2.0))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x * self.k
+    """)
+NET_TESTS = textwrap.dedent("""\
+    import torch
+
+    from pkg.net import Doubler
+
+
+    def test_scripted_module():
+        scripted = torch.jit.script(Doubler())
+        assert torch.equal(scripted(torch.ones(3)), torch.full((3,), 2.0))
+
+
+    def test_eager_module():
+        assert torch.equal(Doubler()(torch.ones(3)), torch.full((3,), 2.0))
+    """)
+
+
+def test_scripting_a_module_whose_method_is_the_target(engine, tmp_path):
+    """kornia's `torch.jit.script(Module())` tests where `Module.forward` is the target: the
+    judge's module crosses as data and is scripted with the candidate's method."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "net.py").write_text(NET)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_net.py").write_text(NET_TESTS)
+
+    def job(text, reference=False):
+        return Job(problem_id="net", solution=text, repo_dir=str(root),
+                   overlay={"pkg/net.py": text}, node_ids=["tests/test_net.py"],
+                   symbol="Doubler.forward", python=sys.executable, reference=reference,
+                   limits=Limits(timeout_s=120))
+
+    jobs = [job(NET, reference=True), job(NET.replace("x * self.k", "x * self.k + 1"))]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, wrong = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    outcomes = {t["id"].split("::")[-1]: t["outcome"] for t in wrong.tests}
+    assert outcomes == {"test_scripted_module": "failed", "test_eager_module": "failed"}, \
+        (wrong.tests, wrong.stdout[-3000:])
