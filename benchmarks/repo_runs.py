@@ -39,7 +39,7 @@ SUMMARY = re.compile(r"(\d+) (passed|failed|skipped|xfailed|xpassed|errors?|dese
 
 def cold_run(job, rundir: str) -> tuple[float, Counter, int]:
     env = sandbox.base_env(rundir, python=job.python, plugins_autoload=True)
-    args = [job.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *job.node_ids,
+    args = [job.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *(job.node_ids or []),
             *[a for node in job.deselect for a in ("--deselect", node)]]
     started = time.perf_counter()
     done = subprocess.run(args, cwd=job.repo_dir, env=env, capture_output=True, text=True,

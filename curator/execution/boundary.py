@@ -1003,7 +1003,41 @@ def apply_op(module, self_obj, op, name, args, kwargs):
         return DUNDERS[name](self_obj, *args)   # as Python itself applies them
     if op == "jit" and name in JIT_COMPILERS:
         return _jit_in_solution(name, self_obj, args, kwargs)
+    if op in ("patch", "unpatch"):
+        return _patch_in_solution(op, *args)
     raise NotData("an unknown operation %r" % (op,))
+
+
+# -- a test's mock.patch of a module or class, mirrored in the solution process -------------
+
+_SAVED_PATCHES = {}   # (module, class path, attribute) -> [originals], innermost last
+_MISSING = object()
+
+
+def _patch_in_solution(op, module_name, path, attribute, value=None):
+    import importlib
+
+    owner = sys.modules.get(module_name) or importlib.import_module(module_name)
+    for part in path.split(".") if path else ():
+        owner = getattr(owner, part)
+    key = (module_name, path, attribute)
+    if op == "patch":
+        original = owner.__dict__.get(attribute, _MISSING) if isinstance(owner, type) \
+            else getattr(owner, attribute, _MISSING)
+        _SAVED_PATCHES.setdefault(key, []).append(original)
+        setattr(owner, attribute, value)
+        return None
+    saved = _SAVED_PATCHES.get(key)
+    if saved:
+        original = saved.pop()
+        if original is _MISSING:
+            try:
+                delattr(owner, attribute)
+            except AttributeError:
+                pass
+        else:
+            setattr(owner, attribute, original)
+    return None
 
 
 # torch.jit's compilers of a target called in the judge: the candidate is compiled where
@@ -1179,6 +1213,7 @@ class JudgeLink:
         self.call = _eager(self.call)
         _LINK[0] = self
         install_jit_forwarding()
+        install_patch_forwarding()
         _SHARED_PATH[:] = _shared_roots()
 
     # -- reporting
@@ -2128,6 +2163,56 @@ def _has_proxied_method(obj):
             if isinstance(space, dict) and "__curator_remote__" in space:
                 return True
     return False
+
+
+def install_patch_forwarding():
+    """In the judge: a test's mock.patch of an attribute of a module or a class the
+    solution process has too is applied there as well for as long as it lasts (the new
+    value crosses as usual: a mock is a handle, so its calls are recorded in the judge)."""
+    from unittest import mock
+
+    patcher = getattr(mock, "_patch", None)
+    if patcher is None or getattr(patcher, "__curator_forwarding__", False):
+        return
+    enter, exit_ = patcher.__enter__, patcher.__exit__
+
+    def __enter__(self):
+        result = enter(self)
+        _forward_patch(self, "patch")
+        return result
+
+    def __exit__(self, *exc_info):
+        _forward_patch(self, "unpatch")
+        return exit_(self, *exc_info)
+
+    patcher.__enter__, patcher.__exit__ = __enter__, __exit__
+    patcher.__curator_forwarding__ = True
+
+
+def _forward_patch(patch, op):
+    link = _LINK[0]
+    target = getattr(patch, "target", None)
+    attribute = getattr(patch, "attribute", None)
+    if link is None or not isinstance(attribute, str):
+        return
+    if isinstance(target, types.ModuleType):
+        module_name, path = target.__name__, ""
+    elif isinstance(target, type):
+        module_name, path = target.__module__, target.__qualname__
+        if "<" in path:
+            return
+    else:
+        return   # an instance: it crosses as data with the mock in its attributes
+    module = sys.modules.get(module_name)
+    if module is None or not (module is link.proxy_module or _shared_module(module)):
+        return
+    args = (module_name, path, attribute)
+    if op == "patch":
+        args += (getattr(target, attribute, None),)
+    try:
+        link.call((op, None), None, args, {})
+    except Exception:
+        pass   # the judge's own patch stands; what the solution does with it is its own
 
 
 def install_jit_forwarding():

@@ -152,3 +152,67 @@ def test_scripting_a_module_whose_method_is_the_target(engine, tmp_path):
     outcomes = {t["id"].split("::")[-1]: t["outcome"] for t in wrong.tests}
     assert outcomes == {"test_scripted_module": "failed", "test_eager_module": "failed"}, \
         (wrong.tests, wrong.stdout[-3000:])
+
+
+PATCHED = textwrap.dedent("""\
+    def helper(x):
+        return x + 1
+
+
+    def target(x):
+        return helper(x) * 2
+
+
+    class Model:
+        def _inner(self):
+            return 1
+
+        def fit(self):
+            return self._inner() * 3
+    """)
+PATCHING_TESTS = textwrap.dedent("""\
+    from unittest import mock
+
+    import pkg.ops
+    from pkg.ops import Model, target
+
+
+    def test_module_function_patched():
+        with mock.patch("pkg.ops.helper", return_value=10) as fake:
+            assert target(1) == 20
+        fake.assert_called_once_with(1)
+        assert target(1) == 4      # restored in both processes
+
+
+    def test_class_method_patched():
+        with mock.patch.object(Model, "_inner", return_value=5):
+            assert Model().fit() == 15
+        assert Model().fit() == 3
+    """)
+
+
+def test_a_tests_mock_patch_reaches_the_candidate(engine, tmp_path):
+    """A test's mock.patch of a module function or a class method the candidate calls is
+    applied in the solution process too while it lasts; the mock stays the judge's."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "ops.py").write_text(PATCHED)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_patch.py").write_text(PATCHING_TESTS)
+
+    def job(text, symbol, reference=False):
+        return Job(problem_id="patch", solution=text, repo_dir=str(root),
+                   overlay={"pkg/ops.py": text}, node_ids=["tests/test_patch.py"],
+                   symbol=symbol, python=sys.executable, reference=reference,
+                   limits=Limits(timeout_s=120))
+
+    jobs = [job(PATCHED, "target", reference=True), job(PATCHED, "Model.fit", reference=True),
+            job(PATCHED.replace("return helper(x) * 2", "return (x + 1) * 2"), "target")]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    function_ref, method_ref, inlined = (results[j.job_id] for j in jobs)
+    assert function_ref.outcome == "passed", (function_ref.reason, function_ref.stdout[-3000:])
+    assert method_ref.outcome == "passed", (method_ref.reason, method_ref.stdout[-3000:])
+    # a candidate that does not call the patched helper fails the patched test, as upstream
+    outcomes = {t["id"].split("::")[-1]: t["outcome"] for t in inlined.tests}
+    assert outcomes["test_module_function_patched"] == "failed", inlined.tests
