@@ -2233,6 +2233,11 @@ def _forwarding(name, real):
 
     @functools.wraps(real)
     def compile_(obj, *args, **kwargs):
+        if "_rcb" in kwargs:
+            # TorchScript compiling judge code that calls the target: the proxy cannot
+            # become part of a judge-side graph (a known limit), and the judge's
+            # resolution callback means nothing in the solution process
+            return real(obj, *args, **kwargs)
         remote = remote_target(obj)
         if remote is None and _has_proxied_method(obj):
             remote = obj   # a module whose method is the target: it crosses as data and
