@@ -81,13 +81,18 @@ def _crash_message(report):
     return lines[-1].strip()[:500] if lines else ""
 
 
-RUNNER_DIRS = (os.sep + "_pytest" + os.sep, os.sep + "pluggy" + os.sep)
+# frames of the test runner and of the boundary's own plumbing (the call across, dynamo's
+# disable wrapper around it): a failure's log shows the test's and the candidate's
+RUNNER_DIRS = (os.sep + "_pytest" + os.sep, os.sep + "pluggy" + os.sep,
+               os.sep + os.path.join("curator", "execution", ""),
+               os.sep + os.path.join("torch", "_dynamo", "eval_frame.py"))
 
 
 def _prune_native(report):
     """Runs use --tb=native (pytest's own styles read and parse every frame's source:
     most of a failing run's time); its traceback lacks pytest's pruning, so the frames
-    of pytest and pluggy are left out here, before anything prints the report."""
+    of pytest, pluggy and the boundary's plumbing are left out here, before anything
+    prints the report."""
     for entry in getattr(getattr(report.longrepr, "reprtraceback", None),
                          "reprentries", None) or ():
         lines = getattr(entry, "lines", None)
