@@ -2141,6 +2141,15 @@ def _function_proxy(link, qualname, original):
     except (TypeError, ValueError):
         pass
     proxy.__curator_target__ = qualname
+    if torch is not None:
+        try:
+            # TorchScript compiling judge code that calls the target leaves the call to
+            # Python (as for @torch.jit.ignore), typed by the original's signature
+            from torch._jit_internal import FunctionModifiers
+
+            proxy._torchscript_modifier = FunctionModifiers.IGNORE
+        except Exception:
+            pass
     return _eager(proxy)
 
 

@@ -216,3 +216,49 @@ def test_a_tests_mock_patch_reaches_the_candidate(engine, tmp_path):
     # a candidate that does not call the patched helper fails the patched test, as upstream
     outcomes = {t["id"].split("::")[-1]: t["outcome"] for t in inlined.tests}
     assert outcomes["test_module_function_patched"] == "failed", inlined.tests
+
+
+TYPED = textwrap.dedent("""\
+    import torch
+
+
+    def target(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+
+    def caller(x: torch.Tensor) -> torch.Tensor:
+        return target(x) + 1
+    """)
+SCRIPTED_CALLER_TESTS = textwrap.dedent("""\
+    import torch
+
+    from pkg.ops import caller
+
+
+    def test_scripted_caller():
+        scripted = torch.jit.script(caller)
+        assert torch.equal(scripted(torch.ones(2)), torch.full((2,), 3.0))
+    """)
+
+
+def test_scripting_judge_code_that_calls_the_target(engine, tmp_path):
+    """TorchScript compiling the repository's own caller of the target: the call to the
+    proxy stays a Python call (as @torch.jit.ignore), so the candidate is still judged."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "ops.py").write_text(TYPED)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_caller.py").write_text(SCRIPTED_CALLER_TESTS)
+
+    def job(text, reference=False):
+        return Job(problem_id="typed", solution=text, repo_dir=str(root),
+                   overlay={"pkg/ops.py": text}, node_ids=["tests/test_caller.py"],
+                   symbol="target", python=sys.executable, reference=reference,
+                   limits=Limits(timeout_s=120))
+
+    jobs = [job(TYPED, reference=True), job(TYPED.replace("return x * 2", "return x * 3"))]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, wrong = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert wrong.outcome == "failed", (wrong.reason, wrong.stdout[-3000:])
