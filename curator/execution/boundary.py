@@ -1014,7 +1014,7 @@ _SAVED_PATCHES = {}   # (module, class path, attribute) -> [originals], innermos
 _MISSING = object()
 
 
-def _patch_in_solution(op, module_name, path, attribute, value=None):
+def _patch_in_solution(op, module_name, path, attribute, value=None, method=False):
     import importlib
 
     owner = sys.modules.get(module_name) or importlib.import_module(module_name)
@@ -1025,7 +1025,14 @@ def _patch_in_solution(op, module_name, path, attribute, value=None):
         original = owner.__dict__.get(attribute, _MISSING) if isinstance(owner, type) \
             else getattr(owner, attribute, _MISSING)
         _SAVED_PATCHES.setdefault(key, []).append(original)
-        setattr(owner, attribute, value)
+        if method and isinstance(owner, type):
+            # the judge's function set on a class: bound to the instance, as it would be
+            def method_(self, *args, **kwargs):
+                return value(self, *args, **kwargs)
+
+            setattr(owner, attribute, method_)
+        else:
+            setattr(owner, attribute, value)
         return None
     saved = _SAVED_PATCHES.get(key)
     if saved:
@@ -2196,6 +2203,31 @@ def install_patch_forwarding():
 
     patcher.__enter__, patcher.__exit__ = __enter__, __exit__
     patcher.__curator_forwarding__ = True
+    _forward_monkeypatch()
+
+
+def _forward_monkeypatch():
+    """pytest's monkeypatch.setattr the same way, undone at the fixture's teardown."""
+    monkeypatch = sys.modules.get("_pytest.monkeypatch")
+    cls = getattr(monkeypatch, "MonkeyPatch", None)
+    if cls is None or getattr(cls, "__curator_forwarding__", False):
+        return
+    setattr_, undo = cls.setattr, cls.undo
+
+    def forwarding_setattr(self, *args, **kwargs):
+        before = len(self._setattr)
+        result = setattr_(self, *args, **kwargs)
+        for target, name, _old in self._setattr[before:]:
+            _forward_patch(types.SimpleNamespace(target=target, attribute=name), "patch")
+        return result
+
+    def forwarding_undo(self):
+        for target, name, _old in reversed(self._setattr):
+            _forward_patch(types.SimpleNamespace(target=target, attribute=name), "unpatch")
+        return undo(self)
+
+    cls.setattr, cls.undo = forwarding_setattr, forwarding_undo
+    cls.__curator_forwarding__ = True
 
 
 def _forward_patch(patch, op):
@@ -2217,7 +2249,10 @@ def _forward_patch(patch, op):
         return
     args = (module_name, path, attribute)
     if op == "patch":
-        args += (getattr(target, attribute, None),)
+        value = target.__dict__.get(attribute) if isinstance(target, type) else \
+            getattr(target, attribute, None)
+        args += (getattr(target, attribute, None),
+                 isinstance(target, type) and isinstance(value, types.FunctionType))
     try:
         link.call((op, None), None, args, {})
     except Exception:

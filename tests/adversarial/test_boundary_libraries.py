@@ -188,12 +188,24 @@ PATCHING_TESTS = textwrap.dedent("""\
         with mock.patch.object(Model, "_inner", return_value=5):
             assert Model().fit() == 15
         assert Model().fit() == 3
+
+
+    def test_monkeypatched(monkeypatch):
+        monkeypatch.setattr(pkg.ops, "helper", lambda x: 100)
+        monkeypatch.setattr(Model, "_inner", lambda self: 7)
+        assert target(1) == 200
+        assert Model().fit() == 21
+
+
+    def test_monkeypatch_was_undone():
+        assert target(1) == 4 and Model().fit() == 3
     """)
 
 
 def test_a_tests_mock_patch_reaches_the_candidate(engine, tmp_path):
-    """A test's mock.patch of a module function or a class method the candidate calls is
-    applied in the solution process too while it lasts; the mock stays the judge's."""
+    """A test's mock.patch (or pytest's monkeypatch) of a module function or a class
+    method the candidate calls is applied in the solution process too while it lasts;
+    the mock stays the judge's."""
     root = tmp_path / "repo"
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
