@@ -1221,6 +1221,7 @@ class JudgeLink:
         _LINK[0] = self
         install_jit_forwarding()
         install_patch_forwarding()
+        install_readable_tmp()
         _SHARED_PATH[:] = _shared_roots()
 
     # -- reporting
@@ -2257,6 +2258,43 @@ def _forward_patch(patch, op):
         link.call((op, None), None, args, {})
     except Exception:
         pass   # the judge's own patch stands; what the solution does with it is its own
+
+
+def install_readable_tmp():
+    """In the judge: the folders pytest makes for the tests (tmp_path) are readable by the
+    solution process, which runs under another uid, so a test that writes a file and
+    hands the candidate its path (kornia's load_image) works as upstream. Readable, not
+    writable: what the test keeps there (an expected output) the candidate cannot
+    change."""
+    try:
+        import _pytest.tmpdir as tmpdir
+    except Exception:
+        return
+    factory = tmpdir.TempPathFactory
+    if getattr(factory, "__curator_readable__", False):
+        return
+    getbasetemp, mktemp = factory.getbasetemp, factory.mktemp
+
+    def readable_basetemp(self):
+        path = getbasetemp(self)
+        for folder in (path, path.parent):
+            _chmod(folder, 0o711)       # traversed, never listed or written
+        return path
+
+    def readable_mktemp(self, basename, numbered=True):
+        path = mktemp(self, basename, numbered)
+        _chmod(path, 0o755)
+        return path
+
+    factory.getbasetemp, factory.mktemp = readable_basetemp, readable_mktemp
+    factory.__curator_readable__ = True
+
+
+def _chmod(path, mode):
+    try:
+        os.chmod(path, mode)
+    except OSError:
+        pass
 
 
 def install_jit_forwarding():

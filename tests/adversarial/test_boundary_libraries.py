@@ -274,3 +274,54 @@ def test_scripting_judge_code_that_calls_the_target(engine, tmp_path):
     reference, wrong = (results[j.job_id] for j in jobs)
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert wrong.outcome == "failed", (wrong.reason, wrong.stdout[-3000:])
+
+
+READER = textwrap.dedent("""\
+    def first_line(path):
+        with open(path, encoding="utf-8") as handle:
+            return handle.readline().strip()
+    """)
+TMP_TESTS = textwrap.dedent("""\
+    from pkg.io import first_line
+
+
+    def test_reads_a_file_the_test_wrote(tmp_path):
+        path = tmp_path / "data.txt"
+        path.write_text("hello\\nworld\\n", encoding="utf-8")
+        assert first_line(str(path)) == "hello"
+    """)
+
+
+def test_the_tests_temporary_files_are_readable(engine, tmp_path):
+    """tmp_path is the judge's (pytest makes it 0700): the candidate, under another uid
+    where the machine allows one, reads a file a test wrote there and handed it by path
+    (kornia's load_image_to_tensor). The folders are opened for reading only."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "io.py").write_text(READER)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_io.py").write_text(TMP_TESTS)
+    job = Job(problem_id="io", solution=READER, repo_dir=str(root),
+              overlay={"pkg/io.py": READER}, node_ids=["tests/test_io.py"],
+              symbol="first_line", python=sys.executable, reference=True,
+              limits=Limits(timeout_s=120))
+    (result,) = list(engine.run([job]))
+    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
+
+
+def test_pytests_temporary_folders_are_opened_for_reading_only(tmp_path_factory,
+                                                              monkeypatch):
+    """What the judge installs: a test's folder 0755, its parents traversable only."""
+    from _pytest.tmpdir import TempPathFactory
+
+    from curator.execution import boundary
+
+    # put back after this test: the judge's patch, here in the suite's own pytest
+    for name in ("getbasetemp", "mktemp"):
+        monkeypatch.setattr(TempPathFactory, name, getattr(TempPathFactory, name))
+    monkeypatch.setattr(TempPathFactory, "__curator_readable__", False, raising=False)
+    boundary.install_readable_tmp()
+    made = tmp_path_factory.mktemp("opened")
+    assert made.stat().st_mode & 0o777 == 0o755
+    assert made.parent.stat().st_mode & 0o777 == 0o711
