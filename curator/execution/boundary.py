@@ -43,6 +43,7 @@ import sys
 import time
 import traceback
 import types
+import warnings
 
 try:
     import torch
@@ -909,13 +910,15 @@ class SolutionLink:
             send_frame(self.sock, b"E", self.dumps((exception_record(unread), None)))
             return
         request, versions, inputs = self.request, self.versions, self.grad_inputs
+        caught = []
         try:
             op, name = target
             self_obj, args, kwargs = sent
             with torch.set_grad_enabled(bool(grad_enabled)) if torch is not None else \
-                    _nothing():
+                    _nothing(), _WarningsOf(caught):
                 result = apply_op(self.module, self_obj, op, name, args, kwargs)
         except BaseException as exc:  # the solution's exception is its answer
+            self.send_warnings(caught)
             self.request, self.versions = request, versions
             try:
                 self.outputs = None
@@ -924,6 +927,7 @@ class SolutionLink:
             except BaseException as inner:
                 send_frame(self.sock, b"X", self.dumps(_describe(inner)))
             return
+        self.send_warnings(caught)
         self.request, self.versions = request, versions
         self.outputs = [] if inputs else None
         try:
@@ -936,6 +940,21 @@ class SolutionLink:
             self.graphs[call_id] = (self.outputs, inputs)
         self.outputs = None
         send_frame(self.sock, b"R", self.dumps(call_id) + reply)
+
+    def send_warnings(self, caught):
+        """The warnings the call issued, for the judge to issue again (pytest.warns, the
+        repository's filterwarnings): category as its nearest library class, text."""
+        if not caught:
+            return
+        records = []
+        for item in caught[:MAX_WARNINGS]:
+            category = _warning_base(item.category)
+            records.append((category, str(item.message)[:2000],
+                            str(item.filename)[:500], int(item.lineno or 0)))
+        try:
+            send_frame(self.sock, b"W", self.dumps(records))
+        except Exception:
+            pass
 
     def serve_backward(self, payload):
         try:
@@ -970,6 +989,36 @@ class SolutionLink:
                 self.handle_frame(kind, reply)
         finally:
             self.request, self.versions, self.grad_inputs, self.outputs = saved
+
+
+MAX_WARNINGS = 100   # per call, issued again in the judge
+
+
+class _WarningsOf:
+    """Records the warnings a call issues (each one: the judge's filters decide)."""
+
+    def __init__(self, into):
+        self.into = into
+        self._context = warnings.catch_warnings(record=True)
+        self._log = []
+
+    def __enter__(self):
+        self._log = self._context.__enter__()
+        warnings.simplefilter("always")
+        return self
+
+    def __exit__(self, *exc):
+        self.into[:] = list(self._log)
+        self._context.__exit__(*exc)
+        return False
+
+
+def _warning_base(category):
+    for klass in getattr(category, "__mro__", ()):
+        if isinstance(klass, type) and issubclass(klass, Warning) and \
+                allowed_class(klass) and not _solution_defined(klass):
+            return klass
+    return UserWarning
 
 
 class _nothing:
@@ -1213,6 +1262,7 @@ class JudgeLink:
         self.namedtuples = {}
         self.broken = None
         self.decoding = 0          # inside _loads: no call may reach the solution process
+        self.pending_warnings = []
         self._gradient = None
         # where a run's boundary time goes: encoding and decoding here, waiting for the
         # solution process (its work and the socket), the solution's import
@@ -1469,7 +1519,26 @@ class JudgeLink:
             if kind == b"C":
                 self._serve_callback(payload)
                 continue
+            if kind == b"W":
+                self._warnings_received(payload)
+                continue
             return kind, payload
+
+    def _warnings_received(self, payload):
+        records = self._loads(payload)
+        if not isinstance(records, list) or len(records) > MAX_WARNINGS or not all(
+                isinstance(r, tuple) and len(r) == 4 and isinstance(r[0], type) and
+                issubclass(r[0], Warning) and isinstance(r[1], str) and
+                isinstance(r[2], str) and isinstance(r[3], int) for r in records):
+            raise self.violation("warnings of the wrong shape")
+        self.pending_warnings.extend(records)
+
+    def issue_warnings(self):
+        """The solution's warnings of the call that just returned, issued in the judge
+        where the test (pytest.warns, -W error) sees them."""
+        pending, self.pending_warnings = self.pending_warnings, []
+        for category, message, filename, lineno in pending:
+            warnings.warn_explicit(message, category, filename, lineno)
 
     def _unexpected(self, kind, payload):
         if kind == b"X":
@@ -1550,6 +1619,7 @@ class JudgeLink:
             raise self.violation("a reply of the wrong shape")
         value, after = decoded
         restored = adopt_reply(self, sent, after, value, current["changed"])
+        self.issue_warnings()
         if kind == b"E":
             record = restored
             if not isinstance(record, tuple) or len(record) != 6:

@@ -902,3 +902,34 @@ def test_tests_that_script_the_target_compile_the_candidate(engine):
                            SCRIPTING_TESTS, timeout=60)
     outcomes = {t["id"].split("::")[-1]: t["outcome"] for t in unscriptable.tests}
     assert outcomes["test_scripted_target"] == "failed", unscriptable.tests
+
+
+WARNING_TESTS = """\
+import warnings
+
+import pytest
+from solution import add
+
+
+def test_warns():
+    with pytest.warns(UserWarning, match="negative"):
+        assert add(-1, 1) == 0
+
+
+def test_an_error_filter_applies():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning):
+            add(-1, 1)
+"""
+
+
+def test_warnings_the_candidate_issues_reach_the_tests(engine):
+    """pytest.warns around a call: the candidate's warning, issued in the solution
+    process, is issued again in the judge where the test's filters see it."""
+    warns = ("import warnings\n\ndef add(a, b):\n    if a < 0:\n"
+             "        warnings.warn('negative input', UserWarning)\n    return a + b\n")
+    right = run_one(engine, warns, WARNING_TESTS)
+    assert right.outcome == "passed", (right.reason, right.tests, right.stdout[-3000:])
+    silent = run_one(engine, "def add(a, b):\n    return a + b\n", WARNING_TESTS)
+    assert {t["outcome"] for t in silent.tests} == {"failed"}, silent.tests
