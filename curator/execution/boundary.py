@@ -915,7 +915,7 @@ class SolutionLink:
             op, name = target
             self_obj, args, kwargs = sent
             with torch.set_grad_enabled(bool(grad_enabled)) if torch is not None else \
-                    _nothing(), _WarningsOf(caught):
+                    _nothing(), _WarningsOf(caught), _OutputOf(self):
                 result = apply_op(self.module, self_obj, op, name, args, kwargs)
         except BaseException as exc:  # the solution's exception is its answer
             self.send_warnings(caught)
@@ -992,6 +992,68 @@ class SolutionLink:
 
 
 MAX_WARNINGS = 100   # per call, issued again in the judge
+MAX_CALL_OUTPUT = 256 << 10   # characters of a call's prints the judge writes again
+
+
+class _Capped(io.TextIOBase):
+    """sys.stdout or sys.stderr during a call: kept for the judge up to a limit, the
+    rest written where it would have gone (the run's capped output)."""
+
+    def __init__(self, original):
+        super().__init__()
+        self.original, self.parts, self.size = original, [], 0
+
+    def write(self, text):
+        text = text if isinstance(text, str) else str(text)
+        if self.size + len(text) <= MAX_CALL_OUTPUT:
+            self.parts.append(text)
+            self.size += len(text)
+        elif self.original is not None:
+            self.original.write(text)
+        return len(text)
+
+    def writable(self):
+        return True
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return self.original.fileno()
+
+    @property
+    def encoding(self):
+        return getattr(self.original, "encoding", None) or "utf-8"
+
+    def text(self):
+        return "".join(self.parts)
+
+
+class _OutputOf:
+    """What a call prints, sent to the judge, which prints it again where the test
+    (capsys) or the run's log sees it."""
+
+    def __init__(self, link):
+        self.link = link
+
+    def __enter__(self):
+        self.saved = sys.stdout, sys.stderr
+        self.out, self.err = _Capped(sys.stdout), _Capped(sys.stderr)
+        sys.stdout, sys.stderr = self.out, self.err
+        return self
+
+    def __exit__(self, *exc):
+        sys.stdout, sys.stderr = self.saved
+        out, err = self.out.text(), self.err.text()
+        if out or err:
+            try:
+                send_frame(self.link.sock, b"O", self.link.dumps((out, err)))
+            except Exception:
+                pass
+        return False
 
 
 class _WarningsOf:
@@ -1522,7 +1584,22 @@ class JudgeLink:
             if kind == b"W":
                 self._warnings_received(payload)
                 continue
+            if kind == b"O":
+                self._output_received(payload)
+                continue
             return kind, payload
+
+    def _output_received(self, payload):
+        texts = self._loads(payload)
+        if not (isinstance(texts, tuple) and len(texts) == 2 and
+                all(isinstance(t, str) and len(t) <= MAX_CALL_OUTPUT for t in texts)):
+            raise self.violation("output of the wrong shape")
+        for stream, text in zip((sys.stdout, sys.stderr), texts):
+            if text:
+                try:
+                    stream.write(text)
+                except Exception:
+                    pass
 
     def _warnings_received(self, payload):
         records = self._loads(payload)

@@ -933,3 +933,24 @@ def test_warnings_the_candidate_issues_reach_the_tests(engine):
     assert right.outcome == "passed", (right.reason, right.tests, right.stdout[-3000:])
     silent = run_one(engine, "def add(a, b):\n    return a + b\n", WARNING_TESTS)
     assert {t["outcome"] for t in silent.tests} == {"failed"}, silent.tests
+
+
+PRINT_TESTS = """\
+from solution import add
+
+
+def test_prints(capsys):
+    assert add(1, 2) == 3
+    out, err = capsys.readouterr()
+    assert out == "adding 1 and 2\\n" and err == "careful\\n"
+"""
+
+
+def test_what_the_candidate_prints_reaches_capsys(engine):
+    """cleanlab's verbose tests read what the function printed with capsys."""
+    printing = ("import sys\n\ndef add(a, b):\n    print('adding', a, 'and', b)\n"
+                "    print('careful', file=sys.stderr)\n    return a + b\n")
+    right = run_one(engine, printing, PRINT_TESTS)
+    assert right.outcome == "passed", (right.reason, right.tests, right.stdout[-3000:])
+    quiet = run_one(engine, "def add(a, b):\n    return a + b\n", PRINT_TESTS)
+    assert quiet.outcome == "failed", (quiet.reason, quiet.tests)
