@@ -903,7 +903,7 @@ class SolutionLink:
         self.call_id += 1
         call_id = self.call_id
         try:
-            target, sent, grad_enabled = self.loads(payload)
+            target, sent, grad_enabled, rng = self.loads(payload)
         except Exception as exc:
             unread = TypeError("the solution process could not read the call's arguments: "
                                "%s: %s" % (type(exc).__name__, str(exc)[:300]))
@@ -912,6 +912,10 @@ class SolutionLink:
         request, versions, inputs = self.request, self.versions, self.grad_inputs
         caught = []
         try:
+            set_rng_state(rng)   # the function draws what it would have drawn in the test
+        except Exception:
+            pass
+        try:
             op, name = target
             self_obj, args, kwargs = sent
             with torch.set_grad_enabled(bool(grad_enabled)) if torch is not None else \
@@ -919,6 +923,7 @@ class SolutionLink:
                 result = apply_op(self.module, self_obj, op, name, args, kwargs)
         except BaseException as exc:  # the solution's exception is its answer
             self.send_warnings(caught)
+            self.send_rng_state()
             self.request, self.versions = request, versions
             try:
                 self.outputs = None
@@ -928,6 +933,7 @@ class SolutionLink:
                 send_frame(self.sock, b"X", self.dumps(_describe(inner)))
             return
         self.send_warnings(caught)
+        self.send_rng_state()
         self.request, self.versions = request, versions
         self.outputs = [] if inputs else None
         try:
@@ -940,6 +946,12 @@ class SolutionLink:
             self.graphs[call_id] = (self.outputs, inputs)
         self.outputs = None
         send_frame(self.sock, b"R", self.dumps(call_id) + reply)
+
+    def send_rng_state(self):
+        try:
+            send_frame(self.sock, b"G", self.dumps(rng_state()))
+        except Exception:
+            pass
 
     def send_warnings(self, caught):
         """The warnings the call issued, for the judge to issue again (pytest.warns, the
@@ -989,6 +1001,57 @@ class SolutionLink:
                 self.handle_frame(kind, reply)
         finally:
             self.request, self.versions, self.grad_inputs, self.outputs = saved
+
+
+# -- the global random generators across a call --------------------------------------------
+# The judge sends its state with each call, so a function drawing random numbers after the
+# test seeded them draws what it would have drawn in-process. The solution's state after
+# the call never becomes the judge's (it would choose the judge's next draws): it only
+# continues the solution's own sequence when the judge has drawn nothing since.
+
+
+def rng_state():
+    import random
+
+    state = {"random": random.getstate()}
+    if torch is not None:
+        state["torch"] = bytes(torch.get_rng_state().numpy().tobytes()) if np is not None \
+            else bytes(torch.get_rng_state().tolist())
+    if np is not None:
+        kind, keys, pos, has_gauss, cached = np.random.get_state()
+        state["numpy"] = (str(kind), keys.tobytes(), int(pos), int(has_gauss), float(cached))
+    return state
+
+
+def set_rng_state(state):
+    import random
+
+    if not isinstance(state, dict):
+        return
+    if "random" in state:
+        random.setstate(state["random"])
+    if torch is not None and isinstance(state.get("torch"), bytes):
+        torch.set_rng_state(torch.frombuffer(bytearray(state["torch"]), dtype=torch.uint8))
+    if np is not None and isinstance(state.get("numpy"), tuple):
+        kind, keys, pos, has_gauss, cached = state["numpy"]
+        np.random.set_state((kind, np.frombuffer(keys, dtype=np.uint32), pos, has_gauss,
+                             cached))
+
+
+def _valid_rng_state(state):
+    if not isinstance(state, dict) or not set(state) <= {"random", "torch", "numpy"}:
+        return False
+    python = state.get("random")
+    if python is not None and not (isinstance(python, tuple) and len(python) == 3 and
+                                   isinstance(python[1], tuple) and len(python[1]) == 625 and
+                                   all(type(v) is int for v in python[1])):
+        return False
+    if "torch" in state and not isinstance(state["torch"], bytes):
+        return False
+    numpy_state = state.get("numpy")
+    return numpy_state is None or (isinstance(numpy_state, tuple) and len(numpy_state) == 5
+                                   and isinstance(numpy_state[1], bytes)
+                                   and len(numpy_state[1]) == 624 * 4)
 
 
 MAX_WARNINGS = 100   # per call, issued again in the judge
@@ -1325,6 +1388,8 @@ class JudgeLink:
         self.broken = None
         self.decoding = 0          # inside _loads: no call may reach the solution process
         self.pending_warnings = []
+        self.rng_sent = None       # the judge's random state when it last sent one
+        self.rng_solution = None   # the solution's state after that call
         self._gradient = None
         # where a run's boundary time goes: encoding and decoding here, waiting for the
         # solution process (its work and the socket), the solution's import
@@ -1587,7 +1652,22 @@ class JudgeLink:
             if kind == b"O":
                 self._output_received(payload)
                 continue
+            if kind == b"G":
+                state = self._loads(payload)
+                if not _valid_rng_state(state):
+                    raise self.violation("a random state of the wrong shape")
+                self.rng_solution = state
+                continue
             return kind, payload
+
+    def _rng_for_call(self):
+        """The judge's random state, or the solution's own continuation when the judge
+        has not drawn or seeded since the last call (two calls in a row differ)."""
+        current = rng_state()
+        if self.rng_solution is not None and current == self.rng_sent:
+            return self.rng_solution
+        self.rng_sent, self.rng_solution = current, None
+        return current
 
     def _output_received(self, payload):
         texts = self._loads(payload)
@@ -1666,7 +1746,7 @@ class JudgeLink:
         self.request, self.grad_request = [], []
         grad_enabled = torch.is_grad_enabled() if torch is not None else False
         try:
-            payload = self.dumps((target, sent, grad_enabled))
+            payload = self.dumps((target, sent, grad_enabled, self._rng_for_call()))
         except BoundaryError:
             raise
         except Exception as exc:

@@ -954,3 +954,41 @@ def test_what_the_candidate_prints_reaches_capsys(engine):
     assert right.outcome == "passed", (right.reason, right.tests, right.stdout[-3000:])
     quiet = run_one(engine, "def add(a, b):\n    return a + b\n", PRINT_TESTS)
     assert quiet.outcome == "failed", (quiet.reason, quiet.tests)
+
+
+RANDOM_TESTS = """\
+import random
+
+import numpy as np
+import torch
+from solution import noise
+
+
+def test_seeded_draws_are_the_tests():
+    torch.manual_seed(0)
+    np.random.seed(0)
+    random.seed(0)
+    drawn = noise(3)
+    torch.manual_seed(0)
+    np.random.seed(0)
+    random.seed(0)
+    assert torch.equal(drawn[0], torch.rand(3))
+    assert drawn[1] == np.random.rand() and drawn[2] == random.random()
+
+
+def test_two_calls_in_a_row_differ():
+    torch.manual_seed(0)
+    assert not torch.equal(noise(3)[0], noise(3)[0])
+"""
+
+
+def test_random_draws_follow_the_tests_seed(engine):
+    """A test seeds the global generators, then the function draws: it draws what it
+    would have drawn in-process (kornia's and DL-Bench's seeded augmentation tests)."""
+    source = ("import random\n\nimport numpy as np\nimport torch\n\n\ndef noise(n):\n"
+              "    return torch.rand(n), np.random.rand(), random.random()\n")
+    result = run_one(engine, source, RANDOM_TESTS)
+    assert result.outcome == "passed", (result.reason, result.tests, result.stdout[-3000:])
+    fixed = source.replace("torch.rand(n)", "torch.zeros(n) + 0.5")
+    wrong = run_one(engine, fixed, RANDOM_TESTS)
+    assert wrong.outcome == "failed", (wrong.reason, wrong.tests)
