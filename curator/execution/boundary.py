@@ -904,6 +904,7 @@ class SolutionLink:
         call_id = self.call_id
         try:
             target, sent, grad_enabled, rng = self.loads(payload)
+            rng = rng if isinstance(rng, dict) else {}
         except Exception as exc:
             unread = TypeError("the solution process could not read the call's arguments: "
                                "%s: %s" % (type(exc).__name__, str(exc)[:300]))
@@ -912,9 +913,10 @@ class SolutionLink:
         request, versions, inputs = self.request, self.versions, self.grad_inputs
         caught = []
         try:
-            set_rng_state(rng)   # the function draws what it would have drawn in the test
+            set_rng_state(rng.get("rng"))   # draws what it would have drawn in the test
         except Exception:
             pass
+        set_ambient(rng)
         try:
             op, name = target
             self_obj, args, kwargs = sent
@@ -1036,6 +1038,53 @@ def set_rng_state(state):
         kind, keys, pos, has_gauss, cached = state["numpy"]
         np.random.set_state((kind, np.frombuffer(keys, dtype=np.uint32), pos, has_gauss,
                              cached))
+
+
+# What else the test set around the call and the function sees in-process: the default
+# dtype, deterministic algorithms, the working directory and the environment variables
+# the judge changed since it started (monkeypatch.setenv, chdir). Judge to solution only.
+_BASE_ENV = {}
+
+
+def ambient(base_env):
+    state = {"cwd": os.getcwd()}
+    env = os.environ
+    state["env"] = {k: v for k, v in env.items() if base_env.get(k) != v}
+    state["unset"] = [k for k in base_env if k not in env]
+    if torch is not None:
+        state["dtype"] = str(torch.get_default_dtype()).rpartition(".")[2]
+        state["deterministic"] = bool(torch.are_deterministic_algorithms_enabled())
+    return state
+
+
+def set_ambient(state):
+    if not _BASE_ENV:
+        _BASE_ENV["taken"] = dict(os.environ)   # the solution process's own, at its first call
+    try:
+        wanted = dict(_BASE_ENV["taken"])
+        for key in state.get("unset") or ():
+            wanted.pop(key, None)
+        wanted.update({str(k): str(v) for k, v in (state.get("env") or {}).items()})
+        for key in [k for k in os.environ if k not in wanted]:
+            del os.environ[key]
+        for key, value in wanted.items():
+            if os.environ.get(key) != value:
+                os.environ[key] = value
+    except Exception:
+        pass
+    try:
+        os.chdir(state["cwd"])
+    except Exception:
+        pass
+    if torch is not None:
+        try:
+            dtype = getattr(torch, str(state.get("dtype", "float32")))
+            if isinstance(dtype, torch.dtype) and dtype != torch.get_default_dtype():
+                torch.set_default_dtype(dtype)
+            if bool(state.get("deterministic")) != torch.are_deterministic_algorithms_enabled():
+                torch.use_deterministic_algorithms(bool(state.get("deterministic")))
+        except Exception:
+            pass
 
 
 def _valid_rng_state(state):
@@ -1388,6 +1437,7 @@ class JudgeLink:
         self.broken = None
         self.decoding = 0          # inside _loads: no call may reach the solution process
         self.pending_warnings = []
+        self.base_env = dict(os.environ)
         self.rng_sent = None       # the judge's random state when it last sent one
         self.rng_solution = None   # the solution's state after that call
         self._gradient = None
@@ -1746,7 +1796,9 @@ class JudgeLink:
         self.request, self.grad_request = [], []
         grad_enabled = torch.is_grad_enabled() if torch is not None else False
         try:
-            payload = self.dumps((target, sent, grad_enabled, self._rng_for_call()))
+            around = ambient(self.base_env)
+            around["rng"] = self._rng_for_call()
+            payload = self.dumps((target, sent, grad_enabled, around))
         except BoundaryError:
             raise
         except Exception as exc:

@@ -992,3 +992,35 @@ def test_random_draws_follow_the_tests_seed(engine):
     fixed = source.replace("torch.rand(n)", "torch.zeros(n) + 0.5")
     wrong = run_one(engine, fixed, RANDOM_TESTS)
     assert wrong.outcome == "failed", (wrong.reason, wrong.tests)
+
+
+AMBIENT_TESTS = """\
+import os
+
+import torch
+from solution import ambient
+
+
+def test_what_the_test_set_around_the_call(monkeypatch, tmp_path):
+    monkeypatch.setenv("CURATOR_TEST_SETTING", "on")
+    monkeypatch.chdir(tmp_path)
+    torch.set_default_dtype(torch.float64)
+    try:
+        dtype, setting, cwd = ambient()
+    finally:
+        torch.set_default_dtype(torch.float32)
+    assert dtype == torch.float64 and setting == "on" and cwd == str(tmp_path)
+
+
+def test_and_after_it_is_undone():
+    dtype, setting, _cwd = ambient()
+    assert dtype == torch.float32 and setting is None
+"""
+
+
+def test_the_tests_dtype_environment_and_folder_reach_the_call(engine):
+    source = ("import os\n\nimport torch\n\n\ndef ambient():\n"
+              "    return torch.zeros(1).dtype, os.environ.get('CURATOR_TEST_SETTING'), "
+              "os.getcwd()\n")
+    result = run_one(engine, source, AMBIENT_TESTS)
+    assert result.outcome == "passed", (result.reason, result.tests, result.stdout[-3000:])
