@@ -1745,7 +1745,9 @@ class JudgeLink:
         where the test (pytest.warns, -W error) sees them."""
         pending, self.pending_warnings = self.pending_warnings, []
         for category, message, filename, lineno in pending:
-            warnings.warn_explicit(message, category, filename, lineno)
+            # "<...>": the judge never opens a file the solution names (linecache would
+            # read it to show the warning's line)
+            warnings.warn_explicit(message, category, "<%s>" % filename, lineno)
 
     def _unexpected(self, kind, payload):
         if kind == b"X":

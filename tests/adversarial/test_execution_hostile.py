@@ -1024,3 +1024,14 @@ def test_the_tests_dtype_environment_and_folder_reach_the_call(engine):
               "os.getcwd()\n")
     result = run_one(engine, source, AMBIENT_TESTS)
     assert result.outcome == "passed", (result.reason, result.tests, result.stdout[-3000:])
+
+
+def test_a_warning_naming_a_file_never_makes_the_judge_read_it(engine):
+    """The judge shows a forwarded warning without opening the file it names (linecache
+    would read /dev/zero forever)."""
+    source = ("import warnings\n\ndef add(a, b):\n"
+              "    warnings.warn_explicit('look here', UserWarning, '/dev/zero', 1)\n"
+              "    return a + b\n")
+    result = run_one(engine, source, timeout=30)
+    assert result.outcome == "passed", (result.reason, result.stdout[-2000:])
+    assert "look here" in result.stdout
