@@ -921,7 +921,8 @@ class SolutionLink:
             op, name = target
             self_obj, args, kwargs = sent
             with torch.set_grad_enabled(bool(grad_enabled)) if torch is not None else \
-                    _nothing(), _WarningsOf(caught), _OutputOf(self):
+                    _nothing(), _WarningsOf(caught), _OutputOf(self), \
+                    _LogsOf(self, rng.get("log_level")):
                 result = apply_op(self.module, self_obj, op, name, args, kwargs)
         except BaseException as exc:  # the solution's exception is its answer
             self.send_warnings(caught)
@@ -1142,6 +1143,60 @@ class _Capped(io.TextIOBase):
 
     def text(self):
         return "".join(self.parts)
+
+
+MAX_LOG_RECORDS = 200   # per call, handled again by the judge's loggers
+
+
+class _LogsOf:
+    """The log records a call makes, handled again by the judge's logger of the same
+    name (caplog, the repository's logging set-up). The root level is the judge's while
+    the call runs, so what the test asked to see is recorded."""
+
+    def __init__(self, link, level):
+        self.link = link
+        self.level = level if isinstance(level, int) else None
+
+    def __enter__(self):
+        import logging
+
+        self.records = []
+        records = self.records
+
+        class Keep(logging.Handler):
+            def emit(self, record):
+                if len(records) < MAX_LOG_RECORDS:
+                    try:
+                        records.append((str(record.name)[:200], int(record.levelno),
+                                        str(record.getMessage())[:4000],
+                                        str(record.pathname)[:500], int(record.lineno or 0),
+                                        str(record.funcName)[:200]))
+                    except Exception:
+                        pass
+
+        root = logging.getLogger()
+        self.handler = Keep(logging.NOTSET)
+        self.saved = root.level, root.handlers[:], logging.lastResort
+        root.handlers[:] = [self.handler]   # kept for the judge, not printed twice
+        logging.lastResort = None
+        if self.level is not None:
+            root.setLevel(self.level)
+        return self
+
+    def __exit__(self, *exc):
+        import logging
+
+        root = logging.getLogger()
+        level, handlers, last = self.saved
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        logging.lastResort = last
+        if self.records:
+            try:
+                send_frame(self.link.sock, b"L", self.link.dumps(self.records))
+            except Exception:
+                pass
+        return False
 
 
 class _OutputOf:
@@ -1702,6 +1757,9 @@ class JudgeLink:
             if kind == b"O":
                 self._output_received(payload)
                 continue
+            if kind == b"L":
+                self._logs_received(payload)
+                continue
             if kind == b"G":
                 state = self._loads(payload)
                 if not _valid_rng_state(state):
@@ -1718,6 +1776,22 @@ class JudgeLink:
             return self.rng_solution
         self.rng_sent, self.rng_solution = current, None
         return current
+
+    def _logs_received(self, payload):
+        import logging
+
+        records = self._loads(payload)
+        if not isinstance(records, list) or len(records) > MAX_LOG_RECORDS or not all(
+                isinstance(r, tuple) and len(r) == 6 and isinstance(r[0], str) and
+                type(r[1]) is int and isinstance(r[2], str) and isinstance(r[3], str) and
+                type(r[4]) is int and isinstance(r[5], str) for r in records):
+            raise self.violation("log records of the wrong shape")
+        for name, level, message, path, lineno, function in records:
+            logger = logging.getLogger(name or None)
+            if logger.isEnabledFor(level):
+                # "<...>": a path the judge never opens
+                logger.handle(logging.LogRecord(name, level, "<%s>" % path, lineno, message,
+                                                None, None, function))
 
     def _output_received(self, payload):
         texts = self._loads(payload)
@@ -1799,6 +1873,9 @@ class JudgeLink:
         grad_enabled = torch.is_grad_enabled() if torch is not None else False
         try:
             around = ambient(self.base_env)
+            import logging
+
+            around["log_level"] = logging.getLogger().getEffectiveLevel()
             around["rng"] = self._rng_for_call()
             payload = self.dumps((target, sent, grad_enabled, around))
         except BoundaryError:

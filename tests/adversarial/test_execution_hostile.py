@@ -1035,3 +1035,26 @@ def test_a_warning_naming_a_file_never_makes_the_judge_read_it(engine):
     result = run_one(engine, source, timeout=30)
     assert result.outcome == "passed", (result.reason, result.stdout[-2000:])
     assert "look here" in result.stdout
+
+
+LOGGING_TESTS = """\
+import logging
+
+from solution import add
+
+
+def test_caplog_sees_the_candidates_records(caplog):
+    caplog.set_level(logging.INFO)
+    assert add(1, 2) == 3
+    assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("solution.adder", "INFO", "adding 1 and 2")]
+"""
+
+
+def test_log_records_of_the_candidate_reach_caplog(engine):
+    logging_ = ("import logging\n\nlog = logging.getLogger('solution.adder')\n\n"
+                "def add(a, b):\n    log.info('adding %s and %s', a, b)\n    return a + b\n")
+    right = run_one(engine, logging_, LOGGING_TESTS)
+    assert right.outcome == "passed", (right.reason, right.tests, right.stdout[-3000:])
+    quiet = run_one(engine, "def add(a, b):\n    return a + b\n", LOGGING_TESTS)
+    assert quiet.outcome == "failed", (quiet.reason, quiet.tests)
