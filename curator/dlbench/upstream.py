@@ -283,7 +283,12 @@ def test_node_ids(snapshot: Snapshot, targets: list[str]
             folder = str(PurePosixPath(file).parent)
             siblings = {PurePosixPath(p).name: p for p in snapshot.blobs
                         if str(PurePosixPath(p).parent) == folder}
-            near = close_name(PurePosixPath(file).name, siblings)
+            name = PurePosixPath(file).name
+            near = close_name(name, siblings)
+            if near is None and not _is_test_path(name):
+                # `tests/networks.py` for `tests/test_networks.py`: pytest's own spellings
+                near = next((n for n in (f"test_{name}", f"{name[:-3]}_test.py")
+                             if n in siblings), None)
             if near:
                 path = siblings[near]
                 notes.append(f"test file {file} read as {path} (a near spelling)")

@@ -551,3 +551,25 @@ def test_resolving_at_another_commit_replaces_the_signature_block_it_appended(tm
             problem, prompt=problem.prompt.replace("    ...", "    '''Area.'''")))
     edited = prose + "```python\ndef polygon_area(points):\n    '''Area.'''\n```\n"
     assert prompt_at("--rev", f"geomlib={second}") == edited
+
+
+def test_a_test_file_named_without_pytests_prefix_is_read_as_the_one_with_it(tmp_path):
+    """DL-Bench names `tests/networks.py` for neurodiffeq's `tests/test_networks.py`: the
+    test module of that name with pytest's prefix (or suffix) in the same folder is
+    taken, with a note; a name with neither stays missing."""
+    from repo_support import make_repo
+
+    from curator.dlbench.upstream import Snapshot, test_node_ids
+    from curator.repos.gitcache import CachedRepo, run_git
+
+    repo = make_repo(tmp_path / "nets", {
+        "nets/__init__.py": "", "tests/test_networks.py": "def test_fcnn():\n    pass\n",
+        "tests/solvers_test.py": "def test_solve():\n    pass\n"})
+    commit = run_git(["rev-parse", "HEAD"], cwd=repo).strip()
+    snapshot = Snapshot(CachedRepo("https://git.invalid/nets", repo / ".git"), commit)
+    kept, missing, notes = test_node_ids(snapshot, [
+        "tests/networks.py", "tests/solvers.py::test_solve", "tests/layers.py"])
+    assert kept == ["tests/test_networks.py", "tests/solvers_test.py::test_solve"]
+    assert missing == ["tests/layers.py"]
+    assert notes[0] == "test file tests/networks.py read as tests/test_networks.py " \
+                       "(a near spelling)"
