@@ -51,6 +51,30 @@ def test_test_requirements_built_in_setup_py_code_are_read(tmp_path):
                           "scipy>=1.1", "pytest-xdist", "nbval"]
 
 
+SETUP_PY_CONFIGURATION = '''from setuptools import setup
+
+configuration = {
+    "name": "umap-like",
+    "install_requires": ["numpy >= 1.17", "scipy >= 1.3.1", "numba >= 0.51.2", "tqdm"],
+    "extras_require": {"plot": ["pandas"], "test": ["pytest-mock"]},
+    "tests_require": ["pytest"],
+}
+
+setup(**configuration)
+'''
+
+
+def test_requirements_in_a_dict_passed_as_setup_keywords_are_read(tmp_path):
+    """umap's setup.py: `setup(**configuration)` with the requirements in the dict."""
+    (tmp_path / "umap_like").mkdir()
+    (tmp_path / "umap_like" / "__init__.py").write_text("")
+    (tmp_path / "setup.py").write_text(SETUP_PY_CONFIGURATION)
+    found = requirements.declared(tmp_path)
+    assert found.runtime == ["numpy >= 1.17", "scipy >= 1.3.1", "numba >= 0.51.2", "tqdm"]
+    assert sorted(found.test) == ["pytest", "pytest-mock"]   # not the plot extra
+    assert found.project == "umap-like"
+
+
 def test_optional_dependency_chains_and_requirement_folders(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
