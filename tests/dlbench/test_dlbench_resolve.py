@@ -17,14 +17,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from mining_support import GIT_IDENTITY, write
+from repo_support import make_repo
 
 from curator import workspace as workspace_mod
 from curator.cli import main
 from curator.dlbench.resolve import with_signature
-from curator.dlbench.upstream import close_name, signature_block
+from curator.dlbench.upstream import Snapshot, close_name, signature_block, test_node_ids
 from curator.evaluation.extract import code_prompt, signature_problem
 from curator.release import gates
 from curator.repos import environments, requirements, uv
+from curator.repos.gitcache import CachedRepo, run_git
 from curator.store import Store
 from curator.store import problems as problem_store
 
@@ -557,11 +559,6 @@ def test_a_test_file_named_without_pytests_prefix_is_read_as_the_one_with_it(tmp
     """DL-Bench names `tests/networks.py` for neurodiffeq's `tests/test_networks.py`: the
     test module of that name with pytest's prefix (or suffix) in the same folder is
     taken, with a note; a name with neither stays missing."""
-    from repo_support import make_repo
-
-    from curator.dlbench.upstream import Snapshot, test_node_ids
-    from curator.repos.gitcache import CachedRepo, run_git
-
     repo = make_repo(tmp_path / "nets", {
         "nets/__init__.py": "", "tests/test_networks.py": "def test_fcnn():\n    pass\n",
         "tests/solvers_test.py": "def test_solve():\n    pass\n"})
