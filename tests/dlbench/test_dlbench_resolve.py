@@ -22,7 +22,8 @@ from repo_support import make_repo
 from curator import workspace as workspace_mod
 from curator.cli import main
 from curator.dlbench.resolve import with_signature
-from curator.dlbench.upstream import Snapshot, close_name, signature_block, test_node_ids
+from curator.dlbench.upstream import Snapshot, close_name, signature_block
+from curator.dlbench.upstream import test_node_ids as node_ids_at
 from curator.evaluation.extract import code_prompt, signature_problem
 from curator.release import gates
 from curator.repos import environments, requirements, uv
@@ -564,7 +565,7 @@ def test_a_test_file_named_without_pytests_prefix_is_read_as_the_one_with_it(tmp
         "tests/solvers_test.py": "def test_solve():\n    pass\n"})
     commit = run_git(["rev-parse", "HEAD"], cwd=repo).strip()
     snapshot = Snapshot(CachedRepo("https://git.invalid/nets", repo / ".git"), commit)
-    kept, missing, notes = test_node_ids(snapshot, [
+    kept, missing, notes = node_ids_at(snapshot, [
         "tests/networks.py", "tests/solvers.py::test_solve", "tests/layers.py"])
     assert kept == ["tests/test_networks.py", "tests/solvers_test.py::test_solve"]
     assert missing == ["tests/layers.py"]
