@@ -228,6 +228,8 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
             step(5, "import check")
             ok, reason = importcheck.check_env(env_python, checkout, recipe.frameworks,
                                                wanted.package, settings)
+            # the retry that made the framework import holds for every later resolution
+            kept = FrameworkRetry([], [], "")
             if not ok and lock is not None and resolution is not None:
                 for attempt in framework_retries(recipe, reason, lock, day, extras):
                     retried = _retry_framework(env_python, wanted, extras, torch, day,
@@ -240,7 +242,8 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                     ok, reason = importcheck.check_env(env_python, checkout,
                                                        recipe.frameworks, wanted.package,
                                                        settings)
-                    if ok:
+                    if ok or not any(f"import {f}:" in reason for f in recipe.frameworks):
+                        kept = attempt   # the framework imports now (maybe not the package)
                         break
             tried: list[str] = []
             while not ok and lock is not None and resolution is not None and \
@@ -256,11 +259,14 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                 base["recipe_written"] = True
                 extras = list(recipe.extras)
                 step(2, f"resolve (+{wanted_req})")
-                resolution = uv.resolve(env_python, wanted, extras, torch, day, options,
-                                        work, overrides=recipe.overrides, without=without)
+                resolution = uv.resolve(env_python, wanted, [*extras, *kept.add], torch, day,
+                                        options, work, overrides=recipe.overrides,
+                                        exempt=kept.exempt, without=without)
+                resolution.notes += [n for n in [kept.note] if n]
                 resolution.notes.append(f"{wanted_req} added to the recipe's extras: "
                                         f"{reason}")
-                lock = "# " + resolution.notes[-1] + "\n" + resolution.lock
+                lock = "".join(f"# {n}\n" for n in resolution.notes[-1 - bool(kept.note):]) + \
+                    resolution.lock
                 resolution.lock = lock
                 repo_installed = uv.install(env_python, lock, checkout, options,
                                             build_isolation=not recipe.build)

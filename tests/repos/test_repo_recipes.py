@@ -338,7 +338,9 @@ if int(numpy.__version__.split(".")[0]) >= 2:   # built for numpy 1, as TensorFl
 def test_a_framework_built_for_numpy_1_gets_numpy_below_2(tmp_path, offline_index):  # noqa: F811
     """GPflow as of 2024: TensorFlow 2.14 does not say numpy<2, so numpy 2 is locked and
     `import tensorflow` fails ("() -> handle"). A framework that does not import with
-    numpy 2 locked is resolved once more with numpy<2, said in the lock."""
+    numpy 2 locked is resolved once more with numpy<2, said in the lock, and stays so
+    when a module the repository does not declare is added afterwards (GPflow's
+    pkg_resources)."""
     from click.testing import CliRunner
     from repo_support import mine_and_accept, wheel
 
@@ -356,7 +358,8 @@ def test_a_framework_built_for_numpy_1_gets_numpy_below_2(tmp_path, offline_inde
                           'build-backend = "setuptools.build_meta"\n'
                           '[project]\nname = "flowy"\nversion = "0.1"\n'
                           'dependencies = ["tensorflow==2.14.0"]\n',
-        "flowy/__init__.py": "import tensorflow\n",
+        # and a module it does not declare: added after the framework's retry
+        "flowy/__init__.py": "import tensorflow\nimport tinyunits\n",
         "flowy/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n',
         "tests/test_ops.py": "from flowy.ops import scale\n\n\ndef test_scale():\n"
                              "    assert scale(2) == 6\n"})
@@ -371,3 +374,5 @@ def test_a_framework_built_for_numpy_1_gets_numpy_below_2(tmp_path, offline_inde
     assert env["status"] == "built"
     assert "# tensorflow did not import with numpy 2." in env["lock"]
     assert "resolved again with numpy<2" in env["lock"]
+    assert "tinyunits added to the recipe's extras" in env["lock"]
+    assert versions["tinyunits"] == "1.2.0"
