@@ -10,9 +10,11 @@ from __future__ import annotations
 import ast
 import re
 import statistics
+import uuid
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from curator.config import ExecutionConfig
 from curator.errors import CuratorError
@@ -388,7 +390,10 @@ def triage(store: Store, workspace: Workspace, ids: Iterable[str], runs: int = T
            ) -> list[TriageResult]:
     """Establish the baseline of each problem's reference: run it `runs` times; every test
     that fails gets a cause (needs_gpu, needs_network, flaky: differs across the runs,
-    fails_upstream: fails every time for another reason) and is excluded from the problem
+    fails_upstream: fails every time for another reason, and also in one run of the
+    upstream checkout with nothing served across the judge/solution boundary; a test that
+    passes there fails for this tool's limit: the problem is not green, "boundary: ...",
+    and that test is not excluded) and is excluded from the problem
     with that cause as the reason (the record `candidates accept --exclude` writes); the
     problem is green when its remaining tests pass (one more run, which stores the
     baseline) and a stub of the function fails at least one of them. A problem with no
@@ -430,6 +435,22 @@ def triage(store: Store, workspace: Workspace, ids: Iterable[str], runs: int = T
         if own:
             engine.close()
     return results
+
+
+def upstream_job(job: Job) -> Job | None:
+    """The reference job as upstream runs its tests: the checkout's own module, no target
+    served from a solution process (nothing crosses the judge/solution boundary), so a
+    test that fails in the reference's runs but passes here fails for this tool's limit,
+    not upstream. None when the job is not repo-backed or the module cannot be read."""
+    if not job.repo_backed or not job.overlay:
+        return None
+    relpath = next(iter(job.overlay))
+    try:
+        original = (Path(job.repo_dir) / relpath).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return replace(job, overlay={relpath: original}, symbol="", entry_point="",
+                   job_id=uuid.uuid4().hex)
 
 
 def _run_jobs(store: Store, engine: Engine, jobs: list[Job], hash_: str,
@@ -495,9 +516,30 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
                 detail = f"needs {needs[0]}, missing from the clone (git object absent)"
         causes[tid] = cause
         reasons[tid] = f"{cause}: {detail}"[:500]
+    crossing: list[str] = []
+    if "fails_upstream" in causes.values():
+        native = upstream_job(jobs[0])
+        ran = _run_jobs(store, engine, [native], hash_, cancelled, test_progress,
+                        record_runs=False) if native is not None else []
+        if native is not None and not ran:
+            return None
+        done += len(ran)
+        passing = {t["id"] for r in ran for t in r.tests if t["outcome"] == "passed"}
+        crossing = [tid for tid, cause in causes.items()
+                    if cause == "fails_upstream" and tid in passing]
+        for tid in crossing:   # this tool's limit, not upstream's: never excluded for it
+            del causes[tid], reasons[tid]
     with store.transaction():
         for tid, reason in reasons.items():
             add_excluded(store, problem.id, tid, reason, stamp)
+    if crossing:
+        tid = crossing[0]
+        message = next(t.get("message", "") for t in failing[tid]
+                       if t["outcome"] not in OK_OUTCOMES)
+        return TriageResult(problem.id, False, (
+            f"boundary: {tid} passes in the upstream checkout but fails every time with "
+            f"{problem.entry_point} served across the judge/solution boundary: "
+            f"{message}")[:500], causes, done)
     kept = [tid for tid, tests in per_test.items() if tid not in failing and
             any(t["outcome"] == "passed" for t in tests)]
     if not kept:

@@ -7,7 +7,9 @@ check), then triage each resolved reference (curator.runs.triage: 3 runs, every 
 test excluded with its cause, green when the rest pass and exercise the function). It
 resumes where it stopped: an environment whose inputs did not change is reused, and a
 reference already triaged with its current text is not run again. The triage's
-exclusions are written to the repository's recipe, reviewable in git.
+exclusions are written to the repository's recipe, reviewable in git; so is a module
+that a reference's tests could not import and nobody declared (then the environment is
+built again and those references triaged again).
 """
 
 from __future__ import annotations
@@ -188,6 +190,10 @@ def _one(store: Store, workspace: Workspace, name: str, rows: list[dict],
 
     triaged = runs.triage(store, workspace, resolved_ids, engine=engine, cancelled=cancelled,
                           progress=on_problem, test_progress=on_test, keep=keep)
+    triaged, seconds = _with_missing_modules(
+        store, workspace, name, url, env, triaged, note, cancelled,
+        dict(progress=on_problem, test_progress=on_test, keep=keep))
+    result.env_seconds = round(result.env_seconds + seconds, 1)
     causes: Counter = Counter()
     for item in triaged:
         causes.update(item.causes.values())
@@ -200,6 +206,61 @@ def _one(store: Store, workspace: Workspace, name: str, rows: list[dict],
     _record_in_recipe(store, workspace, url, resolved_ids)
     note(name, "done", len(resolved_ids), len(resolved_ids))
     return result
+
+
+def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: str, env,
+                          triaged: list[runs.TriageResult], note: RepoProgress,
+                          cancelled: CancelCheck | None, options: dict
+                          ) -> tuple[list[runs.TriageResult], float]:
+    """References whose tests cannot be collected for a module nobody declared (a test
+    module's import, or a module of the repository its package does not import: pyod's
+    combination.py imports `combo`, declared only in docs/requirements.txt): the module's
+    distribution goes into the recipe's extras, the environment is built again and those
+    references are triaged again, up to environments.MISSING_MODULE_ROUNDS times.
+    Returns the triage results and the seconds spent building."""
+    tried: set[str] = set()
+    seconds = 0.0
+    for _ in range(environments.MISSING_MODULE_ROUNDS):
+        wanted: dict[str, list[str]] = {}
+        for item in triaged:
+            if item.green or not item.reason.startswith("error: "):
+                continue
+            requirement = environments.missing_requirement(item.reason, env.package)
+            if requirement and requirement not in tried:
+                wanted.setdefault(requirement, []).append(item.problem_id)
+        if not wanted:
+            break
+        tried.update(wanted)
+        progress = lambda d, t, label: note(name, f"environment: {label}", d, t)  # noqa
+        started = time.monotonic()
+        try:
+            env = environments.build(store, workspace, url, extras=list(wanted),
+                                     cancelled=cancelled, progress=progress)
+        except CuratorError:
+            env = None
+        if env is None or not env.ok:
+            # the added requirements do not fit: out of the recipe again, and the
+            # environment as it was (its triage stands)
+            recipe = recipes.load(workspace, url)
+            if recipe is not None:
+                recipe.extras = [e for e in recipe.extras if e not in wanted]
+                recipes.save(workspace, recipe)
+            environments.build(store, workspace, url, cancelled=cancelled,
+                               progress=progress)
+            seconds += time.monotonic() - started
+            break
+        seconds += time.monotonic() - started
+        again = {p for ids in wanted.values() for p in ids}
+        # fresh warm workers: the environment was rebuilt under the old ones
+        engine = runs._engine_for(workspace, runs.TRIAGE_RUNS)
+        try:
+            redone = {r.problem_id: r for r in runs.triage(
+                store, workspace, sorted(again), engine=engine, cancelled=cancelled,
+                resume=False, **options)}
+        finally:
+            engine.close()
+        triaged = [redone.get(item.problem_id, item) for item in triaged]
+    return triaged, seconds
 
 
 def _apply_recipe_exclusions(store: Store, workspace: Workspace, url: str,

@@ -199,14 +199,22 @@ def class_missing_reason(tree: ast.Module | None, name: str, path: str) -> str:
             f"Class.{name} in problem.toml")
 
 
+def other_case(name: str, choices) -> str | None:
+    """The one choice that is NAME in other letter case (DL-Bench lower-cases some names:
+    `_j` for GPflow's `ArcCosine._J`), else None. Any length: case is no typo."""
+    found = [c for c in set(choices) if c != name and c.lower() == name.lower()]
+    return found[0] if len(found) == 1 else None
+
+
 def _near_symbol(tree: ast.Module, entry_point: str) -> str | None:
     cls_name, _, name = entry_point.rpartition(".")
     if not cls_name:
-        near = close_name(name, [n.name for n in tree.body if isinstance(n, _DEFS)])
-        return near
+        names = [n.name for n in tree.body if isinstance(n, _DEFS)]
+        return other_case(name, names) or close_name(name, names)
     for stmt in tree.body:
         if isinstance(stmt, ast.ClassDef) and stmt.name == cls_name:
-            near = close_name(name, [i.name for i in stmt.body if isinstance(i, _DEFS)])
+            names = [i.name for i in stmt.body if isinstance(i, _DEFS)]
+            near = other_case(name, names) or close_name(name, names)
             return f"{cls_name}.{near}" if near else None
     return None
 
@@ -279,11 +287,22 @@ def test_node_ids(snapshot: Snapshot, targets: list[str]
         file = file.strip().removeprefix("./")
         parts = rest.split("::") if rest else []
         path = next((p for p in path_candidates(file) if p in snapshot.blobs), None)
+        if path is None and not file.endswith(".py") and file:
+            # `tests/gpflow/kernels/test_kernels`: the module, without its extension
+            path = next((p for p in path_candidates(file + ".py") if p in snapshot.blobs),
+                        None)
+            if path is not None:
+                notes.append(f"test file {file} read as {path}")
         if path is None and file.endswith(".py"):
             folder = str(PurePosixPath(file).parent)
             siblings = {PurePosixPath(p).name: p for p in snapshot.blobs
                         if str(PurePosixPath(p).parent) == folder}
-            near = close_name(PurePosixPath(file).name, siblings)
+            name = PurePosixPath(file).name
+            near = close_name(name, siblings)
+            if near is None and not _is_test_path(name):
+                # `tests/networks.py` for `tests/test_networks.py`: pytest's own spellings
+                near = next((n for n in (f"test_{name}", f"{name[:-3]}_test.py")
+                             if n in siblings), None)
             if near:
                 path = siblings[near]
                 notes.append(f"test file {file} read as {path} (a near spelling)")

@@ -228,15 +228,23 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
             step(5, "import check")
             ok, reason = importcheck.check_env(env_python, checkout, recipe.frameworks,
                                                wanted.package, settings)
-            if not ok and day and lock is not None and resolution is not None:
-                retried = _retry_framework(env_python, wanted, extras, torch, day, options,
-                                           work, recipe, checkout, reason, without)
-                if retried is not None:
+            # the retry that made the framework import holds for every later resolution
+            kept = FrameworkRetry([], [], "")
+            if not ok and lock is not None and resolution is not None:
+                for attempt in framework_retries(recipe, reason, lock, day, extras):
+                    retried = _retry_framework(env_python, wanted, extras, torch, day,
+                                               options, work, recipe, checkout, without,
+                                               attempt)
+                    if retried is None:
+                        continue
                     resolution, repo_installed = retried
                     lock = resolution.lock
                     ok, reason = importcheck.check_env(env_python, checkout,
                                                        recipe.frameworks, wanted.package,
                                                        settings)
+                    if ok or not any(f"import {f}:" in reason for f in recipe.frameworks):
+                        kept = attempt   # the framework imports now (maybe not the package)
+                        break
             tried: list[str] = []
             while not ok and lock is not None and resolution is not None and \
                     len(tried) < MISSING_MODULE_ROUNDS:
@@ -251,11 +259,14 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                 base["recipe_written"] = True
                 extras = list(recipe.extras)
                 step(2, f"resolve (+{wanted_req})")
-                resolution = uv.resolve(env_python, wanted, extras, torch, day, options,
-                                        work, overrides=recipe.overrides, without=without)
+                resolution = uv.resolve(env_python, wanted, [*extras, *kept.add], torch, day,
+                                        options, work, overrides=recipe.overrides,
+                                        exempt=kept.exempt, without=without)
+                resolution.notes += [n for n in [kept.note] if n]
                 resolution.notes.append(f"{wanted_req} added to the recipe's extras: "
                                         f"{reason}")
-                lock = "# " + resolution.notes[-1] + "\n" + resolution.lock
+                lock = "".join(f"# {n}\n" for n in resolution.notes[-1 - bool(kept.note):]) + \
+                    resolution.lock
                 resolution.lock = lock
                 repo_installed = uv.install(env_python, lock, checkout, options,
                                             build_isolation=not recipe.build)
@@ -321,26 +332,65 @@ def missing_requirement(reason: str, package: str | None = None) -> str | None:
     return top.replace("_", "-") if top.isidentifier() else None
 
 
-def _retry_framework(env_python: str, wanted, extras, torch, day, options, work,
-                     recipe: recipes.Recipe, checkout: Path, reason: str,
-                     without: dict[str, str] | None = None):
-    """When a framework does not import with its as-of stack, resolve once more with that
-    framework's stack as new as the framework (said in the lock); None if nothing to try."""
+@dataclass
+class FrameworkRetry:
+    """One more resolution when a framework does not import: requirements added to the
+    core ones (`numpy<2`), packages resolved without the as-of date, and the note the
+    lock gets."""
+    add: list[str]
+    exempt: list[str]
+    note: str
+
+
+def _locked_version(lock: str, name: str) -> str | None:
+    found = re.search(rf"(?im)^{re.escape(name)}==([^\s;\\]+)", lock or "")
+    return found.group(1) if found else None
+
+
+def framework_retries(recipe: recipes.Recipe, reason: str, lock: str, day: str | None,
+                      extras: list[str]) -> list[FrameworkRetry]:
+    """What to try, in order, when a framework of the recipe does not import (`import
+    tensorflow: ...` in the reason): with numpy 2 locked, numpy<2 (numpy 2 changed its
+    ABI, and framework releases built for numpy 1 often do not say numpy<2: TensorFlow
+    2.14's bfloat16 then fails with "() -> handle"); with an as-of date, the framework's
+    stack as new as the framework. Nothing when no framework failed."""
     failed = [f for f in recipe.frameworks if f"import {f}" in reason]
+    if not failed:
+        return []
+    names = ", ".join(failed)
+    out = []
+    numpy = _locked_version(lock, "numpy")
+    pinned = any(requirements.requirement_name(e) == "numpy" for e in extras) or \
+        "numpy" in recipe.overrides
+    if numpy and numpy.split(".")[0].isdigit() and int(numpy.split(".")[0]) >= 2 and \
+            not pinned:
+        out.append(FrameworkRetry(["numpy<2"], [], (
+            f"{names} did not import with numpy {numpy} ({reason}); resolved again with "
+            "numpy<2 (built for numpy 1, which its release does not say)")))
     exempt = [name for f in failed for name in FRAMEWORK_STACKS.get(f, ())]
-    if not exempt:
-        return None
+    if day and exempt:
+        out.append(FrameworkRetry([], exempt, (
+            f"{names} did not import with its stack as of {day} ({reason}); "
+            f"{', '.join(exempt)} resolved without the date")))
+    return out
+
+
+def _retry_framework(env_python: str, wanted, extras, torch, day, options, work,
+                     recipe: recipes.Recipe, checkout: Path,
+                     without: dict[str, str] | None, attempt: FrameworkRetry):
+    """The environment resolved and installed once more as `attempt` says (said in the
+    lock); None when that does not resolve or install (the environment stays as it was:
+    uv builds every distribution before it installs any)."""
     try:
-        resolution = uv.resolve(env_python, wanted, extras, torch, day, options, work,
-                                overrides=recipe.overrides, exempt=exempt, without=without)
+        resolution = uv.resolve(env_python, wanted, [*extras, *attempt.add], torch, day,
+                                options, work, overrides=recipe.overrides,
+                                exempt=attempt.exempt, without=without)
+        resolution.notes.append(attempt.note)
+        resolution.lock = f"# {attempt.note}\n" + resolution.lock
+        installed = uv.install(env_python, resolution.lock, checkout, options,
+                               build_isolation=not recipe.build)
     except CuratorError:
         return None
-    resolution.notes.append(f"{', '.join(failed)} did not import with its stack as of {day} "
-                            f"({reason}); {', '.join(exempt)} resolved without the date")
-    resolution.lock = "\n".join(f"# {n}" for n in resolution.notes[-1:]) + "\n" + \
-        resolution.lock
-    installed = uv.install(env_python, resolution.lock, checkout, options,
-                           build_isolation=not recipe.build)
     return resolution, installed
 
 

@@ -154,29 +154,35 @@ def _from_setup_cfg(path: Path, result: Declared) -> None:
 def _from_setup_py(path: Path, result: Declared) -> None:
     """install_requires, tests_require and extras_require, also when setup.py builds them
     in code: names bound to lists, `A + [...]`, dicts filled key by key
-    (`extras["test"] = ...`, `.update(...)`, `dict(...)`, `{**base}`)."""
+    (`extras["test"] = ...`, `.update(...)`, `dict(...)`, `{**base}`), and when they are
+    entries of a dict passed as `setup(**configuration)`."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (SyntaxError, UnicodeDecodeError, ValueError):
         return
     values = _SetupValues(tree)
+    wanted = ("install_requires", "tests_require", "extras_require", "name")
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
+        arguments: list[tuple[str, object]] = []
         for keyword in node.keywords:
-            if keyword.arg == "install_requires":
-                result.add("runtime", _string_list(values.eval(keyword.value)))
-            elif keyword.arg == "tests_require":
-                result.add("test", _string_list(values.eval(keyword.value)))
-            elif keyword.arg == "extras_require":
-                extras = values.eval(keyword.value)
-                if isinstance(extras, dict):
-                    extras = {str(k): _string_list(v) for k, v in extras.items()}
-                    result.add("test", _test_extras(extras, result.project))
-            elif keyword.arg == "name" and not result.project:
-                value = values.eval(keyword.value)
-                if isinstance(value, str):
-                    result.project = value
+            if keyword.arg in wanted:
+                arguments.append((keyword.arg, values.eval(keyword.value)))
+            elif keyword.arg is None:   # setup(**configuration): a dict built in code
+                given = values.eval(keyword.value)
+                if isinstance(given, dict):
+                    arguments += [(k, v) for k, v in given.items() if k in wanted]
+        for arg, value in arguments:
+            if arg == "install_requires":
+                result.add("runtime", _string_list(value))
+            elif arg == "tests_require":
+                result.add("test", _string_list(value))
+            elif arg == "extras_require" and isinstance(value, dict):
+                extras = {str(k): _string_list(v) for k, v in value.items()}
+                result.add("test", _test_extras(extras, result.project))
+            elif arg == "name" and not result.project and isinstance(value, str):
+                result.project = value
     result.files.append("setup.py")
 
 

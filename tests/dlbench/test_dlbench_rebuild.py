@@ -7,7 +7,10 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from repo_support import offline_index  # noqa: F401  (fixture)
+from repo_support import (
+    make_repo,
+    offline_index,  # noqa: F401  (fixture)
+)
 from test_dlbench_resolve import (  # noqa: F401  (fixtures)
     imported,
     imported_once,
@@ -15,6 +18,7 @@ from test_dlbench_resolve import (  # noqa: F401  (fixtures)
     upstream_once,
 )
 
+from curator import workspace as workspace_mod
 from curator.cli import main
 from curator.repos import recipes
 from curator.store import Store
@@ -70,3 +74,39 @@ def test_rebuild_resolves_builds_triages_and_resumes(imported, upstream,  # noqa
     with Store(ws.db_path, "tester") as store:
         assert store.one("SELECT COUNT(*) AS n FROM runs")["n"] == before   # resumed
     assert again["repos"][0]["green_ids"] == repo["green_ids"]
+
+
+CHECKS_RELEASE = ("stage: Pre-Post processing\ntask: \ndata: Table\n\nprompt:\n"
+                  "Write `scale`.\n\n```python\ndef scale(x):\n```\n\n"
+                  " ground Truth:pkg/ops.py\n\n repo:checks\n\n function:scale\n\n"
+                  " test_cases:tests/test_ops.py\n")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_a_module_only_the_tests_import_goes_into_the_recipe(tmp_path,
+                                                             offline_index):  # noqa: F811
+    """pyod's test_combination.py cannot be collected: combination.py imports `combo`,
+    which pyod declares only in docs/requirements.txt. A reference whose tests cannot be
+    collected for an undeclared module gets that module's distribution in the recipe's
+    extras, the environment is built again, and the reference is triaged again."""
+    checks = make_repo(tmp_path / "checks", {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n',
+        "tests/test_ops.py": "from tinycheck import close\n\nfrom pkg.ops import scale\n\n\n"
+                             "def test_scale():\n    assert close(scale(2), 6)\n"})
+    release = tmp_path / "release"
+    release.mkdir()
+    (release / "checksscale1.txt").write_text(CHECKS_RELEASE)
+    ws = workspace_mod.init(tmp_path / "ws")
+    url = "https://git.invalid/team/checks"
+    (ws.root / "curator.toml").write_text(f'[dlbench.repos]\nchecks = "{url}"\n')
+    base = ["--workspace", str(ws.root)]
+    loaded = CliRunner().invoke(main, [*base, "dlbench", "import", str(release), "--json"])
+    assert loaded.exit_code == 0, loaded.output
+    data = rebuild(base, "--repo", f"checks={checks}")
+    (repo,) = data["repos"]
+    assert repo["env"] == "ok" and repo["resolved"] == 1, repo
+    assert repo["green_ids"] == ["checksscale1"], repo["not_green"]
+    recipe = recipes.load(workspace_mod.discover(str(ws.root)), url)
+    assert recipe is not None and recipe.extras == ["tinycheck"]

@@ -17,14 +17,24 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from mining_support import GIT_IDENTITY, write
+from repo_support import make_repo
 
 from curator import workspace as workspace_mod
 from curator.cli import main
 from curator.dlbench.resolve import with_signature
-from curator.dlbench.upstream import close_name, signature_block
+from curator.dlbench.upstream import (
+    Snapshot,
+    Unresolved,
+    close_name,
+    locate,
+    signature_block,
+)
+from curator.dlbench.upstream import test_node_ids as node_ids_at
 from curator.evaluation.extract import code_prompt, signature_problem
+from curator.problem import Problem
 from curator.release import gates
 from curator.repos import environments, requirements, uv
+from curator.repos.gitcache import CachedRepo, run_git
 from curator.store import Store
 from curator.store import problems as problem_store
 
@@ -551,3 +561,66 @@ def test_resolving_at_another_commit_replaces_the_signature_block_it_appended(tm
             problem, prompt=problem.prompt.replace("    ...", "    '''Area.'''")))
     edited = prose + "```python\ndef polygon_area(points):\n    '''Area.'''\n```\n"
     assert prompt_at("--rev", f"geomlib={second}") == edited
+
+
+def test_a_test_file_named_without_pytests_prefix_is_read_as_the_one_with_it(tmp_path):
+    """DL-Bench names `tests/networks.py` for neurodiffeq's `tests/test_networks.py`: the
+    test module of that name with pytest's prefix (or suffix) in the same folder is
+    taken, with a note; a name with neither stays missing."""
+    repo = make_repo(tmp_path / "nets", {
+        "nets/__init__.py": "", "tests/test_networks.py": "def test_fcnn():\n    pass\n",
+        "tests/solvers_test.py": "def test_solve():\n    pass\n"})
+    commit = run_git(["rev-parse", "HEAD"], cwd=repo).strip()
+    snapshot = Snapshot(CachedRepo("https://git.invalid/nets", repo / ".git"), commit)
+    kept, missing, notes = node_ids_at(snapshot, [
+        "tests/networks.py", "tests/solvers.py::test_solve", "tests/layers.py"])
+    assert kept == ["tests/test_networks.py", "tests/solvers_test.py::test_solve"]
+    assert missing == ["tests/layers.py"]
+    assert notes[0] == "test file tests/networks.py read as tests/test_networks.py " \
+                       "(a near spelling)"
+
+
+KERNELS = '''class ArcCosine:
+    def _J(self, theta):
+        return theta
+
+    def K_diag(self, X):
+        return self._J(X)
+
+
+class Polynomial:
+    def k(self, X):
+        return X
+
+    def K(self, X):
+        return X
+'''
+
+
+def test_a_test_module_without_its_extension_and_a_name_in_other_case_resolve(tmp_path):
+    """GPflow in DL-Bench: `_j` for `ArcCosine._J` (a name in other letter case, however
+    short, when exactly one has it) and `tests/gpflow/kernels/test_kernels` for the
+    module test_kernels.py; names that differ in case from two stay missing."""
+    repo = make_repo(tmp_path / "kernels", {
+        "gp/__init__.py": "", "gp/kernels.py": KERNELS,
+        "tests/kernels/test_kernels.py": "def test_arccosine():\n    pass\n"})
+    commit = run_git(["rev-parse", "HEAD"], cwd=repo).strip()
+    snapshot = Snapshot(CachedRepo("https://git.invalid/kernels", repo / ".git"), commit)
+    kept, missing, notes = node_ids_at(snapshot, [" tests/kernels/test_kernels",
+                                                  "tests/kernels/test_kernels::test_arccosine"])
+    assert kept == ["tests/kernels/test_kernels.py",
+                    "tests/kernels/test_kernels.py::test_arccosine"] and not missing
+    assert notes[0] == "test file tests/kernels/test_kernels read as " \
+                       "tests/kernels/test_kernels.py"
+
+    def problem(entry):
+        return Problem(id="p", entry_point=entry, kind="method",
+                       source={"path": "gp/kernels.py"})
+
+    path, qualname, node, cls, notes = locate(snapshot, problem("ArcCosine._j"))
+    assert (path, qualname, cls.name) == ("gp/kernels.py", "ArcCosine._J", "ArcCosine")
+    assert notes == ["symbol ArcCosine._j read as ArcCosine._J (a near spelling)"]
+    with pytest.raises(Unresolved, match="symbol missing at the commit: Polynomial.kk"):
+        locate(snapshot, problem("Polynomial.kk"))
+    _, qualname, *_ = locate(snapshot, problem("Polynomial.K"))
+    assert qualname == "Polynomial.K"   # the exact name first

@@ -92,8 +92,9 @@ def test_triage_gives_each_failing_test_its_cause_and_the_rest_is_the_baseline(t
                          "test_scale_once_in_a_while": "flaky",
                          "test_scale_upstream_is_broken": "fails_upstream"}
         assert result.green, result.reason
-        # 3 runs, one with the failing tests excluded, one of a stub (not recorded)
-        assert result.runs == 5
+        # 3 runs, one of the upstream checkout (fails_upstream confirmed there, not
+        # recorded), one with the failing tests excluded, one of a stub (not recorded)
+        assert result.runs == 6
         left_out = {r["node_id"].rpartition("::")[2]: r["reason"]
                     for r in runs.excluded(store, "scale")}
         assert left_out["test_scale_on_gpu"].startswith("needs_gpu: ")
@@ -159,3 +160,32 @@ def test_a_value_that_cannot_cross_is_not_an_upstream_failure(tmp_path):
         assert result.reason.startswith("boundary: an open file"), result.reason
         assert "cannot cross from the solution process to the judge" in result.reason
         assert result.causes == {} and runs.excluded(store, "opener") == []
+
+
+def test_a_test_that_fails_only_across_the_boundary_is_not_excluded(tmp_path):
+    """A reference whose tests pass upstream but fail with the target served from the
+    solution process (autograd: the graph that links u to t stays in the judge, as with
+    neurodiffeq's diff) is this tool's limit, not a fails_upstream test: the problem is
+    not green with the boundary's reason, and nothing is excluded for it; a test that
+    really fails upstream still is."""
+    ops = ('import torch\n\n\ndef derivative(u, t):\n    """du/dt."""\n'
+           '    (grad,) = torch.autograd.grad(u, t, grad_outputs=torch.ones_like(u),\n'
+           '                                  create_graph=True)\n    return grad\n')
+    tests = ("import torch\n\nfrom pkg.ops import derivative\n\n\n"
+             "def test_square():\n    t = torch.rand(5, 1, requires_grad=True)\n"
+             "    assert torch.allclose(derivative(t ** 2, t), 2 * t)\n\n\n"
+             "def test_broken_upstream():\n    t = torch.ones(2, requires_grad=True)\n"
+             "    assert derivative(t * 3, t).sum() == 7\n")
+    upstream = make_repo(tmp_path / "grads", {
+        "pkg/__init__.py": "", "pkg/ops.py": ops, "tests/test_ops.py": tests})
+    ws, _ = mine_and_accept(tmp_path, upstream, "derivative", "derivative",
+                            isolation="weak")
+    with Store(ws.db_path, "tester") as store:
+        (result,) = runs.triage(store, ws, ["derivative"])
+        assert not result.green
+        assert result.reason.startswith(
+            "boundary: tests/test_ops.py::test_square passes in the upstream checkout"), \
+            result.reason
+        assert result.causes == {"tests/test_ops.py::test_broken_upstream": "fails_upstream"}
+        assert [r["node_id"] for r in runs.excluded(store, "derivative")] == \
+            ["tests/test_ops.py::test_broken_upstream"]

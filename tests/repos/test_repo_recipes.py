@@ -3,6 +3,7 @@ declared, torch's companions, conflicting extras, missing blobs, recipes, builds
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tarfile
@@ -49,6 +50,30 @@ def test_test_requirements_built_in_setup_py_code_are_read(tmp_path):
     # the test extra built as EXTRAS_REQUIRE + [...] and tests_require, not profile/dev
     assert found.test == ["pytest-benchmark", "matplotlib>=1.3", "torchvision>=0.15.0",
                           "scipy>=1.1", "pytest-xdist", "nbval"]
+
+
+SETUP_PY_CONFIGURATION = '''from setuptools import setup
+
+configuration = {
+    "name": "umap-like",
+    "install_requires": ["numpy >= 1.17", "scipy >= 1.3.1", "numba >= 0.51.2", "tqdm"],
+    "extras_require": {"plot": ["pandas"], "test": ["pytest-mock"]},
+    "tests_require": ["pytest"],
+}
+
+setup(**configuration)
+'''
+
+
+def test_requirements_in_a_dict_passed_as_setup_keywords_are_read(tmp_path):
+    """umap's setup.py: `setup(**configuration)` with the requirements in the dict."""
+    (tmp_path / "umap_like").mkdir()
+    (tmp_path / "umap_like" / "__init__.py").write_text("")
+    (tmp_path / "setup.py").write_text(SETUP_PY_CONFIGURATION)
+    found = requirements.declared(tmp_path)
+    assert found.runtime == ["numpy >= 1.17", "scipy >= 1.3.1", "numba >= 0.51.2", "tqdm"]
+    assert sorted(found.test) == ["pytest", "pytest-mock"]   # not the plot extra
+    assert found.project == "umap-like"
 
 
 def test_optional_dependency_chains_and_requirement_folders(tmp_path):
@@ -298,3 +323,56 @@ def test_a_module_the_repository_imports_but_does_not_declare_is_named():
     assert missing("import laplace: ModuleNotFoundError: No module named 'laplace.utils'",
                    "laplace") is None
     assert missing("import tensorflow: TypeError: Unable to convert function return") is None
+
+
+FAKE_TENSORFLOW = '''import numpy
+
+if int(numpy.__version__.split(".")[0]) >= 2:   # built for numpy 1, as TensorFlow 2.14
+    raise TypeError("Unable to convert function return value to a Python type! The "
+                    "signature was\\n\\t() -> handle")
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)   # two environment resolutions on a shared 2-core machine
+def test_a_framework_built_for_numpy_1_gets_numpy_below_2(tmp_path, offline_index):  # noqa: F811
+    """GPflow as of 2024: TensorFlow 2.14 does not say numpy<2, so numpy 2 is locked and
+    `import tensorflow` fails ("() -> handle"). A framework that does not import with
+    numpy 2 locked is resolved once more with numpy<2, said in the lock, and stays so
+    when a module the repository does not declare is added afterwards (GPflow's
+    pkg_resources)."""
+    from click.testing import CliRunner
+    from repo_support import mine_and_accept, wheel
+
+    from curator.cli import main
+    from curator.store import Store
+
+    # a stand-in named as the framework (no real TensorFlow on the local index)
+    wheel(offline_index, "tensorflow", "2.14.0", {"tensorflow/__init__.py": FAKE_TENSORFLOW},
+          requires=["numpy"])
+    upstream = tmp_path / "flowy"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "-b", "main")
+    write(upstream, {
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\n'
+                          'build-backend = "setuptools.build_meta"\n'
+                          '[project]\nname = "flowy"\nversion = "0.1"\n'
+                          'dependencies = ["tensorflow==2.14.0"]\n',
+        # and a module it does not declare: added after the framework's retry
+        "flowy/__init__.py": "import tensorflow\nimport tinyunits\n",
+        "flowy/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n',
+        "tests/test_ops.py": "from flowy.ops import scale\n\n\ndef test_scale():\n"
+                             "    assert scale(2) == 6\n"})
+    commit(upstream, "first")
+    ws, base = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    built = CliRunner().invoke(main, [*base, "repo", "env", "flowy", "--json"])
+    assert built.exit_code == 0, built.output
+    versions = {p["name"]: p["version"] for p in json.loads(built.stdout)["packages"]}
+    assert versions["numpy"].startswith("1."), versions
+    with Store(ws.db_path, "tester") as store:
+        (env,) = environments.list_envs(store)
+    assert env["status"] == "built"
+    assert "# tensorflow did not import with numpy 2." in env["lock"]
+    assert "resolved again with numpy<2" in env["lock"]
+    assert "tinyunits added to the recipe's extras" in env["lock"]
+    assert versions["tinyunits"] == "1.2.0"
