@@ -325,8 +325,22 @@ def _e(module, qualname, args, message, text, original):
     return _LINK[0].exception(module, qualname, args, message, text, original)
 
 
+def _mod(name):
+    """A module, as the side that reads the message already has it (never imported)."""
+    module = sys.modules.get(str(name))
+    if module is None or str(name).split(".")[0] in JUDGE_MODULES:
+        raise CannotCross("a module (%s)" % name)
+    return module
+
+
+# Modules never handed to a test as a value from the solution process.
+JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "builtins",
+                 "sys", "os", "gc", "importlib"}
+
+
 REBUILDERS = {name: globals()[name] for name in
-              ("_t", "_tref", "_a", "_ao", "_v", "_nt", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e")}
+              ("_t", "_tref", "_a", "_ao", "_v", "_nt", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
+               "_mod")}
 
 
 # Reconstructors of allowed classes that the judge resolves by name (see _resolve).
@@ -353,7 +367,11 @@ PANDAS_REBUILDERS = {("pandas._libs.internals", "_unpickle_block"),
 SKLEARN_REBUILDERS = {("sklearn.neighbors._kd_tree", "newObj"),
                       ("sklearn.neighbors._ball_tree", "newObj"),
                       ("sklearn.metrics._dist_metrics", "newObj")}
-LIBRARY_REBUILDERS |= PANDAS_REBUILDERS | SKLEARN_REBUILDERS
+# TensorFlow's eager tensors reduce to convert_to_tensor(ndarray) (GPflow's functions
+# return them).
+TENSORFLOW_REBUILDERS = {("tensorflow.python.framework.ops", "convert_to_tensor")}
+LIBRARY_REBUILDERS |= PANDAS_REBUILDERS | SKLEARN_REBUILDERS | TENSORFLOW_REBUILDERS
+NAMED_REBUILDERS = PANDAS_REBUILDERS | SKLEARN_REBUILDERS | TENSORFLOW_REBUILDERS
 CYTHON_FUNCTIONS = {"cython_function_or_method", "fused_cython_function"}
 
 
@@ -395,7 +413,7 @@ def _resolve(module, name):
             target = importlib.import_module(module)
         except Exception:
             raise NotData("%s.%s" % (module, name)) from None
-    if (module, name) in PANDAS_REBUILDERS | SKLEARN_REBUILDERS:   # functions: by name
+    if (module, name) in NAMED_REBUILDERS:   # functions: by name, of an allowed library
         found = getattr(target, name, None)
         if found is None:
             raise NotData("%s.%s" % (module, name))
@@ -475,7 +493,11 @@ class JudgePickler(_Pickler):
         if isinstance(obj, types.ModuleType):
             if obj is link.proxy_module:
                 return _si, (0,)
-            return NotImplemented
+            if _shared_module(obj) and isinstance(obj.__name__, str):
+                # a module passed as an argument (umap's tests pass np.random): the
+                # solution process's own module of that name
+                return _import_module, (obj.__name__,)   # the solution may import it
+            return _j, (link.judge_handle(obj),)
         if obj is Ellipsis or obj is NotImplemented:
             return NotImplemented
         if isinstance(obj, (types.FunctionType, types.MethodType, types.BuiltinMethodType)):
@@ -530,6 +552,12 @@ def judge_only(module):
             module.__curator_judge_only__ = True
         except Exception:
             pass
+
+
+def _import_module(name):
+    import importlib
+
+    return importlib.import_module(name)
 
 
 def _importable(obj):
@@ -590,6 +618,9 @@ class SolutionPickler(_Pickler):
             # a compiled library's function (a Cython one: sklearn's metrics) too
             return _s, (link.handle(obj), "function", _callable_info(obj))
         if isinstance(obj, types.ModuleType):
+            if isinstance(obj.__name__, str) and sys.modules.get(obj.__name__) is obj and \
+                    not _solution_defined_module(obj):
+                return _mod, (obj.__name__,)   # a library's module, back as the judge's own
             raise CannotCross("a module (%s)" % obj.__name__)
         if isinstance(obj, (io.IOBase, socket.socket)):
             raise CannotCross("an open file or socket (%s.%s)"
@@ -616,6 +647,12 @@ class SolutionPickler(_Pickler):
             raise CannotCross("a value of type %s" % note)
         state = _instance_state(obj)
         return _m, (link.handle(obj), link.class_info(cls)), state
+
+
+def _solution_defined_module(module):
+    name = module.__name__
+    return name in ("solution", "__main__") or name.startswith("solution.") or \
+        name == CANDIDATE["module"] or getattr(module, "__curator_solution__", False)
 
 
 def _solution_defined(cls):

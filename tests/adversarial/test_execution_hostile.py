@@ -1058,3 +1058,24 @@ def test_log_records_of_the_candidate_reach_caplog(engine):
     assert right.outcome == "passed", (right.reason, right.tests, right.stdout[-3000:])
     quiet = run_one(engine, "def add(a, b):\n    return a + b\n", LOGGING_TESTS)
     assert quiet.outcome == "failed", (quiet.reason, quiet.tests)
+
+
+MODULE_ARGUMENT_TESTS = """\
+import numpy as np
+from solution import draw
+
+
+def test_a_module_as_an_argument():
+    np.random.seed(0)
+    value = draw(np.random)
+    np.random.seed(0)
+    assert value == np.random.rand()
+"""
+
+
+def test_a_module_passed_as_an_argument_is_the_solutions_own(engine):
+    """umap's tests pass `np.random` to the function: a module the solution process has
+    crosses by name."""
+    result = run_one(engine, "def draw(module):\n    return float(module.rand())\n",
+                     MODULE_ARGUMENT_TESTS)
+    assert result.outcome == "passed", (result.reason, result.tests, result.stdout[-3000:])
