@@ -430,6 +430,8 @@ def _resolve(module, name):
     if torch is not None and isinstance(obj, (torch.dtype, torch.layout,
                                               torch.memory_format, torch.qscheme)):
         return obj
+    if np is not None and isinstance(obj, np.ufunc):
+        return obj   # numpy's ufuncs (np.sqrt held by a returned object): pure arithmetic
     if isinstance(obj, type) and allowed_class(obj) and obj.__module__ == module and \
             obj.__qualname__ == name:
         return obj

@@ -738,6 +738,7 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
         boundary.configure_allowed(repo.get("roots") or ())
     env = sandbox.base_env(str(rundir), python=spec.get("python") if repo else None)
     env[proctree.MARKER_VAR] = spec.get("marker") or ""
+    _own_caches(env, rundir)
     os.environ.clear()
     os.environ.update(env)
     time.tzset()
@@ -807,6 +808,36 @@ def run_timing(marks: dict, events: verdict.Events, tests: list[dict], now: floa
         if isinstance(boundary_stats.get("calls"), int):
             timing["boundary_calls"] = boundary_stats["calls"]
     return {k: round(v, 6) if isinstance(v, float) else v for k, v in timing.items()}
+
+
+def _own_caches(env: dict, rundir: Path) -> None:
+    """The solution process's caches in its own folder: libraries that placed theirs in
+    the worker's home at import (numba's, for umap and pynndescent) would share a folder
+    the judge, under another uid, made first."""
+    cache = rundir / ".cache"
+    env["XDG_CACHE_HOME"] = str(cache)
+    env["NUMBA_CACHE_DIR"] = str(cache / "numba")
+    numba = sys.modules.get("numba")
+    config = getattr(numba, "config", None)
+    if config is not None:
+        try:
+            config.CACHE_DIR = str(cache / "numba")
+        except Exception:
+            pass
+    # Functions decorated before (at the worker's preload) keep the worker's cache folder,
+    # which the judge may own: compiling works, saving is skipped.
+    caching = sys.modules.get("numba.core.caching")
+    cache_class = getattr(caching, "Cache", None)
+    save = getattr(cache_class, "save_overload", None)
+    if save is not None and not getattr(save, "__curator_tolerant__", False):
+        def save_overload(self, sig, data):
+            try:
+                save(self, sig, data)
+            except OSError:
+                pass
+
+        save_overload.__curator_tolerant__ = True
+        cache_class.save_overload = save_overload
 
 
 def _prefer_as_oom_victim() -> None:

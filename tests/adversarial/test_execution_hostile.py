@@ -1079,3 +1079,22 @@ def test_a_module_passed_as_an_argument_is_the_solutions_own(engine):
     result = run_one(engine, "def draw(module):\n    return float(module.rand())\n",
                      MODULE_ARGUMENT_TESTS)
     assert result.outcome == "passed", (result.reason, result.tests, result.stdout[-3000:])
+
+
+UFUNC_TESTS = """\
+import numpy as np
+from solution import pick
+
+
+def test_a_ufunc_crosses():
+    chosen = pick()
+    assert chosen["op"] is np.sqrt and chosen["op"](np.float64(4.0)) == 2.0
+"""
+
+
+def test_a_numpy_ufunc_in_a_value_is_not_tampering(engine):
+    """A value holding numpy's ufunc (umap's returned objects hold np.sqrt) crosses: it
+    was refused as a forged name, making a reference `tampered`."""
+    result = run_one(engine, "import numpy as np\n\ndef pick():\n    return {'op': np.sqrt}\n",
+                     UFUNC_TESTS)
+    assert result.outcome == "passed", (result.reason, result.evidence, result.tests)
