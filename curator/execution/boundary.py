@@ -34,6 +34,7 @@ import collections
 import collections.abc
 import io
 import json
+import logging
 import math
 import os
 import pickle
@@ -989,11 +990,16 @@ class SolutionLink:
         self.outputs = None
         send_frame(self.sock, b"R", self.dumps(call_id) + reply)
 
-    def send_rng_state(self):
+    def send_aside(self, kind, value):
+        """A frame beside the reply (W, L, O, G): what cannot be sent is left out, never
+        the reply."""
         try:
-            send_frame(self.sock, b"G", self.dumps(rng_state()))
+            send_frame(self.sock, kind, self.dumps(value))
         except Exception:
             pass
+
+    def send_rng_state(self):
+        self.send_aside(b"G", rng_state())
 
     def send_warnings(self, caught):
         """The warnings the call issued, for the judge to issue again (pytest.warns, the
@@ -1005,10 +1011,7 @@ class SolutionLink:
             category = _warning_base(item.category)
             records.append((category, str(item.message)[:2000],
                             str(item.filename)[:500], int(item.lineno or 0)))
-        try:
-            send_frame(self.sock, b"W", self.dumps(records))
-        except Exception:
-            pass
+        self.send_aside(b"W", records)
 
     def serve_backward(self, payload):
         try:
@@ -1087,7 +1090,7 @@ _BASE_ENV = {}
 
 
 def ambient(base_env):
-    state = {"cwd": os.getcwd()}
+    state = {"cwd": os.getcwd(), "log_level": logging.getLogger().getEffectiveLevel()}
     env = os.environ
     state["env"] = {k: v for k, v in env.items() if base_env.get(k) != v}
     state["unset"] = [k for k in base_env if k not in env]
@@ -1197,8 +1200,6 @@ class _LogsOf:
         self.level = level if isinstance(level, int) else None
 
     def __enter__(self):
-        import logging
-
         self.records = []
         records = self.records
 
@@ -1223,18 +1224,13 @@ class _LogsOf:
         return self
 
     def __exit__(self, *exc):
-        import logging
-
         root = logging.getLogger()
         level, handlers, last = self.saved
         root.handlers[:] = handlers
         root.setLevel(level)
         logging.lastResort = last
         if self.records:
-            try:
-                send_frame(self.link.sock, b"L", self.link.dumps(self.records))
-            except Exception:
-                pass
+            self.link.send_aside(b"L", self.records)
         return False
 
 
@@ -1255,10 +1251,7 @@ class _OutputOf:
         sys.stdout, sys.stderr = self.saved
         out, err = self.out.text(), self.err.text()
         if out or err:
-            try:
-                send_frame(self.link.sock, b"O", self.link.dumps((out, err)))
-            except Exception:
-                pass
+            self.link.send_aside(b"O", (out, err))
         return False
 
 
@@ -1532,6 +1525,11 @@ class JudgeLink:
         self.decoding = 0          # inside _loads: no call may reach the solution process
         self.pending_warnings = []
         self.base_env = dict(os.environ)
+        # frames that come before a reply, by kind: a callback to serve, or what the call
+        # did besides its value (warnings, prints, log records, its random state)
+        self._asides = {b"C": self._serve_callback, b"W": self._warnings_received,
+                        b"O": self._output_received, b"L": self._logs_received,
+                        b"G": self._rng_received}
         self.rng_sent = None       # the judge's random state when it last sent one
         self.rng_solution = None   # the solution's state after that call
         self._gradient = None
@@ -1787,25 +1785,16 @@ class JudgeLink:
                 self.broken = "the solution process ended"
                 self.report("solution_gone", message=self.broken)
                 raise BoundaryError(self.broken)
-            if kind == b"C":
-                self._serve_callback(payload)
-                continue
-            if kind == b"W":
-                self._warnings_received(payload)
-                continue
-            if kind == b"O":
-                self._output_received(payload)
-                continue
-            if kind == b"L":
-                self._logs_received(payload)
-                continue
-            if kind == b"G":
-                state = self._loads(payload)
-                if not _valid_rng_state(state):
-                    raise self.violation("a random state of the wrong shape")
-                self.rng_solution = state
-                continue
-            return kind, payload
+            aside = self._asides.get(kind)
+            if aside is None:
+                return kind, payload
+            aside(payload)
+
+    def _rng_received(self, payload):
+        state = self._loads(payload)
+        if not _valid_rng_state(state):
+            raise self.violation("a random state of the wrong shape")
+        self.rng_solution = state
 
     def _rng_for_call(self):
         """The judge's random state, or the solution's own continuation when the judge
@@ -1817,8 +1806,6 @@ class JudgeLink:
         return current
 
     def _logs_received(self, payload):
-        import logging
-
         records = self._loads(payload)
         if not isinstance(records, list) or len(records) > MAX_LOG_RECORDS or not all(
                 isinstance(r, tuple) and len(r) == 6 and isinstance(r[0], str) and
@@ -1912,9 +1899,6 @@ class JudgeLink:
         grad_enabled = torch.is_grad_enabled() if torch is not None else False
         try:
             around = ambient(self.base_env)
-            import logging
-
-            around["log_level"] = logging.getLogger().getEffectiveLevel()
             around["rng"] = self._rng_for_call()
             payload = self.dumps((target, sent, grad_enabled, around))
         except BoundaryError:

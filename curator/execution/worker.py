@@ -17,6 +17,7 @@ and decides the outcome from the harness events (curator.execution.verdict).
 from __future__ import annotations
 
 import ast
+import functools
 import gc
 import importlib
 import json
@@ -454,7 +455,7 @@ class Worker:
             sandbox.not_dumpable()
             link = boundary.JudgeLink(socket.socket(fileno=CHANNEL_FD), report=reporter.send)
             reporter.extra = lambda: {"boundary": link.timings()}
-            boundary.configure_allowed(repo_roots(checkout, job))
+            boundary.configure_allowed(repo_roots(Path(job.repo_dir), job))
             module, targets, whole = repo_targets(checkout, job)
             installer = boundary.RepositoryTargets(link, module, targets,
                                                    report=reporter.send, whole=whole)
@@ -1020,17 +1021,26 @@ NEVER_ALLOWED = {"pytest", "_pytest", "pluggy", "unittest", "builtins", "os", "s
 
 def repo_roots(checkout: Path, job: Job) -> list[str]:
     """Top-level packages whose classes the judge rebuilds in a repository run: the
-    repository's own (the patched module's) and the libraries its environment preloads."""
+    repository's own (the patched module's), the libraries its environment preloads and
+    the third-party packages its test files import."""
+    return list(_repo_roots(str(checkout), _target_file(job), tuple(job.node_ids or ()),
+                            tuple(job.env_preload or ())))
+
+
+@functools.lru_cache(maxsize=256)
+def _repo_roots(checkout: str, relpath: str | None, node_ids: tuple[str, ...],
+                preload: tuple[str, ...]) -> tuple[str, ...]:
+    # A checkout is one commit, read-only: worked out once per problem in the worker,
+    # before the judge is forked (the judge asks again and finds it here).
     roots = []
-    relpath = _target_file(job)
-    found = module_name(checkout, relpath) if relpath else None
+    found = module_name(Path(checkout), relpath) if relpath else None
     if found:
         roots.append(found[0].split(".")[0])
-    for name in [*(job.env_preload or ()), *test_libraries(checkout, job.node_ids)]:
+    for name in [*preload, *test_libraries(Path(checkout), node_ids)]:
         top = str(name).split(".")[0]
         if top and top not in roots:
             roots.append(top)
-    return [r for r in roots if r not in NEVER_ALLOWED]
+    return tuple(r for r in roots if r not in NEVER_ALLOWED)
 
 
 def test_libraries(checkout: Path, node_ids) -> list[str]:
