@@ -64,20 +64,30 @@ KNN_TESTS = textwrap.dedent("""\
     """)
 
 
-def make_repo(root):
+def one_module_repo(root, module, text, test_file, tests):
+    """A generated repository: package `pkg` holding one module, and one test file."""
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "knn.py").write_text(KNN)
+    (root / "pkg" / f"{module}.py").write_text(text)
     (root / "tests").mkdir()
-    (root / "tests" / "test_knn.py").write_text(KNN_TESTS)
+    (root / "tests" / test_file).write_text(tests)
     return root
 
 
-def knn_job(repo, text, reference=False):
-    return Job(problem_id="knn", solution=text, repo_dir=str(repo),
-               overlay={"pkg/knn.py": text}, node_ids=["tests/test_knn.py"],
-               symbol="knn_graph", python=sys.executable, reference=reference,
+def module_job(repo, module, test_file, text, symbol, reference=False):
+    """A run of `text` as pkg/MODULE.py, judged by tests/TEST_FILE, target `symbol`."""
+    return Job(problem_id=module, solution=text, repo_dir=str(repo),
+               overlay={f"pkg/{module}.py": text}, node_ids=[f"tests/{test_file}"],
+               symbol=symbol, python=sys.executable, reference=reference,
                limits=Limits(timeout_s=120))
+
+
+def make_repo(root):
+    return one_module_repo(root, "knn", KNN, "test_knn.py", KNN_TESTS)
+
+
+def knn_job(repo, text, reference=False):
+    return module_job(repo, "knn", "test_knn.py", text, "knn_graph", reference)
 
 
 def test_library_values_and_the_tests_own_functions_cross(engine, tmp_path):
@@ -132,18 +142,10 @@ NET_TESTS = textwrap.dedent("""\
 def test_scripting_a_module_whose_method_is_the_target(engine, tmp_path):
     """kornia's `torch.jit.script(Module())` tests where `Module.forward` is the target: the
     judge's module crosses as data and is scripted with the candidate's method."""
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "net.py").write_text(NET)
-    (root / "tests").mkdir()
-    (root / "tests" / "test_net.py").write_text(NET_TESTS)
+    root = one_module_repo(tmp_path / "repo", "net", NET, "test_net.py", NET_TESTS)
 
     def job(text, reference=False):
-        return Job(problem_id="net", solution=text, repo_dir=str(root),
-                   overlay={"pkg/net.py": text}, node_ids=["tests/test_net.py"],
-                   symbol="Doubler.forward", python=sys.executable, reference=reference,
-                   limits=Limits(timeout_s=120))
+        return module_job(root, "net", "test_net.py", text, "Doubler.forward", reference)
 
     jobs = [job(NET, reference=True), job(NET.replace("x * self.k", "x * self.k + 1"))]
     results = {r.job_id: r for r in engine.run(jobs)}
@@ -206,18 +208,11 @@ def test_a_tests_mock_patch_reaches_the_candidate(engine, tmp_path):
     """A test's mock.patch (or pytest's monkeypatch) of a module function or a class
     method the candidate calls is applied in the solution process too while it lasts;
     the mock stays the judge's."""
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "ops.py").write_text(PATCHED)
-    (root / "tests").mkdir()
-    (root / "tests" / "test_patch.py").write_text(PATCHING_TESTS)
+    root = one_module_repo(tmp_path / "repo", "ops", PATCHED, "test_patch.py",
+                           PATCHING_TESTS)
 
     def job(text, symbol, reference=False):
-        return Job(problem_id="patch", solution=text, repo_dir=str(root),
-                   overlay={"pkg/ops.py": text}, node_ids=["tests/test_patch.py"],
-                   symbol=symbol, python=sys.executable, reference=reference,
-                   limits=Limits(timeout_s=120))
+        return module_job(root, "ops", "test_patch.py", text, symbol, reference)
 
     jobs = [job(PATCHED, "target", reference=True), job(PATCHED, "Model.fit", reference=True),
             job(PATCHED.replace("return helper(x) * 2", "return (x + 1) * 2"), "target")]
@@ -256,18 +251,11 @@ SCRIPTED_CALLER_TESTS = textwrap.dedent("""\
 def test_scripting_judge_code_that_calls_the_target(engine, tmp_path):
     """TorchScript compiling the repository's own caller of the target: the call to the
     proxy stays a Python call (as @torch.jit.ignore), so the candidate is still judged."""
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "ops.py").write_text(TYPED)
-    (root / "tests").mkdir()
-    (root / "tests" / "test_caller.py").write_text(SCRIPTED_CALLER_TESTS)
+    root = one_module_repo(tmp_path / "repo", "ops", TYPED, "test_caller.py",
+                           SCRIPTED_CALLER_TESTS)
 
     def job(text, reference=False):
-        return Job(problem_id="typed", solution=text, repo_dir=str(root),
-                   overlay={"pkg/ops.py": text}, node_ids=["tests/test_caller.py"],
-                   symbol="target", python=sys.executable, reference=reference,
-                   limits=Limits(timeout_s=120))
+        return module_job(root, "ops", "test_caller.py", text, "target", reference)
 
     jobs = [job(TYPED, reference=True), job(TYPED.replace("return x * 2", "return x * 3"))]
     results = {r.job_id: r for r in engine.run(jobs)}
@@ -296,16 +284,8 @@ def test_the_tests_temporary_files_are_readable(engine, tmp_path):
     """tmp_path is the judge's (pytest makes it 0700): the candidate, under another uid
     where the machine allows one, reads a file a test wrote there and handed it by path
     (kornia's load_image_to_tensor). The folders are opened for reading only."""
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "io.py").write_text(READER)
-    (root / "tests").mkdir()
-    (root / "tests" / "test_io.py").write_text(TMP_TESTS)
-    job = Job(problem_id="io", solution=READER, repo_dir=str(root),
-              overlay={"pkg/io.py": READER}, node_ids=["tests/test_io.py"],
-              symbol="first_line", python=sys.executable, reference=True,
-              limits=Limits(timeout_s=120))
+    root = one_module_repo(tmp_path / "repo", "io", READER, "test_io.py", TMP_TESTS)
+    job = module_job(root, "io", "test_io.py", READER, "first_line", reference=True)
     (result,) = list(engine.run([job]))
     assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
 

@@ -904,6 +904,14 @@ def test_tests_that_script_the_target_compile_the_candidate(engine):
     assert outcomes["test_scripted_target"] == "failed", unscriptable.tests
 
 
+def passes_and_plain_add(engine, source, tests):
+    """`source` passes `tests`; the result of a plain `add` that does nothing else under
+    the same tests (its control: what the tests see comes from the candidate)."""
+    right = run_one(engine, source, tests)
+    assert right.outcome == "passed", (right.reason, right.tests, right.stdout[-3000:])
+    return run_one(engine, "def add(a, b):\n    return a + b\n", tests)
+
+
 WARNING_TESTS = """\
 import warnings
 
@@ -929,9 +937,7 @@ def test_warnings_the_candidate_issues_reach_the_tests(engine):
     process, is issued again in the judge where the test's filters see it."""
     warns = ("import warnings\n\ndef add(a, b):\n    if a < 0:\n"
              "        warnings.warn('negative input', UserWarning)\n    return a + b\n")
-    right = run_one(engine, warns, WARNING_TESTS)
-    assert right.outcome == "passed", (right.reason, right.tests, right.stdout[-3000:])
-    silent = run_one(engine, "def add(a, b):\n    return a + b\n", WARNING_TESTS)
+    silent = passes_and_plain_add(engine, warns, WARNING_TESTS)
     assert {t["outcome"] for t in silent.tests} == {"failed"}, silent.tests
 
 
@@ -950,9 +956,7 @@ def test_what_the_candidate_prints_reaches_capsys(engine):
     """cleanlab's verbose tests read what the function printed with capsys."""
     printing = ("import sys\n\ndef add(a, b):\n    print('adding', a, 'and', b)\n"
                 "    print('careful', file=sys.stderr)\n    return a + b\n")
-    right = run_one(engine, printing, PRINT_TESTS)
-    assert right.outcome == "passed", (right.reason, right.tests, right.stdout[-3000:])
-    quiet = run_one(engine, "def add(a, b):\n    return a + b\n", PRINT_TESTS)
+    quiet = passes_and_plain_add(engine, printing, PRINT_TESTS)
     assert quiet.outcome == "failed", (quiet.reason, quiet.tests)
 
 
@@ -1054,9 +1058,7 @@ def test_caplog_sees_the_candidates_records(caplog):
 def test_log_records_of_the_candidate_reach_caplog(engine):
     logging_ = ("import logging\n\nlog = logging.getLogger('solution.adder')\n\n"
                 "def add(a, b):\n    log.info('adding %s and %s', a, b)\n    return a + b\n")
-    right = run_one(engine, logging_, LOGGING_TESTS)
-    assert right.outcome == "passed", (right.reason, right.tests, right.stdout[-3000:])
-    quiet = run_one(engine, "def add(a, b):\n    return a + b\n", LOGGING_TESTS)
+    quiet = passes_and_plain_add(engine, logging_, LOGGING_TESTS)
     assert quiet.outcome == "failed", (quiet.reason, quiet.tests)
 
 
