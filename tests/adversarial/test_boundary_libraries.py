@@ -305,3 +305,43 @@ def test_pytests_temporary_folders_are_opened_for_reading_only(tmp_path_factory,
     made = tmp_path_factory.mktemp("opened")
     assert made.stat().st_mode & 0o777 == 0o755
     assert made.parent.stat().st_mode & 0o777 == 0o711
+
+
+# A library value that pickles as `functools.partial(ItsClass, **fields)` with no arguments
+# (TensorFlow's variables do: GPflow's kernels return them) is rebuilt by the judge from its
+# own class; before, the partial crossed as a handle to the solution process and the reply
+# could not be decoded.
+BOX = textwrap.dedent("""\
+    import functools
+
+
+    class Box:
+        def __init__(self, value, name="box"):
+            self.value, self.name = value, name
+
+        def __reduce__(self):
+            return functools.partial(Box, value=self.value, name=self.name), ()
+    """)
+MAKE = "from pkg.box import Box\n\n\ndef make_box(v):\n    return Box(v * 2, name='made')\n"
+BOX_TESTS = textwrap.dedent("""\
+    from pkg.box import Box
+    from pkg.make import make_box
+
+
+    def test_box():
+        box = make_box(2.0)
+        assert type(box) is Box
+        assert (box.value, box.name) == (4.0, "made")
+    """)
+
+
+def test_a_value_that_pickles_as_a_partial_of_its_class_crosses(engine, tmp_path):
+    repo = one_module_repo(tmp_path / "repo", "box", BOX, "test_box.py", BOX_TESTS)
+    (repo / "pkg" / "make.py").write_text(MAKE)
+    jobs = [module_job(repo, "make", "test_box.py", MAKE, "make_box", reference=True),
+            module_job(repo, "make", "test_box.py", MAKE.replace("v * 2", "v * 3"),
+                       "make_box")]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, wrong = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
