@@ -469,6 +469,49 @@ def test_handles_never_reach_the_tests_or_the_judges_modules(engine, name):
         assert "does not serve" in attack.reason
 
 
+# -- a solution's context manager around the test's own code ----------------------------------
+# Its __exit__ runs in the solution process and may swallow what the block raised (a
+# ValueError here, as contextlib.suppress would), never the judge's failed assertion.
+
+CONTEXT_TESTS = """\
+from solution import guard, scale
+
+
+def test_the_assertion_inside():
+    with guard():
+        assert scale(1) == 2
+
+
+def test_what_it_suppresses():
+    with guard():
+        raise ValueError("suppressed")
+    assert scale(2) == 4
+"""
+CONTEXT_REFERENCE = """\
+class guard:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        return kind is not None and issubclass(kind, ValueError)
+
+
+def scale(x):
+    return x * 2
+"""
+CONTEXT_CONTROL = CONTEXT_REFERENCE.replace("x * 2", "x * 3")
+CONTEXT_ATTACK = CONTEXT_CONTROL.replace(
+    "return kind is not None and issubclass(kind, ValueError)", "return True")
+
+
+def test_a_solutions_context_manager_never_swallows_the_judges_assertion(engine):
+    reference = run_one(engine, CONTEXT_REFERENCE, CONTEXT_TESTS, timeout=60)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-2000:])
+    for wrong in (CONTEXT_CONTROL, CONTEXT_ATTACK):
+        result = run_one(engine, wrong, CONTEXT_TESTS, timeout=60)
+        assert {t["outcome"] for t in result.tests} == {"failed"}, result.tests
+
+
 # -- correct solutions that a check inside their process took for tampering -----------------
 
 CORRECT = {
