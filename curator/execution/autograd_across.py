@@ -25,6 +25,7 @@ wire format.
 from __future__ import annotations
 
 import inspect
+import threading
 
 OPS = ("grad", "backward")
 FLAGS = ("retain_graph", "create_graph")
@@ -55,21 +56,34 @@ def install(current_link):
     grad_signature = inspect.signature(real_grad)
     backward_signature = inspect.signature(real_backward)
 
+    # torch's own functions call the public name again under a TorchFunctionMode
+    # (torch.set_default_device's): that call is torch's, never wrapped twice
+    inside = threading.local()
+
     def grad(*args, **kwargs):
         link = current_link()
-        if link is None or not link.origins():
+        if link is None or getattr(inside, "on", False) or not link.origins():
             return real_grad(*args, **kwargs)
         bound = grad_signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        return _grad(link, real_grad, bound)
+        inside.on = True
+        try:
+            return _grad(link, real_grad, bound)
+        finally:
+            inside.on = False
 
     def backward(*args, **kwargs):
         link = current_link()
-        if link is None or not any(kind == "graph" for _, _, kind in link.origins()):
+        if link is None or getattr(inside, "on", False) or \
+                not any(kind == "graph" for _, _, kind in link.origins()):
             return real_backward(*args, **kwargs)
         bound = backward_signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        return _backward(link, real_backward, bound)
+        inside.on = True
+        try:
+            return _backward(link, real_backward, bound)
+        finally:
+            inside.on = False
 
     for wrapper, real in ((grad, real_grad), (backward, real_backward)):
         wrapper.__name__, wrapper.__qualname__ = real.__name__, real.__qualname__
@@ -266,3 +280,4 @@ def _named(request, indices):
             isinstance(request[i], torch.Tensor) for i in indices):
         raise NotAutograd("a reference to a tensor the judge never sent")
     return [request[i] for i in indices]
+
