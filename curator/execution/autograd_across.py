@@ -17,9 +17,9 @@ Where the solution's own step between the judge's tensors is not linear and the 
 asks for `create_graph`, the derivative of that step would be lost: the run ends with
 that reason instead of a wrong value.
 
-This module knows torch and the two ends' small interfaces (`origins`, `ask_autograd`,
-`limit`, `adopt_grad` of the solution's link; `serve_autograd` for the judge's), not the
-wire format.
+This module knows torch and the two ends' small interfaces (`origins`, `request_index`,
+`unchanged_request_tensor`, `ask_autograd`, `limit`, `adopt_grad` of the solution's link;
+`serve_autograd` for the judge's), not the wire format.
 """
 
 from __future__ import annotations
@@ -124,8 +124,9 @@ def _find(items, obj):
 
 def _constant(link, value):
     """A gradient the judge may take as a constant: one that needs no derivative, or the
-    judge's own tensor (it travels as a reference, its graph included)."""
-    return value is None or not value.requires_grad or link.request_index(value) is not None
+    judge's own tensor, unchanged (it travels as a reference, its graph included)."""
+    return value is None or not value.requires_grad or \
+        link.unchanged_request_tensor(value) is not None
 
 
 def _grad(link, real_grad, bound):
