@@ -843,6 +843,12 @@ class JudgeObject:
     def __getitem__(self, key):
         return self._ask("dunder", "__getitem__", (key,))
 
+    def __sklearn_clone__(self):
+        """scikit-learn's clone() of a judge estimator (a test's own classifier that
+        cleanlab's cross-validation clones): made in the judge, by scikit-learn, from the
+        judge's object; a handle to the copy comes back."""
+        return self._ask("clone")
+
 
 class MirrorTarget:
     """Placeholder for a mirror the judge made a copy of (no handle yet)."""
@@ -1384,11 +1390,22 @@ DUNDERS = {"__len__": len, "__bool__": bool, "__iter__": iter, "__next__": next,
 # `__setattr__` would hand out the test module, other tests or a way to rebind them), and
 # nothing of frames, code, tracebacks or suspended generators (`gi_frame.f_back` walks to
 # the running test). Refused reads are an AttributeError, as a missing attribute is.
-SERVED_OPS = ("call", "getattr", "dunder")
+SERVED_OPS = ("call", "getattr", "dunder", "clone")
 READABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__module__",
                               "__annotations__"})
 INTROSPECTION_TYPES = (types.FrameType, types.CodeType, types.TracebackType, types.CellType,
                        types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
+
+
+def _judge_clone(target):
+    """In the judge: scikit-learn's clone of one of its own estimators, for the solution
+    process (which holds only a handle: rebuilding it there from its class, as clone() does
+    without this, made an object of the boundary's own handle class)."""
+    base = sys.modules.get("sklearn.base")
+    if base is None or not hasattr(target, "get_params") or isinstance(target, type):
+        raise TypeError("a judge object of type %s is not a scikit-learn estimator to clone"
+                        % type(target).__name__)
+    return base.clone(target)
 
 
 def _check_readable(target, name):
@@ -2024,7 +2041,10 @@ class JudgeLink:
                 raise self.violation(str(exc)) from None
             if op == "getattr":
                 _check_readable(target, name)
-            result = apply_op(None, target, op, name, args, kwargs)
+            if op == "clone":
+                result = _judge_clone(target)
+            else:
+                result = apply_op(None, target, op, name, args, kwargs)
             self.request, self.grad_request = [], []
             send_frame(self.sock, b"r", self.dumps(result))
         except BoundaryError:
