@@ -47,6 +47,8 @@ import traceback
 import types
 import warnings
 
+from curator.execution import autograd_across
+
 try:
     import torch
 except Exception:  # a judge without torch still judges plain Python
@@ -245,13 +247,14 @@ def _make_array(dtype_str, shape, raw):
 _LINK = [None]  # the one link of this process (judge or solution side)
 
 
-def _t(dtype_name, shape, raw, requires_grad, kind, grad, note, ref, gout):
+def _t(dtype_name, shape, raw, requires_grad, kind, grad, note, ref, gout, origin=None):
     """A tensor from the other side. ref: the judge's own tensor it came from (unchanged
-    ones travel as _tref); gout: its place among outputs that keep a gradient path."""
+    ones travel as _tref); gout: its place among outputs that keep a gradient path;
+    origin (judge to solution): "graph" or "leaf" when it required grad in the judge."""
     link = _LINK[0]
     value = _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad)
     if link is not None:
-        value = link.received_tensor(value, note, ref, gout)
+        value = link.received_tensor(value, note, ref, gout, origin)
     return value
 
 
@@ -490,7 +493,11 @@ class JudgePickler(_Pickler):
         if torch is not None and isinstance(obj, torch.Tensor):
             index = link.register_request_tensor(obj)
             record = _tensor_record(obj)
-            return _t, (*record[:6], None, index, None)
+            origin = None
+            if record[3]:   # requires grad: a leaf of the judge or part of its graph
+                base = torch._C.TensorBase
+                origin = "leaf" if base.is_leaf.__get__(obj) else "graph"
+            return _t, (*record[:6], None, index, None, origin)
         mirror = link.mirror_handle_of(obj)
         if mirror is not None:
             handle, class_handle = mirror
@@ -845,6 +852,12 @@ class JudgeObject:
     def __getitem__(self, key):
         return self._ask("dunder", "__getitem__", (key,))
 
+    def __sklearn_clone__(self):
+        """scikit-learn's clone() of a judge estimator (a test's own classifier that
+        cleanlab's cross-validation clones): made in the judge, by scikit-learn, from the
+        judge's object; a handle to the copy comes back."""
+        return self._ask("clone")
+
 
 class MirrorTarget:
     """Placeholder for a mirror the judge made a copy of (no handle yet)."""
@@ -862,10 +875,13 @@ class SolutionLink:
         self.request = []            # tensors rebuilt from the current request
         self.versions = {}
         self.grad_inputs = []
+        self.origins_of = {}         # request index -> "graph" | "leaf" (autograd_across)
         self.graphs = {}
         self.call_id = 0
         self.outputs = None
         _LINK[0] = self
+        if torch is not None:
+            autograd_across.install(_solution_link)
 
     # handles
     def handle(self, obj):
@@ -906,12 +922,14 @@ class SolutionLink:
         return JudgeObject(handle)
 
     # tensors of a request
-    def received_tensor(self, value, note, ref, gout):
+    def received_tensor(self, value, note, ref, gout, origin=None):
         if ref is not None:
             while len(self.request) <= ref:
                 self.request.append(None)
             self.request[ref] = value
             self.versions[id(value)] = (value._version, id(value.grad), value.requires_grad)
+            if origin in ("graph", "leaf"):
+                self.origins_of[ref] = origin
         if value.requires_grad:
             self.grad_inputs.append((ref, value))
         return value
@@ -929,6 +947,54 @@ class SolutionLink:
             if tensor is obj:
                 return index
         return None
+
+    # autograd across the boundary (curator.execution.autograd_across)
+    def origins(self):
+        """(index, copy, kind) of the current call's copies of the judge's tensors that
+        required grad there: "graph" for a non-leaf of the judge's graph, "leaf"."""
+        request = self.request
+        return [(index, request[index], kind) for index, kind in self.origins_of.items()
+                if index < len(request) and request[index] is not None]
+
+    def ask_autograd(self, op, outputs, grads, inputs, flags):
+        """Ask the judge to run autograd on its own tensors (named by place in this call),
+        and wait for the result, serving the judge's frames meanwhile."""
+        payload = self.dumps((op, outputs, grads, inputs, flags))
+        saved = (self.request, self.versions, self.grad_inputs, self.outputs,
+                 self.origins_of)
+        send_frame(self.sock, b"A", payload)
+        try:
+            while True:
+                kind, reply = recv_frame(self.sock)
+                if kind is None:
+                    os._exit(0)
+                if kind == b"a":
+                    # the results are the judge's tensors of this call, placed as it placed
+                    # them in its request
+                    (self.request, self.versions, self.grad_inputs, self.outputs,
+                     self.origins_of) = saved
+                    return self.loads(reply)
+                if kind == b"e":
+                    raise _rebuild_exception_plain(self.loads(reply))
+                self.handle_frame(kind, reply)
+        finally:
+            (self.request, self.versions, self.grad_inputs, self.outputs,
+             self.origins_of) = saved
+
+    def adopt_grad(self, index, grad):
+        """The judge's .grad of one of its leaves after a backward it ran: the copy's too,
+        and the copy counts as unchanged (it stands for the judge's own tensor)."""
+        if not 0 <= index < len(self.request) or self.request[index] is None:
+            return
+        copy = self.request[index]
+        copy.grad = grad
+        self.versions[id(copy)] = (copy._version, id(copy.grad), copy.requires_grad)
+
+    def limit(self, what):
+        """A computation the boundary cannot serve honestly: the run ends with the reason
+        (never a value that might be wrong)."""
+        send_frame(self.sock, b"X", self.dumps(what))
+        raise BoundaryError(what)
 
     def gradient_output(self, obj):
         if self.outputs is None or not obj.requires_grad or obj.grad_fn is None:
@@ -966,6 +1032,7 @@ class SolutionLink:
 
     def serve_call(self, payload):
         self.request, self.versions, self.grad_inputs = [], {}, []
+        self.origins_of = {}
         self.call_id += 1
         call_id = self.call_id
         try:
@@ -977,6 +1044,7 @@ class SolutionLink:
             send_frame(self.sock, b"E", self.dumps((exception_record(unread), None)))
             return
         request, versions, inputs = self.request, self.versions, self.grad_inputs
+        origins = self.origins_of
         caught = []
         try:
             set_rng_state(rng.get("rng"))   # draws what it would have drawn in the test
@@ -993,7 +1061,7 @@ class SolutionLink:
         except BaseException as exc:  # the solution's exception is its answer
             self.send_warnings(caught)
             self.send_rng_state()
-            self.request, self.versions = request, versions
+            self.request, self.versions, self.origins_of = request, versions, origins
             try:
                 self.outputs = None
                 reply = self.dumps((exception_record(exc), sent))
@@ -1003,7 +1071,7 @@ class SolutionLink:
             return
         self.send_warnings(caught)
         self.send_rng_state()
-        self.request, self.versions = request, versions
+        self.request, self.versions, self.origins_of = request, versions, origins
         self.outputs = [] if inputs else None
         try:
             reply = self.dumps((result, sent))
@@ -1040,6 +1108,8 @@ class SolutionLink:
         self.send_aside(b"W", records)
 
     def serve_backward(self, payload):
+        saved = self.origins_of
+        self.origins_of = {}   # the graph of an earlier call: the solution's own autograd
         try:
             call_id, index, grad = self.loads(payload)
             outputs, inputs = self.graphs[call_id]
@@ -1053,10 +1123,13 @@ class SolutionLink:
         except BaseException as exc:
             send_frame(self.sock, b"X", self.dumps("backward failed: %s: %s"
                                                    % (type(exc).__name__, exc)))
+        finally:
+            self.origins_of = saved
 
     def callback(self, handle, op, name, args, kwargs):
         payload = self.dumps((handle, op, name, args, kwargs))
-        saved = self.request, self.versions, self.grad_inputs, self.outputs
+        saved = (self.request, self.versions, self.grad_inputs, self.outputs,
+                 self.origins_of)
         send_frame(self.sock, b"C", payload)
         try:
             while True:
@@ -1064,14 +1137,15 @@ class SolutionLink:
                 if kind is None:
                     os._exit(0)
                 self.request, self.versions, self.grad_inputs = [], {}, []
-                self.outputs = None
+                self.outputs, self.origins_of = None, {}
                 if kind == b"r":
                     return self.loads(reply)
                 if kind == b"e":
                     raise _rebuild_exception_plain(self.loads(reply))
                 self.handle_frame(kind, reply)
         finally:
-            self.request, self.versions, self.grad_inputs, self.outputs = saved
+            (self.request, self.versions, self.grad_inputs, self.outputs,
+             self.origins_of) = saved
 
 
 # -- the global random generators across a call --------------------------------------------
@@ -1325,11 +1399,22 @@ DUNDERS = {"__len__": len, "__bool__": bool, "__iter__": iter, "__next__": next,
 # `__setattr__` would hand out the test module, other tests or a way to rebind them), and
 # nothing of frames, code, tracebacks or suspended generators (`gi_frame.f_back` walks to
 # the running test). Refused reads are an AttributeError, as a missing attribute is.
-SERVED_OPS = ("call", "getattr", "dunder")
+SERVED_OPS = ("call", "getattr", "dunder", "clone")
 READABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__module__",
                               "__annotations__"})
 INTROSPECTION_TYPES = (types.FrameType, types.CodeType, types.TracebackType, types.CellType,
                        types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
+
+
+def _judge_clone(target):
+    """In the judge: scikit-learn's clone of one of its own estimators, for the solution
+    process (which holds only a handle: rebuilding it there from its class, as clone() does
+    without this, made an object of the boundary's own handle class)."""
+    base = sys.modules.get("sklearn.base")
+    if base is None or not hasattr(target, "get_params") or isinstance(target, type):
+        raise TypeError("a judge object of type %s is not a scikit-learn estimator to clone"
+                        % type(target).__name__)
+    return base.clone(target)
 
 
 def _check_readable(target, name):
@@ -1531,7 +1616,14 @@ def solution_repo_main(sock_fd, module_name, candidate_names):
 # -- the judge side --------------------------------------------------------------------------
 
 
+def _solution_link():
+    link = _LINK[0]
+    return link if isinstance(link, SolutionLink) else None
+
+
 def _gradient_function():
+    from torch.autograd.function import once_differentiable
+
     class RemoteGradient(torch.autograd.Function):
         @staticmethod
         def forward(ctx, link, call_id, index, holder, *inputs):
@@ -1540,6 +1632,7 @@ def _gradient_function():
             return holder[0]
 
         @staticmethod
+        @once_differentiable   # a second derivative through it is an error, never zero
         def backward(ctx, grad):
             grads = ctx.link.backward(ctx.call_id, ctx.index, grad, ctx.refs)
             return (None, None, None, None, *grads)
@@ -1574,7 +1667,7 @@ class JudgeLink:
         # did besides its value (warnings, prints, log records, its random state)
         self._asides = {b"C": self._serve_callback, b"W": self._warnings_received,
                         b"O": self._output_received, b"L": self._logs_received,
-                        b"G": self._rng_received}
+                        b"G": self._rng_received, b"A": self._serve_autograd}
         self.rng_sent = None       # the judge's random state when it last sent one
         self.rng_solution = None   # the solution's state after that call
         self._gradient = None
@@ -1729,7 +1822,7 @@ class JudgeLink:
             raise NotData("a reference to a tensor the judge never sent")
         return self.request[index]
 
-    def received_tensor(self, value, note, ref, gout):
+    def received_tensor(self, value, note, ref, gout, origin=None):
         if note:
             self.note("%s rebuilt as %s" % (note, type(value).__name__))
         current = self.current
@@ -1911,6 +2004,34 @@ class JudgeLink:
             return self.cannot_cross(message if isinstance(message, str) else "a value")
         return self.violation("a frame out of protocol (%r)" % (kind,))
 
+    def _serve_autograd(self, payload):
+        """The solution asks for autograd on the judge's own tensors of this call (see
+        curator.execution.autograd_across): torch's autograd runs here, with the
+        gradients as data; the results are the judge's tensors of this call again."""
+        saved = self.current
+        self.current = None
+        try:
+            request = self.parse_autograd(self._loads(payload))
+            try:
+                result = autograd_across.serve_autograd(self.request, *request)
+            except autograd_across.NotAutograd:
+                raise
+            except Exception as exc:   # torch's own error, the solution's to see
+                record = exception_record(exc)
+                send_frame(self.sock, b"e", self.dumps((*record[:4], "", record[5])))
+                return
+            send_frame(self.sock, b"a", self.dumps(result))
+        except autograd_across.NotAutograd as exc:
+            raise self.violation(str(exc)) from None
+        finally:
+            self.current = saved
+
+    @staticmethod
+    def parse_autograd(request):
+        if not isinstance(request, tuple) or len(request) != 5:
+            raise autograd_across.NotAutograd("an autograd request of the wrong shape")
+        return request
+
     def _serve_callback(self, payload):
         saved = self.request, self.grad_request, self.current
         self.current = None
@@ -1931,7 +2052,10 @@ class JudgeLink:
                 raise self.violation(str(exc)) from None
             if op == "getattr":
                 _check_readable(target, name)
-            result = apply_op(None, target, op, name, args, kwargs)
+            if op == "clone":
+                result = _judge_clone(target)
+            else:
+                result = apply_op(None, target, op, name, args, kwargs)
             self.request, self.grad_request = [], []
             send_frame(self.sock, b"r", self.dumps(result))
         except BoundaryError:

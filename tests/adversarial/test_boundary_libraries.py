@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 import textwrap
 
-from execution_support import engine_fixture
+from execution_support import engine_fixture, run_one
 
 from curator.execution.job import Job, Limits
 
@@ -345,3 +345,67 @@ def test_a_value_that_pickles_as_a_partial_of_its_class_crosses(engine, tmp_path
     reference, wrong = (results[j.job_id] for j in jobs)
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
+
+
+CLONE = textwrap.dedent("""\
+    from sklearn.base import clone
+
+
+    def fit_copy(clf, X, y):
+        # cleanlab's cross-validation: a fresh, unfitted copy of the caller's classifier
+        copy = clone(clf)
+        copy.fit(X, y)
+        return copy.predict_proba(X), copy.get_params(deep=False), copy is clf
+    """)
+CLONE_TESTS = textwrap.dedent("""\
+    import numpy as np
+    import pytest
+    from sklearn.base import BaseEstimator
+    from sklearn.linear_model import LogisticRegression
+
+    from solution import fit_copy
+
+
+    class Reshaping(BaseEstimator):
+        # cleanlab's test classifier: no parameters, a library model inside
+        def __init__(self):
+            self.clf = LogisticRegression()
+
+        def fit(self, X, y):
+            self.clf.fit(X.reshape(len(X), -1), np.asarray(y).ravel())
+            return self
+
+        def predict_proba(self, X):
+            return self.clf.predict_proba(X.reshape(len(X), -1))
+
+
+    class WithValidation(LogisticRegression):
+        def fit(self, X, y, X_val=None):
+            return super().fit(X, y)
+
+
+    def data():
+        rng = np.random.default_rng(0)
+        return rng.normal(size=(60, 3)), np.arange(60) % 4
+
+
+    @pytest.mark.parametrize("clf", [Reshaping(), WithValidation(C=0.5)])
+    def test_a_clone_of_the_tests_estimator_is_made_in_the_judge(clf):
+        X, y = data()
+        proba, params, same = fit_copy(clf, X, y)
+        assert proba.shape == (60, 4) and not same
+        assert params == clf.get_params(deep=False)
+        assert not hasattr(clf, "coef_") and not hasattr(getattr(clf, "clf", clf), "coef_")
+
+
+    def test_a_judge_object_that_is_no_estimator_is_not_cloned():
+        with pytest.raises(TypeError):
+            fit_copy(len, np.ones((2, 1)), [0, 1])
+    """)
+
+
+def test_sklearn_clone_of_a_tests_estimator(engine):
+    # scikit-learn's clone() of a handle rebuilt it from its class, the boundary's own
+    # handle class (TypeError: JudgeObject.__init__() got an unexpected keyword argument)
+    result = run_one(engine, CLONE, CLONE_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])

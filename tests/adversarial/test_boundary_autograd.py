@@ -1,0 +1,255 @@
+"""Autograd across the boundary: a test builds a graph in the judge (`t` requiring grad,
+`u = f(t)`) and the target differentiates it (neurodiffeq's `diff`, `grad`; gradient
+penalties; `loss.backward()`). The tensors cross as data, so the solution process asks
+the judge to run torch's autograd on the judge's own tensors, with data arguments; the
+results are judge tensors again (higher orders work) and a result returned unchanged is
+the judge's own object with its graph.
+"""
+
+from __future__ import annotations
+
+import pytest
+from execution_support import engine_fixture, run_one
+
+engine = engine_fixture()
+
+DIFF_TESTS = """\
+import pytest
+import torch
+from torch import nn
+
+from solution import (backprop, diff, grad_after_backward, grad_all, penalty,
+                      weighted_backward)
+
+
+def test_first_order():
+    t = torch.rand(10, 1, requires_grad=True)
+    u = t ** 3
+    assert torch.allclose(diff(u, t), 3 * t ** 2)
+
+
+def test_second_order_in_one_call():
+    t = torch.rand(10, 1, requires_grad=True)
+    u = t ** 3
+    assert torch.allclose(diff(u, t, order=2), 6 * t)
+    assert torch.allclose(diff(torch.exp(t), t, order=3), torch.exp(t))
+
+
+def test_second_order_across_calls_and_in_the_judge():
+    t = torch.rand(10, 1, requires_grad=True)
+    u = torch.sin(t)
+    d1 = diff(u, t)
+    assert d1.grad_fn is not None
+    assert torch.allclose(diff(d1, t), -torch.sin(t))
+    d2, = torch.autograd.grad(d1, t, torch.ones_like(d1), create_graph=True)
+    assert torch.allclose(d2, -torch.sin(t))
+
+
+def test_through_a_network_and_non_leaf_inputs():
+    torch.manual_seed(0)
+    base = torch.rand(16, requires_grad=True)
+    r, s = base.reshape(-1, 1), (base * 2).reshape(-1, 1)
+    net = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
+    u = net(torch.cat([r, s], dim=1))
+    expected = torch.autograd.grad(u, (r, s), torch.ones_like(u), create_graph=True)
+    got = grad_all(u, r, s)
+    assert all(torch.allclose(a, b) for a, b in zip(got, expected))
+    lap = sum(diff(g, x) for g, x in zip(got, (r, s)))
+    expected_lap = sum(torch.autograd.grad(g, x, torch.ones_like(g), create_graph=True)[0]
+                       for g, x in zip(expected, (r, s)))
+    assert torch.allclose(lap, expected_lap)
+
+
+def test_backward_reaches_the_judges_leaves():
+    w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    backprop((w ** 2).sum())
+    assert torch.allclose(w.grad, 2 * w.detach())
+
+
+def test_backward_of_the_solutions_own_computation():
+    w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    net = nn.Linear(3, 1)
+    u = net(w ** 2)
+    weighted_backward(u, torch.tensor([3.0]))
+    assert torch.allclose(w.grad, 3 * net.weight.detach()[0] * 2 * w.detach())
+    assert torch.allclose(net.bias.grad, torch.tensor([3.0]))
+
+
+def test_grad_read_in_the_solution_after_backward():
+    w = torch.tensor([1.0, -2.0], requires_grad=True)
+    seen = grad_after_backward((w ** 3).sum(), w)
+    assert torch.allclose(seen, 3 * w.detach() ** 2)
+    assert torch.allclose(w.grad, 3 * w.detach() ** 2)
+
+
+def test_a_gradient_penalty_of_a_judge_tensor_stays_the_solutions_own():
+    # the solution's non-linear step differentiated with create_graph with respect to the
+    # judge's tensor itself: the solution's own autograd has the whole answer
+    base = torch.rand(5, requires_grad=True)
+    x = base * 2
+    p = penalty(x)
+    g, = torch.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    expected = (g.norm() - 1) ** 2
+    assert torch.allclose(p, expected)
+    want, = torch.autograd.grad(expected, base, retain_graph=True)
+    p.backward()
+    assert torch.allclose(base.grad, want)
+"""
+
+DIFF_REFERENCE = """\
+import torch
+from torch import autograd
+
+# neurodiffeq does this at import: a TorchFunctionMode under which torch calls
+# torch.autograd.grad by its public name again
+torch.set_default_device("cpu")
+
+
+def diff(u, t, order=1):
+    der = u
+    for _ in range(order):
+        der, = autograd.grad(der, t, grad_outputs=torch.ones_like(der), create_graph=True,
+                             allow_unused=True)
+    return der
+
+
+def grad_all(u, *xs):
+    return [g.requires_grad_(True) for g in
+            autograd.grad(u, xs, grad_outputs=torch.ones_like(u), create_graph=True)]
+
+
+def backprop(loss):
+    loss.backward()
+
+
+def weighted_backward(u, weight):
+    (u * weight).sum().backward()
+
+
+def grad_after_backward(loss, w):
+    loss.backward()
+    return w.grad.clone()
+
+
+def penalty(x):
+    g, = autograd.grad((x ** 3).sum(), x, create_graph=True)
+    return (g.norm() - 1) ** 2
+"""
+
+# Each wrong in one function: the derivative scaled, the gradient penalty's weight
+# dropped, and a stub.
+WRONG = {
+    "scaled": DIFF_REFERENCE.replace("grad_outputs=torch.ones_like(der)",
+                                     "grad_outputs=1.5 * torch.ones_like(der)"),
+    "unweighted": DIFF_REFERENCE.replace("(u * weight).sum()", "u.sum()"),
+    "stub": DIFF_REFERENCE.replace("    der = u\n", "    return torch.zeros_like(t)\n"),
+}
+
+
+def test_a_reference_that_differentiates_the_judges_graph_passes(engine):
+    result = run_one(engine, DIFF_REFERENCE, DIFF_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.reason, result.stdout[-4000:],
+                                        result.stderr[-2000:])
+    assert not result.evidence
+
+
+@pytest.mark.parametrize("name", sorted(WRONG))
+def test_a_wrong_derivative_fails(engine, name):
+    result = run_one(engine, WRONG[name], DIFF_TESTS, timeout=60)
+    assert result.outcome == "failed", (name, result.outcome, result.reason)
+
+
+LIMIT_TESTS = """\
+import torch
+
+from solution import square_then_diff
+
+
+def test_mixed_higher_order():
+    t = torch.rand(4, 1, requires_grad=True)
+    u = t ** 2
+    assert torch.allclose(square_then_diff(u, t), 4 * t ** 3)
+"""
+LIMIT_SOLUTION = """\
+import torch
+
+
+def square_then_diff(u, t):
+    # d(u**2)/dt with create_graph: the solution's own non-linear step on the judge's
+    # tensor cannot be differentiated again honestly, so the run ends with that reason
+    v = u ** 2
+    return torch.autograd.grad(v, t, torch.ones_like(v), create_graph=True)[0]
+"""
+
+
+def test_mixing_that_cannot_be_forwarded_honestly_ends_with_a_reason(engine):
+    result = run_one(engine, LIMIT_SOLUTION, LIMIT_TESTS, timeout=60)
+    assert result.outcome == "error", (result.outcome, result.reason)
+    assert "create_graph" in (result.reason or ""), result.reason
+
+
+# Attacks: the solution process speaks the autograd frame itself, naming tensors the judge
+# never sent, or sending something that is not data where a gradient goes.
+ATTACK_TESTS = """\
+import torch
+
+from solution import diff
+
+
+def test_first_order():
+    t = torch.rand(6, 1, requires_grad=True)
+    u = t ** 3
+    assert torch.allclose(diff(u, t), 3 * t ** 2)
+"""
+ATTACK_HEAD = """\
+import torch
+from curator.execution import boundary
+
+
+def _forged(outputs, grads, inputs, op="grad"):
+    link = boundary._LINK[0]
+    return link.ask_autograd(op, outputs, grads, inputs,
+                             {"retain_graph": True, "create_graph": False})
+
+"""
+ATTACKS = {
+    "forged_index": ATTACK_HEAD + """\
+def diff(u, t):
+    try:
+        _forged([10 ** 6], [torch.ones(6, 1)], [0])
+    except Exception:
+        pass
+    return torch.zeros_like(t)
+""",
+    "not_a_tensor": ATTACK_HEAD + """\
+def diff(u, t):
+    try:
+        _forged([0], ["print('x')"], [1])
+    except Exception:
+        pass
+    return torch.zeros_like(t)
+""",
+    "unknown_op": ATTACK_HEAD + """\
+def diff(u, t):
+    try:
+        _forged([0], [torch.ones(6, 1)], [1], op="eval")
+    except Exception:
+        pass
+    return torch.zeros_like(t)
+""",
+}
+ATTACK_CONTROL = """\
+import torch
+
+
+def diff(u, t):
+    return torch.zeros_like(t)
+"""
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_forged_autograd_frames_cannot_pass(engine, name):
+    control = run_one(engine, ATTACK_CONTROL, ATTACK_TESTS, timeout=60)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    result = run_one(engine, ATTACKS[name], ATTACK_TESTS, timeout=60)
+    assert result.outcome == "tampered", (name, result.outcome, result.reason)
