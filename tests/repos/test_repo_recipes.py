@@ -248,6 +248,22 @@ def test_the_framework_import_check_names_what_fails(tmp_path):
                                    "return value to a Python type!")
 
 
+def test_a_module_missing_under_another_import_error_is_named(tmp_path):
+    """deepchem catches the ModuleNotFoundError of an undeclared `tqdm` and raises
+    "These classes require PyTorch to be installed.": the module not found is what the
+    environment lacks, so the reason names it and the recipe can get it."""
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text(
+        "try:\n"
+        "    import tqdm_not_here_at_all\n"
+        "except ImportError:\n"
+        "    raise ImportError('These classes require PyTorch to be installed.')\n")
+    ok, reason = importcheck.check_env(sys.executable, tmp_path, [], "mypkg")
+    assert not ok and reason.startswith(
+        "import mypkg: ImportError: These classes require PyTorch to be installed.")
+    assert environments.missing_requirement(reason, "mypkg") == "tqdm-not-here-at-all"
+
+
 @pytest.mark.requires_bwrap
 def test_the_import_check_runs_the_repository_code_in_the_sandbox(tmp_path):
     """Importing the package runs mined code: it sees no network and writes nothing that
