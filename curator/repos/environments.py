@@ -40,6 +40,7 @@ from curator.progress import CancelCheck, Progress
 from curator.repos import identity, importcheck, recipes, requirements, uv
 from curator.repos.checkout import pinned_checkout
 from curator.store import Store, mined_commits, now, repo_envs
+from curator.store import problems as problem_store
 from curator.workspace import Workspace
 
 
@@ -90,11 +91,12 @@ def as_of(row: dict) -> str | None:
 
 
 def env_key(commit: str, root: Path, python_version: str, extras: list[str],
-            torch: str | None, as_of_date: str | None) -> str:
+            torch: str | None, as_of_date: str | None,
+            tests: list[str] | tuple[str, ...] = ()) -> str:
     digest = hashlib.sha256()
     for part in (commit, python_version, torch or "", as_of_date or "", *sorted(extras)):
         digest.update(part.encode() + b"\0")
-    for path in requirements.dependency_files(root):
+    for path in requirements.dependency_files(root, tests):
         digest.update(str(path.relative_to(root)).encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
@@ -165,7 +167,8 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
     step(0, "checkout")
     cache, checkout = pinned_checkout(workspace, row["url"], commit, store)
     missing = cache.missing_paths(commit)
-    wanted = requirements.declared(checkout)
+    tests = problem_tests(store, row["url"])
+    wanted = requirements.declared(checkout, tests)
     recipe, written = recipe_for(workspace, row, checkout, wanted, python, list(extras))
     version = recipe.python or f"{sys.version_info.major}.{sys.version_info.minor}"
     if not re.fullmatch(r"\d+\.\d+(\.\d+)?", version):
@@ -177,7 +180,7 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                                           extras=recipe.extras, overrides=recipe.overrides,
                                           frameworks=recipe.frameworks, build=recipe.build))
     key = env_key(commit, checkout, version, extras + [decided] + ([lock] if lock else []),
-                  torch, day)
+                  torch, day, tests)
     target = envs_dir(workspace) / row["cache_key"]
     existing = env_row(store, row["id"])
     base = {"repo": row["name"], "missing": missing, "recipe": str(recipe.path or ""),
@@ -277,7 +280,8 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                     repo=recipe.repo, python=recipe.python, extras=recipe.extras,
                     overrides=recipe.overrides, frameworks=recipe.frameworks,
                     build=recipe.build))
-                key = env_key(commit, checkout, version, extras + [decided], torch, day)
+                key = env_key(commit, checkout, version, extras + [decided], torch, day,
+                              tests)
             status = "built" if ok else "broken"
             reason = "" if ok else reason
         step(6, "list")
@@ -303,6 +307,14 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                      package=wanted.package, repo_installed=repo_installed, lock=lock,
                      status=status, reason=reason,
                      notes=resolution.notes if resolution is not None else [], **base)
+
+
+def problem_tests(store: Store, url: str) -> list[str]:
+    """The test files the repository's problems run (their folders' requirements files
+    are test requirements of its environment)."""
+    return sorted({node.split("::", 1)[0] for problem in problem_store.all_problems(store)
+                   if (problem.source or {}).get("repo") == url
+                   for node in problem.test_node_ids})
 
 
 MISSING_MODULE_ROUNDS = 3

@@ -55,11 +55,12 @@ def _is_requirement(text: str) -> bool:
     return _NAME.match(text) is not None
 
 
-def dependency_files(root: Path) -> list[Path]:
-    """The files whose content decides the environment (their hash is part of its key)."""
+def dependency_files(root: Path, tests: list[str] | tuple[str, ...] = ()) -> list[Path]:
+    """The files whose content decides the environment (their hash is part of its key);
+    tests: the test files the environment runs (see `near_test_files`)."""
     names = ["pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "noxfile.py"]
     found = [root / n for n in names if (root / n).is_file()]
-    return found + requirement_files(root)
+    return found + requirement_files(root) + near_test_files(root, tests)
 
 
 REQUIREMENT_GLOBS = ("*requirements*.txt", "requirements/**/*.txt", "requirements*/*.txt",
@@ -79,13 +80,34 @@ def requirement_files(root: Path) -> list[Path]:
     return found
 
 
+def near_test_files(root: Path, tests: list[str] | tuple[str, ...]) -> list[Path]:
+    """Requirements files in the folders of the given test files and the folders above
+    them (below the root), not found by `requirement_files`: nncf keeps
+    tests/torch/requirements.txt (pytest-mock, torchvision, transformers) beside
+    tests/tensorflow/ and tests/openvino/ ones; the tests a repository's problems run
+    need those of their own folders, not every backend's."""
+    top = root.resolve()
+    known = set(requirement_files(root))
+    found: list[Path] = []
+    for test in sorted(set(tests)):
+        folder = (root / test.split("::", 1)[0]).parent
+        while folder.resolve() != top and folder.resolve().is_relative_to(top):
+            for path in sorted(folder.glob("*requirements*.txt")):
+                if path.is_file() and path not in known and path not in found:
+                    found.append(path)
+            folder = folder.parent
+    return found
+
+
 def _requirements_kind(path: Path, root: Path) -> str:
     text = str(path.relative_to(root)).lower()
     return "test" if any(w in text for w in ("dev", "test", "ci/", "ci-")) else "runtime"
 
 
-def declared(root: Path) -> Declared:
-    """The runtime and test dependencies a checkout declares, from every usual place."""
+def declared(root: Path, tests: list[str] | tuple[str, ...] = ()) -> Declared:
+    """The runtime and test dependencies a checkout declares, from every usual place
+    (tests: the test files the environment runs, whose folders' requirements files are
+    test requirements too)."""
     result = Declared()
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
@@ -99,6 +121,9 @@ def declared(root: Path) -> Declared:
     for path in requirement_files(root):
         kind = _requirements_kind(path, root)
         result.add(kind, _requirements_file(path, root, set()))
+        result.files.append(str(path.relative_to(root)))
+    for path in near_test_files(root, tests):
+        result.add("test", _requirements_file(path, root, set()))
         result.files.append(str(path.relative_to(root)))
     tox = root / "tox.ini"
     if tox.is_file():

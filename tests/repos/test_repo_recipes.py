@@ -100,6 +100,47 @@ def test_optional_dependency_chains_and_requirement_folders(tmp_path):
             "test-requirements.txt"} <= keyed
 
 
+def test_requirements_files_beside_the_problems_tests_are_test_requirements(tmp_path):
+    """nncf keeps its test requirements per backend (tests/torch/requirements.txt:
+    pytest-mock, torchvision; tests/tensorflow/requirements.txt: tensorflow): the files in
+    the folders of the tests the repository's problems run, and the folders above them,
+    are read (and key the environment); other backends' are not."""
+    from curator.problem import Problem
+    from curator.store import Store
+    from curator.store import problems as problem_store
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "setup.py").write_text("from setuptools import setup\n"
+                                       "setup(name='pkg', install_requires=['numpy'])\n")
+    for backend, wanted in (("torch", "pytest-mock\ntorchvision\n"),
+                            ("tensorflow", "tensorflow\n")):
+        (tmp_path / "tests" / backend / "nas").mkdir(parents=True)
+        (tmp_path / "tests" / backend / "requirements.txt").write_text(wanted)
+    tests = ["tests/torch/nas/test_lr.py", "tests/torch/nas/test_lr.py::test_warmup"]
+    found = requirements.declared(tmp_path, tests)
+    assert found.test == ["pytest-mock", "torchvision"]
+    assert requirements.declared(tmp_path).test == []
+    keyed = {str(p.relative_to(tmp_path))
+             for p in requirements.dependency_files(tmp_path, tests)}
+    assert "tests/torch/requirements.txt" in keyed
+    assert "tests/tensorflow/requirements.txt" not in keyed
+    before = environments.env_key("c", tmp_path, "3.11", [], None, None, tests)
+    (tmp_path / "tests" / "torch" / "requirements.txt").write_text("pytest-mock\n")
+    assert environments.env_key("c", tmp_path, "3.11", [], None, None, tests) != before
+
+    ws = workspace_mod.init(tmp_path / "ws")
+    with Store(ws.db_path, "tester") as store:
+        for pid, repo, node in (("a", "https://github.com/o/pkg", tests[1]),
+                                ("b", "https://github.com/o/other", "tests/x.py")):
+            problem_store.save(store, Problem(
+                id=pid, title=pid, entry_point="f", source={"repo": repo, "commit": "0" * 40,
+                                                             "path": "pkg/m.py"},
+                test_node_ids=[node]))
+        assert environments.problem_tests(store, "https://github.com/o/pkg") == \
+            ["tests/torch/nas/test_lr.py"]
+
+
 def _damaged_repo(root: Path) -> tuple[str, str]:
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
