@@ -326,11 +326,33 @@ MODULE_DISTRIBUTIONS = {"pkg_resources": "setuptools<81", "yaml": "pyyaml",
                         "google.protobuf": "protobuf", "dateutil": "python-dateutil",
                         "Bio": "biopython", "git": "GitPython", "jwt": "PyJWT"}
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z0-9_.]+)'")
+# Fixtures of pytest plugins: a test that asks for one the environment lacks ("fixture
+# 'mocker' not found": nncf lists pytest-mock only in tests/torch/requirements.txt)
+# needs the plugin.
+FIXTURE_PLUGINS = {
+    "mocker": "pytest-mock", "class_mocker": "pytest-mock", "module_mocker": "pytest-mock",
+    "session_mocker": "pytest-mock", "benchmark": "pytest-benchmark",
+    "httpserver": "pytest-httpserver", "requests_mock": "requests-mock",
+    "httpx_mock": "pytest-httpx", "datadir": "pytest-datadir",
+    "shared_datadir": "pytest-datadir", "subtests": "pytest-subtests",
+    "snapshot": "syrupy", "freezer": "pytest-freezer", "fs": "pyfakefs",
+    "qtbot": "pytest-qt", "event_loop": "pytest-asyncio", "xprocess": "pytest-xprocess",
+    "regtest": "pytest-regtest", "data_regression": "pytest-regressions",
+    "num_regression": "pytest-regressions", "file_regression": "pytest-regressions",
+    "ndarrays_regression": "pytest-regressions", "image_regression": "pytest-regressions",
+    "worker_id": "pytest-xdist", "testrun_uid": "pytest-xdist", "check": "pytest-check",
+    "cov": "pytest-cov", "no_cover": "pytest-cov", "lazy_fixture": "pytest-lazy-fixture",
+}
+_NO_FIXTURE = re.compile(r"fixture '([A-Za-z0-9_]+)' not found")
 
 
 def missing_requirement(reason: str, package: str | None = None) -> str | None:
-    """The requirement that provides the module an import check missed, if it says so
-    (never the repository's own package)."""
+    """The requirement that provides the module an import check missed, or the pytest
+    plugin of a fixture a test asked for, if it says so (never the repository's own
+    package)."""
+    fixture = _NO_FIXTURE.search(reason or "")
+    if fixture and fixture.group(1) in FIXTURE_PLUGINS:
+        return FIXTURE_PLUGINS[fixture.group(1)]
     found = _NO_MODULE.search(reason or "")
     if not found:
         return None

@@ -110,3 +110,42 @@ def test_a_module_only_the_tests_import_goes_into_the_recipe(tmp_path,
     assert repo["green_ids"] == ["checksscale1"], repo["not_green"]
     recipe = recipes.load(workspace_mod.discover(str(ws.root)), url)
     assert recipe is not None and recipe.extras == ["tinycheck"]
+
+
+def test_tests_failing_for_a_plugin_fixture_or_a_module_want_the_environment_fixed(tmp_path):
+    """nncf's tests ask for pytest-mock's `mocker`, which only tests/torch/requirements.txt
+    lists: "fixture 'mocker' not found" is the environment's failure, not upstream's, so
+    the plugin is what the environment must get (and the references are triaged again);
+    a fixture no known plugin provides, or a real upstream failure, wants nothing."""
+    from curator.dlbench import rebuild as rebuild_mod
+    from curator.problem import Problem
+    from curator.repos import environments
+    from curator.runs import TriageResult, add_excluded
+    from curator.store import now
+    from curator.store import problems as problem_store
+
+    missing = environments.missing_requirement
+    assert missing("fails_upstream: fixture 'mocker' not found") == "pytest-mock"
+    assert missing("fails_upstream: fixture 'benchmark' not found") == "pytest-benchmark"
+    assert missing("fails_upstream: fixture 'my_own_model' not found") is None
+    ws = workspace_mod.init(tmp_path / "ws")
+    with Store(ws.db_path, "tester") as store:
+        for pid in ("lr", "ddpg", "green", "onnx"):
+            problem_store.save(store, Problem(id=pid, title=pid, entry_point="f",
+                                              test_node_ids=["tests/test_x.py"]))
+        with store.transaction():
+            add_excluded(store, "lr", "tests/test_x.py::test_warmup",
+                         "fails_upstream: fixture 'mocker' not found", now())
+            add_excluded(store, "green", "tests/test_x.py::test_reset",
+                         "fails_upstream: fixture 'mocker' not found", now())
+            add_excluded(store, "green", "tests/test_x.py::test_cuda",
+                         "needs_gpu: fixture 'mocker' not found", now())
+            add_excluded(store, "ddpg", "tests/test_x.py::test_policy",
+                         "fails_upstream: AssertionError: 1 != 2", now())
+        triaged = [TriageResult("lr", False, "no test left: 1 fails_upstream"),
+                   TriageResult("ddpg", False, "no test left: 1 fails_upstream"),
+                   TriageResult("green", True),
+                   TriageResult("onnx", False, "error: tests/test_x.py: ModuleNotFoundError: "
+                                               "No module named 'onnx'")]
+        assert rebuild_mod.missing_requirements(store, triaged, "pkg") == {
+            "pytest-mock": ["lr", "green"], "onnx": ["onnx"]}
