@@ -355,7 +355,8 @@ def _requirements_file(path: Path, root: Path, seen: set[Path]) -> list[str]:
     if path in seen or not path.is_relative_to(root.resolve()) or not path.is_file():
         return []
     seen.add(path)
-    out = []
+    out: list[str] = []
+    constraints: list[str] = []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         line = line.split(" #", 1)[0].strip()
         if not line or line.startswith("#"):
@@ -364,9 +365,16 @@ def _requirements_file(path: Path, root: Path, seen: set[Path]) -> list[str]:
             include = line.split(None, 1)[1] if " " in line else line[2:]
             out += _requirements_file(path.parent / include.strip(), root, seen)
             continue
+        if line.startswith(("-c ", "--constraint ", "-c")):
+            include = line.split(None, 1)[1] if " " in line else line[2:]
+            constraints += _requirements_file(path.parent / include.strip(), root, set())
+            continue
         if _is_requirement(line):
             out.append(line)
-    return out
+    # `-c ../../constraints.txt` (nncf: tensorflow==2.15.1): a constraint on a package
+    # the file requires goes with it; the others are no requirement of this file
+    names = {requirement_name(r) for r in out}
+    return out + [c for c in constraints if requirement_name(c) in names and c not in out]
 
 
 def _from_tox(path: Path, root: Path, result: Declared) -> None:

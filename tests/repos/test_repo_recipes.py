@@ -113,13 +113,17 @@ def test_requirements_files_beside_the_problems_tests_are_test_requirements(tmp_
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "setup.py").write_text("from setuptools import setup\n"
                                        "setup(name='pkg', install_requires=['numpy'])\n")
-    for backend, wanted in (("torch", "pytest-mock\ntorchvision\n"),
-                            ("tensorflow", "tensorflow\n")):
+    # `-c`: a constraint on a package the file requires goes with it, no other
+    (tmp_path / "constraints.txt").write_text("openvino==2024.4.0\ntensorflow==2.15.1\n")
+    for backend, wanted in (("torch", "-c ../../constraints.txt\npytest-mock\ntorchvision\n"),
+                            ("tensorflow", "-c ../../constraints.txt\ntensorflow\n")):
         (tmp_path / "tests" / backend / "nas").mkdir(parents=True)
         (tmp_path / "tests" / backend / "requirements.txt").write_text(wanted)
     tests = ["tests/torch/nas/test_lr.py", "tests/torch/nas/test_lr.py::test_warmup"]
     found = requirements.declared(tmp_path, tests)
     assert found.test == ["pytest-mock", "torchvision"]
+    assert requirements.declared(tmp_path, ["tests/tensorflow/test_tf.py"]).test == \
+        ["tensorflow", "tensorflow==2.15.1"]
     assert requirements.declared(tmp_path).test == []
     keyed = {str(p.relative_to(tmp_path))
              for p in requirements.dependency_files(tmp_path, tests)}
