@@ -25,7 +25,7 @@ from curator.dlbench import fileformat
 from curator.dlbench import resolve as resolve_mod
 from curator.errors import CuratorError
 from curator.progress import CancelCheck, checkpoint
-from curator.repos import environments, recipes
+from curator.repos import environments, recipes, requirements
 from curator.store import Store
 from curator.store import problem_imports as import_store
 from curator.store import problems as problem_store
@@ -195,12 +195,16 @@ def _one(store: Store, workspace: Workspace, name: str, rows: list[dict],
         dict(progress=on_problem, test_progress=on_test, keep=keep))
     result.env_seconds = round(result.env_seconds + seconds, 1)
     causes: Counter = Counter()
+    env_row = environments.env_row(store, registered_repos.by_url(store, url)["id"])
+    left = environments.left_out(env_row["lock"] if env_row else "")
     for item in triaged:
         causes.update(item.causes.values())
         if item.green:
             result.green_ids.append(item.problem_id)
         else:
-            result.not_green.append({"id": item.problem_id, "reason": item.reason})
+            result.not_green.append({"id": item.problem_id,
+                                     "reason": _environment_reason(item.reason, left,
+                                                                   env.package)})
     result.green = len(result.green_ids)
     result.triaged = {c: causes.get(c, 0) for c in runs.CAUSES}
     _record_in_recipe(store, workspace, url, resolved_ids)
@@ -221,9 +225,10 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
     tried: set[str] = set()
     seconds = 0.0
     for _ in range(environments.MISSING_MODULE_ROUNDS):
+        left = environments.left_out(env.lock)
         wanted = {r: ids for r, ids in missing_requirements(store, triaged,
                                                             env.package).items()
-                  if r not in tried}
+                  if r not in tried and requirements.requirement_name(r) not in left}
         if not wanted:
             break
         tried.update(wanted)
@@ -266,6 +271,16 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
             engine.close()
         triaged = [redone.get(item.problem_id, item) for item in triaged]
     return triaged, seconds
+
+
+def _environment_reason(reason: str, left: dict[str, str], package: str | None) -> str:
+    """A reference whose tests cannot import a package the environment left out (nncf's
+    tests import torchvision, whose only build here is for CUDA torch) fails for that:
+    the reason says so, not just the ModuleNotFoundError."""
+    wanted = environments.missing_requirement(reason, package) \
+        if reason.startswith("error: ") else None
+    name = requirements.requirement_name(wanted) if wanted else None
+    return f"environment: {left[name]} ({reason})"[:500] if name in left else reason
 
 
 def missing_requirements(store: Store, triaged: list[runs.TriageResult],

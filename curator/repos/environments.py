@@ -366,6 +366,23 @@ def missing_requirement(reason: str, package: str | None = None) -> str | None:
     return top.replace("_", "-") if top.isidentifier() else None
 
 
+def left_out(lock: str) -> dict[str, str]:
+    """Distribution name -> why the lock left it out (a torch companion built for another
+    torch, a test requirement that does not fit), from the lock's header."""
+    out: dict[str, str] = {}
+    for line in (lock or "").splitlines():
+        if not line.startswith("# "):
+            if line.strip():
+                break
+            continue
+        text = line[2:]
+        match = re.match(r"left out (\S+): ", text) or re.match(r"(\S+) left out: ", text)
+        name = requirements.requirement_name(match.group(1)) if match else None
+        if name:
+            out.setdefault(name, text)
+    return out
+
+
 @dataclass
 class FrameworkRetry:
     """One more resolution when a framework does not import: requirements added to the

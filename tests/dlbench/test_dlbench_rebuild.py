@@ -149,3 +149,25 @@ def test_tests_failing_for_a_plugin_fixture_or_a_module_want_the_environment_fix
                                                "No module named 'onnx'")]
         assert rebuild_mod.missing_requirements(store, triaged, "pkg") == {
             "pytest-mock": ["lr", "green"], "onnx": ["onnx"]}
+
+
+def test_a_module_the_environment_left_out_is_the_reason_and_not_wanted_again():
+    """nncf's tests import torchvision, whose only build for this torch here is a CUDA
+    one, so the environment leaves it out: a reference whose tests cannot import it is
+    not green for that reason (the lock's), and is not asked for again."""
+    from curator.dlbench import rebuild as rebuild_mod
+    from curator.repos import environments
+
+    lock = ("# torchvision left out: torchvision 0.28.0 does not import with torch==2.13.0+cpu\n"
+            "# left out tinyunits>=1.2: no version fits\n"
+            "numpy==1.26.4 \\\n    --hash=sha256:00\n"
+            "# torchaudio left out: not a header line\n")
+    left = environments.left_out(lock)
+    assert set(left) == {"torchvision", "tinyunits"}
+    error = ("error: tests/torch/test_algo.py: ModuleNotFoundError: No module named "
+             "'torchvision'")
+    reason = rebuild_mod._environment_reason(error, left, "nncf")
+    assert reason.startswith("environment: torchvision left out: torchvision 0.28.0 does "
+                             "not import") and error in reason
+    other = "error: tests/test_x.py: ModuleNotFoundError: No module named 'onnx'"
+    assert rebuild_mod._environment_reason(other, left, "nncf") == other
