@@ -40,6 +40,8 @@ class Declared:
     files: list[str] = field(default_factory=list)   # the dependency files read
     project: str | None = None                        # its distribution name
     package: str | None = None                        # its import name
+    # requirements files setup.py reads its install_requires from (read in its code)
+    runtime_files: list[str] = field(default_factory=list)
 
     def add(self, kind: str, items) -> None:
         target = self.runtime if kind == "runtime" else self.test
@@ -118,10 +120,20 @@ def declared(root: Path, tests: list[str] | tuple[str, ...] = ()) -> Declared:
     setup_py = root / "setup.py"
     if setup_py.is_file():
         _from_setup_py(setup_py, result)
-    for path in requirement_files(root):
-        kind = _requirements_kind(path, root)
+    # The packaging's runtime requirements are the runtime ones; other requirements files
+    # (torchgeo's requirements/required.txt pins a CI matrix: setuptools==75.1.0; roboflow
+    # inference's requirements.gpu.txt, flash-attn) are test requirements, each taken
+    # when it fits.
+    named = {str((root / f).resolve()) for f in result.runtime_files}
+    packaged = bool(result.runtime) and not named
+    for path in [*(root / f for f in result.runtime_files), *requirement_files(root)]:
+        relative = str(path.relative_to(root))
+        if relative in result.files or not path.is_file():
+            continue
+        kind = "runtime" if str(path.resolve()) in named else \
+            "test" if packaged or named else _requirements_kind(path, root)
         result.add(kind, _requirements_file(path, root, set()))
-        result.files.append(str(path.relative_to(root)))
+        result.files.append(relative)
     for path in near_test_files(root, tests):
         result.add("test", _requirements_file(path, root, set()))
         result.files.append(str(path.relative_to(root)))
@@ -198,6 +210,12 @@ def _from_setup_py(path: Path, result: Declared) -> None:
                 given = values.eval(keyword.value)
                 if isinstance(given, dict):
                     arguments += [(k, v) for k, v in given.items() if k in wanted]
+        for keyword in node.keywords:
+            if keyword.arg == "install_requires" and values.eval(keyword.value) is None:
+                # read_requirements(["requirements/_requirements.txt", ...]): the files
+                result.runtime_files += [f for f in values.text_files(keyword.value)
+                                         if (path.parent / f).is_file() and
+                                         f not in result.runtime_files]
         for arg, value in arguments:
             if arg == "install_requires":
                 result.add("runtime", _string_list(value))
@@ -301,6 +319,21 @@ class _SetupValues:
             if isinstance(container, dict) and isinstance(key, str):
                 return container.get(key)
         return None
+
+    def text_files(self, node: ast.expr, depth: int = 0) -> list[str]:
+        """The `.txt` paths written as literals in an expression (and the names it uses),
+        which setup.py reads requirements from in code it calls."""
+        out: list[str] = []
+        if depth > 20:
+            return out
+        for item in ast.walk(node):
+            if isinstance(item, ast.Constant) and isinstance(item.value, str) and \
+                    item.value.endswith(".txt") and item.value not in out:
+                out.append(item.value.removeprefix("./"))
+            elif isinstance(item, ast.Name) and item.id in self.bound:
+                out += [f for f in self.text_files(self.bound[item.id], depth + 1)
+                        if f not in out]
+        return out
 
     def _updated(self, name: str, value, depth: int):
         for key, update in self.updates.get(name, ()):

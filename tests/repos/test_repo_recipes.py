@@ -100,6 +100,63 @@ def test_optional_dependency_chains_and_requirement_folders(tmp_path):
             "test-requirements.txt"} <= keyed
 
 
+READ_REQUIREMENTS_SETUP_PY = '''import setuptools
+
+
+def read_requirements(path):
+    if not isinstance(path, list):
+        path = [path]
+    requirements = []
+    for p in path:
+        with open(p) as fh:
+            requirements.extend([line.strip() for line in fh])
+    return requirements
+
+
+setuptools.setup(
+    name="inference",
+    install_requires=read_requirements(
+        ["requirements/_requirements.txt", "requirements/requirements.cpu.txt"]),
+    extras_require={"sam": read_requirements("requirements/requirements.sam.txt")},
+)
+'''
+
+
+def test_only_the_requirements_files_the_packaging_names_are_runtime(tmp_path):
+    """roboflow inference's setup.py reads install_requires from the files it names in
+    code; its other requirements files (requirements.gpu.txt: flash-attn, built from
+    source) are test requirements, each taken when it fits. torchgeo declares its
+    dependencies in pyproject.toml and pins a CI matrix in requirements/required.txt
+    (setuptools==75.1.0, which torch 2.13 cannot have): test requirements too."""
+    inference = tmp_path / "inference"
+    (inference / "inference").mkdir(parents=True)
+    (inference / "inference" / "__init__.py").write_text("")
+    (inference / "setup.py").write_text(READ_REQUIREMENTS_SETUP_PY)
+    (inference / "requirements").mkdir()
+    for name, text in (("_requirements.txt", "numpy\nopencv-python\n"),
+                       ("requirements.cpu.txt", "onnxruntime\n"),
+                       ("requirements.sam.txt", "rasterio\n"),
+                       ("requirements.gpu.txt", "flash-attn\n")):
+        (inference / "requirements" / name).write_text(text)
+    found = requirements.declared(inference)
+    assert found.runtime == ["numpy", "opencv-python", "onnxruntime"]
+    assert set(found.test) == {"rasterio", "flash-attn"}
+
+    geo = tmp_path / "geo"
+    (geo / "geo").mkdir(parents=True)
+    (geo / "geo" / "__init__.py").write_text("")
+    (geo / "pyproject.toml").write_text('[project]\nname = "geo"\n'
+                                         'dependencies = ["numpy>=1.19", "torch>=1.13"]\n')
+    (geo / "requirements").mkdir()
+    (geo / "requirements" / "required.txt").write_text("setuptools==75.1.0\nnumpy==2.1.1\n")
+    found = requirements.declared(geo)
+    assert found.runtime == ["numpy>=1.19", "torch>=1.13"]
+    assert found.test == ["setuptools==75.1.0", "numpy==2.1.1"]
+    # a repository that declares nothing else keeps its requirements.txt as runtime
+    (geo / "pyproject.toml").write_text('[project]\nname = "geo"\n')
+    assert requirements.declared(geo).runtime == ["setuptools==75.1.0", "numpy==2.1.1"]
+
+
 def test_requirements_files_beside_the_problems_tests_are_test_requirements(tmp_path):
     """nncf keeps its test requirements per backend (tests/torch/requirements.txt:
     pytest-mock, torchvision; tests/tensorflow/requirements.txt: tensorflow): the files in
