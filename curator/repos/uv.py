@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -224,6 +225,29 @@ class Resolution:
     notes: list[str] = field(default_factory=list)       # what was decided, and why
 
 
+RELAX_ROUNDS = 12
+
+
+def _named(requirement: str, text: str) -> bool:
+    name = requirements.requirement_name(requirement)
+    return bool(name) and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])",
+                                    text.replace("_", "-"), re.IGNORECASE) is not None
+
+
+def relax_pins(items: list[str], torch: str | None) -> list[str]:
+    """`name==V` (also `===V`) as `name>=V`, the pinned torch kept."""
+    out = []
+    for item in items:
+        if item == torch:
+            out.append(item)
+            continue
+        out.append(re.sub(r"^([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)\s*===?\s*"
+                          r"([A-Za-z0-9.+!*-]+)\s*(;.*)?$",
+                          lambda m: f"{m.group(1)}>={m.group(2).rstrip('.*')}"
+                                    f"{m.group(3) or ''}", item.strip()))
+    return out
+
+
 def follow_torch(items: list[str], torch: str | None, notes: list[str]) -> list[str]:
     """Requirements with torch's companions made to follow the pinned torch: a declared
     version of one (built for another torch) is dropped, and said so."""
@@ -317,8 +341,38 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
     try:
         compile_(core)
     except UvError as exc:
-        raise CuratorError(f"the repository's runtime dependencies do not resolve: "
-                           f"{exc}") from None
+        # Exact pins of another Python's day (DeepReg: tensorflow==2.3.1, wheels up to
+        # cp38 only) never resolve here: each is relaxed to that release or a later one
+        # (as of the date), said in the lock, rather than no environment at all.
+        relaxed, error = list(core), str(exc)
+        for _ in range(RELAX_ROUNDS):
+            # the pins uv's reason names first; all of them when it names none
+            named = [relax_pins([c], torch)[0] if _named(c, error) else c for c in relaxed]
+            step = named if named != relaxed else relax_pins(relaxed, torch)
+            if step == relaxed:
+                break
+            relaxed = step
+            try:
+                compile_(relaxed)
+                break
+            except UvError as again:
+                error = str(again)
+        else:
+            relaxed = core
+        try:
+            if relaxed == core:
+                raise exc
+            compile_(relaxed)
+        except UvError:
+            raise CuratorError(f"the repository's runtime dependencies do not resolve: "
+                               f"{exc}") from None
+        changed = [c for c, r in zip(core, relaxed, strict=True) if c != r]
+        notes.append(f"pins relaxed to >= ({', '.join(changed)}): they do not resolve "
+                     f"on this Python: {str(exc).splitlines()[0][:200]}")
+        core = relaxed
+        optional = [r for r in optional if r not in core]
+        binary_only[:] = [n for n in binary_only
+                          if n not in {requirements.requirement_name(c) for c in core}]
     kept: list[str] = []
     for requirement in optional:
         try:

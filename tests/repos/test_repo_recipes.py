@@ -276,6 +276,26 @@ def test_a_companion_pinned_to_an_old_torch_follows_the_pinned_torch(
     assert "follows torch==" in note and "torchvision==0.1.6" in note
 
 
+@pytest.mark.slow
+def test_pins_that_do_not_resolve_on_this_python_are_relaxed_and_said(
+        tmp_path, offline_index):  # noqa: F811
+    """DeepReg pins tensorflow==2.3.1, whose wheels stop at cp38: exact pins that cannot
+    resolve here become `>=` that release (the pinned torch kept), with a note in the
+    lock, rather than no environment."""
+    _wheel(offline_index, "tinyold", "1.0", {"tinyold/__init__.py": ""},
+           requires=["tinyunits<0.5"])   # nothing here satisfies it, as cp38-only wheels
+    _wheel(offline_index, "tinyold", "1.1", {"tinyold/__init__.py": ""})
+    assert uv.relax_pins(["tinyold==1.0", "a[x]==2.*; python_version<'4'", "b>=1",
+                          "torch==2.13.0+cpu"], "torch==2.13.0+cpu") == \
+        ["tinyold>=1.0", "a[x]>=2; python_version<'4'", "b>=1", "torch==2.13.0+cpu"]
+    resolution = _compile(tmp_path, requirements.Declared(runtime=[
+        "tinyold==1.0", "tinycheck==0.3.0"]))
+    pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
+    assert any(line.startswith("tinyold==1.1") for line in pins)
+    note = next(line for line in resolution.lock.splitlines() if "relaxed" in line)
+    assert "tinyold==1.0" in note and "tinycheck" not in note   # only what uv named
+
+
 NMS_MISSING = "raise RuntimeError('operator torchvision::nms does not exist')\n"
 
 
