@@ -25,7 +25,7 @@ from curator.dlbench import fileformat
 from curator.dlbench import resolve as resolve_mod
 from curator.errors import CuratorError
 from curator.progress import CancelCheck, checkpoint
-from curator.repos import environments, recipes, requirements
+from curator.repos import checkout, environments, recipes, requirements
 from curator.store import Store
 from curator.store import problem_imports as import_store
 from curator.store import problems as problem_store
@@ -226,8 +226,10 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
     seconds = 0.0
     for _ in range(environments.MISSING_MODULE_ROUNDS):
         left = environments.left_out(env.lock)
-        wanted = {r: ids for r, ids in missing_requirements(store, triaged,
-                                                            env.package).items()
+        excluded_for: dict[str, set[str]] = {}
+        wanted = {r: ids for r, ids in missing_requirements(
+                      store, triaged, env.package, test_reader(store, workspace),
+                      excluded_for).items()
                   if r not in tried and requirements.requirement_name(r) not in left}
         if not wanted:
             break
@@ -254,8 +256,10 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
         # the tests excluded for want of them (maybe recorded in the recipe by an earlier
         # rebuild) are tried again
         recipe = recipes.load(workspace, url)
+        ours = {n for r in wanted for n in excluded_for.get(r, ())}
         stale = {node for node, why in (recipe.exclude if recipe else {}).items()
-                 if environments.missing_requirement(why, env.package) in wanted}
+                 if node in ours or environments.missing_requirement(why, env.package)
+                 in wanted}
         if stale:
             recipe.exclude = {k: v for k, v in recipe.exclude.items() if k not in stale}
             recipes.save(workspace, recipe)
@@ -284,21 +288,45 @@ def _environment_reason(reason: str, left: dict[str, str], package: str | None) 
 
 
 def missing_requirements(store: Store, triaged: list[runs.TriageResult],
-                         package: str | None) -> dict[str, list[str]]:
+                         package: str | None,
+                         read_test: Callable[[str, str], str] | None = None,
+                         nodes: dict[str, set[str]] | None = None
+                         ) -> dict[str, list[str]]:
     """requirement -> the references not green for want of it: tests that could not be
     collected for a module nobody declared, and tests excluded as failing upstream for a
     module or a pytest plugin's fixture the environment lacks (nncf's "fixture 'mocker'
     not found"): the environment's, not upstream's, failures."""
     wanted: dict[str, list[str]] = {}
     for item in triaged:
-        reasons = [item.reason] if item.reason.startswith("error: ") else []
-        reasons += [row["reason"] for row in runs.excluded(store, item.problem_id)
+        reasons = [(item.reason, "")] if item.reason.startswith("error: ") else []
+        reasons += [(row["reason"], row["node_id"])
+                    for row in runs.excluded(store, item.problem_id)
                     if row["reason"].startswith("fails_upstream:")]
-        for reason in reasons:
+        for reason, node in reasons:
             requirement = environments.missing_requirement(reason, package)
+            if requirement is None and node and read_test is not None:
+                # NameError for a name the test module imports under try/except
+                requirement = environments.missing_guarded(
+                    reason, read_test(item.problem_id, node.split("::", 1)[0]), package)
             if requirement and item.problem_id not in wanted.get(requirement, []):
                 wanted.setdefault(requirement, []).append(item.problem_id)
+            if requirement and node and nodes is not None:
+                nodes.setdefault(requirement, set()).add(node)
     return wanted
+
+
+def test_reader(store: Store, workspace: Workspace) -> Callable[[str, str], str]:
+    """(problem id, test file) -> the file's text at the problem's commit ("" when it
+    cannot be read)."""
+    def read(problem_id: str, path: str) -> str:
+        source = problem_store.get(store, problem_id).source or {}
+        try:
+            _cache, root = checkout.pinned_checkout(workspace, source["repo"],
+                                                    source["commit"], store)
+            return (root / path).read_text(encoding="utf-8", errors="replace")
+        except (CuratorError, KeyError, OSError):
+            return ""
+    return read
 
 
 def _apply_recipe_exclusions(store: Store, workspace: Workspace, url: str,

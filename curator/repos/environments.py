@@ -22,6 +22,7 @@ the dependency files, the Python version and the extras are the same (the key).
 
 from __future__ import annotations
 
+import ast
 import fcntl
 import functools
 import hashlib
@@ -364,6 +365,48 @@ def missing_requirement(reason: str, package: str | None = None) -> str | None:
             return MODULE_DISTRIBUTIONS[name]
     top = module.split(".")[0]
     return top.replace("_", "-") if top.isidentifier() else None
+
+
+_NAME_ERROR = re.compile(r"NameError: name '([A-Za-z_][A-Za-z0-9_]*)' is not defined")
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+
+def guarded_imports(source: str) -> dict[str, str]:
+    """Name -> module, for the imports a module makes inside `try:` with an `except` that
+    catches ImportError (deepchem's tests: `try: import tensorflow as tf` / `except:
+    has_tensorflow = False`): when the module is missing, the name is simply not there."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try):
+            continue
+        catches = any(h.type is None or any(
+            isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in ast.walk(h.type))
+            for h in node.handlers)
+        if not catches:
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    out.setdefault(alias.asname or alias.name.split(".")[0],
+                                   alias.name if alias.asname else alias.name.split(".")[0])
+            elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+                for alias in stmt.names:
+                    out.setdefault(alias.asname or alias.name, stmt.module)
+    return out
+
+
+def missing_guarded(reason: str, source: str, package: str | None = None) -> str | None:
+    """The requirement of a module a test module imports under `try` when a test of it
+    failed with NameError for the name that import binds (the module is missing)."""
+    found = _NAME_ERROR.search(reason or "")
+    module = guarded_imports(source).get(found.group(1)) if found else None
+    if module is None:
+        return None
+    return missing_requirement(f"ModuleNotFoundError: No module named '{module}'", package)
 
 
 def left_out(lock: str) -> dict[str, str]:

@@ -171,3 +171,65 @@ def test_a_module_the_environment_left_out_is_the_reason_and_not_wanted_again():
                              "not import") and error in reason
     other = "error: tests/test_x.py: ModuleNotFoundError: No module named 'onnx'"
     assert rebuild_mod._environment_reason(other, left, "nncf") == other
+
+
+DEEPCHEM_LIKE_TEST = '''import pytest
+
+try:
+    import tensorflow as tf
+    has_tensorflow = True
+except:
+    has_tensorflow = False
+try:
+    from torch_geometric.data import Data as PygData
+except ModuleNotFoundError:
+    pass
+try:
+    import numpy as np
+except ValueError:
+    pass
+
+
+@pytest.mark.tensorflow
+def test_l2_loss_tf():
+    assert tf.constant(1.0) is not None
+'''
+
+
+def test_a_name_error_for_a_module_imported_under_try_wants_that_module(tmp_path):
+    """deepchem's tests import tensorflow under try/except and use `tf` unguarded: without
+    tensorflow they fail with "NameError: name 'tf' is not defined", the environment's
+    failure (an undeclared module), not upstream's."""
+    from curator.dlbench import rebuild as rebuild_mod
+    from curator.problem import Problem
+    from curator.repos import environments
+    from curator.runs import TriageResult, add_excluded
+    from curator.store import now
+    from curator.store import problems as problem_store
+
+    assert environments.guarded_imports(DEEPCHEM_LIKE_TEST) == {
+        "tf": "tensorflow", "PygData": "torch_geometric.data"}   # not np: ValueError only
+    reason = "fails_upstream: NameError: name 'tf' is not defined"
+    assert environments.missing_guarded(reason, DEEPCHEM_LIKE_TEST) == "tensorflow"
+    assert environments.missing_guarded(
+        "fails_upstream: NameError: name 'PygData' is not defined", DEEPCHEM_LIKE_TEST) == \
+        "torch-geometric"
+    assert environments.missing_guarded("fails_upstream: NameError: name 'np' is not "
+                                        "defined", DEEPCHEM_LIKE_TEST) is None
+    ws = workspace_mod.init(tmp_path / "ws")
+    with Store(ws.db_path, "tester") as store:
+        problem_store.save(store, Problem(id="loss", title="loss", entry_point="f",
+                                          test_node_ids=["tests/test_losses.py"]))
+        with store.transaction():
+            add_excluded(store, "loss", "tests/test_losses.py::test_l2_loss_tf", reason, now())
+        seen = []
+
+        def read(pid, path):
+            seen.append((pid, path))
+            return DEEPCHEM_LIKE_TEST
+        nodes: dict = {}
+        assert rebuild_mod.missing_requirements(
+            store, [TriageResult("loss", False, "the remaining tests pass with a stub")],
+            "deepchem", read, nodes) == {"tensorflow": ["loss"]}
+        assert seen == [("loss", "tests/test_losses.py")]
+        assert nodes == {"tensorflow": {"tests/test_losses.py::test_l2_loss_tf"}}
