@@ -209,8 +209,19 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                                     overrides=recipe.overrides)
             lock = resolution.lock
         step(3, "install")
-        repo_installed = uv.install(env_python, lock, checkout, options,
-                                    build_isolation=not recipe.build)
+        while True:
+            try:
+                repo_installed = uv.install(env_python, lock, checkout, options,
+                                            build_isolation=not recipe.build)
+                break
+            except uv.UvError as exc:
+                # a dependency's exact pin that does not build here: relaxed, once each
+                if resolution is None or uv.override_unbuilt(work, str(exc)) is None:
+                    raise
+                step(2, "resolve (a pin that does not build overridden)")
+                resolution = uv.resolve(env_python, wanted, extras, torch, day, options,
+                                        work, overrides=recipe.overrides)
+                lock = resolution.lock
         without: dict[str, str] = {}
         if resolution is not None:
             # A companion whose only release for this torch is another build of it (CUDA

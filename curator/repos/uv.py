@@ -226,6 +226,33 @@ class Resolution:
 
 
 RELAX_ROUNDS = 12
+_UNBUILT = re.compile(r"Failed to build `([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!-]+)`")
+
+
+def override_file(work: Path) -> Path:
+    return work / "overrides.txt"
+
+
+def pin_overrides(work: Path) -> list[str]:
+    path = override_file(work)
+    return path.read_text(encoding="utf-8").split() if path.is_file() else []
+
+
+def override_unbuilt(work: Path, error: str) -> str | None:
+    """A package an install had to build from source and could not (GPy[plotting] pins
+    matplotlib==3.3.4, whose only file for Python 3.11 is its sdist): `X>=V` goes into
+    the work folder's overrides, which every later resolution there passes to uv, and is
+    returned; None when the error names none or it is overridden already."""
+    found = _UNBUILT.search(error or "")
+    if not found:
+        return None
+    line = f"{found.group(1)}>={found.group(2)}"
+    have = pin_overrides(work)
+    if any(requirements.requirement_name(o) == requirements.requirement_name(line)
+           for o in have):
+        return None
+    override_file(work).write_text("\n".join([*have, line]) + "\n", encoding="utf-8")
+    return line
 
 
 def _named(requirement: str, text: str) -> bool:
@@ -322,9 +349,15 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
         source.write_text("\n".join(items) + "\n", encoding="utf-8")
         args = compile_args(env_python, options, source, day, bool(torch), exempt,
                             sorted(dropped))
+        if override_file(work).is_file():
+            args += ["--override", str(override_file(work))]
         for name in binary_only:
             args += ["--only-binary", name]
         return run(args, options)
+
+    for line in pin_overrides(work):
+        notes.append(f"{line}: overrides a dependency's exact pin, which does not build "
+                     "here (no wheel for this Python)")
 
     def done(lock: str) -> Resolution:
         if skipped is not None:

@@ -514,3 +514,66 @@ def test_a_framework_built_for_numpy_1_gets_numpy_below_2(tmp_path, offline_inde
     assert "resolved again with numpy<2" in env["lock"]
     assert "tinyunits added to the recipe's extras" in env["lock"]
     assert versions["tinyunits"] == "1.2.0"
+
+
+def _sdist_that_does_not_build(folder: Path, name: str, version: str) -> Path:
+    """An sdist whose metadata uv reads without building (static pyproject), and whose
+    build fails, as a release with no wheel for this Python."""
+    import io
+
+    target = folder / f"{name}-{version}.tar.gz"
+    files = {"pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\n'
+                               'build-backend = "setuptools.build_meta"\n'
+                               f'[project]\nname = "{name}"\nversion = "{version}"\n'
+                               'dependencies = []\n',
+             "setup.py": "raise SystemExit('this release does not build here')\n",
+             "PKG-INFO": f"Metadata-Version: 2.2\nName: {name}\nVersion: {version}\n"}
+    with tarfile.open(target, "w:gz") as archive:
+        for path, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"{name}-{version}/{path}")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return target
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)   # environment resolutions on a shared 2-core machine
+def test_a_dependencys_pin_that_does_not_build_here_is_overridden(
+        tmp_path, offline_index):  # noqa: F811
+    """emukit needs GPy[plotting], which pins matplotlib==3.3.4: no wheel for Python
+    3.11, and its sdist does not build. The install fails on it, so the environment
+    resolves again with that pin overridden to >= it (a release with a wheel), and the
+    lock says so."""
+    from click.testing import CliRunner
+    from repo_support import mine_and_accept
+
+    from curator.cli import main
+    from curator.store import Store
+
+    _sdist_that_does_not_build(offline_index, "tinyplot", "1.0")
+    _wheel(offline_index, "tinyplot", "1.1", {"tinyplot/__init__.py": ""})
+    _wheel(offline_index, "tinygp", "1.13", {"tinygp/__init__.py": ""},
+           requires=["tinyplot==1.0"])
+    upstream = tmp_path / "emu"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "-b", "main")
+    write(upstream, {
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\n'
+                          'build-backend = "setuptools.build_meta"\n'
+                          '[project]\nname = "emu"\nversion = "0.1"\n'
+                          'dependencies = ["tinygp"]\n',
+        "emu/__init__.py": "import tinygp\n",
+        "emu/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n',
+        "tests/test_ops.py": "from emu.ops import scale\n\n\ndef test_scale():\n"
+                             "    assert scale(2) == 6\n"})
+    commit(upstream, "first")
+    ws, base = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    built = CliRunner().invoke(main, [*base, "repo", "env", "emu", "--json"])
+    assert built.exit_code == 0, built.output
+    versions = {p["name"]: p["version"] for p in json.loads(built.stdout)["packages"]}
+    assert versions["tinyplot"] == "1.1" and versions["tinygp"] == "1.13"
+    with Store(ws.db_path, "tester") as store:
+        (env,) = environments.list_envs(store)
+    assert env["status"] == "built"
+    assert "# tinyplot>=1.0: overrides a dependency's exact pin" in env["lock"]
