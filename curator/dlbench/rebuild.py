@@ -25,7 +25,7 @@ from curator.dlbench import fileformat
 from curator.dlbench import resolve as resolve_mod
 from curator.errors import CuratorError
 from curator.progress import CancelCheck, checkpoint
-from curator.repos import environments, recipes
+from curator.repos import checkout, environments, recipes, requirements
 from curator.store import Store
 from curator.store import problem_imports as import_store
 from curator.store import problems as problem_store
@@ -195,12 +195,16 @@ def _one(store: Store, workspace: Workspace, name: str, rows: list[dict],
         dict(progress=on_problem, test_progress=on_test, keep=keep))
     result.env_seconds = round(result.env_seconds + seconds, 1)
     causes: Counter = Counter()
+    env_row = environments.env_row(store, registered_repos.by_url(store, url)["id"])
+    left = environments.left_out(env_row["lock"] if env_row else "")
     for item in triaged:
         causes.update(item.causes.values())
         if item.green:
             result.green_ids.append(item.problem_id)
         else:
-            result.not_green.append({"id": item.problem_id, "reason": item.reason})
+            result.not_green.append({"id": item.problem_id,
+                                     "reason": _environment_reason(item.reason, left,
+                                                                   env.package)})
     result.green = len(result.green_ids)
     result.triaged = {c: causes.get(c, 0) for c in runs.CAUSES}
     _record_in_recipe(store, workspace, url, resolved_ids)
@@ -221,13 +225,12 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
     tried: set[str] = set()
     seconds = 0.0
     for _ in range(environments.MISSING_MODULE_ROUNDS):
-        wanted: dict[str, list[str]] = {}
-        for item in triaged:
-            if item.green or not item.reason.startswith("error: "):
-                continue
-            requirement = environments.missing_requirement(item.reason, env.package)
-            if requirement and requirement not in tried:
-                wanted.setdefault(requirement, []).append(item.problem_id)
+        left = environments.left_out(env.lock)
+        excluded_for: dict[str, set[str]] = {}
+        wanted = {r: ids for r, ids in missing_requirements(
+                      store, triaged, env.package, test_reader(store, workspace),
+                      excluded_for).items()
+                  if r not in tried and requirements.requirement_name(r) not in left}
         if not wanted:
             break
         tried.update(wanted)
@@ -250,6 +253,17 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
             seconds += time.monotonic() - started
             break
         seconds += time.monotonic() - started
+        # the tests excluded for want of them (maybe recorded in the recipe by an earlier
+        # rebuild) are tried again
+        recipe = recipes.load(workspace, url)
+        ours = {n for r in wanted for n in excluded_for.get(r, ())}
+        stale = {node for node, why in (recipe.exclude if recipe else {}).items()
+                 if node in ours or environments.missing_requirement(why, env.package)
+                 in wanted}
+        if stale:
+            recipe.exclude = {k: v for k, v in recipe.exclude.items() if k not in stale}
+            recipes.save(workspace, recipe)
+            options = {**options, "keep": set(options.get("keep") or ()) - stale}
         again = {p for ids in wanted.values() for p in ids}
         # fresh warm workers: the environment was rebuilt under the old ones
         engine = runs._engine_for(workspace, runs.TRIAGE_RUNS)
@@ -261,6 +275,58 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
             engine.close()
         triaged = [redone.get(item.problem_id, item) for item in triaged]
     return triaged, seconds
+
+
+def _environment_reason(reason: str, left: dict[str, str], package: str | None) -> str:
+    """A reference whose tests cannot import a package the environment left out (nncf's
+    tests import torchvision, whose only build here is for CUDA torch) fails for that:
+    the reason says so, not just the ModuleNotFoundError."""
+    wanted = environments.missing_requirement(reason, package) \
+        if reason.startswith("error: ") else None
+    name = requirements.requirement_name(wanted) if wanted else None
+    return f"environment: {left[name]} ({reason})"[:500] if name in left else reason
+
+
+def missing_requirements(store: Store, triaged: list[runs.TriageResult],
+                         package: str | None,
+                         read_test: Callable[[str, str], str] | None = None,
+                         nodes: dict[str, set[str]] | None = None
+                         ) -> dict[str, list[str]]:
+    """requirement -> the references not green for want of it: tests that could not be
+    collected for a module nobody declared, and tests excluded as failing upstream for a
+    module or a pytest plugin's fixture the environment lacks (nncf's "fixture 'mocker'
+    not found"): the environment's, not upstream's, failures."""
+    wanted: dict[str, list[str]] = {}
+    for item in triaged:
+        reasons = [(item.reason, "")] if item.reason.startswith("error: ") else []
+        reasons += [(row["reason"], row["node_id"])
+                    for row in runs.excluded(store, item.problem_id)
+                    if row["reason"].startswith("fails_upstream:")]
+        for reason, node in reasons:
+            requirement = environments.missing_requirement(reason, package)
+            if requirement is None and node and read_test is not None:
+                # NameError for a name the test module imports under try/except
+                requirement = environments.missing_guarded(
+                    reason, read_test(item.problem_id, node.split("::", 1)[0]), package)
+            if requirement and item.problem_id not in wanted.get(requirement, []):
+                wanted.setdefault(requirement, []).append(item.problem_id)
+            if requirement and node and nodes is not None:
+                nodes.setdefault(requirement, set()).add(node)
+    return wanted
+
+
+def test_reader(store: Store, workspace: Workspace) -> Callable[[str, str], str]:
+    """(problem id, test file) -> the file's text at the problem's commit ("" when it
+    cannot be read)."""
+    def read(problem_id: str, path: str) -> str:
+        source = problem_store.get(store, problem_id).source or {}
+        try:
+            _cache, root = checkout.pinned_checkout(workspace, source["repo"],
+                                                    source["commit"], store)
+            return (root / path).read_text(encoding="utf-8", errors="replace")
+        except (CuratorError, KeyError, OSError):
+            return ""
+    return read
 
 
 def _apply_recipe_exclusions(store: Store, workspace: Workspace, url: str,

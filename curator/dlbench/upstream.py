@@ -219,6 +219,27 @@ def _near_symbol(tree: ast.Module, entry_point: str) -> str | None:
     return None
 
 
+_PROMPT_DEF = re.compile(r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)
+
+
+def _prompt_symbol(tree: ast.Module, entry_point: str, prompt: str) -> str | None:
+    """The entry point as the prompt's own signature names it, when the release's name is
+    not there (deepchem's `L2Loss._compute_pytorch_loss` whose prompt shows `def
+    _create_pytorch_loss(self)` in `class L2Loss`): the one name the prompt defines that
+    the class (or, for a function, the module) has, else None."""
+    cls_name, _, name = entry_point.rpartition(".")
+    shown = set(_PROMPT_DEF.findall(prompt or "")) - {name}
+    if cls_name:
+        methods = {item.name for stmt in tree.body
+                   if isinstance(stmt, ast.ClassDef) and stmt.name == cls_name
+                   for item in stmt.body if isinstance(item, _DEFS)}
+        found = [f"{cls_name}.{n}" for n in sorted(shown & methods)]
+    else:
+        names = {n.name for n in tree.body if isinstance(n, _DEFS)}
+        found = sorted(shown & names)
+    return found[0] if len(found) == 1 else None
+
+
 def locate(snapshot: Snapshot, problem: Problem) -> tuple[str, str, ast.AST, ast.ClassDef | None,
                                                          list[str]]:
     """(path, qualname, node, class, notes) of the ground truth at the snapshot's commit.
@@ -238,6 +259,9 @@ def locate(snapshot: Snapshot, problem: Problem) -> tuple[str, str, ast.AST, ast
             if near:
                 found = _find_symbol(tree, near)
                 notes.append(f"symbol {entry} read as {near} (a near spelling)")
+            elif (shown := _prompt_symbol(tree, entry, problem.prompt)) is not None:
+                found = _find_symbol(tree, shown)
+                notes.append(f"symbol {entry} read as {shown} (the prompt's signature)")
         if found:
             if path != given:
                 notes.append(f"path {given!r} read as {path!r}")
@@ -305,6 +329,15 @@ def test_node_ids(snapshot: Snapshot, targets: list[str]
                              if n in siblings), None)
             if near:
                 path = siblings[near]
+                notes.append(f"test file {file} read as {path} (a near spelling)")
+        if path is None and file.endswith(".py"):
+            # `deepchem/model/tests/test_losses.py`: a typo in a folder's name, the file
+            # named exactly
+            name = PurePosixPath(file).name
+            near = close_name(file, [p for p in snapshot.blobs
+                                     if PurePosixPath(p).name == name])
+            if near:
+                path = near
                 notes.append(f"test file {file} read as {path} (a near spelling)")
         if path is None:
             missing.append(target)

@@ -2922,6 +2922,14 @@ def install_jit_forwarding():
 def _forwarding(name, real):
     import functools
 
+    def frames_up(args, kwargs):
+        if name == "script" and len(args) < 2 and "_rcb" not in kwargs:
+            # a class is compiled with names resolved in the frame `_frames_up` above
+            # script's caller: this wrapper is one frame more (torch.distributed.optim's
+            # `@torch.jit.script class _FunctionalAdadelta` names a module function)
+            return {**kwargs, "_frames_up": kwargs.get("_frames_up", 0) + 1}
+        return kwargs
+
     @functools.wraps(real)
     def compile_(obj, *args, **kwargs):
         if "_rcb" in kwargs:
@@ -2934,7 +2942,7 @@ def _forwarding(name, real):
             remote = obj   # a module whose method is the target: it crosses as data and
             # is compiled there with the candidate's method
         if remote is None:
-            return real(obj, *args, **kwargs)
+            return real(obj, *args, **frames_up(args, kwargs))
         link = _LINK[0]
         return link.call(("jit", name), remote, args, kwargs)
 

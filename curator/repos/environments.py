@@ -22,6 +22,7 @@ the dependency files, the Python version and the extras are the same (the key).
 
 from __future__ import annotations
 
+import ast
 import fcntl
 import functools
 import hashlib
@@ -40,6 +41,7 @@ from curator.progress import CancelCheck, Progress
 from curator.repos import identity, importcheck, recipes, requirements, uv
 from curator.repos.checkout import pinned_checkout
 from curator.store import Store, mined_commits, now, repo_envs
+from curator.store import problems as problem_store
 from curator.workspace import Workspace
 
 
@@ -90,11 +92,12 @@ def as_of(row: dict) -> str | None:
 
 
 def env_key(commit: str, root: Path, python_version: str, extras: list[str],
-            torch: str | None, as_of_date: str | None) -> str:
+            torch: str | None, as_of_date: str | None,
+            tests: list[str] | tuple[str, ...] = ()) -> str:
     digest = hashlib.sha256()
     for part in (commit, python_version, torch or "", as_of_date or "", *sorted(extras)):
         digest.update(part.encode() + b"\0")
-    for path in requirements.dependency_files(root):
+    for path in requirements.dependency_files(root, tests):
         digest.update(str(path.relative_to(root)).encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
@@ -165,7 +168,8 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
     step(0, "checkout")
     cache, checkout = pinned_checkout(workspace, row["url"], commit, store)
     missing = cache.missing_paths(commit)
-    wanted = requirements.declared(checkout)
+    tests = problem_tests(store, row["url"])
+    wanted = requirements.declared(checkout, tests)
     recipe, written = recipe_for(workspace, row, checkout, wanted, python, list(extras))
     version = recipe.python or f"{sys.version_info.major}.{sys.version_info.minor}"
     if not re.fullmatch(r"\d+\.\d+(\.\d+)?", version):
@@ -177,7 +181,7 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                                           extras=recipe.extras, overrides=recipe.overrides,
                                           frameworks=recipe.frameworks, build=recipe.build))
     key = env_key(commit, checkout, version, extras + [decided] + ([lock] if lock else []),
-                  torch, day)
+                  torch, day, tests)
     target = envs_dir(workspace) / row["cache_key"]
     existing = env_row(store, row["id"])
     base = {"repo": row["name"], "missing": missing, "recipe": str(recipe.path or ""),
@@ -205,8 +209,19 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                                     overrides=recipe.overrides)
             lock = resolution.lock
         step(3, "install")
-        repo_installed = uv.install(env_python, lock, checkout, options,
-                                    build_isolation=not recipe.build)
+        while True:
+            try:
+                repo_installed = uv.install(env_python, lock, checkout, options,
+                                            build_isolation=not recipe.build)
+                break
+            except uv.UvError as exc:
+                # a dependency's exact pin that does not build here: relaxed, once each
+                if resolution is None or uv.override_unbuilt(work, str(exc)) is None:
+                    raise
+                step(2, "resolve (a pin that does not build overridden)")
+                resolution = uv.resolve(env_python, wanted, extras, torch, day, options,
+                                        work, overrides=recipe.overrides)
+                lock = resolution.lock
         without: dict[str, str] = {}
         if resolution is not None:
             # A companion whose only release for this torch is another build of it (CUDA
@@ -277,7 +292,8 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                     repo=recipe.repo, python=recipe.python, extras=recipe.extras,
                     overrides=recipe.overrides, frameworks=recipe.frameworks,
                     build=recipe.build))
-                key = env_key(commit, checkout, version, extras + [decided], torch, day)
+                key = env_key(commit, checkout, version, extras + [decided], torch, day,
+                              tests)
             status = "built" if ok else "broken"
             reason = "" if ok else reason
         step(6, "list")
@@ -305,6 +321,14 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                      notes=resolution.notes if resolution is not None else [], **base)
 
 
+def problem_tests(store: Store, url: str) -> list[str]:
+    """The test files the repository's problems run (their folders' requirements files
+    are test requirements of its environment)."""
+    return sorted({node.split("::", 1)[0] for problem in problem_store.all_problems(store)
+                   if (problem.source or {}).get("repo") == url
+                   for node in problem.test_node_ids})
+
+
 MISSING_MODULE_ROUNDS = 3
 # Import names whose distribution is named otherwise (or must be older: setuptools 81
 # no longer ships pkg_resources, which many repositories still import).
@@ -314,11 +338,33 @@ MODULE_DISTRIBUTIONS = {"pkg_resources": "setuptools<81", "yaml": "pyyaml",
                         "google.protobuf": "protobuf", "dateutil": "python-dateutil",
                         "Bio": "biopython", "git": "GitPython", "jwt": "PyJWT"}
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z0-9_.]+)'")
+# Fixtures of pytest plugins: a test that asks for one the environment lacks ("fixture
+# 'mocker' not found": nncf lists pytest-mock only in tests/torch/requirements.txt)
+# needs the plugin.
+FIXTURE_PLUGINS = {
+    "mocker": "pytest-mock", "class_mocker": "pytest-mock", "module_mocker": "pytest-mock",
+    "session_mocker": "pytest-mock", "benchmark": "pytest-benchmark",
+    "httpserver": "pytest-httpserver", "requests_mock": "requests-mock",
+    "httpx_mock": "pytest-httpx", "datadir": "pytest-datadir",
+    "shared_datadir": "pytest-datadir", "subtests": "pytest-subtests",
+    "snapshot": "syrupy", "freezer": "pytest-freezer", "fs": "pyfakefs",
+    "qtbot": "pytest-qt", "event_loop": "pytest-asyncio", "xprocess": "pytest-xprocess",
+    "regtest": "pytest-regtest", "data_regression": "pytest-regressions",
+    "num_regression": "pytest-regressions", "file_regression": "pytest-regressions",
+    "ndarrays_regression": "pytest-regressions", "image_regression": "pytest-regressions",
+    "worker_id": "pytest-xdist", "testrun_uid": "pytest-xdist", "check": "pytest-check",
+    "cov": "pytest-cov", "no_cover": "pytest-cov", "lazy_fixture": "pytest-lazy-fixture",
+}
+_NO_FIXTURE = re.compile(r"fixture '([A-Za-z0-9_]+)' not found")
 
 
 def missing_requirement(reason: str, package: str | None = None) -> str | None:
-    """The requirement that provides the module an import check missed, if it says so
-    (never the repository's own package)."""
+    """The requirement that provides the module an import check missed, or the pytest
+    plugin of a fixture a test asked for, if it says so (never the repository's own
+    package)."""
+    fixture = _NO_FIXTURE.search(reason or "")
+    if fixture and fixture.group(1) in FIXTURE_PLUGINS:
+        return FIXTURE_PLUGINS[fixture.group(1)]
     found = _NO_MODULE.search(reason or "")
     if not found:
         return None
@@ -330,6 +376,65 @@ def missing_requirement(reason: str, package: str | None = None) -> str | None:
             return MODULE_DISTRIBUTIONS[name]
     top = module.split(".")[0]
     return top.replace("_", "-") if top.isidentifier() else None
+
+
+_NAME_ERROR = re.compile(r"NameError: name '([A-Za-z_][A-Za-z0-9_]*)' is not defined")
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+
+def guarded_imports(source: str) -> dict[str, str]:
+    """Name -> module, for the imports a module makes inside `try:` with an `except` that
+    catches ImportError (deepchem's tests: `try: import tensorflow as tf` / `except:
+    has_tensorflow = False`): when the module is missing, the name is simply not there."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try):
+            continue
+        catches = any(h.type is None or any(
+            isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in ast.walk(h.type))
+            for h in node.handlers)
+        if not catches:
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    out.setdefault(alias.asname or alias.name.split(".")[0],
+                                   alias.name if alias.asname else alias.name.split(".")[0])
+            elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+                for alias in stmt.names:
+                    out.setdefault(alias.asname or alias.name, stmt.module)
+    return out
+
+
+def missing_guarded(reason: str, source: str, package: str | None = None) -> str | None:
+    """The requirement of a module a test module imports under `try` when a test of it
+    failed with NameError for the name that import binds (the module is missing)."""
+    found = _NAME_ERROR.search(reason or "")
+    module = guarded_imports(source).get(found.group(1)) if found else None
+    if module is None:
+        return None
+    return missing_requirement(f"ModuleNotFoundError: No module named '{module}'", package)
+
+
+def left_out(lock: str) -> dict[str, str]:
+    """Distribution name -> why the lock left it out (a torch companion built for another
+    torch, a test requirement that does not fit), from the lock's header."""
+    out: dict[str, str] = {}
+    for line in (lock or "").splitlines():
+        if not line.startswith("# "):
+            if line.strip():
+                break
+            continue
+        text = line[2:]
+        match = re.match(r"left out (\S+): ", text) or re.match(r"(\S+) left out: ", text)
+        name = requirements.requirement_name(match.group(1)) if match else None
+        if name:
+            out.setdefault(name, text)
+    return out
 
 
 @dataclass

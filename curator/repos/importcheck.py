@@ -63,9 +63,23 @@ def _import(python: str, module: str, checkout: Path | None, settings,
     except (OSError, subprocess.TimeoutExpired) as exc:
         return False, f"import {module}: {exc}"
     if done.returncode != 0:
-        lines = [line for line in done.stderr.splitlines() if line.strip()]
-        return False, f"import {module}: {lines[-1].strip()[:300] if lines else 'failed'}"
+        return False, f"import {module}: {failure_line(done.stderr)}"
     return True, ""
+
+
+def failure_line(stderr: str) -> str:
+    """The last line of a failed import's traceback, and the module not found that caused
+    it when the error raised is another one (`except ImportError: raise ImportError("These
+    classes require PyTorch")` over deepchem's missing `tqdm`): the missing module is what
+    can be installed."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    if not lines:
+        return "failed"
+    last = lines[-1][:300]
+    causes = [line for line in lines[:-1] if line.startswith("ModuleNotFoundError: ")]
+    if causes and not last.startswith("ModuleNotFoundError: "):
+        return f"{last} (after {causes[-1][:200]})"
+    return last
 
 
 def check_import(row: dict, settings=None) -> tuple[bool, str]:

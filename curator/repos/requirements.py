@@ -40,6 +40,8 @@ class Declared:
     files: list[str] = field(default_factory=list)   # the dependency files read
     project: str | None = None                        # its distribution name
     package: str | None = None                        # its import name
+    # requirements files setup.py reads its install_requires from (read in its code)
+    runtime_files: list[str] = field(default_factory=list)
 
     def add(self, kind: str, items) -> None:
         target = self.runtime if kind == "runtime" else self.test
@@ -55,11 +57,12 @@ def _is_requirement(text: str) -> bool:
     return _NAME.match(text) is not None
 
 
-def dependency_files(root: Path) -> list[Path]:
-    """The files whose content decides the environment (their hash is part of its key)."""
+def dependency_files(root: Path, tests: list[str] | tuple[str, ...] = ()) -> list[Path]:
+    """The files whose content decides the environment (their hash is part of its key);
+    tests: the test files the environment runs (see `near_test_files`)."""
     names = ["pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "noxfile.py"]
     found = [root / n for n in names if (root / n).is_file()]
-    return found + requirement_files(root)
+    return found + requirement_files(root) + near_test_files(root, tests)
 
 
 REQUIREMENT_GLOBS = ("*requirements*.txt", "requirements/**/*.txt", "requirements*/*.txt",
@@ -79,13 +82,34 @@ def requirement_files(root: Path) -> list[Path]:
     return found
 
 
+def near_test_files(root: Path, tests: list[str] | tuple[str, ...]) -> list[Path]:
+    """Requirements files in the folders of the given test files and the folders above
+    them (below the root), not found by `requirement_files`: nncf keeps
+    tests/torch/requirements.txt (pytest-mock, torchvision, transformers) beside
+    tests/tensorflow/ and tests/openvino/ ones; the tests a repository's problems run
+    need those of their own folders, not every backend's."""
+    top = root.resolve()
+    known = set(requirement_files(root))
+    found: list[Path] = []
+    for test in sorted(set(tests)):
+        folder = (root / test.split("::", 1)[0]).parent
+        while folder.resolve() != top and folder.resolve().is_relative_to(top):
+            for path in sorted(folder.glob("*requirements*.txt")):
+                if path.is_file() and path not in known and path not in found:
+                    found.append(path)
+            folder = folder.parent
+    return found
+
+
 def _requirements_kind(path: Path, root: Path) -> str:
     text = str(path.relative_to(root)).lower()
     return "test" if any(w in text for w in ("dev", "test", "ci/", "ci-")) else "runtime"
 
 
-def declared(root: Path) -> Declared:
-    """The runtime and test dependencies a checkout declares, from every usual place."""
+def declared(root: Path, tests: list[str] | tuple[str, ...] = ()) -> Declared:
+    """The runtime and test dependencies a checkout declares, from every usual place
+    (tests: the test files the environment runs, whose folders' requirements files are
+    test requirements too)."""
     result = Declared()
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
@@ -96,9 +120,22 @@ def declared(root: Path) -> Declared:
     setup_py = root / "setup.py"
     if setup_py.is_file():
         _from_setup_py(setup_py, result)
-    for path in requirement_files(root):
-        kind = _requirements_kind(path, root)
+    # The packaging's runtime requirements are the runtime ones; other requirements files
+    # (torchgeo's requirements/required.txt pins a CI matrix: setuptools==75.1.0; roboflow
+    # inference's requirements.gpu.txt, flash-attn) are test requirements, each taken
+    # when it fits.
+    named = {str((root / f).resolve()) for f in result.runtime_files}
+    packaged = bool(result.runtime) and not named
+    for path in [*(root / f for f in result.runtime_files), *requirement_files(root)]:
+        relative = str(path.relative_to(root))
+        if relative in result.files or not path.is_file():
+            continue
+        kind = "runtime" if str(path.resolve()) in named else \
+            "test" if packaged or named else _requirements_kind(path, root)
         result.add(kind, _requirements_file(path, root, set()))
+        result.files.append(relative)
+    for path in near_test_files(root, tests):
+        result.add("test", _requirements_file(path, root, set()))
         result.files.append(str(path.relative_to(root)))
     tox = root / "tox.ini"
     if tox.is_file():
@@ -173,6 +210,12 @@ def _from_setup_py(path: Path, result: Declared) -> None:
                 given = values.eval(keyword.value)
                 if isinstance(given, dict):
                     arguments += [(k, v) for k, v in given.items() if k in wanted]
+        for keyword in node.keywords:
+            if keyword.arg == "install_requires" and values.eval(keyword.value) is None:
+                # read_requirements(["requirements/_requirements.txt", ...]): the files
+                result.runtime_files += [f for f in values.text_files(keyword.value)
+                                         if (path.parent / f).is_file() and
+                                         f not in result.runtime_files]
         for arg, value in arguments:
             if arg == "install_requires":
                 result.add("runtime", _string_list(value))
@@ -277,6 +320,21 @@ class _SetupValues:
                 return container.get(key)
         return None
 
+    def text_files(self, node: ast.expr, depth: int = 0) -> list[str]:
+        """The `.txt` paths written as literals in an expression (and the names it uses),
+        which setup.py reads requirements from in code it calls."""
+        out: list[str] = []
+        if depth > 20:
+            return out
+        for item in ast.walk(node):
+            if isinstance(item, ast.Constant) and isinstance(item.value, str) and \
+                    item.value.endswith(".txt") and item.value not in out:
+                out.append(item.value.removeprefix("./"))
+            elif isinstance(item, ast.Name) and item.id in self.bound:
+                out += [f for f in self.text_files(self.bound[item.id], depth + 1)
+                        if f not in out]
+        return out
+
     def _updated(self, name: str, value, depth: int):
         for key, update in self.updates.get(name, ()):
             new = self.eval(update, depth + 1)
@@ -330,7 +388,8 @@ def _requirements_file(path: Path, root: Path, seen: set[Path]) -> list[str]:
     if path in seen or not path.is_relative_to(root.resolve()) or not path.is_file():
         return []
     seen.add(path)
-    out = []
+    out: list[str] = []
+    constraints: list[str] = []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         line = line.split(" #", 1)[0].strip()
         if not line or line.startswith("#"):
@@ -339,9 +398,16 @@ def _requirements_file(path: Path, root: Path, seen: set[Path]) -> list[str]:
             include = line.split(None, 1)[1] if " " in line else line[2:]
             out += _requirements_file(path.parent / include.strip(), root, seen)
             continue
+        if line.startswith(("-c ", "--constraint ", "-c")):
+            include = line.split(None, 1)[1] if " " in line else line[2:]
+            constraints += _requirements_file(path.parent / include.strip(), root, set())
+            continue
         if _is_requirement(line):
             out.append(line)
-    return out
+    # `-c ../../constraints.txt` (nncf: tensorflow==2.15.1): a constraint on a package
+    # the file requires goes with it; the others are no requirement of this file
+    names = {requirement_name(r) for r in out}
+    return out + [c for c in constraints if requirement_name(c) in names and c not in out]
 
 
 def _from_tox(path: Path, root: Path, result: Declared) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -224,6 +225,56 @@ class Resolution:
     notes: list[str] = field(default_factory=list)       # what was decided, and why
 
 
+RELAX_ROUNDS = 12
+_UNBUILT = re.compile(r"Failed to build `([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!-]+)`")
+
+
+def override_file(work: Path) -> Path:
+    return work / "overrides.txt"
+
+
+def pin_overrides(work: Path) -> list[str]:
+    path = override_file(work)
+    return path.read_text(encoding="utf-8").split() if path.is_file() else []
+
+
+def override_unbuilt(work: Path, error: str) -> str | None:
+    """A package an install had to build from source and could not (GPy[plotting] pins
+    matplotlib==3.3.4, whose only file for Python 3.11 is its sdist): `X>=V` goes into
+    the work folder's overrides, which every later resolution there passes to uv, and is
+    returned; None when the error names none or it is overridden already."""
+    found = _UNBUILT.search(error or "")
+    if not found:
+        return None
+    line = f"{found.group(1)}>={found.group(2)}"
+    have = pin_overrides(work)
+    if any(requirements.requirement_name(o) == requirements.requirement_name(line)
+           for o in have):
+        return None
+    override_file(work).write_text("\n".join([*have, line]) + "\n", encoding="utf-8")
+    return line
+
+
+def _named(requirement: str, text: str) -> bool:
+    name = requirements.requirement_name(requirement)
+    return bool(name) and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])",
+                                    text.replace("_", "-"), re.IGNORECASE) is not None
+
+
+def relax_pins(items: list[str], torch: str | None) -> list[str]:
+    """`name==V` (also `===V`) as `name>=V`, the pinned torch kept."""
+    out = []
+    for item in items:
+        if item == torch:
+            out.append(item)
+            continue
+        out.append(re.sub(r"^([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)\s*===?\s*"
+                          r"([A-Za-z0-9.+!*-]+)\s*(;.*)?$",
+                          lambda m: f"{m.group(1)}>={m.group(2).rstrip('.*')}"
+                                    f"{m.group(3) or ''}", item.strip()))
+    return out
+
+
 def follow_torch(items: list[str], torch: str | None, notes: list[str]) -> list[str]:
     """Requirements with torch's companions made to follow the pinned torch: a declared
     version of one (built for another torch) is dropped, and said so."""
@@ -298,9 +349,15 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
         source.write_text("\n".join(items) + "\n", encoding="utf-8")
         args = compile_args(env_python, options, source, day, bool(torch), exempt,
                             sorted(dropped))
+        if override_file(work).is_file():
+            args += ["--override", str(override_file(work))]
         for name in binary_only:
             args += ["--only-binary", name]
         return run(args, options)
+
+    for line in pin_overrides(work):
+        notes.append(f"{line}: overrides a dependency's exact pin, which does not build "
+                     "here (no wheel for this Python)")
 
     def done(lock: str) -> Resolution:
         if skipped is not None:
@@ -317,8 +374,38 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
     try:
         compile_(core)
     except UvError as exc:
-        raise CuratorError(f"the repository's runtime dependencies do not resolve: "
-                           f"{exc}") from None
+        # Exact pins of another Python's day (DeepReg: tensorflow==2.3.1, wheels up to
+        # cp38 only) never resolve here: each is relaxed to that release or a later one
+        # (as of the date), said in the lock, rather than no environment at all.
+        relaxed, error = list(core), str(exc)
+        for _ in range(RELAX_ROUNDS):
+            # the pins uv's reason names first; all of them when it names none
+            named = [relax_pins([c], torch)[0] if _named(c, error) else c for c in relaxed]
+            step = named if named != relaxed else relax_pins(relaxed, torch)
+            if step == relaxed:
+                break
+            relaxed = step
+            try:
+                compile_(relaxed)
+                break
+            except UvError as again:
+                error = str(again)
+        else:
+            relaxed = core
+        try:
+            if relaxed == core:
+                raise exc
+            compile_(relaxed)
+        except UvError:
+            raise CuratorError(f"the repository's runtime dependencies do not resolve: "
+                               f"{exc}") from None
+        changed = [c for c, r in zip(core, relaxed, strict=True) if c != r]
+        notes.append(f"pins relaxed to >= ({', '.join(changed)}): they do not resolve "
+                     f"on this Python: {str(exc).splitlines()[0][:200]}")
+        core = relaxed
+        optional = [r for r in optional if r not in core]
+        binary_only[:] = [n for n in binary_only
+                          if n not in {requirements.requirement_name(c) for c in core}]
     kept: list[str] = []
     for requirement in optional:
         try:

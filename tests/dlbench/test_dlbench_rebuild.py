@@ -110,3 +110,126 @@ def test_a_module_only_the_tests_import_goes_into_the_recipe(tmp_path,
     assert repo["green_ids"] == ["checksscale1"], repo["not_green"]
     recipe = recipes.load(workspace_mod.discover(str(ws.root)), url)
     assert recipe is not None and recipe.extras == ["tinycheck"]
+
+
+def test_tests_failing_for_a_plugin_fixture_or_a_module_want_the_environment_fixed(tmp_path):
+    """nncf's tests ask for pytest-mock's `mocker`, which only tests/torch/requirements.txt
+    lists: "fixture 'mocker' not found" is the environment's failure, not upstream's, so
+    the plugin is what the environment must get (and the references are triaged again);
+    a fixture no known plugin provides, or a real upstream failure, wants nothing."""
+    from curator.dlbench import rebuild as rebuild_mod
+    from curator.problem import Problem
+    from curator.repos import environments
+    from curator.runs import TriageResult, add_excluded
+    from curator.store import now
+    from curator.store import problems as problem_store
+
+    missing = environments.missing_requirement
+    assert missing("fails_upstream: fixture 'mocker' not found") == "pytest-mock"
+    assert missing("fails_upstream: fixture 'benchmark' not found") == "pytest-benchmark"
+    assert missing("fails_upstream: fixture 'my_own_model' not found") is None
+    ws = workspace_mod.init(tmp_path / "ws")
+    with Store(ws.db_path, "tester") as store:
+        for pid in ("lr", "ddpg", "green", "onnx"):
+            problem_store.save(store, Problem(id=pid, title=pid, entry_point="f",
+                                              test_node_ids=["tests/test_x.py"]))
+        with store.transaction():
+            add_excluded(store, "lr", "tests/test_x.py::test_warmup",
+                         "fails_upstream: fixture 'mocker' not found", now())
+            add_excluded(store, "green", "tests/test_x.py::test_reset",
+                         "fails_upstream: fixture 'mocker' not found", now())
+            add_excluded(store, "green", "tests/test_x.py::test_cuda",
+                         "needs_gpu: fixture 'mocker' not found", now())
+            add_excluded(store, "ddpg", "tests/test_x.py::test_policy",
+                         "fails_upstream: AssertionError: 1 != 2", now())
+        triaged = [TriageResult("lr", False, "no test left: 1 fails_upstream"),
+                   TriageResult("ddpg", False, "no test left: 1 fails_upstream"),
+                   TriageResult("green", True),
+                   TriageResult("onnx", False, "error: tests/test_x.py: ModuleNotFoundError: "
+                                               "No module named 'onnx'")]
+        assert rebuild_mod.missing_requirements(store, triaged, "pkg") == {
+            "pytest-mock": ["lr", "green"], "onnx": ["onnx"]}
+
+
+def test_a_module_the_environment_left_out_is_the_reason_and_not_wanted_again():
+    """nncf's tests import torchvision, whose only build for this torch here is a CUDA
+    one, so the environment leaves it out: a reference whose tests cannot import it is
+    not green for that reason (the lock's), and is not asked for again."""
+    from curator.dlbench import rebuild as rebuild_mod
+    from curator.repos import environments
+
+    lock = ("# torchvision left out: torchvision 0.28.0 does not import with torch==2.13.0+cpu\n"
+            "# left out tinyunits>=1.2: no version fits\n"
+            "numpy==1.26.4 \\\n    --hash=sha256:00\n"
+            "# torchaudio left out: not a header line\n")
+    left = environments.left_out(lock)
+    assert set(left) == {"torchvision", "tinyunits"}
+    error = ("error: tests/torch/test_algo.py: ModuleNotFoundError: No module named "
+             "'torchvision'")
+    reason = rebuild_mod._environment_reason(error, left, "nncf")
+    assert reason.startswith("environment: torchvision left out: torchvision 0.28.0 does "
+                             "not import") and error in reason
+    other = "error: tests/test_x.py: ModuleNotFoundError: No module named 'onnx'"
+    assert rebuild_mod._environment_reason(other, left, "nncf") == other
+
+
+DEEPCHEM_LIKE_TEST = '''import pytest
+
+try:
+    import tensorflow as tf
+    has_tensorflow = True
+except:
+    has_tensorflow = False
+try:
+    from torch_geometric.data import Data as PygData
+except ModuleNotFoundError:
+    pass
+try:
+    import numpy as np
+except ValueError:
+    pass
+
+
+@pytest.mark.tensorflow
+def test_l2_loss_tf():
+    assert tf.constant(1.0) is not None
+'''
+
+
+def test_a_name_error_for_a_module_imported_under_try_wants_that_module(tmp_path):
+    """deepchem's tests import tensorflow under try/except and use `tf` unguarded: without
+    tensorflow they fail with "NameError: name 'tf' is not defined", the environment's
+    failure (an undeclared module), not upstream's."""
+    from curator.dlbench import rebuild as rebuild_mod
+    from curator.problem import Problem
+    from curator.repos import environments
+    from curator.runs import TriageResult, add_excluded
+    from curator.store import now
+    from curator.store import problems as problem_store
+
+    assert environments.guarded_imports(DEEPCHEM_LIKE_TEST) == {
+        "tf": "tensorflow", "PygData": "torch_geometric.data"}   # not np: ValueError only
+    reason = "fails_upstream: NameError: name 'tf' is not defined"
+    assert environments.missing_guarded(reason, DEEPCHEM_LIKE_TEST) == "tensorflow"
+    assert environments.missing_guarded(
+        "fails_upstream: NameError: name 'PygData' is not defined", DEEPCHEM_LIKE_TEST) == \
+        "torch-geometric"
+    assert environments.missing_guarded("fails_upstream: NameError: name 'np' is not "
+                                        "defined", DEEPCHEM_LIKE_TEST) is None
+    ws = workspace_mod.init(tmp_path / "ws")
+    with Store(ws.db_path, "tester") as store:
+        problem_store.save(store, Problem(id="loss", title="loss", entry_point="f",
+                                          test_node_ids=["tests/test_losses.py"]))
+        with store.transaction():
+            add_excluded(store, "loss", "tests/test_losses.py::test_l2_loss_tf", reason, now())
+        seen = []
+
+        def read(pid, path):
+            seen.append((pid, path))
+            return DEEPCHEM_LIKE_TEST
+        nodes: dict = {}
+        assert rebuild_mod.missing_requirements(
+            store, [TriageResult("loss", False, "the remaining tests pass with a stub")],
+            "deepchem", read, nodes) == {"tensorflow": ["loss"]}
+        assert seen == [("loss", "tests/test_losses.py")]
+        assert nodes == {"tensorflow": {"tests/test_losses.py::test_l2_loss_tf"}}

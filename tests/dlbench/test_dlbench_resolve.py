@@ -624,3 +624,53 @@ def test_a_test_module_without_its_extension_and_a_name_in_other_case_resolve(tm
         locate(snapshot, problem("Polynomial.kk"))
     _, qualname, *_ = locate(snapshot, problem("Polynomial.K"))
     assert qualname == "Polynomial.K"   # the exact name first
+
+
+LOSSES = '''class Loss:
+    def _create_pytorch_loss(self):
+        raise NotImplementedError
+
+
+class L2Loss(Loss):
+    def _compute_tf_loss(self, output, labels):
+        return output - labels
+
+    def _create_pytorch_loss(self):
+        def loss(output, labels):
+            return (output - labels) ** 2
+        return loss
+'''
+
+
+def test_a_folder_typo_and_a_name_the_prompt_shows_resolve(tmp_path):
+    """deepchem in DL-Bench: tests in `deepchem/model/tests/test_losses.py` (the folder is
+    `models`), and the method `L2Loss._compute_pytorch_loss` whose prompt shows `def
+    _create_pytorch_loss(self)` in `class L2Loss`: the file of that exact name one typo
+    away, and the one method of the class the prompt's signature names."""
+    repo = make_repo(tmp_path / "chem", {
+        "chem/__init__.py": "", "chem/models/losses.py": LOSSES,
+        "chem/models/tests/test_losses.py": "def test_l2():\n    pass\n"})
+    commit = run_git(["rev-parse", "HEAD"], cwd=repo).strip()
+    snapshot = Snapshot(CachedRepo("https://git.invalid/chem", repo / ".git"), commit)
+    kept, missing, notes = node_ids_at(snapshot, ["chem/model/tests/test_losses.py",
+                                                  "chem/model/tests/test_lossez.py"])
+    assert kept == ["chem/models/tests/test_losses.py"]
+    assert missing == ["chem/model/tests/test_lossez.py"]
+    assert notes == ["test file chem/model/tests/test_losses.py read as "
+                     "chem/models/tests/test_losses.py (a near spelling)"]
+
+    def problem(entry, prompt):
+        return Problem(id="p", entry_point=entry, kind="method", prompt=prompt,
+                       source={"path": "chem/models/losses.py"})
+
+    shown = ("Generate `_create_pytorch_loss` for `L2Loss`.\n```python\nclass L2Loss(Loss):\n"
+             "    def _create_pytorch_loss(self):\n```\n")
+    path, qualname, node, cls, notes = locate(snapshot, problem(
+        "L2Loss._compute_pytorch_loss", shown))
+    assert (qualname, cls.name) == ("L2Loss._create_pytorch_loss", "L2Loss")
+    assert notes == ["symbol L2Loss._compute_pytorch_loss read as "
+                     "L2Loss._create_pytorch_loss (the prompt's signature)"]
+    # a prompt that shows the release's own name (a nested function) stays unresolved
+    nested = "```python\nclass L2Loss(Loss):\n    def _compute_pytorch_loss(self, o, l):\n```\n"
+    with pytest.raises(Unresolved, match="symbol missing at the commit"):
+        locate(snapshot, problem("L2Loss._compute_pytorch_loss", nested))

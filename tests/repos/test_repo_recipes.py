@@ -100,6 +100,108 @@ def test_optional_dependency_chains_and_requirement_folders(tmp_path):
             "test-requirements.txt"} <= keyed
 
 
+READ_REQUIREMENTS_SETUP_PY = '''import setuptools
+
+
+def read_requirements(path):
+    if not isinstance(path, list):
+        path = [path]
+    requirements = []
+    for p in path:
+        with open(p) as fh:
+            requirements.extend([line.strip() for line in fh])
+    return requirements
+
+
+setuptools.setup(
+    name="inference",
+    install_requires=read_requirements(
+        ["requirements/_requirements.txt", "requirements/requirements.cpu.txt"]),
+    extras_require={"sam": read_requirements("requirements/requirements.sam.txt")},
+)
+'''
+
+
+def test_only_the_requirements_files_the_packaging_names_are_runtime(tmp_path):
+    """roboflow inference's setup.py reads install_requires from the files it names in
+    code; its other requirements files (requirements.gpu.txt: flash-attn, built from
+    source) are test requirements, each taken when it fits. torchgeo declares its
+    dependencies in pyproject.toml and pins a CI matrix in requirements/required.txt
+    (setuptools==75.1.0, which torch 2.13 cannot have): test requirements too."""
+    inference = tmp_path / "inference"
+    (inference / "inference").mkdir(parents=True)
+    (inference / "inference" / "__init__.py").write_text("")
+    (inference / "setup.py").write_text(READ_REQUIREMENTS_SETUP_PY)
+    (inference / "requirements").mkdir()
+    for name, text in (("_requirements.txt", "numpy\nopencv-python\n"),
+                       ("requirements.cpu.txt", "onnxruntime\n"),
+                       ("requirements.sam.txt", "rasterio\n"),
+                       ("requirements.gpu.txt", "flash-attn\n")):
+        (inference / "requirements" / name).write_text(text)
+    found = requirements.declared(inference)
+    assert found.runtime == ["numpy", "opencv-python", "onnxruntime"]
+    assert set(found.test) == {"rasterio", "flash-attn"}
+
+    geo = tmp_path / "geo"
+    (geo / "geo").mkdir(parents=True)
+    (geo / "geo" / "__init__.py").write_text("")
+    (geo / "pyproject.toml").write_text('[project]\nname = "geo"\n'
+                                         'dependencies = ["numpy>=1.19", "torch>=1.13"]\n')
+    (geo / "requirements").mkdir()
+    (geo / "requirements" / "required.txt").write_text("setuptools==75.1.0\nnumpy==2.1.1\n")
+    found = requirements.declared(geo)
+    assert found.runtime == ["numpy>=1.19", "torch>=1.13"]
+    assert found.test == ["setuptools==75.1.0", "numpy==2.1.1"]
+    # a repository that declares nothing else keeps its requirements.txt as runtime
+    (geo / "pyproject.toml").write_text('[project]\nname = "geo"\n')
+    assert requirements.declared(geo).runtime == ["setuptools==75.1.0", "numpy==2.1.1"]
+
+
+def test_requirements_files_beside_the_problems_tests_are_test_requirements(tmp_path):
+    """nncf keeps its test requirements per backend (tests/torch/requirements.txt:
+    pytest-mock, torchvision; tests/tensorflow/requirements.txt: tensorflow): the files in
+    the folders of the tests the repository's problems run, and the folders above them,
+    are read (and key the environment); other backends' are not."""
+    from curator.problem import Problem
+    from curator.store import Store
+    from curator.store import problems as problem_store
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "setup.py").write_text("from setuptools import setup\n"
+                                       "setup(name='pkg', install_requires=['numpy'])\n")
+    # `-c`: a constraint on a package the file requires goes with it, no other
+    (tmp_path / "constraints.txt").write_text("openvino==2024.4.0\ntensorflow==2.15.1\n")
+    for backend, wanted in (("torch", "-c ../../constraints.txt\npytest-mock\ntorchvision\n"),
+                            ("tensorflow", "-c ../../constraints.txt\ntensorflow\n")):
+        (tmp_path / "tests" / backend / "nas").mkdir(parents=True)
+        (tmp_path / "tests" / backend / "requirements.txt").write_text(wanted)
+    tests = ["tests/torch/nas/test_lr.py", "tests/torch/nas/test_lr.py::test_warmup"]
+    found = requirements.declared(tmp_path, tests)
+    assert found.test == ["pytest-mock", "torchvision"]
+    assert requirements.declared(tmp_path, ["tests/tensorflow/test_tf.py"]).test == \
+        ["tensorflow", "tensorflow==2.15.1"]
+    assert requirements.declared(tmp_path).test == []
+    keyed = {str(p.relative_to(tmp_path))
+             for p in requirements.dependency_files(tmp_path, tests)}
+    assert "tests/torch/requirements.txt" in keyed
+    assert "tests/tensorflow/requirements.txt" not in keyed
+    before = environments.env_key("c", tmp_path, "3.11", [], None, None, tests)
+    (tmp_path / "tests" / "torch" / "requirements.txt").write_text("pytest-mock\n")
+    assert environments.env_key("c", tmp_path, "3.11", [], None, None, tests) != before
+
+    ws = workspace_mod.init(tmp_path / "ws")
+    with Store(ws.db_path, "tester") as store:
+        for pid, repo, node in (("a", "https://github.com/o/pkg", tests[1]),
+                                ("b", "https://github.com/o/other", "tests/x.py")):
+            problem_store.save(store, Problem(
+                id=pid, title=pid, entry_point="f", source={"repo": repo, "commit": "0" * 40,
+                                                             "path": "pkg/m.py"},
+                test_node_ids=[node]))
+        assert environments.problem_tests(store, "https://github.com/o/pkg") == \
+            ["tests/torch/nas/test_lr.py"]
+
+
 def _damaged_repo(root: Path) -> tuple[str, str]:
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
@@ -174,6 +276,26 @@ def test_a_companion_pinned_to_an_old_torch_follows_the_pinned_torch(
     assert "follows torch==" in note and "torchvision==0.1.6" in note
 
 
+@pytest.mark.slow
+def test_pins_that_do_not_resolve_on_this_python_are_relaxed_and_said(
+        tmp_path, offline_index):  # noqa: F811
+    """DeepReg pins tensorflow==2.3.1, whose wheels stop at cp38: exact pins that cannot
+    resolve here become `>=` that release (the pinned torch kept), with a note in the
+    lock, rather than no environment."""
+    _wheel(offline_index, "tinyold", "1.0", {"tinyold/__init__.py": ""},
+           requires=["tinyunits<0.5"])   # nothing here satisfies it, as cp38-only wheels
+    _wheel(offline_index, "tinyold", "1.1", {"tinyold/__init__.py": ""})
+    assert uv.relax_pins(["tinyold==1.0", "a[x]==2.*; python_version<'4'", "b>=1",
+                          "torch==2.13.0+cpu"], "torch==2.13.0+cpu") == \
+        ["tinyold>=1.0", "a[x]>=2; python_version<'4'", "b>=1", "torch==2.13.0+cpu"]
+    resolution = _compile(tmp_path, requirements.Declared(runtime=[
+        "tinyold==1.0", "tinycheck==0.3.0"]))
+    pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
+    assert any(line.startswith("tinyold==1.1") for line in pins)
+    note = next(line for line in resolution.lock.splitlines() if "relaxed" in line)
+    assert "tinyold==1.0" in note and "tinycheck" not in note   # only what uv named
+
+
 NMS_MISSING = "raise RuntimeError('operator torchvision::nms does not exist')\n"
 
 
@@ -246,6 +368,22 @@ def test_the_framework_import_check_names_what_fails(tmp_path):
     ok, reason = importcheck.check_env(sys.executable, tmp_path, [], "mypkg")
     assert (ok, reason) == (False, "import mypkg: TypeError: Unable to convert function "
                                    "return value to a Python type!")
+
+
+def test_a_module_missing_under_another_import_error_is_named(tmp_path):
+    """deepchem catches the ModuleNotFoundError of an undeclared `tqdm` and raises
+    "These classes require PyTorch to be installed.": the module not found is what the
+    environment lacks, so the reason names it and the recipe can get it."""
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text(
+        "try:\n"
+        "    import tqdm_not_here_at_all\n"
+        "except ImportError:\n"
+        "    raise ImportError('These classes require PyTorch to be installed.')\n")
+    ok, reason = importcheck.check_env(sys.executable, tmp_path, [], "mypkg")
+    assert not ok and reason.startswith(
+        "import mypkg: ImportError: These classes require PyTorch to be installed.")
+    assert environments.missing_requirement(reason, "mypkg") == "tqdm-not-here-at-all"
 
 
 @pytest.mark.requires_bwrap
@@ -376,3 +514,66 @@ def test_a_framework_built_for_numpy_1_gets_numpy_below_2(tmp_path, offline_inde
     assert "resolved again with numpy<2" in env["lock"]
     assert "tinyunits added to the recipe's extras" in env["lock"]
     assert versions["tinyunits"] == "1.2.0"
+
+
+def _sdist_that_does_not_build(folder: Path, name: str, version: str) -> Path:
+    """An sdist whose metadata uv reads without building (static pyproject), and whose
+    build fails, as a release with no wheel for this Python."""
+    import io
+
+    target = folder / f"{name}-{version}.tar.gz"
+    files = {"pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\n'
+                               'build-backend = "setuptools.build_meta"\n'
+                               f'[project]\nname = "{name}"\nversion = "{version}"\n'
+                               'dependencies = []\n',
+             "setup.py": "raise SystemExit('this release does not build here')\n",
+             "PKG-INFO": f"Metadata-Version: 2.2\nName: {name}\nVersion: {version}\n"}
+    with tarfile.open(target, "w:gz") as archive:
+        for path, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"{name}-{version}/{path}")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return target
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)   # environment resolutions on a shared 2-core machine
+def test_a_dependencys_pin_that_does_not_build_here_is_overridden(
+        tmp_path, offline_index):  # noqa: F811
+    """emukit needs GPy[plotting], which pins matplotlib==3.3.4: no wheel for Python
+    3.11, and its sdist does not build. The install fails on it, so the environment
+    resolves again with that pin overridden to >= it (a release with a wheel), and the
+    lock says so."""
+    from click.testing import CliRunner
+    from repo_support import mine_and_accept
+
+    from curator.cli import main
+    from curator.store import Store
+
+    _sdist_that_does_not_build(offline_index, "tinyplot", "1.0")
+    _wheel(offline_index, "tinyplot", "1.1", {"tinyplot/__init__.py": ""})
+    _wheel(offline_index, "tinygp", "1.13", {"tinygp/__init__.py": ""},
+           requires=["tinyplot==1.0"])
+    upstream = tmp_path / "emu"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "-b", "main")
+    write(upstream, {
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\n'
+                          'build-backend = "setuptools.build_meta"\n'
+                          '[project]\nname = "emu"\nversion = "0.1"\n'
+                          'dependencies = ["tinygp"]\n',
+        "emu/__init__.py": "import tinygp\n",
+        "emu/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n',
+        "tests/test_ops.py": "from emu.ops import scale\n\n\ndef test_scale():\n"
+                             "    assert scale(2) == 6\n"})
+    commit(upstream, "first")
+    ws, base = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    built = CliRunner().invoke(main, [*base, "repo", "env", "emu", "--json"])
+    assert built.exit_code == 0, built.output
+    versions = {p["name"]: p["version"] for p in json.loads(built.stdout)["packages"]}
+    assert versions["tinyplot"] == "1.1" and versions["tinygp"] == "1.13"
+    with Store(ws.db_path, "tester") as store:
+        (env,) = environments.list_envs(store)
+    assert env["status"] == "built"
+    assert "# tinyplot>=1.0: overrides a dependency's exact pin" in env["lock"]
