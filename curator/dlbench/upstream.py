@@ -302,14 +302,34 @@ def locate(snapshot: Snapshot, problem: Problem) -> tuple[str, str, ast.AST, ast
     raise Unresolved(f"symbol missing at the commit: {entry} in {candidates[0]}")
 
 
+# A class's methods when one of its bases is defined elsewhere: any name may be one.
+ANY_METHOD = "*"
+_PLAIN_BASES = {"object", "TestCase", "unittest.TestCase", "IsolatedAsyncioTestCase",
+                "unittest.IsolatedAsyncioTestCase"}
+
+
 def _test_names(tree: ast.Module) -> dict[str, set[str] | None]:
-    """Top-level test functions (None) and classes (their method names) of a test module."""
+    """Top-level test functions (None) and classes (their method names, with those they
+    inherit from classes of the module: pfrl's `TestTRPONonRecurrent(_TestTRPO)` runs
+    `test_abc_cpu` of its base; ANY_METHOD when a base is defined elsewhere)."""
+    classes = {stmt.name: stmt for stmt in tree.body if isinstance(stmt, ast.ClassDef)}
+
+    def methods(cls: ast.ClassDef, seen: frozenset[str]) -> set[str]:
+        found = {i.name for i in cls.body if isinstance(i, _DEFS)}
+        for base in cls.bases:
+            name = ast.unparse(base)
+            if name in classes and name not in seen:
+                found |= methods(classes[name], seen | {name})
+            elif name not in _PLAIN_BASES and name not in seen:
+                found.add(ANY_METHOD)
+        return found
+
     out: dict[str, set[str] | None] = {}
     for stmt in tree.body:
         if isinstance(stmt, _DEFS):
             out[stmt.name] = None
         elif isinstance(stmt, ast.ClassDef):
-            out[stmt.name] = {i.name for i in stmt.body if isinstance(i, _DEFS)}
+            out[stmt.name] = methods(stmt, frozenset({stmt.name}))
     return out
 
 
@@ -356,7 +376,8 @@ def test_node_ids(snapshot: Snapshot, targets: list[str]
                 ok = False
             elif len(parts) > 1:
                 methods = names[base]
-                ok = methods is not None and re.sub(r"\[.*$", "", parts[1]) in methods
+                ok = methods is not None and (re.sub(r"\[.*$", "", parts[1]) in methods or
+                                              ANY_METHOD in methods)
         if ok:
             node = "::".join([path, *parts])
             if node not in kept:
