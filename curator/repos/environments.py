@@ -218,9 +218,11 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
             swapped = _companion_torch(env_python, wanted, extras, torch, day, options, work,
                                        recipe, checkout, without, settings, step) \
                 if without else None
-            if swapped is not None:
+            if isinstance(swapped, tuple):
                 resolution, repo_installed, torch, swap = swapped
                 lock, without = resolution.lock, {}
+            elif swapped:   # why the other torch did not do
+                without = {name: f"{why}; {swapped}" for name, why in without.items()}
             if without:
                 step(2, f"resolve (without {', '.join(without)})")
                 resolution = uv.resolve(env_python, wanted, extras, torch, day, options,
@@ -416,12 +418,13 @@ class Swap:
 
 def _companion_torch(env_python: str, wanted, extras, torch: str | None, day, options, work,
                      recipe: recipes.Recipe, checkout: Path, broken: dict[str, str],
-                     settings, step) -> tuple[uv.Resolution, str, str, Swap] | None:
+                     settings, step) -> tuple[uv.Resolution, str, str, Swap] | str | None:
     """Companions that do not import beside the pinned torch, with the torch their newest
     release on the index was built for instead (resolved, installed, checked in the
-    sandbox): (resolution, repo_installed, that torch's pin, the swap), or None when
-    there is no other torch or the companions still do not import with it (the caller
-    then leaves them out, which installs the lock without them again)."""
+    sandbox): (resolution, repo_installed, that torch's pin, the swap); why not when the
+    environment does not resolve or the companions still do not import with it; None
+    when there is no other torch (the caller then leaves them out, which installs the
+    lock without them again)."""
     other = uv.companion_torch(env_python, sorted(broken), torch, options, work)
     if other is None:
         return None
@@ -437,10 +440,11 @@ def _companion_torch(env_python: str, wanted, extras, torch: str | None, day, op
                                 said=swap.notes)
         installed = uv.install(env_python, resolution.lock, checkout, options,
                                build_isolation=not recipe.build)
-    except CuratorError:
-        return None
-    if broken_companions(env_python, options, other.pin, settings):
-        return None
+    except CuratorError as exc:
+        return f"with {other.pin}, the torch the index has for them: {exc}"[:600]
+    still = broken_companions(env_python, options, other.pin, settings)
+    if still:
+        return f"with {other.pin} too: {'; '.join(still.values())}"[:600]
     return resolution, installed, other.pin, swap
 
 

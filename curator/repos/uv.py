@@ -234,20 +234,28 @@ def companion_torch(env_python: str, companions: list[str], pinned: str | None,
     when it is not the pinned one (the pinned CPU torch has only CUDA builds of
     torchvision here, which do not import beside it; the index's own torch of their
     release, a CUDA build, runs on the CPU). None when it is the same or nothing resolves."""
-    source = work / "companions.in"
-    source.write_text("\n".join(["torch", *companions]) + "\n", encoding="utf-8")
-    try:
-        out = run(["pip", "compile", "--quiet", "--no-header", "--python", env_python,
-                   *options.uv_args(), *options.constraint_args(), str(source)], options)
-    except UvError:
-        return None
-    pins = {requirements.canonical(n): v
-            for n, v in re.findall(r"(?m)^([A-Za-z0-9][A-Za-z0-9_.-]*)==([^\s;\\]+)", out)}
-    version = pins.get("torch")
+    def pins(items: list[str]) -> dict[str, str] | None:
+        source = work / "companions.in"
+        source.write_text("\n".join(items) + "\n", encoding="utf-8")
+        try:
+            out = run(["pip", "compile", "--quiet", "--no-header", "--python", env_python,
+                       *options.uv_args(), *options.constraint_args(), str(source)], options)
+        except UvError:
+            return None
+        return {requirements.canonical(n): v for n, v in
+                re.findall(r"(?m)^([A-Za-z0-9][A-Za-z0-9_.-]*)==([^\s;\\]+)", out)}
+
+    found = pins(["torch", *companions])
+    version = (found or {}).get("torch")
     if not version or (pinned and pinned.split("==", 1)[-1] == version):
         return None
-    return CompanionTorch(f"torch=={version}", sorted(pins),
-                          {c: pins[c] for c in companions if c in pins})
+    # only torch's own stack goes undated (its CUDA libraries, triton): the companions'
+    # other needs (numpy, pillow) stay as of the date, with the repository's
+    stack = pins([f"torch=={version}"])
+    if stack is None:
+        return None
+    return CompanionTorch(f"torch=={version}", sorted(stack),
+                          {c: found[c] for c in companions if c in found})
 
 
 @dataclass

@@ -234,7 +234,7 @@ def test_a_companion_that_imports_only_with_another_torch_gets_that_torch(
            requires=[f"torch=={pinned}"])
     _wheel(offline_index, "torchcodec", "0.99.0", {
         "torchcodec/__init__.py": f"import torch\nassert torch.__version__ == {other!r}\n"},
-        requires=[f"torch=={other}"])
+        requires=[f"torch=={other}", "tinyunits"])
     _wheel(offline_index, "torch", other, {"torch/__init__.py": f"__version__ = {other!r}\n"})
     # the machine's constraints (its cap on torch) are not this test's
     config = Path(os.environ["PIP_CONFIG_FILE"])
@@ -264,6 +264,12 @@ def test_a_companion_that_imports_only_with_another_torch_gets_that_torch(
     assert f"# torch=={other} instead of torch=={uv.torch_pin().split('==')[1]}" in env["lock"]
     assert "operator torchvision::nms does not exist" in env["lock"]
     assert "left out" not in env["lock"]
+    # only that torch's own stack is resolved without an as-of date, never what the
+    # companion needs besides (numpy, pillow: they stay with the repository's date)
+    found = uv.companion_torch(sys.executable, ["torchcodec"], uv.torch_pin(),
+                               uv.pip_options(), tmp_path)
+    assert found.pin == f"torch=={other}" and found.companions == {"torchcodec": "0.99.0"}
+    assert found.stack == ["torch"]
 
 
 @pytest.mark.slow
