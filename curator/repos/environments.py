@@ -343,6 +343,30 @@ def missing_requirement(reason: str, package: str | None = None) -> str | None:
     return top.replace("_", "-") if top.isidentifier() else None
 
 
+def left_out_because(store: Store, url: str, reason: str) -> str | None:
+    """Why the environment of the repository at `url` lacks the module a run's reason
+    says was not found, when its lock left that module's distribution out (a torch
+    companion that does not import here, a test requirement that does not fit)."""
+    found = _NO_MODULE.search(reason or "")
+    record = identity.record_for(store, url) if found else None
+    row = repo_envs.get(store, record["id"]) if record is not None else None
+    if row is None:
+        return None
+    module = found.group(1)
+    names = {requirements.canonical(n) for n in (
+        module, module.split(".")[0], MODULE_DISTRIBUTIONS.get(module.split(".")[0], ""))
+        if n}
+    for item in row.get("left_out") or []:
+        if requirements.canonical(requirements.requirement_name(item["requirement"]) or "") \
+                in names:
+            return f"{item['requirement']} left out of the environment: {item['reason']}"
+    for line in (row.get("lock") or "").splitlines():
+        head, sep, why = line.removeprefix("# ").partition(" left out: ")
+        if line.startswith("# ") and sep and requirements.canonical(head) in names:
+            return f"{head} left out of the environment: {why}"
+    return None
+
+
 @dataclass
 class FrameworkRetry:
     """One more resolution when a framework does not import: requirements added to the

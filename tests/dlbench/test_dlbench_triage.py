@@ -189,3 +189,31 @@ def test_a_test_that_fails_only_across_the_boundary_is_not_excluded(tmp_path):
         assert result.causes == {"tests/test_ops.py::test_broken_upstream": "fails_upstream"}
         assert [r["node_id"] for r in runs.excluded(store, "derivative")] == \
             ["tests/test_ops.py::test_broken_upstream"]
+
+
+def test_a_module_the_environment_left_out_is_named_with_why(tmp_path):
+    """lightly's tests import torchvision, which its environment left out (its only
+    release for the pinned torch does not import here): the reference's reason says so,
+    from the lock, not only "No module named 'torchvision'"."""
+    tests = "import tinyvision\n\nfrom pkg.ops import scale\n\n\ndef test_scale():\n" \
+            "    assert scale(2) == 6\n"
+    upstream = make_repo(tmp_path / "vision", {
+        "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": tests})
+    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    from curator.repos import identity
+    from curator.store import repo_envs
+
+    with Store(ws.db_path, "tester") as store:
+        problem = runs.problem_store.get(store, "scale")
+        record = identity.record_for(store, problem.source["repo"])
+        why = "tinyvision 0.28.0 does not import with torch==2.13.0+cpu (CUDA build)"
+        repo_envs.save(store, {
+            "repo_id": record["id"], "commit_sha": problem.source["commit"], "key": "k",
+            "path": str(tmp_path / "env"), "python": str(tmp_path / "env/bin/python"),
+            "python_version": "3.11", "package": "pkg", "packages": [], "preload": [],
+            "lock": f"# tinyvision left out: {why}\ntinyunits==1.2.0\n", "seconds": 1,
+            "built_at": "2024-01-01T00:00:00Z", "actor": "tester"}, replaced=False)
+        (result,) = runs.triage(store, ws, ["scale"])
+    assert not result.green
+    assert "No module named 'tinyvision'" in result.reason
+    assert result.reason.endswith(f"(tinyvision left out of the environment: {why})")
