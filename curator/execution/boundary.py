@@ -503,6 +503,10 @@ class JudgePickler(_Pickler):
             return _j, (link.judge_handle(obj),)
         if obj is Ellipsis or obj is NotImplemented:
             return NotImplemented
+        if isinstance(obj, (types.FrameType, types.CodeType, types.TracebackType,
+                            types.CellType)):
+            # the judge's own execution state: never a handle for the solution
+            raise CannotCross("a value of type %s" % type(obj).__name__)
         if isinstance(obj, (types.FunctionType, types.MethodType, types.BuiltinMethodType)):
             if not isinstance(obj, types.MethodType) and _importable(obj):
                 return NotImplemented
@@ -715,6 +719,17 @@ def _callable_info(obj):
                 getattr(obj, "__doc__", None), str) else None}
 
 
+def _forwardable(name, dunders=frozenset()):
+    """A member name a judge's standin of a solution class may forward: a plain name, or
+    one of the given dunders."""
+    return not (name.startswith("__") and name.endswith("__")) or name in dunders
+
+
+def _names(value):
+    return [name for name in value if type(name) is str] if isinstance(
+        value, (list, tuple)) else []
+
+
 def class_info(cls, handle, link):
     base = nearest_allowed_base(cls)
     methods, props, classfuncs, data = [], [], [], {}
@@ -727,12 +742,14 @@ def class_info(cls, handle, link):
                 continue
             seen.add(name)
             if isinstance(value, property):
-                props.append(name)
+                if _forwardable(name):
+                    props.append(name)
             elif isinstance(value, (staticmethod, classmethod)):
-                classfuncs.append(name)
+                if _forwardable(name):
+                    classfuncs.append(name)
             elif isinstance(value, (types.FunctionType, types.MethodType)) or (
                     callable(value) and not isinstance(value, type)):
-                if name in FORWARDED_DUNDERS or not name.startswith("__"):
+                if _forwardable(name, FORWARDED_DUNDERS):
                     methods.append(name)
             elif isinstance(value, type):
                 continue
@@ -1293,6 +1310,25 @@ class _nothing:
 DUNDERS = {"__len__": len, "__bool__": bool, "__iter__": iter, "__next__": next,
            "__getitem__": lambda obj, key: obj[key]}
 
+# What the solution process may ask of a judge object it holds a handle to: call it, read
+# an attribute, iterate or index it. Attribute reads never reach the judge's machinery: no
+# dunder but a function's descriptive ones (`__globals__`, `__code__`, `__self__`,
+# `__setattr__` would hand out the test module, other tests or a way to rebind them), and
+# nothing of frames, code, tracebacks or suspended generators (`gi_frame.f_back` walks to
+# the running test). Refused reads are an AttributeError, as a missing attribute is.
+SERVED_OPS = ("call", "getattr", "dunder")
+READABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__module__",
+                              "__annotations__"})
+INTROSPECTION_TYPES = (types.FrameType, types.CodeType, types.TracebackType, types.CellType,
+                       types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
+
+
+def _check_readable(target, name):
+    if (name.startswith("__") and name.endswith("__") and name not in READABLE_DUNDERS) \
+            or isinstance(target, INTROSPECTION_TYPES):
+        raise AttributeError("%r of a judge object is not served across the boundary"
+                             % (name,))
+
 
 def apply_op(module, self_obj, op, name, args, kwargs):
     if op == "modattr":
@@ -1643,15 +1679,24 @@ class JudgeLink:
 
         namespace["__new__"] = __new__
         namespace["__init__"] = __init__
-        for name in info.get("methods") or ():
-            namespace[str(name)] = RemoteMethod(str(name))
-        for name in info.get("props") or ():
-            namespace[str(name)] = _remote_property(str(name))
-        for key, value in (info.get("data") or {}).items():
-            namespace[str(key)] = value
+        # The description comes from the solution process: only the names a mirror may
+        # forward become its members. A dunder would decide how the judge compares,
+        # hashes, converts or dispatches (`__eq__`, `__torch_function__`,
+        # `__array_ufunc__`, `__float__`): those stay the standin's own, never asked.
+        for name in _names(info.get("methods")):
+            if _forwardable(name, FORWARDED_DUNDERS):
+                namespace[name] = RemoteMethod(name)
+        for name in _names(info.get("props")):
+            if _forwardable(name):
+                namespace[name] = _remote_property(name)
+        data = info.get("data")
+        for key, value in (data.items() if isinstance(data, dict) else ()):
+            if type(key) is str and _forwardable(key):
+                namespace[key] = value
         cls = type(str(info["name"]), (base,), namespace)
-        for name in info.get("classfuncs") or ():
-            setattr(cls, str(name), _ClassFunction(link, handle, str(name)))
+        for name in _names(info.get("classfuncs")):
+            if _forwardable(name):
+                setattr(cls, name, _ClassFunction(link, handle, name))
         self.standins[handle] = cls
         return cls
 
@@ -1859,8 +1904,22 @@ class JudgeLink:
         saved = self.request, self.grad_request, self.current
         self.current = None
         try:
-            handle, op, name, args, kwargs = self._loads(payload)
-            target = self.own_object(handle)
+            request = self._loads(payload)
+            if not isinstance(request, tuple) or len(request) != 5:
+                raise self.violation("a request of the wrong shape")
+            handle, op, name, args, kwargs = request
+            if op not in SERVED_OPS or (op == "dunder" and name not in DUNDERS) or \
+                    (op == "getattr" and type(name) is not str) or \
+                    type(args) is not tuple or type(kwargs) is not dict:
+                # the solution's side only ever asks a handle to be called, read or
+                # iterated: anything else (a patch, a setattr) is not ours to serve
+                raise self.violation("a request the boundary does not serve (%r)" % (op,))
+            try:
+                target = self.own_object(handle)
+            except NotData as exc:
+                raise self.violation(str(exc)) from None
+            if op == "getattr":
+                _check_readable(target, name)
             result = apply_op(None, target, op, name, args, kwargs)
             self.request, self.grad_request = [], []
             send_frame(self.sock, b"r", self.dumps(result))

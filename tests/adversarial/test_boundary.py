@@ -274,6 +274,60 @@ import pytest
 def scale(x):
     pytest.skip("nothing to see")
 """,
+    "a class whose __torch_function__ and __eq__ answer for it": """
+class Answer:
+    def __init__(self, value):
+        self.value = value
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return True
+
+    @property
+    def __eq__(self):
+        return lambda other: True
+
+    __hash__ = None
+
+def scale(x):
+    return Answer(_wrong(x))
+""",
+    "a class description forged to forward comparisons": """
+import sys
+
+_boundary = sys.modules.get("curator.execution.boundary")
+_honest = _boundary.class_info
+
+def _forged(cls, handle, link):
+    info = _honest(cls, handle, link)
+    info["methods"] = list(info["methods"]) + ["__eq__", "__float__", "__array__"]
+    info["classfuncs"] = list(info["classfuncs"]) + ["__torch_function__"]
+    info["data"] = dict(info["data"], __hash__=None)
+    return info
+
+_boundary.class_info = _forged
+
+class Answer:
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return True
+
+    def __float__(self):
+        return 3.0
+
+    def __array__(self, *args, **kwargs):
+        import numpy
+        return numpy.zeros(3)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return True
+
+def scale(x):
+    return Answer(_wrong(x))
+""",
 }
 
 
@@ -293,8 +347,8 @@ def test_attack_and_its_control_do_not_pass(engine, name):
     assert attack.outcome != "passed", (name, attack.reason, attack.stdout[-2000:])
     assert "FOUND THE TESTS" not in attack.stdout
     # every test of the attack that the wrong answer fails is reported failing, not passed
-    outcomes = {t["id"].split("::")[-1]: t["outcome"] for t in attack.tests}
-    assert outcomes.get("test_equal") != "passed", attack.tests
+    # the control fails every test: no test of the attack passes
+    assert not [t["id"] for t in attack.tests if t["outcome"] == "passed"], attack.tests
 
 
 def test_the_reference_of_the_attack_tests_passes(engine):
@@ -310,6 +364,109 @@ def test_subclass_values_are_rebuilt_as_their_base_and_recorded(engine):
     rebuilt = " ".join(result.env.get("rebuilt") or [])
     assert "solution.Liar rebuilt as Tensor" in rebuilt, result.env
     assert "solution.Yes rebuilt as float" in rebuilt
+
+
+# -- what the solution may ask of the judge's objects it holds ------------------------------
+# A test hands the target its own function and a generator of its own. The solution holds
+# handles to them: it may call them, read their plain attributes and iterate. It may not
+# read the test module through them (`__globals__`, a suspended generator's frame), nor
+# send the judge a request its handles never make (a patch, a setattr).
+
+HANDLE_TESTS = """\
+import torch
+
+from solution import twice
+
+EXPECTED = torch.full((3,), 4.0)
+
+
+def double(t):
+    return t * 2
+
+
+def ones():
+    yield torch.ones(3)
+
+
+def test_function():
+    assert torch.equal(twice(double, torch.ones(3)), EXPECTED)
+
+
+def test_generator():
+    assert torch.equal(twice(double, ones()), EXPECTED)
+
+
+def test_again():
+    assert torch.equal(twice(double, torch.ones(3)), EXPECTED)
+"""
+HANDLE_REFERENCE = """\
+def twice(f, x):
+    if not hasattr(x, "shape"):
+        x = next(iter(x))
+    return f(f(x))
+"""
+HANDLE_CONTROL = HANDLE_REFERENCE.replace("f(f(x))", "f(x)")
+_CHANNEL = """\
+import sys
+
+_link = sys.modules["curator.execution.boundary"]._LINK[0]
+
+
+def _yes(a, b):
+    return True
+
+
+def _ask(handle_of, op, name, args):
+    try:
+        _link.callback(object.__getattribute__(handle_of, "_handle"), op, name, args, {})
+    except Exception:
+        pass
+"""
+HANDLE_ATTACKS = {
+    "the expected value read from the test's globals": """
+def twice(f, x):
+    return f.__globals__["EXPECTED"]
+""",
+    "the expected value read from a generator's frame": """
+def twice(f, x):
+    if hasattr(x, "shape"):
+        return f(x)
+    return x.gi_frame.f_globals["EXPECTED"]
+""",
+    "a patch of the judge's torch.equal asked through the channel": _CHANNEL + """
+def twice(f, x):
+    _ask(f, "patch", None, ("torch", "", "equal", _yes))
+    if not hasattr(x, "shape"):
+        x = next(iter(x))
+    return f(x)
+""",
+    "a setattr of the judge's torch.equal asked through the channel": _CHANNEL + """
+def twice(f, x):
+    _ask(f, "setattr", "__code__", (None,))
+    _ask(f, "modattr", "torch.equal", ())
+    if not hasattr(x, "shape"):
+        x = next(iter(x))
+    return f(x)
+""",
+}
+
+
+def test_the_reference_holding_judge_handles_passes(engine):
+    result = run_one(engine, HANDLE_REFERENCE, HANDLE_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.reason, result.stdout[-2000:])
+    control = run_one(engine, HANDLE_CONTROL, HANDLE_TESTS, timeout=60)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+
+
+@pytest.mark.parametrize("name", sorted(HANDLE_ATTACKS))
+def test_handles_never_reach_the_tests_or_the_judges_modules(engine, name):
+    attack = run_one(engine, HANDLE_ATTACKS[name], HANDLE_TESTS, timeout=60)
+    passed = [t["id"] for t in attack.tests if t["outcome"] == "passed"]
+    assert not passed, (name, attack.outcome, attack.reason, attack.stdout[-2000:])
+    assert attack.outcome in ("failed", "tampered"), (attack.outcome, attack.reason)
+    if "channel" in name:
+        assert attack.outcome == "tampered", attack.reason
+        assert "does not serve" in attack.reason
 
 
 # -- correct solutions that a check inside their process took for tampering -----------------
