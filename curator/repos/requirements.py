@@ -80,8 +80,11 @@ def requirement_files(root: Path) -> list[Path]:
 
 
 def _requirements_kind(path: Path, root: Path) -> str:
-    text = str(path.relative_to(root)).lower()
-    return "test" if any(w in text for w in ("dev", "test", "ci/", "ci-")) else "runtime"
+    """test for a file named (or in a folder named) for development, tests or CI
+    (pennylane's requirements-ci.txt pins an autoray its setup.py excludes), else runtime."""
+    words = re.split(r"[^a-z0-9]+", str(path.relative_to(root)).lower())
+    return "test" if any(w == "ci" or "dev" in w or "test" in w for w in words) \
+        else "runtime"
 
 
 def declared(root: Path) -> Declared:
@@ -96,9 +99,13 @@ def declared(root: Path) -> Declared:
     setup_py = root / "setup.py"
     if setup_py.is_file():
         _from_setup_py(setup_py, result)
+    # With runtime requirements in the package's metadata, requirements files are added
+    # when they fit, as test requirements are (pennylane's requirements.txt pins a
+    # typing_extensions~=4.5.0 that no recent torch accepts); without, they are runtime.
+    packaged = bool(result.runtime)
     for path in requirement_files(root):
         kind = _requirements_kind(path, root)
-        result.add(kind, _requirements_file(path, root, set()))
+        result.add("test" if packaged else kind, _requirements_file(path, root, set()))
         result.files.append(str(path.relative_to(root)))
     tox = root / "tox.ini"
     if tox.is_file():
