@@ -499,7 +499,10 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
                if any(t["outcome"] not in OK_OUTCOMES for t in tests)}
     if not failing:
         bad = next(r for r in results if r.outcome != "passed")
-        return TriageResult(problem.id, False, f"{bad.outcome}: {bad.reason}", runs=done)
+        why = environments.left_out_because(store, (problem.source or {}).get("repo") or "",
+                                            bad.reason)
+        return TriageResult(problem.id, False, f"{bad.outcome}: {bad.reason}" +
+                            (f" ({why})" if why else ""), runs=done)
     missing = _missing_paths(store, workspace, problem)
     causes, reasons = {}, {}
     for tid, tests in sorted(failing.items()):

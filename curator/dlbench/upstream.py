@@ -164,10 +164,11 @@ def path_candidates(path: str) -> list[str]:
     return list(seen)
 
 
-def _find_symbol(tree: ast.Module, entry_point: str, methods_only: bool = False
-                 ) -> tuple[str, ast.AST, ast.ClassDef | None] | None:
+def _find_symbol(tree: ast.Module, entry_point: str, methods_only: bool = False,
+                 prompt: str = "") -> tuple[str, ast.AST, ast.ClassDef | None] | None:
     """(qualname, node, class) for `f` or `C.m`; a bare name also matches one class's method
-    (only that with methods_only: a method problem whose class is not known yet)."""
+    (only that with methods_only: a method problem whose class is not known yet), or the
+    one of several that the prompt describes (`prompt_choice`)."""
     cls_name, _, name = entry_point.rpartition(".")
     for stmt in tree.body:
         if not cls_name and not methods_only and isinstance(stmt, _DEFS) and stmt.name == name:
@@ -177,9 +178,35 @@ def _find_symbol(tree: ast.Module, entry_point: str, methods_only: bool = False
                 if isinstance(item, _DEFS) and item.name == name:
                     return f"{cls_name}.{name}", item, stmt
     methods = _methods_named(tree, name)
+    if len(methods) > 1 and not cls_name:
+        methods = [m for m in [prompt_choice(methods, prompt)] if m is not None]
     if len(methods) == 1:
         cls, item = methods[0]
         return f"{cls.name}.{name}", item, cls
+    return None
+
+
+def prompt_choice(methods: list[tuple[ast.ClassDef, ast.AST]], prompt: str
+                  ) -> tuple[ast.ClassDef, ast.AST] | None:
+    """The one (class, method) of several that PROMPT describes: the only class it names,
+    else the method with more of its parameters named in it than any other (Laplace's
+    `fit` is a method of LLLaplace(train_loader, override, progress_bar) and of
+    FunctionalLLLaplace(train_loader); its prompt names all three). None when the prompt
+    does not tell them apart."""
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", prompt or ""))
+    named = [m for m in methods if m[0].name in words]
+    if len(named) == 1:
+        return named[0]
+
+    def score(method) -> int:
+        args = method[1].args
+        params = [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+                  if a.arg not in ("self", "cls")]
+        return sum(p in words for p in params)
+
+    scores = sorted(((score(m), i) for i, m in enumerate(methods)), reverse=True)
+    if scores[0][0] > 0 and scores[0][0] > scores[1][0]:
+        return methods[scores[0][1]]
     return None
 
 
@@ -194,7 +221,8 @@ def class_missing_reason(tree: ast.Module | None, name: str, path: str) -> str:
     classes = [cls.name for cls, _m in _methods_named(tree, name)] if tree is not None else []
     if len(classes) > 1:
         return (f"class missing: {name} is a method of {len(classes)} classes in {path} "
-                f"({', '.join(classes)}); set entry_point to Class.{name} in problem.toml")
+                f"({', '.join(classes)}) and the prompt does not say which; set "
+                f"entry_point to Class.{name} in problem.toml")
     return (f"class missing: no class in {path} has a method {name}; set entry_point to "
             f"Class.{name} in problem.toml")
 
@@ -249,11 +277,12 @@ def locate(snapshot: Snapshot, problem: Problem) -> tuple[str, str, ast.AST, ast
     given = (problem.source or {}).get("path") or ""
     entry = problem.entry_point
     methods_only = problem.kind == "method" and "." not in entry
+    prompt = problem.prompt
     notes: list[str] = []
     candidates = [p for p in path_candidates(given) if p in snapshot.blobs] if given else []
     for path in candidates:
         tree = snapshot.tree(path)
-        found = _find_symbol(tree, entry, methods_only) if tree is not None else None
+        found = _find_symbol(tree, entry, methods_only, prompt) if tree is not None else None
         if found is None and tree is not None and not methods_only:
             near = _near_symbol(tree, entry)
             if near:
@@ -265,9 +294,12 @@ def locate(snapshot: Snapshot, problem: Problem) -> tuple[str, str, ast.AST, ast
         if found:
             if path != given:
                 notes.append(f"path {given!r} read as {path!r}")
-            if methods_only:
+            if "." in found[0] and "." not in entry:
+                others = [c.name for c, _m in _methods_named(tree, entry)]
                 notes.append(f"class {found[0].split('.')[0]} found in {path} (the only "
-                             f"class there with a method {entry})")
+                             f"class there with a method {entry})" if len(others) == 1 else
+                             f"class {found[0].split('.')[0]} found in {path} (of "
+                             f"{', '.join(others)}, the one the prompt describes)")
             return (path, *found, notes)
     if methods_only and candidates:
         raise Unresolved(class_missing_reason(snapshot.tree(candidates[0]), entry,
@@ -279,26 +311,49 @@ def locate(snapshot: Snapshot, problem: Problem) -> tuple[str, str, ast.AST, ast
         paths = list(dict.fromkeys([*paths, *defs.get("." + entry, [])]))
     homes = [p for p in paths
              if (tree := snapshot.tree(p)) is not None and _find_symbol(tree, entry,
-                                                                        methods_only)]
+                                                                        methods_only, prompt)]
     if len(homes) == 1:
         path = homes[0]
         notes.append(f"{entry} found in {path} (the release says {given or 'nothing'})")
-        return (path, *_find_symbol(snapshot.tree(path), entry, methods_only), notes)
+        return (path, *_find_symbol(snapshot.tree(path), entry, methods_only, prompt), notes)
     if not given:
         raise Unresolved("file missing at the commit: the release gives no ground-truth path")
     if not candidates:
         raise Unresolved(f"file missing at the commit: {given}")
+    tree = snapshot.tree(candidates[0])
+    if "." not in entry and tree is not None and len(_methods_named(tree, entry)) > 1:
+        raise Unresolved(class_missing_reason(tree, entry, candidates[0]))
     raise Unresolved(f"symbol missing at the commit: {entry} in {candidates[0]}")
 
 
+# A class's methods when one of its bases is defined elsewhere: any name may be one.
+ANY_METHOD = "*"
+_PLAIN_BASES = {"object", "TestCase", "unittest.TestCase", "IsolatedAsyncioTestCase",
+                "unittest.IsolatedAsyncioTestCase"}
+
+
 def _test_names(tree: ast.Module) -> dict[str, set[str] | None]:
-    """Top-level test functions (None) and classes (their method names) of a test module."""
+    """Top-level test functions (None) and classes (their method names, with those they
+    inherit from classes of the module: pfrl's `TestTRPONonRecurrent(_TestTRPO)` runs
+    `test_abc_cpu` of its base; ANY_METHOD when a base is defined elsewhere)."""
+    classes = {stmt.name: stmt for stmt in tree.body if isinstance(stmt, ast.ClassDef)}
+
+    def methods(cls: ast.ClassDef, seen: frozenset[str]) -> set[str]:
+        found = {i.name for i in cls.body if isinstance(i, _DEFS)}
+        for base in cls.bases:
+            name = ast.unparse(base)
+            if name in classes and name not in seen:
+                found |= methods(classes[name], seen | {name})
+            elif name not in _PLAIN_BASES and name not in seen:
+                found.add(ANY_METHOD)
+        return found
+
     out: dict[str, set[str] | None] = {}
     for stmt in tree.body:
         if isinstance(stmt, _DEFS):
             out[stmt.name] = None
         elif isinstance(stmt, ast.ClassDef):
-            out[stmt.name] = {i.name for i in stmt.body if isinstance(i, _DEFS)}
+            out[stmt.name] = methods(stmt, frozenset({stmt.name}))
     return out
 
 
@@ -354,7 +409,8 @@ def test_node_ids(snapshot: Snapshot, targets: list[str]
                 ok = False
             elif len(parts) > 1:
                 methods = names[base]
-                ok = methods is not None and re.sub(r"\[.*$", "", parts[1]) in methods
+                ok = methods is not None and (re.sub(r"\[.*$", "", parts[1]) in methods or
+                                              ANY_METHOD in methods)
         if ok:
             node = "::".join([path, *parts])
             if node not in kept:

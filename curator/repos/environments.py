@@ -223,11 +223,21 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                                         work, overrides=recipe.overrides)
                 lock = resolution.lock
         without: dict[str, str] = {}
+        swap = Swap([], [])   # another torch for its companions, kept by every resolution
         if resolution is not None:
             # A companion whose only release for this torch is another build of it (CUDA
-            # wheels beside a CPU torch) does not import: out, said why, rather than an
-            # environment where `import torchvision` raises.
+            # wheels beside a CPU torch) does not import: first the torch its newest
+            # release here was built for; when that does not make it import, out, said
+            # why, rather than an environment where `import torchvision` raises.
             without = broken_companions(env_python, options, torch, settings)
+            swapped = _companion_torch(env_python, wanted, extras, torch, day, options, work,
+                                       recipe, checkout, without, settings, step) \
+                if without else None
+            if isinstance(swapped, tuple):
+                resolution, repo_installed, torch, swap = swapped
+                lock, without = resolution.lock, {}
+            elif swapped:   # why the other torch did not do
+                without = {name: f"{why}; {swapped}" for name, why in without.items()}
             if without:
                 step(2, f"resolve (without {', '.join(without)})")
                 resolution = uv.resolve(env_python, wanted, extras, torch, day, options,
@@ -249,7 +259,7 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                 for attempt in framework_retries(recipe, reason, lock, day, extras):
                     retried = _retry_framework(env_python, wanted, extras, torch, day,
                                                options, work, recipe, checkout, without,
-                                               attempt)
+                                               attempt, swap)
                     if retried is None:
                         continue
                     resolution, repo_installed = retried
@@ -276,7 +286,8 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                 step(2, f"resolve (+{wanted_req})")
                 resolution = uv.resolve(env_python, wanted, [*extras, *kept.add], torch, day,
                                         options, work, overrides=recipe.overrides,
-                                        exempt=kept.exempt, without=without)
+                                        exempt=[*kept.exempt, *swap.exempt], without=without,
+                                        said=swap.notes)
                 resolution.notes += [n for n in [kept.note] if n]
                 resolution.notes.append(f"{wanted_req} added to the recipe's extras: "
                                         f"{reason}")
@@ -437,6 +448,30 @@ def left_out(lock: str) -> dict[str, str]:
     return out
 
 
+def left_out_because(store: Store, url: str, reason: str) -> str | None:
+    """Why the environment of the repository at `url` lacks the module a run's reason
+    says was not found, when its lock left that module's distribution out (a torch
+    companion that does not import here, a test requirement that does not fit)."""
+    found = _NO_MODULE.search(reason or "")
+    record = identity.record_for(store, url) if found else None
+    row = repo_envs.get(store, record["id"]) if record is not None else None
+    if row is None:
+        return None
+    module = found.group(1)
+    names = {requirements.canonical(n) for n in (
+        module, module.split(".")[0], MODULE_DISTRIBUTIONS.get(module.split(".")[0], ""))
+        if n}
+    for item in row.get("left_out") or []:
+        if requirements.canonical(requirements.requirement_name(item["requirement"]) or "") \
+                in names:
+            return f"{item['requirement']} left out of the environment: {item['reason']}"
+    for line in (row.get("lock") or "").splitlines():
+        head, sep, why = line.removeprefix("# ").partition(" left out: ")
+        if line.startswith("# ") and sep and requirements.canonical(head) in names:
+            return f"{head} left out of the environment: {why}"
+    return None
+
+
 @dataclass
 class FrameworkRetry:
     """One more resolution when a framework does not import: requirements added to the
@@ -482,14 +517,17 @@ def framework_retries(recipe: recipes.Recipe, reason: str, lock: str, day: str |
 
 def _retry_framework(env_python: str, wanted, extras, torch, day, options, work,
                      recipe: recipes.Recipe, checkout: Path,
-                     without: dict[str, str] | None, attempt: FrameworkRetry):
+                     without: dict[str, str] | None, attempt: FrameworkRetry,
+                     swap: Swap | None = None):
     """The environment resolved and installed once more as `attempt` says (said in the
     lock); None when that does not resolve or install (the environment stays as it was:
     uv builds every distribution before it installs any)."""
+    swap = swap or Swap([], [])
     try:
         resolution = uv.resolve(env_python, wanted, [*extras, *attempt.add], torch, day,
                                 options, work, overrides=recipe.overrides,
-                                exempt=attempt.exempt, without=without)
+                                exempt=[*attempt.exempt, *swap.exempt], without=without,
+                                said=swap.notes)
         resolution.notes.append(attempt.note)
         resolution.lock = f"# {attempt.note}\n" + resolution.lock
         installed = uv.install(env_python, resolution.lock, checkout, options,
@@ -497,6 +535,46 @@ def _retry_framework(env_python: str, wanted, extras, torch, day, options, work,
     except CuratorError:
         return None
     return resolution, installed
+
+
+@dataclass
+class Swap:
+    """Another torch taken for its companions: the lock's note, and the packages every
+    later resolution resolves undated (that torch's own stack)."""
+    notes: list[str]
+    exempt: list[str]
+
+
+def _companion_torch(env_python: str, wanted, extras, torch: str | None, day, options, work,
+                     recipe: recipes.Recipe, checkout: Path, broken: dict[str, str],
+                     settings, step) -> tuple[uv.Resolution, str, str, Swap] | str | None:
+    """Companions that do not import beside the pinned torch, with the torch their newest
+    release on the index was built for instead (resolved, installed, checked in the
+    sandbox): (resolution, repo_installed, that torch's pin, the swap); why not when the
+    environment does not resolve or the companions still do not import with it; None
+    when there is no other torch (the caller then leaves them out, which installs the
+    lock without them again)."""
+    other = uv.companion_torch(env_python, sorted(broken), torch, options, work)
+    if other is None:
+        return None
+    names = ", ".join(f"{n} {v}" for n, v in sorted(other.companions.items()))
+    note = (f"{other.pin} instead of {torch}: {'; '.join(broken.values())}; {names} "
+            f"import with {other.pin}, the torch the index has for them (a CUDA build "
+            "runs on the CPU)")[:900]
+    swap = Swap([note], other.stack)
+    step(2, f"resolve ({other.pin} for {', '.join(sorted(broken))})")
+    try:
+        resolution = uv.resolve(env_python, wanted, extras, other.pin, day, options, work,
+                                overrides=recipe.overrides, exempt=swap.exempt,
+                                said=swap.notes)
+        installed = uv.install(env_python, resolution.lock, checkout, options,
+                               build_isolation=not recipe.build)
+    except CuratorError as exc:
+        return f"with {other.pin}, the torch the index has for them: {exc}"[:600]
+    still = broken_companions(env_python, options, other.pin, settings)
+    if still:
+        return f"with {other.pin} too: {'; '.join(still.values())}"[:600]
+    return resolution, installed, other.pin, swap
 
 
 def broken_companions(env_python: str, options, torch: str | None, settings=None

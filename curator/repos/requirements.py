@@ -102,8 +102,11 @@ def near_test_files(root: Path, tests: list[str] | tuple[str, ...]) -> list[Path
 
 
 def _requirements_kind(path: Path, root: Path) -> str:
-    text = str(path.relative_to(root)).lower()
-    return "test" if any(w in text for w in ("dev", "test", "ci/", "ci-")) else "runtime"
+    """test for a file named (or in a folder named) for development, tests or CI
+    (pennylane's requirements-ci.txt pins an autoray its setup.py excludes), else runtime."""
+    words = re.split(r"[^a-z0-9]+", str(path.relative_to(root)).lower())
+    return "test" if any(w == "ci" or "dev" in w or "test" in w for w in words) \
+        else "runtime"
 
 
 def declared(root: Path, tests: list[str] | tuple[str, ...] = ()) -> Declared:

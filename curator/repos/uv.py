@@ -219,6 +219,46 @@ def compile_args(env_python: str, options: IndexOptions, source: Path, day: str 
 
 
 @dataclass
+class CompanionTorch:
+    """Another torch for companions that do not import beside the pinned one: its pin,
+    the packages it and they need (resolved undated: an as-of date cannot hold them back),
+    and the companions' versions."""
+    pin: str
+    stack: list[str]
+    companions: dict[str, str]
+
+
+def companion_torch(env_python: str, companions: list[str], pinned: str | None,
+                    options: IndexOptions, work: Path) -> CompanionTorch | None:
+    """The torch that the newest releases of `companions` on the index were built for,
+    when it is not the pinned one (the pinned CPU torch has only CUDA builds of
+    torchvision here, which do not import beside it; the index's own torch of their
+    release, a CUDA build, runs on the CPU). None when it is the same or nothing resolves."""
+    def pins(items: list[str]) -> dict[str, str] | None:
+        source = work / "companions.in"
+        source.write_text("\n".join(items) + "\n", encoding="utf-8")
+        try:
+            out = run(["pip", "compile", "--quiet", "--no-header", "--python", env_python,
+                       *options.uv_args(), *options.constraint_args(), str(source)], options)
+        except UvError:
+            return None
+        return {requirements.canonical(n): v for n, v in
+                re.findall(r"(?m)^([A-Za-z0-9][A-Za-z0-9_.-]*)==([^\s;\\]+)", out)}
+
+    found = pins(["torch", *companions])
+    version = (found or {}).get("torch")
+    if not version or (pinned and pinned.split("==", 1)[-1] == version):
+        return None
+    # only torch's own stack goes undated (its CUDA libraries, triton): the companions'
+    # other needs (numpy, pillow) stay as of the date, with the repository's
+    stack = pins([f"torch=={version}"])
+    if stack is None:
+        return None
+    return CompanionTorch(f"torch=={version}", sorted(stack),
+                          {c: found[c] for c in companions if c in found})
+
+
+@dataclass
 class Resolution:
     lock: str
     left_out: list[dict] = field(default_factory=list)   # {"requirement", "reason"}
@@ -317,7 +357,8 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
              day: str | None, options: IndexOptions, work: Path,
              skipped: list[dict] | None = None, overrides: dict[str, str] | None = None,
              exempt: list[str] | tuple[str, ...] = (),
-             without: dict[str, str] | None = None) -> Resolution:
+             without: dict[str, str] | None = None, said: list[str] | tuple[str, ...] = ()
+             ) -> Resolution:
     """A lock (pip requirements with hashes) for what the repository needs.
 
     The runtime dependencies, pytest, torch and --extra must resolve first; then the test
@@ -325,9 +366,11 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
     runtime ones, gone from the index, no wheel for this Python) is left out and named
     with uv's reason. torch's companions follow the pinned torch. The lock starts with
     comment lines saying what was decided. `without`: name -> why it is kept out of the
-    environment (a torch companion whose only build here is for another torch).
+    environment (a torch companion whose only build here is for another torch). `said`:
+    notes of decisions made before (another torch for its companions), first in the lock.
     """
-    notes: list[str] = [f"{name} left out: {why}" for name, why in (without or {}).items()]
+    notes: list[str] = [*said, *(f"{name} left out: {why}"
+                                 for name, why in (without or {}).items())]
     dropped = set(without or {})
     pinned = [torch] if torch else []
     core = [r for r in [*wanted.runtime, *requirements.ALWAYS, *extras]

@@ -43,14 +43,39 @@ class Encoder(torch.nn.Module):
 class Decoder(torch.nn.Module):
     def forward(self, x):
         return x - 1
+
+
+class Trainer:
+    def fit(self, loader, override=True, progress_bar=False):
+        return "trainer"
+
+
+class FunctionalTrainer:
+    def fit(self, loader):
+        return "functional"
 '''
 
-TESTS = '''from codecs_lib.codecs import Codec
+TESTS = '''from codecs_lib.codecs import Codec, Decoder, Trainer
 
 
 def test_decode():
     assert Codec().decode(2) == 4
+
+
+def test_fit():
+    assert Trainer().fit([]) == "trainer"
+
+
+def test_forward():
+    assert Decoder()(3) == 2
 '''
+
+
+def function_file(function: str, prompt: str) -> str:
+    # a "function" file whose function is a method of several classes of the file
+    return (f"stage: Training\ntask: \ndata: \n\nprompt:\n{prompt}\n\n ground Truth:"
+            f"codecs_lib/codecs.py\n\n repo:codecs\n\n function:{function}\n\n "
+            "test_cases:tests/test_codecs.py::test_fit\n")
 
 
 def class_file(function: str, tests: str = "tests/test_codecs.py::test_decode") -> str:
@@ -65,6 +90,12 @@ RELEASE = {
     "classes-codecsforward2.txt": class_file("forward"),
     "classes-codecsencode3.txt": class_file("encode"),
     "classes-codecsforward4.txt": class_file("forward", tests=""),
+    # the prompt tells the classes apart: by the parameters it names, by the class named
+    "codecsfit5.txt": function_file("fit", "Fit on train data from `loader`; raise when "
+                                    "override is False; progress_bar shows a bar."),
+    "classes-codecsforward6.txt": class_file("forward", "tests/test_codecs.py::test_forward")
+    .replace("Write `forward`.", "Write the forward pass of the Decoder: x minus one."),
+    "codecsfit7.txt": function_file("fit", "Write `fit`."),
 }
 
 
@@ -98,8 +129,11 @@ def test_class_files_without_class_are_method_problems_flagged_class_missing(imp
     assert kinds == {"classes-codecsdecode1": ("method", "decode", True),
                      "classes-codecsforward2": ("method", "forward", True),
                      "classes-codecsencode3": ("method", "encode", True),
-                     "classes-codecsforward4": ("method", "forward", True)}
-    assert report["flags"]["class_missing"] == 4
+                     "classes-codecsforward4": ("method", "forward", True),
+                     "codecsfit5": ("function", "fit", False),
+                     "classes-codecsforward6": ("method", "forward", True),
+                     "codecsfit7": ("function", "fit", False)}
+    assert report["flags"]["class_missing"] == 5
     # the file on disk says so too, and loads back as it was written
     toml = (ws.problems_dir / "classes-codecsdecode1" / "problem.toml").read_text()
     assert 'kind = "method"' in toml and 'entry_point = "decode"' in toml
@@ -128,17 +162,18 @@ def test_resolve_finds_the_one_class_or_says_why_not(imported, monkeypatch):
                                        f"codecs={mirror}", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert [r["id"] for r in data["resolved"]] == ["classes-codecsdecode1"]
+    assert sorted(r["id"] for r in data["resolved"]) == [
+        "classes-codecsdecode1", "classes-codecsforward6", "codecsfit5"]
     reasons = {u["id"]: u["reason"] for u in data["unresolved"]}
+    several = ("class missing: {0} is a method of 2 classes in codecs_lib/codecs.py ({1}) "
+               "and the prompt does not say which; set entry_point to Class.{0} in "
+               "problem.toml")
     assert reasons == {
-        "classes-codecsforward2": "class missing: forward is a method of 2 classes in "
-        "codecs_lib/codecs.py (Encoder, Decoder); set entry_point to Class.forward in "
-        "problem.toml",
+        "classes-codecsforward2": several.format("forward", "Encoder, Decoder"),
         "classes-codecsencode3": "class missing: no class in codecs_lib/codecs.py has a "
         "method encode; set entry_point to Class.encode in problem.toml",
-        "classes-codecsforward4": "class missing: forward is a method of 2 classes in "
-        "codecs_lib/codecs.py (Encoder, Decoder); set entry_point to Class.forward in "
-        "problem.toml",
+        "classes-codecsforward4": several.format("forward", "Encoder, Decoder"),
+        "codecsfit7": several.format("fit", "Trainer, FunctionalTrainer"),
     }
     with Store(ws.db_path, "tester") as store:
         decode = problem_store.get(store, "classes-codecsdecode1")
@@ -155,6 +190,17 @@ def test_resolve_finds_the_one_class_or_says_why_not(imported, monkeypatch):
     assert "class_missing" in still and "unresolved" in still
     toml = (ws.problems_dir / "classes-codecsdecode1" / "problem.toml").read_text()
     assert 'entry_point = "Codec.decode"' in toml
+    with Store(ws.db_path, "tester") as store:
+        fit = problem_store.get(store, "codecsfit5")
+        forward = problem_store.get(store, "classes-codecsforward6")
+        fit_notes = json.loads(store.one(
+            "SELECT resolution FROM problem_imports WHERE problem_id = ?",
+            ("codecsfit5",))["resolution"])["notes"]
+    # the method whose parameters the prompt names; the class the prompt names
+    assert fit.entry_point == "Trainer.fit" and '"trainer"' in fit.solution
+    assert any("of Trainer, FunctionalTrainer, the one the prompt describes" in n
+               for n in fit_notes)
+    assert forward.entry_point == "Decoder.forward" and "x - 1" in forward.solution
 
 
 async def test_the_app_shows_class_missing_on_the_problem(imported, app_for):

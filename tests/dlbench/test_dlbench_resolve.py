@@ -674,3 +674,50 @@ def test_a_folder_typo_and_a_name_the_prompt_shows_resolve(tmp_path):
     nested = "```python\nclass L2Loss(Loss):\n    def _compute_pytorch_loss(self, o, l):\n```\n"
     with pytest.raises(Unresolved, match="symbol missing at the commit"):
         locate(snapshot, problem("L2Loss._compute_pytorch_loss", nested))
+
+
+INHERITED = '''import unittest
+
+from tests.common import SharedChecks
+
+
+class _Checks:
+    def test_cpu(self):
+        pass
+
+
+class TestNonRecurrent(_Checks):
+    def test_own(self):
+        pass
+
+
+class TestTwiceRemoved(TestNonRecurrent):
+    pass
+
+
+class TestPlain(unittest.TestCase):
+    def test_here(self):
+        pass
+
+
+class TestShared(SharedChecks):
+    pass
+'''
+
+
+def test_a_test_method_a_class_inherits_is_a_test_of_that_class(tmp_path):
+    """pfrl in DL-Bench: `TestTRPONonRecurrent::test_abc_cpu`, defined on its base class
+    `_TestTRPO` in the same module, is a test pytest runs: kept, also two bases away; a
+    base defined elsewhere may bring any method; a plain TestCase brings none."""
+    repo = make_repo(tmp_path / "agents", {
+        "agents/__init__.py": "", "tests/test_agents.py": INHERITED})
+    commit = run_git(["rev-parse", "HEAD"], cwd=repo).strip()
+    snapshot = Snapshot(CachedRepo("https://git.invalid/agents", repo / ".git"), commit)
+    file = "tests/test_agents.py"
+    kept, missing, _notes = node_ids_at(snapshot, [
+        f"{file}::TestNonRecurrent::test_cpu", f"{file}::TestTwiceRemoved::test_cpu",
+        f"{file}::TestTwiceRemoved::test_own", f"{file}::TestShared::test_shared",
+        f"{file}::TestPlain::test_cpu", f"{file}::TestNonRecurrent::test_gpu"])
+    assert kept == [f"{file}::TestNonRecurrent::test_cpu", f"{file}::TestTwiceRemoved::test_cpu",
+                    f"{file}::TestTwiceRemoved::test_own", f"{file}::TestShared::test_shared"]
+    assert missing == [f"{file}::TestPlain::test_cpu", f"{file}::TestNonRecurrent::test_gpu"]

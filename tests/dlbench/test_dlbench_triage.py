@@ -164,28 +164,52 @@ def test_a_value_that_cannot_cross_is_not_an_upstream_failure(tmp_path):
 
 def test_a_test_that_fails_only_across_the_boundary_is_not_excluded(tmp_path):
     """A reference whose tests pass upstream but fail with the target served from the
-    solution process (autograd: the graph that links u to t stays in the judge, as with
-    neurodiffeq's diff) is this tool's limit, not a fails_upstream test: the problem is
+    solution process (a module global the target sets lives in the solution process; the
+    test reads the judge's) is this tool's limit, not a fails_upstream test: the problem is
     not green with the boundary's reason, and nothing is excluded for it; a test that
     really fails upstream still is."""
-    ops = ('import torch\n\n\ndef derivative(u, t):\n    """du/dt."""\n'
-           '    (grad,) = torch.autograd.grad(u, t, grad_outputs=torch.ones_like(u),\n'
-           '                                  create_graph=True)\n    return grad\n')
-    tests = ("import torch\n\nfrom pkg.ops import derivative\n\n\n"
-             "def test_square():\n    t = torch.rand(5, 1, requires_grad=True)\n"
-             "    assert torch.allclose(derivative(t ** 2, t), 2 * t)\n\n\n"
-             "def test_broken_upstream():\n    t = torch.ones(2, requires_grad=True)\n"
-             "    assert derivative(t * 3, t).sum() == 7\n")
-    upstream = make_repo(tmp_path / "grads", {
+    ops = ('CALLS = 0\n\n\ndef bump(x):\n    """x, counted."""\n    global CALLS\n'
+           '    CALLS += 1\n    return x\n')
+    tests = ("from pkg import ops\n\n\n"
+             "def test_counted():\n    assert ops.bump(3) == 3\n    assert ops.CALLS > 0\n\n\n"
+             "def test_broken_upstream():\n    assert ops.bump(1) == 2\n")
+    upstream = make_repo(tmp_path / "counts", {
         "pkg/__init__.py": "", "pkg/ops.py": ops, "tests/test_ops.py": tests})
-    ws, _ = mine_and_accept(tmp_path, upstream, "derivative", "derivative",
-                            isolation="weak")
+    ws, _ = mine_and_accept(tmp_path, upstream, "bump", "bump", isolation="weak")
     with Store(ws.db_path, "tester") as store:
-        (result,) = runs.triage(store, ws, ["derivative"])
+        (result,) = runs.triage(store, ws, ["bump"])
         assert not result.green
         assert result.reason.startswith(
-            "boundary: tests/test_ops.py::test_square passes in the upstream checkout"), \
+            "boundary: tests/test_ops.py::test_counted passes in the upstream checkout"), \
             result.reason
         assert result.causes == {"tests/test_ops.py::test_broken_upstream": "fails_upstream"}
-        assert [r["node_id"] for r in runs.excluded(store, "derivative")] == \
+        assert [r["node_id"] for r in runs.excluded(store, "bump")] == \
             ["tests/test_ops.py::test_broken_upstream"]
+
+
+def test_a_module_the_environment_left_out_is_named_with_why(tmp_path):
+    """lightly's tests import torchvision, which its environment left out (its only
+    release for the pinned torch does not import here): the reference's reason says so,
+    from the lock, not only "No module named 'torchvision'"."""
+    tests = "import tinyvision\n\nfrom pkg.ops import scale\n\n\ndef test_scale():\n" \
+            "    assert scale(2) == 6\n"
+    upstream = make_repo(tmp_path / "vision", {
+        "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": tests})
+    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    from curator.repos import identity
+    from curator.store import repo_envs
+
+    with Store(ws.db_path, "tester") as store:
+        problem = runs.problem_store.get(store, "scale")
+        record = identity.record_for(store, problem.source["repo"])
+        why = "tinyvision 0.28.0 does not import with torch==2.13.0+cpu (CUDA build)"
+        repo_envs.save(store, {
+            "repo_id": record["id"], "commit_sha": problem.source["commit"], "key": "k",
+            "path": str(tmp_path / "env"), "python": str(tmp_path / "env/bin/python"),
+            "python_version": "3.11", "package": "pkg", "packages": [], "preload": [],
+            "lock": f"# tinyvision left out: {why}\ntinyunits==1.2.0\n", "seconds": 1,
+            "built_at": "2024-01-01T00:00:00Z", "actor": "tester"}, replaced=False)
+        (result,) = runs.triage(store, ws, ["scale"])
+    assert not result.green
+    assert "No module named 'tinyvision'" in result.reason
+    assert result.reason.endswith(f"(tinyvision left out of the environment: {why})")

@@ -59,6 +59,29 @@ def test_declared_dependencies_from_every_usual_place(tmp_path):
     assert found.package == "pkg"
 
 
+def test_requirements_files_beside_package_metadata_are_added_when_they_fit(tmp_path):
+    """pennylane: setup.py says autoray>=0.6.11; requirements.txt pins CI versions
+    (typing_extensions~=4.5.0, which torch 2.13 does not accept) and requirements-ci.txt
+    an autoray<0.6.10. Neither file is runtime: what the package declares resolves first,
+    the files' requirements are added when they fit. Without package metadata a
+    requirements.txt is the runtime."""
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\n\nrequirements = ['numpy', 'autoray>=0.6.11']\n"
+        "setup(name='qml', install_requires=requirements)\n")
+    (tmp_path / "requirements.txt").write_text("numpy~=1.23\ntyping_extensions~=4.5.0\n")
+    (tmp_path / "requirements-ci.txt").write_text("autoray>=0.6.1,<0.6.10\n")
+    found = requirements.declared(tmp_path)
+    assert found.runtime == ["numpy", "autoray>=0.6.11"]
+    assert {"numpy~=1.23", "typing_extensions~=4.5.0", "autoray>=0.6.1,<0.6.10"} <= \
+        set(found.test)
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "requirements.txt").write_text("numpy~=1.23\n")
+    (bare / "requirements_ci.txt").write_text("hypothesis\n")
+    alone = requirements.declared(bare)
+    assert alone.runtime == ["numpy~=1.23"] and alone.test == ["hypothesis"]
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1200)   # the environment build, on a shared 2-core machine
 @needs_strong

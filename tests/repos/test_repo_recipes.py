@@ -4,6 +4,7 @@ declared, torch's companions, conflicting extras, missing blobs, recipes, builds
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -329,6 +330,68 @@ def test_a_companion_built_for_another_torch_is_found_and_left_out(
     assert any(line.startswith("visionuser==1.0") for line in pins)
     assert not any(line.startswith("torchvision==") for line in pins)
     assert f"# torchvision left out: {broken['torchvision']}" in resolution.lock
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)   # three environment resolutions on a shared 2-core machine
+def test_a_companion_that_imports_only_with_another_torch_gets_that_torch(
+        tmp_path, offline_index):  # noqa: F811
+    """The pinned CPU torch has only a CUDA build of its companion here (it installs, then
+    `import` fails: "torchvision::nms does not exist"), while the index has a newer torch
+    with a release of the companion that imports (its CUDA build, which runs on the CPU).
+    The environment takes that torch, says so in the lock, and is built with the
+    companion in it rather than without it."""
+    from click.testing import CliRunner
+    from repo_support import mine_and_accept
+
+    from curator.cli import main
+    from curator.store import Store
+
+    pinned = uv.torch_pin().split("==")[1].split("+")[0]
+    major, minor = (int(x) for x in pinned.split(".")[:2])
+    other = f"{major}.{minor}.99"   # a torch no index here has, above the pinned one
+    # stand-ins: a companion (torchcodec) built for the pinned torch that does not import
+    # beside its CPU build, and one built for the other torch that does
+    _wheel(offline_index, "torchcodec", "0.28.7", {"torchcodec/__init__.py": NMS_MISSING},
+           requires=[f"torch=={pinned}"])
+    _wheel(offline_index, "torchcodec", "0.99.0", {
+        "torchcodec/__init__.py": f"import torch\nassert torch.__version__ == {other!r}\n"},
+        requires=[f"torch=={other}", "tinyunits"])
+    _wheel(offline_index, "torch", other, {"torch/__init__.py": f"__version__ = {other!r}\n"})
+    # the machine's constraints (its cap on torch) are not this test's
+    config = Path(os.environ["PIP_CONFIG_FILE"])
+    config.write_text("".join(line + "\n" for line in config.read_text().splitlines()
+                              if not line.startswith("constraint")))
+    upstream = tmp_path / "clippy"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "-b", "main")
+    write(upstream, {
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\n'
+                          'build-backend = "setuptools.build_meta"\n'
+                          '[project]\nname = "clippy"\nversion = "0.1"\n'
+                          'dependencies = ["torch", "torchcodec"]\n',
+        "clippy/__init__.py": "import torchcodec\n",
+        "clippy/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n',
+        "tests/test_ops.py": "from clippy.ops import scale\n\n\ndef test_scale():\n"
+                             "    assert scale(2) == 6\n"})
+    commit(upstream, "first")
+    ws, base = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    built = CliRunner().invoke(main, [*base, "repo", "env", "clippy", "--json"])
+    assert built.exit_code == 0, built.output
+    versions = {p["name"]: p["version"] for p in json.loads(built.stdout)["packages"]}
+    assert versions["torch"] == other and versions["torchcodec"] == "0.99.0", versions
+    with Store(ws.db_path, "tester") as store:
+        (env,) = environments.list_envs(store)
+    assert env["status"] == "built", env["reason"]
+    assert f"# torch=={other} instead of torch=={uv.torch_pin().split('==')[1]}" in env["lock"]
+    assert "operator torchvision::nms does not exist" in env["lock"]
+    assert "left out" not in env["lock"]
+    # only that torch's own stack is resolved without an as-of date, never what the
+    # companion needs besides (numpy, pillow: they stay with the repository's date)
+    found = uv.companion_torch(sys.executable, ["torchcodec"], uv.torch_pin(),
+                               uv.pip_options(), tmp_path)
+    assert found.pin == f"torch=={other}" and found.companions == {"torchcodec": "0.99.0"}
+    assert found.stack == ["torch"]
 
 
 @pytest.mark.slow
