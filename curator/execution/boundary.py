@@ -374,7 +374,9 @@ SKLEARN_REBUILDERS = {("sklearn.neighbors._kd_tree", "newObj"),
                       ("sklearn.metrics._dist_metrics", "newObj")}
 # TensorFlow's eager tensors reduce to convert_to_tensor(ndarray) (GPflow's functions
 # return them).
-TENSORFLOW_REBUILDERS = {("tensorflow.python.framework.ops", "convert_to_tensor")}
+TENSORFLOW_REBUILDERS = {("tensorflow.python.framework.ops", "convert_to_tensor"),
+                         # a DType by its name (a variable's dtype, GPflow's kernels)
+                         ("tensorflow.python.framework.dtypes", "as_dtype")}
 LIBRARY_REBUILDERS |= PANDAS_REBUILDERS | SKLEARN_REBUILDERS | TENSORFLOW_REBUILDERS
 NAMED_REBUILDERS = PANDAS_REBUILDERS | SKLEARN_REBUILDERS | TENSORFLOW_REBUILDERS
 CYTHON_FUNCTIONS = {"cython_function_or_method", "fused_cython_function"}
