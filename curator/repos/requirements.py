@@ -40,6 +40,7 @@ class Declared:
     files: list[str] = field(default_factory=list)   # the dependency files read
     project: str | None = None                        # its distribution name
     package: str | None = None                        # its import name
+    build: list[str] = field(default_factory=list)    # pyproject [build-system] requires
 
     def add(self, kind: str, items) -> None:
         target = self.runtime if kind == "runtime" else self.test
@@ -121,12 +122,23 @@ def _from_pyproject(path: Path, result: Declared) -> None:
     project = data.get("project") or {}
     result.project = project.get("name") or result.project
     result.add("runtime", _strings(project.get("dependencies")))
+    result.build = _strings((data.get("build-system") or {}).get("requires"))
     optional = {str(k): _strings(v) for k, v in
                 (project.get("optional-dependencies") or {}).items()}
     groups = {str(k): _strings(v) for k, v in (data.get("dependency-groups") or {}).items()}
     result.add("test", _test_extras(optional, result.project))
     result.add("test", _test_extras(groups, result.project))
     result.files.append("pyproject.toml")
+
+
+# PEP 517's build requirements of a project that names none.
+DEFAULT_BUILD = ("setuptools>=40.8.0", "wheel")
+
+
+def build_requirements(found: Declared) -> list[str]:
+    """What building the repository in its environment needs (the build steps run there,
+    without a build sandbox): its [build-system] requires, else PEP 517's default."""
+    return list(found.build) if found.build else list(DEFAULT_BUILD)
 
 
 def _strings(value) -> list[str]:
