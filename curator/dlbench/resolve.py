@@ -176,7 +176,8 @@ def resolve_problem(snapshot: Snapshot, problem: Problem, url: str, license_id: 
     notes += test_notes
     if not nodes:
         # the tests named for it, said so (a maintainer reviews them)
-        nodes = tests_named_for(snapshot, qualname, path)
+        nodes = tests_named_for(snapshot, qualname, path,
+                                module_too=not problem.test_node_ids)
         given = " ".join(dropped) or "none"
         if nodes:
             notes.append(f"tests {' '.join(nodes)} found by name (the release gives "

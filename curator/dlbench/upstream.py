@@ -201,10 +201,12 @@ def class_in_prompt(tree: ast.Module, name: str, prompt: str) -> str | None:
     return None
 
 
-def tests_named_for(snapshot: Snapshot, qualname: str, path: str) -> list[str]:
+def tests_named_for(snapshot: Snapshot, qualname: str, path: str,
+                    module_too: bool = False) -> list[str]:
     """Test targets named for a symbol, for a problem whose release gives none that exist:
     the test class `Test<Class>` of a method's class, else the one test module
-    `test_<function>.py` (or `test_<module>.py`) that mentions the function."""
+    `test_<function>.py` (with `module_too`, when the release gives no tests at all:
+    `test_<module>.py`) that mentions the function."""
     func = qualname.rpartition(".")[2]
     cls = qualname.partition(".")[0] if "." in qualname else None
     modules = sorted(p for p in snapshot.blobs if p.endswith(".py") and _is_test_path(p)
@@ -218,7 +220,10 @@ def tests_named_for(snapshot: Snapshot, qualname: str, path: str) -> list[str]:
             if tree is not None and f"Test{cls}" in _test_names(tree):
                 found.append(f"{test}::Test{cls}")
         return found
-    for name in (f"test_{func.lstrip('_')}.py", f"test_{PurePosixPath(path).stem}.py"):
+    names = [f"test_{func.lstrip('_')}.py"]
+    if module_too:
+        names.append(f"test_{PurePosixPath(path).stem}.py")
+    for name in names:
         hits = [t for t in modules if PurePosixPath(t).name == name and
                 func in (snapshot.text(t) or "")]
         if len(hits) == 1:

@@ -27,6 +27,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -137,6 +138,25 @@ def failure_line(output: str, returncode: int) -> str:
     return lines[-1] if lines else f"exit code {returncode}"
 
 
+def _run_group(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
+    """(exit code, stdout and stderr) of a build command in its own process group, which
+    is killed whole when it times out or the caller stops (a compiler that ninja started
+    must not go on compiling for nobody)."""
+    with subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+                          errors="replace", start_new_session=True) as process:
+        try:
+            output, _ = process.communicate(timeout=BUILD_TIMEOUT_S)
+        except BaseException:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            process.wait()
+            raise
+        return process.returncode, output or ""
+
+
 def run_steps(env_python: str, checkout: Path, steps: list[str], log: Path | None = None
               ) -> str:
     """Run the build steps in the checkout with the environment's python (a leading
@@ -150,20 +170,17 @@ def run_steps(env_python: str, checkout: Path, steps: list[str], log: Path | Non
         if args and args[0] in ("python", "python3"):
             args[0] = env_python
         try:
-            done = subprocess.run(args, cwd=checkout, env=env, capture_output=True, text=True,
-                                  timeout=BUILD_TIMEOUT_S, check=False,
-                                  stdin=subprocess.DEVNULL)
+            returncode, output = _run_group(args, checkout, env)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"build step {line!r}: {exc}"
-        output = (done.stdout or "") + "\n" + (done.stderr or "")
         if log is not None:
             log.parent.mkdir(parents=True, exist_ok=True)
             with log.open("a", encoding="utf-8") as handle:
                 handle.write(f"$ {line}\n{output}\n")
-        if done.returncode != 0:
+        if returncode != 0:
             where = f" (log: {log})" if log is not None else ""
             return (f"build step {line!r} failed: "
-                    f"{failure_line(output, done.returncode)[:400]}{where}")
+                    f"{failure_line(output, returncode)[:400]}{where}")
     return ""
 
 

@@ -41,6 +41,7 @@ class Declared:
     project: str | None = None                        # its distribution name
     package: str | None = None                        # its import name
     build: list[str] = field(default_factory=list)    # pyproject [build-system] requires
+    notes: list[str] = field(default_factory=list)    # files not read, and why
 
     def add(self, kind: str, items) -> None:
         target = self.runtime if kind == "runtime" else self.test
@@ -80,6 +81,18 @@ def requirement_files(root: Path) -> list[Path]:
     return found
 
 
+FREEZE_MIN = 20
+
+
+def is_freeze(items: list[str]) -> bool:
+    """Whether requirement lines are `pip freeze` output, maybe edited: many, nearly all
+    pinned exactly (CompressAI's requirements.txt: torch==1.8.1, numpy==1.21.0, jupyter,
+    sphinx, ... and one Jinja2<3.1)."""
+    pinned = [i for i in items if re.fullmatch(
+        r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?\s*===?\s*[^\s,;<>=!~]+", i.strip())]
+    return len(items) >= FREEZE_MIN and len(pinned) >= 0.9 * len(items)
+
+
 def _requirements_kind(path: Path, root: Path) -> str:
     text = str(path.relative_to(root)).lower()
     return "test" if any(w in text for w in ("dev", "test", "ci/", "ci-")) else "runtime"
@@ -97,10 +110,19 @@ def declared(root: Path) -> Declared:
     setup_py = root / "setup.py"
     if setup_py.is_file():
         _from_setup_py(setup_py, result)
+    from_metadata = bool(result.runtime)
     for path in requirement_files(root):
         kind = _requirements_kind(path, root)
-        result.add(kind, _requirements_file(path, root, set()))
-        result.files.append(str(path.relative_to(root)))
+        items = _requirements_file(path, root, set())
+        rel = str(path.relative_to(root))
+        result.files.append(rel)
+        if from_metadata and is_freeze(items):
+            result.notes.append(
+                f"{rel} not read: a freeze of {len(items)} requirements, nearly all exact "
+                "pins (a development environment of its day), while the package declares "
+                "its own runtime requirements")
+            continue
+        result.add(kind, items)
     tox = root / "tox.ini"
     if tox.is_file():
         _from_tox(tox, root, result)

@@ -277,7 +277,8 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
     comment lines saying what was decided. `without`: name -> why it is kept out of the
     environment (a torch companion whose only build here is for another torch).
     """
-    notes: list[str] = [f"{name} left out: {why}" for name, why in (without or {}).items()]
+    notes: list[str] = [*wanted.notes, *(f"{name} left out: {why}"
+                                         for name, why in (without or {}).items())]
     dropped = set(without or {})
     pinned = [torch] if torch else []
     core = [r for r in [*wanted.runtime, *requirements.ALWAYS, *extras]
