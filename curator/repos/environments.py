@@ -267,8 +267,9 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                 # A module the repository imports but does not declare: its distribution
                 # goes into the recipe (reviewable), and the environment resolves again.
                 wanted_req = missing_requirement(reason, wanted.package)
-                if wanted_req is None or wanted_req in tried or wanted_req in recipe.extras:
-                    break
+                if wanted_req is None or wanted_req in tried or wanted_req in recipe.extras \
+                        or requirements.requirement_name(wanted_req) in without:
+                    break   # (a companion left out stays out: the reason says why)
                 tried.append(wanted_req)
                 recipe.extras.append(wanted_req)
                 recipes.save(workspace, recipe)
@@ -295,7 +296,7 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                     build=recipe.build))
                 key = env_key(commit, checkout, version, extras + [decided], torch, day)
             status = "built" if ok else "broken"
-            reason = "" if ok else reason
+            reason = "" if ok else with_why_left_out(reason, without)
         step(6, "list")
         packages = uv.installed(env_python, options)
         version_line = identity.check_python(env_python)
@@ -331,6 +332,17 @@ MODULE_DISTRIBUTIONS = {"pkg_resources": "setuptools<81", "yaml": "pyyaml",
                         "google.protobuf": "protobuf", "dateutil": "python-dateutil",
                         "Bio": "biopython", "git": "GitPython", "jwt": "PyJWT"}
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z0-9_.]+)'")
+
+
+def with_why_left_out(reason: str, without: dict[str, str]) -> str:
+    """An import check's reason, with why the module it misses was left out when it was
+    (CompressAI imports torchvision, whose only build here for the pinned CPU torch is a
+    CUDA one)."""
+    found = _NO_MODULE.search(reason or "")
+    name = requirements.canonical(found.group(1).split(".")[0]) if found else None
+    if name and name in without:
+        return f"{reason} ({without[name]})"
+    return reason
 
 
 def missing_requirement(reason: str, package: str | None = None) -> str | None:

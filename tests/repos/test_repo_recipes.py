@@ -380,6 +380,13 @@ def test_a_module_the_repository_imports_but_does_not_declare_is_named():
     assert missing("import laplace: ModuleNotFoundError: No module named 'laplace.utils'",
                    "laplace") is None
     assert missing("import tensorflow: TypeError: Unable to convert function return") is None
+    # a companion left out (no build of it for the pinned CPU torch here) is not asked for
+    # again: the reason says why it is not there
+    why = environments.with_why_left_out(
+        "import compressai: ModuleNotFoundError: No module named 'torchvision'",
+        {"torchvision": "torchvision 0.28.0 does not import with torch==2.13.0+cpu"})
+    assert why.endswith("'torchvision' (torchvision 0.28.0 does not import with "
+                        "torch==2.13.0+cpu)")
 
 
 FAKE_TENSORFLOW = '''import numpy
