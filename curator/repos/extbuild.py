@@ -140,19 +140,22 @@ def failure_line(output: str, returncode: int) -> str:
 
 def _run_group(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
     """(exit code, stdout and stderr) of a build command in its own process group, which
-    is killed whole when it times out or the caller stops (a compiler that ninja started
-    must not go on compiling for nobody)."""
+    is stopped whole when it times out or the caller stops: SIGTERM first, on which ninja
+    ends the compilers it started (each in a process group of its own), then SIGKILL. A
+    compiler must not go on compiling for nobody."""
     with subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
                           errors="replace", start_new_session=True) as process:
         try:
             output, _ = process.communicate(timeout=BUILD_TIMEOUT_S)
         except BaseException:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            process.wait()
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(process.pid, sig)
+                    process.wait(timeout=10)
+                    break
+                except (OSError, subprocess.TimeoutExpired):
+                    continue
             raise
         return process.returncode, output or ""
 
