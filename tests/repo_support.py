@@ -146,6 +146,11 @@ def wheel(folder: Path, name: str, version: str, files: dict[str, str],
 def offline_index(tmp_path, monkeypatch):
     """pip configured as on this machine (its local indexes and find-links) plus a folder
     of wheels this test builds; uv offline, so nothing reaches the network."""
+    return use_offline_index(tmp_path, monkeypatch)
+
+
+def use_offline_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """What `offline_index` does, for a fixture of another scope (its own MonkeyPatch)."""
     machine = uv.pip_options()
     local = [u for u in [machine.index_url, *machine.extra_index_urls] if u and
              u.startswith("file:")]

@@ -19,7 +19,7 @@ from curator.cli.context import (
 from curator.display import visible
 from curator.errors import CuratorError
 from curator.execution import doctor
-from curator.repos import environments, importcheck
+from curator.repos import checkout, environments, importcheck
 from curator.store import problems as problem_store
 
 
@@ -162,7 +162,8 @@ def _repo_envs(ctx: CliContext) -> list[dict]:
         return []
     out = []
     for row in environments.list_envs(store):
-        ok, detail = importcheck.check_import(row, ctx.workspace.config.execution)
+        tree = checkout.worktree_path(ctx.workspace, row["repo_url"], row["commit_sha"])
+        ok, detail = importcheck.check_import(row, ctx.workspace.config.execution, tree)
         if row.get("status") == "broken":   # the check made when it was built
             ok, detail = False, row.get("reason") or "broken"
         out.append({"repo": row["repo_name"], "python": row["python"],

@@ -45,6 +45,7 @@ from curator.dlbench.upstream import (
     reference_solution,
     signature_block,
     test_node_ids,
+    tests_named_for,
 )
 from curator.errors import CuratorError
 from curator.evaluation.extract import signature_problem
@@ -169,17 +170,21 @@ def with_signature(prompt: str, entry_point: str, block: str) -> str:
 def resolve_problem(snapshot: Snapshot, problem: Problem, url: str, license_id: str
                     ) -> tuple[Problem, dict]:
     """The resolved draft and its resolution record; raises Unresolved with the reason."""
-    class_missing = problem.kind == "method" and "." not in problem.entry_point
-    if not problem.test_node_ids and not class_missing:
-        raise Unresolved("test target missing: the release gives no test_cases")
-    # a class file without `class:`: its class is looked for first, so the reason says
-    # whether it was found even when the tests are missing too
+    # without test_cases the symbol is looked for first: its tests may be found by name
     path, qualname, node, cls, notes = locate(snapshot, problem)
-    if not problem.test_node_ids:
-        raise Unresolved(f"test target missing: the release gives no test_cases ({qualname} "
-                         f"found in {path})")
     nodes, dropped, test_notes = test_node_ids(snapshot, list(problem.test_node_ids))
     notes += test_notes
+    if not nodes:
+        # the tests named for it, said so (a maintainer reviews them)
+        nodes = tests_named_for(snapshot, qualname, path,
+                                module_too=not problem.test_node_ids)
+        given = " ".join(dropped) or "none"
+        if nodes:
+            notes.append(f"tests {' '.join(nodes)} found by name (the release gives "
+                         f"{given})")
+    if not nodes and not problem.test_node_ids:
+        raise Unresolved(f"test target missing: the release gives no test_cases ({qualname} "
+                         f"found in {path})")
     if not nodes:
         raise Unresolved("test target missing at the commit: " + " ".join(dropped))
     text = snapshot.text(path) or ""

@@ -216,6 +216,48 @@ def _methods_named(tree: ast.Module, name: str) -> list[tuple[ast.ClassDef, ast.
             for item in stmt.body if isinstance(item, _DEFS) and item.name == name]
 
 
+def class_in_prompt(tree: ast.Module, name: str, prompt: str) -> str | None:
+    """The one class with a method NAME that the prompt names (`class X(` in its code,
+    else "the `X` class"), when the file has several (CompressAI's `forward`)."""
+    classes = [cls.name for cls, _m in _methods_named(tree, name)]
+    for pattern in (r"\bclass\s+{}\b", r"`{}`\s+class\b|\bclass\s+`{}`"):
+        found = [c for c in classes if re.search(pattern.format(re.escape(c), re.escape(c)),
+                                                 prompt or "")]
+        if len(found) == 1:
+            return found[0]
+    return None
+
+
+def tests_named_for(snapshot: Snapshot, qualname: str, path: str,
+                    module_too: bool = False) -> list[str]:
+    """Test targets named for a symbol, for a problem whose release gives none that exist:
+    the test class `Test<Class>` of a method's class, else the one test module
+    `test_<function>.py` (with `module_too`, when the release gives no tests at all:
+    `test_<module>.py`) that mentions the function."""
+    func = qualname.rpartition(".")[2]
+    cls = qualname.partition(".")[0] if "." in qualname else None
+    modules = sorted(p for p in snapshot.blobs if p.endswith(".py") and _is_test_path(p)
+                     and PurePosixPath(p).name != "conftest.py")
+    if cls:
+        found = []
+        for test in modules:
+            if f"class Test{cls}" not in (snapshot.text(test) or ""):
+                continue
+            tree = snapshot.tree(test)
+            if tree is not None and f"Test{cls}" in _test_names(tree):
+                found.append(f"{test}::Test{cls}")
+        return found
+    names = [f"test_{func.lstrip('_')}.py"]
+    if module_too:
+        names.append(f"test_{PurePosixPath(path).stem}.py")
+    for name in names:
+        hits = [t for t in modules if PurePosixPath(t).name == name and
+                func in (snapshot.text(t) or "")]
+        if len(hits) == 1:
+            return hits
+    return []
+
+
 def class_missing_reason(tree: ast.Module | None, name: str, path: str) -> str:
     """Why the class of method NAME cannot be found in PATH (a one-line reason)."""
     classes = [cls.name for cls, _m in _methods_named(tree, name)] if tree is not None else []
@@ -302,8 +344,13 @@ def locate(snapshot: Snapshot, problem: Problem) -> tuple[str, str, ast.AST, ast
                              f"{', '.join(others)}, the one the prompt describes)")
             return (path, *found, notes)
     if methods_only and candidates:
-        raise Unresolved(class_missing_reason(snapshot.tree(candidates[0]), entry,
-                                              candidates[0]))
+        tree = snapshot.tree(candidates[0])
+        named = class_in_prompt(tree, entry, problem.prompt) if tree is not None else None
+        if named is not None:
+            notes.append(f"class {named} of {entry} read from the prompt (a method of "
+                         f"several classes in {candidates[0]})")
+            return (candidates[0], *_find_symbol(tree, f"{named}.{entry}"), notes)
+        raise Unresolved(class_missing_reason(tree, entry, candidates[0]))
     # Not where the release says: the one module that defines it now, if exactly one.
     defs = snapshot.definitions()
     paths = [] if methods_only else defs.get(entry.split(".")[0], [])

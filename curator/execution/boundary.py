@@ -140,6 +140,17 @@ CANDIDATE = {"module": None, "names": frozenset()}
 # -- tensors and arrays as bytes --------------------------------------------------------
 
 
+def _own_bytes(flat):
+    """The bytes of a contiguous CPU tensor this module just made: through numpy when it
+    is there, else read at its address (torch does not need numpy, and an environment
+    whose repository declares none has none: pytorch3d's)."""
+    if np is not None:
+        return flat.view(torch.uint8).numpy().tobytes()
+    import ctypes
+
+    return ctypes.string_at(flat.data_ptr(), flat.numel() * flat.element_size())
+
+
 def _tensor_record(t):
     """(dtype, shape, bytes, requires_grad, is_parameter, grad, type name) of a tensor,
     read without running any __torch_function__ of a subclass."""
@@ -157,7 +168,7 @@ def _tensor_record(t):
         if data.numel() and not meta:
             flat = torch.empty(data.numel(), dtype=data.dtype)
             flat.copy_(data.reshape(-1))
-            raw = flat.view(torch.uint8).numpy().tobytes()
+            raw = _own_bytes(flat)
         # a non-leaf's .grad is None unless it retains it, and reading it warns into the
         # run's stderr (every failure log would carry that warning)
         base = torch._C.TensorBase

@@ -2,7 +2,10 @@
 
 `prepare(workspace, problem, solution_text)` returns `(repo_dir, overlay, python)`:
 - repo_dir: a checkout of the problem's pinned commit in db/repos/worktrees/, written from
-  git objects once and reused (paths whose objects the clone lacks are listed, not fatal). It is never modified; the engine lays `overlay` over it for one run.
+  git objects once and reused (paths whose objects the clone lacks are listed, not
+  fatal). Only `curator repo env` writes into it (a compiled extension, put back from
+  its cache when the checkout was written anew); the engine lays `overlay` over it for
+  one run.
 - overlay: {relative path: text} — the upstream module with the target symbol replaced by
   the solution's definition (curator.pysource.patch).
 - python: the interpreter configured for the repository (`curator repo set-python`),
@@ -11,12 +14,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from curator.errors import CuratorError
 from curator.problem import Problem
 from curator.pysource.patch import MissingSymbol, PatchError, replace_symbol
-from curator.repos import identity
+from curator.repos import extbuild, identity
 from curator.repos.gitcache import CachedRepo, cache_for
-from curator.store import Store
+from curator.store import Store, repo_envs
 from curator.workspace import Workspace
 
 __all__ = ["MissingSymbol", "PatchError", "pinned_checkout", "prepare"]
@@ -52,6 +57,12 @@ def pinned_checkout(workspace: Workspace, url: str, commit: str, store: Store | 
     return cache, cache.worktree(commit)
 
 
+def worktree_path(workspace: Workspace, url: str, commit: str) -> Path | None:
+    """The checkout of COMMIT that runs use, when it has been written (else None)."""
+    cache = cache_for(workspace.repos_dir, url)
+    return cache.worktree_path(commit) if cache.has_worktree(commit) else None
+
+
 def missing_paths(workspace: Workspace, url: str, commit: str,
                   store: Store | None = None) -> list[str]:
     """Paths the checkout of COMMIT lacks because the clone lacks their git objects."""
@@ -78,4 +89,16 @@ def prepare(workspace: Workspace, problem: Problem, solution_text: str,
         raise PatchError(f"{path} at {commit[:12]} is not UTF-8") from None
     patched = replace_symbol(original, symbol, solution_text, path=path)
     python = identity.python_for(store, url)
+    restore_build(store, url, commit, python, worktree)
     return str(worktree), {path: patched}, python
+
+
+def restore_build(store: Store, url: str, commit: str, python: str, worktree) -> list[str]:
+    """The compiled extension of the environment that runs this checkout put back where
+    the checkout lacks it (written anew from git objects): runs import the repository
+    from the checkout. Never a build: that is `curator repo env`'s, once per commit."""
+    record = identity.record_for(store, url)
+    env = repo_envs.get(store, record["id"]) if record is not None else None
+    if env is None or env["python"] != python:
+        return []
+    return extbuild.restore_for_run(env["path"], commit, Path(worktree))

@@ -23,14 +23,13 @@ the dependency files, the Python version and the extras are the same (the key).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import fcntl
 import functools
 import hashlib
 import os
 import re
-import shlex
 import shutil
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -38,7 +37,7 @@ from pathlib import Path
 
 from curator.errors import CuratorError
 from curator.progress import CancelCheck, Progress
-from curator.repos import identity, importcheck, recipes, requirements, uv
+from curator.repos import extbuild, identity, importcheck, recipes, requirements, uv
 from curator.repos.checkout import pinned_checkout
 from curator.store import Store, mined_commits, now, repo_envs
 from curator.store import problems as problem_store
@@ -128,7 +127,8 @@ def recipe_for(workspace: Workspace, row: dict, checkout: Path, wanted: requirem
         names = [requirements.requirement_name(r) or "" for r in
                  [*wanted.runtime, *wanted.test]]
         recipe = recipes.Recipe(repo=row["url"], python=python, extras=list(extras),
-                                frameworks=recipes.detect_frameworks(names, wanted.package),
+                                frameworks=recipes.detect_frameworks(
+                                    names + recipes.setup_frameworks(checkout), wanted.package),
                                 build=recipes.detect_build(checkout))
     else:
         if python and python != recipe.python:
@@ -171,6 +171,9 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
     tests = problem_tests(store, row["url"])
     wanted = requirements.declared(checkout, tests)
     recipe, written = recipe_for(workspace, row, checkout, wanted, python, list(extras))
+    if recipe.build:   # its steps build it here, without a build sandbox
+        wanted = dataclasses.replace(wanted, test=[*wanted.test, *(
+            r for r in requirements.build_requirements(wanted) if r not in wanted.test)])
     version = recipe.python or f"{sys.version_info.major}.{sys.version_info.minor}"
     if not re.fullmatch(r"\d+\.\d+(\.\d+)?", version):
         raise CuratorError(f"--python {version!r}: give a version such as 3.11")
@@ -190,6 +193,8 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
     # the curator); a built one is reused while its inputs are the same.
     if existing and existing["key"] == key and not force and \
             existing.get("status", "built") == "built" and os.path.exists(existing["python"]):
+        # a checkout written anew gets the environment's compiled extension back
+        extbuild.restore_for_run(existing["path"], commit, checkout)
         return EnvReport(python=existing["python"],
                          python_version=existing["python_version"], path=existing["path"],
                          seconds=time.monotonic() - started, packages=existing["packages"],
@@ -212,7 +217,7 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
         while True:
             try:
                 repo_installed = uv.install(env_python, lock, checkout, options,
-                                            build_isolation=not recipe.build)
+                                            install_repo=not recipe.build)
                 break
             except uv.UvError as exc:
                 # a dependency's exact pin that does not build here: relaxed, once each
@@ -244,9 +249,20 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                                         work, overrides=recipe.overrides, without=without)
                 lock = resolution.lock
                 repo_installed = uv.install(env_python, lock, checkout, options,
-                                            build_isolation=not recipe.build)
+                                            install_repo=not recipe.build)
         step(4, "build")
-        status, reason = "built", run_build_steps(env_python, checkout, recipe.build)
+        status, reason = "built", ""
+        built_note = ""
+        if recipe.build:
+            built = extbuild.ensure(env_python, checkout, recipe.build, extbuild.cache_folder(
+                envs_dir(workspace), row["cache_key"],
+                extbuild.build_key(commit, version, torch, recipe.build, lock)))
+            reason = built.reason
+            if not reason:
+                extbuild.record(target, commit, built)
+                built_note = (f"compiled by the recipe's build steps in {built.seconds:.0f} s"
+                              if not built.reused else "compiled before, taken from the "
+                              "build cache") + f" ({len(built.files)} file(s) in {built.folder})"
         if reason:
             status = "broken"
         else:
@@ -276,8 +292,9 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                 # A module the repository imports but does not declare: its distribution
                 # goes into the recipe (reviewable), and the environment resolves again.
                 wanted_req = missing_requirement(reason, wanted.package)
-                if wanted_req is None or wanted_req in tried or wanted_req in recipe.extras:
-                    break
+                if wanted_req is None or wanted_req in tried or wanted_req in recipe.extras \
+                        or requirements.requirement_name(wanted_req) in without:
+                    break   # (a companion left out stays out: the reason says why)
                 tried.append(wanted_req)
                 recipe.extras.append(wanted_req)
                 recipes.save(workspace, recipe)
@@ -295,7 +312,7 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                     resolution.lock
                 resolution.lock = lock
                 repo_installed = uv.install(env_python, lock, checkout, options,
-                                            build_isolation=not recipe.build)
+                                            install_repo=not recipe.build)
                 ok, reason = importcheck.check_env(env_python, checkout, recipe.frameworks,
                                                    wanted.package, settings)
             if tried:   # the recipe changed: the key is that of the recipe as it is now
@@ -306,7 +323,7 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                 key = env_key(commit, checkout, version, extras + [decided], torch, day,
                               tests)
             status = "built" if ok else "broken"
-            reason = "" if ok else reason
+            reason = "" if ok else with_why_left_out(reason, without)
         step(6, "list")
         packages = uv.installed(env_python, options)
         version_line = identity.check_python(env_python)
@@ -329,7 +346,8 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                      path=str(target), seconds=seconds, packages=packages, skipped=left_out,
                      package=wanted.package, repo_installed=repo_installed, lock=lock,
                      status=status, reason=reason,
-                     notes=resolution.notes if resolution is not None else [], **base)
+                     notes=[*(resolution.notes if resolution is not None else []),
+                            *([built_note] if built_note else [])], **base)
 
 
 def problem_tests(store: Store, url: str) -> list[str]:
@@ -367,6 +385,17 @@ FIXTURE_PLUGINS = {
     "cov": "pytest-cov", "no_cover": "pytest-cov", "lazy_fixture": "pytest-lazy-fixture",
 }
 _NO_FIXTURE = re.compile(r"fixture '([A-Za-z0-9_]+)' not found")
+
+
+def with_why_left_out(reason: str, without: dict[str, str]) -> str:
+    """An import check's reason, with why the module it misses was left out when it was
+    (CompressAI imports torchvision, whose only build here for the pinned CPU torch is a
+    CUDA one)."""
+    found = _NO_MODULE.search(reason or "")
+    name = requirements.canonical(found.group(1).split(".")[0]) if found else None
+    if name and name in without:
+        return f"{reason} ({without[name]})"
+    return reason
 
 
 def missing_requirement(reason: str, package: str | None = None) -> str | None:
@@ -531,7 +560,7 @@ def _retry_framework(env_python: str, wanted, extras, torch, day, options, work,
         resolution.notes.append(attempt.note)
         resolution.lock = f"# {attempt.note}\n" + resolution.lock
         installed = uv.install(env_python, resolution.lock, checkout, options,
-                               build_isolation=not recipe.build)
+                               install_repo=not recipe.build)
     except CuratorError:
         return None
     return resolution, installed
@@ -600,25 +629,7 @@ def broken_companions(env_python: str, options, torch: str | None, settings=None
 def run_build_steps(env_python: str, checkout: Path, steps: list[str]) -> str:
     """Run the recipe's build steps in the checkout with the environment's python (a
     leading `python` is that interpreter); "" or why one failed."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
-    env["PATH"] = str(Path(env_python).parent) + os.pathsep + env.get("PATH", "")
-    for line in steps:
-        try:
-            args = shlex.split(line)
-        except ValueError as exc:
-            return f"build step {line!r}: {exc}"
-        if args and args[0] in ("python", "python3"):
-            args[0] = env_python
-        try:
-            done = subprocess.run(args, cwd=checkout, env=env, capture_output=True, text=True,
-                                  timeout=uv.UV_TIMEOUT_S, check=False,
-                                  stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"build step {line!r}: {exc}"
-        if done.returncode != 0:
-            lines = [x for x in (done.stderr or done.stdout).splitlines() if x.strip()]
-            return f"build step {line!r} failed: {lines[-1] if lines else done.returncode}"
-    return ""
+    return extbuild.run_steps(env_python, checkout, steps)
 
 
 def node_cache() -> Path:
@@ -650,11 +661,17 @@ def materialize(spec: dict, root: Path | None = None) -> tuple[str, str | None]:
             options = uv.pip_options()
             try:
                 uv.new_venv(target, version, options)
-                uv.install(str(python), lock, checkout, options)
+                uv.install(str(python), lock, checkout, options,
+                           install_repo=not spec.get("build"))
             except BaseException:
                 shutil.rmtree(target, ignore_errors=True)
                 raise
             done.write_text(spec["commit"] + "\n", encoding="utf-8")
+        if spec.get("build"):   # the compiled extension, once per node and commit
+            built = extbuild.ensure(str(python), checkout, list(spec["build"]),
+                                    root / "envs" / "builds" / key)
+            if built.reason:
+                raise CuratorError(f"{spec['url']} at {spec['commit'][:12]}: {built.reason}")
     return str(checkout), str(python)
 
 
@@ -670,7 +687,9 @@ def portable_spec(store: Store, url: str, commit: str, python: str) -> dict | No
     if row is None or row["python"] != python or not row["lock"]:
         return None
     version = ".".join(row["python_version"].split(".")[:2])
-    return {"url": url, "commit": commit, "lock": row["lock"], "python_version": version}
+    spec = {"url": url, "commit": commit, "lock": row["lock"], "python_version": version}
+    steps = extbuild.steps_of(row["path"], commit)
+    return {**spec, "build": steps} if steps else spec
 
 
 def list_envs(store: Store) -> list[dict]:

@@ -367,12 +367,19 @@ class CachedRepo:
                 raise GitError(f"{path} at {sha[:12]} in {self.url} is not a regular file")
             return blob.data_stream.read()
 
+    def worktree_path(self, sha: str) -> Path:
+        """Where the checkout of the commit is (or will be) written."""
+        return self.path.parent / "worktrees" / f"{self.key}-{sha[:12]}"
+
+    def has_worktree(self, sha: str) -> bool:
+        return _checkout_at(self.worktree_path(sha)) == sha
+
     def worktree(self, sha: str) -> Path:
         """A checkout of the commit written from its git objects, created once and reused
         (never modified). An object the clone lacks (a partial or damaged clone) does not
         stop it: the path is left out and listed (`missing_paths`), so only the tests that
         need it fail."""
-        target = self.path.parent / "worktrees" / f"{self.key}-{sha[:12]}"
+        target = self.worktree_path(sha)
         mark = _mark_for(target)
         with self.lock():
             if _checkout_at(target) == sha:
@@ -427,7 +434,7 @@ class CachedRepo:
 
     def missing_paths(self, sha: str) -> list[str]:
         """Paths the checkout of SHA lacks (their git objects are not in the clone)."""
-        target = self.path.parent / "worktrees" / f"{self.key}-{sha[:12]}"
+        target = self.worktree_path(sha)
         try:
             data = json.loads(_mark_for(target).read_text(encoding="utf-8"))
         except (OSError, ValueError):

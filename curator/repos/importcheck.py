@@ -82,16 +82,17 @@ def failure_line(stderr: str) -> str:
     return last
 
 
-def check_import(row: dict, settings=None) -> tuple[bool, str]:
+def check_import(row: dict, settings=None, checkout: Path | None = None) -> tuple[bool, str]:
     """Whether the environment's interpreter imports the repository's package (in the
-    sandbox; `settings`: the [execution] table)."""
+    sandbox; `settings`: the [execution] table), from `checkout` when given, as runs do
+    (a repository built in place by its recipe is not installed in the environment)."""
     package = row.get("package")
     python = row.get("python") or ""
     if not os.path.exists(python):
         return False, f"{python} is missing; rebuild with `curator repo env`"
     if not package:
         return False, "no importable package found in the repository"
-    ok, reason = _import(python, package, None, settings, 300)
+    ok, reason = _import(python, package, checkout, settings, 300)
     return (True, f"imports {package}") if ok else (False, reason)
 
 

@@ -136,6 +136,19 @@ def detect_frameworks(names: list[str], package: str | None) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+_SETUP_IMPORT = re.compile(r"^\s*(?:import|from)\s+(torch|tensorflow|jax)\b", re.M)
+
+
+def setup_frameworks(root: Path) -> list[str]:
+    """The frameworks a repository's setup.py imports (pytorch3d builds its extension
+    with torch.utils.cpp_extension and declares no torch requirement)."""
+    try:
+        text = (root / "setup.py").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return list(dict.fromkeys(_SETUP_IMPORT.findall(text)))
+
+
 EXTENSION_MARKS = ("CppExtension", "CUDAExtension", "BuildExtension", "ext_modules",
                    "cythonize", "Pybind11Extension")
 

@@ -42,6 +42,8 @@ class Declared:
     package: str | None = None                        # its import name
     # requirements files setup.py reads its install_requires from (read in its code)
     runtime_files: list[str] = field(default_factory=list)
+    build: list[str] = field(default_factory=list)    # pyproject [build-system] requires
+    notes: list[str] = field(default_factory=list)    # files not read, and why
 
     def add(self, kind: str, items) -> None:
         target = self.runtime if kind == "runtime" else self.test
@@ -101,6 +103,18 @@ def near_test_files(root: Path, tests: list[str] | tuple[str, ...]) -> list[Path
     return found
 
 
+FREEZE_MIN = 20
+
+
+def is_freeze(items: list[str]) -> bool:
+    """Whether requirement lines are `pip freeze` output, maybe edited: many, nearly all
+    pinned exactly (CompressAI's requirements.txt: torch==1.8.1, numpy==1.21.0, jupyter,
+    sphinx, ... and one Jinja2<3.1)."""
+    pinned = [i for i in items if re.fullmatch(
+        r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?\s*===?\s*[^\s,;<>=!~]+", i.strip())]
+    return len(items) >= FREEZE_MIN and len(pinned) >= 0.9 * len(items)
+
+
 def _requirements_kind(path: Path, root: Path) -> str:
     """test for a file named (or in a folder named) for development, tests or CI
     (pennylane's requirements-ci.txt pins an autoray its setup.py excludes), else runtime."""
@@ -126,17 +140,25 @@ def declared(root: Path, tests: list[str] | tuple[str, ...] = ()) -> Declared:
     # The packaging's runtime requirements are the runtime ones; other requirements files
     # (torchgeo's requirements/required.txt pins a CI matrix: setuptools==75.1.0; roboflow
     # inference's requirements.gpu.txt, flash-attn) are test requirements, each taken
-    # when it fits.
+    # when it fits; a pip freeze beside them is not read at all.
     named = {str((root / f).resolve()) for f in result.runtime_files}
     packaged = bool(result.runtime) and not named
     for path in [*(root / f for f in result.runtime_files), *requirement_files(root)]:
         relative = str(path.relative_to(root))
         if relative in result.files or not path.is_file():
             continue
-        kind = "runtime" if str(path.resolve()) in named else \
+        runtime = str(path.resolve()) in named
+        kind = "runtime" if runtime else \
             "test" if packaged or named else _requirements_kind(path, root)
-        result.add(kind, _requirements_file(path, root, set()))
+        items = _requirements_file(path, root, set())
         result.files.append(relative)
+        if (packaged or named) and not runtime and is_freeze(items):
+            result.notes.append(
+                f"{relative} not read: a freeze of {len(items)} requirements, nearly all "
+                "exact pins (a development environment of its day), while the package "
+                "declares its own runtime requirements")
+            continue
+        result.add(kind, items)
     for path in near_test_files(root, tests):
         result.add("test", _requirements_file(path, root, set()))
         result.files.append(str(path.relative_to(root)))
@@ -161,12 +183,23 @@ def _from_pyproject(path: Path, result: Declared) -> None:
     project = data.get("project") or {}
     result.project = project.get("name") or result.project
     result.add("runtime", _strings(project.get("dependencies")))
+    result.build = _strings((data.get("build-system") or {}).get("requires"))
     optional = {str(k): _strings(v) for k, v in
                 (project.get("optional-dependencies") or {}).items()}
     groups = {str(k): _strings(v) for k, v in (data.get("dependency-groups") or {}).items()}
     result.add("test", _test_extras(optional, result.project))
     result.add("test", _test_extras(groups, result.project))
     result.files.append("pyproject.toml")
+
+
+# PEP 517's build requirements of a project that names none.
+DEFAULT_BUILD = ("setuptools>=40.8.0", "wheel")
+
+
+def build_requirements(found: Declared) -> list[str]:
+    """What building the repository in its environment needs (the build steps run there,
+    without a build sandbox): its [build-system] requires, else PEP 517's default."""
+    return list(found.build) if found.build else list(DEFAULT_BUILD)
 
 
 def _strings(value) -> list[str]:

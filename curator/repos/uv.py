@@ -156,9 +156,11 @@ def new_venv(target: Path, version: str, options: IndexOptions) -> str:
 
 
 def install(env_python: str, lock: str, checkout: Path, options: IndexOptions,
-            build_isolation: bool = True) -> str:
-    """Install exactly the lock, then the repository without its dependencies; "" or
-    why the repository itself could not be installed."""
+            install_repo: bool = True) -> str:
+    """Install exactly the lock, then (`install_repo`) the repository without its
+    dependencies; "" or why the repository itself could not be installed. A repository
+    whose recipe compiles it (build steps) is not installed: its steps build it in the
+    checkout, where runs import it from (installing it would compile it once more)."""
     lock_path = Path(env_python).parents[1] / ".curator" / "lock.txt"
     lock_path.write_text(lock, encoding="utf-8")
     # Bytecode compiled once here: runs never write it (PYTHONDONTWRITEBYTECODE), and
@@ -166,11 +168,10 @@ def install(env_python: str, lock: str, checkout: Path, options: IndexOptions,
     run(["pip", "sync", "--quiet", "--compile-bytecode", "--python", env_python,
          *options.uv_args(), str(lock_path)], options)
     compile_checkout(env_python, checkout)
+    if not install_repo:
+        return ""
     try:
-        # A repository that compiles extensions builds against the environment's own
-        # (pinned CPU) torch, not one a build sandbox would fetch.
-        isolation = [] if build_isolation else ["--no-build-isolation"]
-        run(["pip", "install", "--quiet", "--no-deps", "--compile-bytecode", *isolation,
+        run(["pip", "install", "--quiet", "--no-deps", "--compile-bytecode",
              "--python", env_python, *options.uv_args(), str(checkout)], options)
     except UvError as exc:
         # Runs import the package from the checkout anyway; only its metadata is missing.
@@ -369,8 +370,8 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
     environment (a torch companion whose only build here is for another torch). `said`:
     notes of decisions made before (another torch for its companions), first in the lock.
     """
-    notes: list[str] = [*said, *(f"{name} left out: {why}"
-                                 for name, why in (without or {}).items())]
+    notes: list[str] = [*said, *wanted.notes, *(f"{name} left out: {why}"
+                                                for name, why in (without or {}).items())]
     dropped = set(without or {})
     pinned = [torch] if torch else []
     core = [r for r in [*wanted.runtime, *requirements.ALWAYS, *extras]

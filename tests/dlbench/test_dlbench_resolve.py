@@ -721,3 +721,71 @@ def test_a_test_method_a_class_inherits_is_a_test_of_that_class(tmp_path):
     assert kept == [f"{file}::TestNonRecurrent::test_cpu", f"{file}::TestTwiceRemoved::test_cpu",
                     f"{file}::TestTwiceRemoved::test_own", f"{file}::TestShared::test_shared"]
     assert missing == [f"{file}::TestPlain::test_cpu", f"{file}::TestNonRecurrent::test_gpu"]
+
+
+ENTROPY = '''class EntropyBottleneck:
+    def forward(self, x):
+        return x
+
+    def _likelihood(self, x):
+        return x
+
+
+class GaussianConditional:
+    def forward(self, x, scales):
+        return x * scales
+
+    def _likelihood(self, x, scales):
+        return x
+'''
+
+
+def test_a_release_without_tests_gets_the_tests_named_for_the_symbol(tmp_path):
+    """CompressAI in DL-Bench: class files with no test_cases, two of them without
+    `class:` for a method several classes have, whose prompt names the class; pytorch3d:
+    a test file that never existed (`test_mesh_laplacian_loss.py`). The class is read
+    from the prompt, and the tests are those named for the symbol: `Test<Class>`, or the
+    test module named for the function that mentions it; no guess among several."""
+    from curator.dlbench.resolve import resolve_problem
+
+    repo = make_repo(tmp_path / "entropy", {
+        "ent/__init__.py": "", "ent/models.py": ENTROPY,
+        "ent/smoothing.py": "def laplacian_smoothing(m):\n    return m\n",
+        "ent/other.py": "def lonely(m):\n    return m\n",
+        "tests/test_models.py": "class TestGaussianConditional:\n"
+                                "    def test_forward(self):\n        pass\n",
+        "tests/test_laplacian_smoothing.py": "from ent.smoothing import laplacian_smoothing"
+                                             "\n\n\ndef test_it():\n    pass\n"})
+    commit = run_git(["rev-parse", "HEAD"], cwd=repo).strip()
+    snapshot = Snapshot(CachedRepo("https://git.invalid/entropy", repo / ".git"), commit)
+
+    def problem(entry, path, prompt="", tests=()):
+        return Problem(id="p", entry_point=entry, kind="method" if "smooth" not in path and
+                       "other" not in path else "function", prompt=prompt,
+                       source={"path": path}, test_node_ids=list(tests))
+
+    prompt = ("Generate a Python method `forward` for the `GaussianConditional` class.\n"
+              "```python\nclass GaussianConditional(EntropyModel):\n    def forward(self):"
+              "\n```\n")
+    resolved, record = resolve_problem(snapshot, problem("forward", "ent/models.py", prompt),
+                                       "https://git.invalid/entropy", "MIT")
+    assert resolved.entry_point == "GaussianConditional.forward"
+    assert resolved.test_node_ids == ["tests/test_models.py::TestGaussianConditional"]
+    assert any("read from the prompt" in n for n in record["notes"])
+    assert any("found by name (the release gives none)" in n for n in record["notes"])
+    # the class named only in prose is enough; naming none leaves it missing
+    resolved, _ = resolve_problem(snapshot, problem(
+        "_likelihood", "ent/models.py", "A method `_likelihood` for the `GaussianConditional`"
+        " class."), "https://git.invalid/entropy", "MIT")
+    assert resolved.entry_point == "GaussianConditional._likelihood"
+    with pytest.raises(Unresolved, match="class missing: forward is a method of 2"):
+        resolve_problem(snapshot, problem("forward", "ent/models.py", "Write forward."),
+                        "https://git.invalid/entropy", "MIT")
+    resolved, record = resolve_problem(snapshot, problem(
+        "laplacian_smoothing", "ent/smoothing.py", tests=["tests/test_laplacian_loss.py"]),
+        "https://git.invalid/entropy", "MIT")
+    assert resolved.test_node_ids == ["tests/test_laplacian_smoothing.py"]
+    assert any("the release gives tests/test_laplacian_loss.py" in n for n in record["notes"])
+    with pytest.raises(Unresolved, match="the release gives no test_cases"):
+        resolve_problem(snapshot, problem("lonely", "ent/other.py"),
+                        "https://git.invalid/entropy", "MIT")

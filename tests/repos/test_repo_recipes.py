@@ -515,6 +515,63 @@ def test_build_steps_compile_an_extension_in_the_checkout(tmp_path):
     assert broken.startswith("build step") and "failed" in broken
 
 
+FASTOPS_C = ('#include <Python.h>\nstatic struct PyModuleDef m = {PyModuleDef_HEAD_INIT, '
+             '"_fast", NULL, -1, NULL};\nPyMODINIT_FUNC PyInit__fast(void) '
+             '{ return PyModule_Create(&m); }\n')
+
+
+def test_a_build_is_made_once_kept_and_restored_into_a_checkout_written_anew(tmp_path,
+                                                                             monkeypatch):
+    """extbuild.ensure: the steps run once; what they wrote (the extension, a generated
+    version file) is kept in the cache folder, the setuptools scratch folder is not left
+    in the checkout, and a second checkout gets the files back without a compile; a
+    failure's reason is the compiler's error line, not setup.py's last line."""
+    from curator.repos import extbuild
+
+    def checkout(where: Path, source: str = FASTOPS_C) -> Path:
+        (where / "fastpkg").mkdir(parents=True)
+        (where / "fastpkg" / "__init__.py").write_text("from . import _fast\n")
+        (where / "fastpkg" / "fast.c").write_text(source)
+        (where / "setup.py").write_text(
+            "import os\nfrom setuptools import setup, Extension\n"
+            "open('fastpkg/version.py', 'w').write('v = 1\\n')\n"
+            "open(os.environ['BUILD_COUNT'], 'a').write('x')\n"
+            "setup(name='fastpkg', ext_modules=[Extension('fastpkg._fast', "
+            "['fastpkg/fast.c'])])\n")
+        return where
+
+    count = tmp_path / "count"
+    monkeypatch.setenv("BUILD_COUNT", str(count))
+    steps = recipes.detect_build(checkout(tmp_path / "one"))
+    cache = tmp_path / "envs" / "builds" / "fast"
+    built = extbuild.ensure(sys.executable, tmp_path / "one", steps, cache)
+    assert built.reason == "" and not built.reused
+    assert [f for f in built.files if not f.endswith(".so")] == ["fastpkg/version.py"]
+    assert any(f.startswith("fastpkg/_fast") for f in built.files)
+    assert not (tmp_path / "one" / "build").exists()
+    again = extbuild.ensure(sys.executable, checkout(tmp_path / "two"), steps, cache)
+    assert again.reused and again.files == built.files
+    assert count.read_text() == "x"   # compiled once
+    done = subprocess.run([sys.executable, "-c", "import fastpkg, fastpkg.version"],
+                          cwd=tmp_path / "two")
+    assert done.returncode == 0
+    # an environment's record: a run's checkout written anew gets the files back
+    extbuild.record(tmp_path / "env", "c0ffee", built)
+    (tmp_path / "three").mkdir()
+    restored = extbuild.restore_for_run(tmp_path / "env", "c0ffee", tmp_path / "three")
+    assert sorted(restored) == built.files
+    assert extbuild.restore_for_run(tmp_path / "env", "other", tmp_path / "four") == []
+    assert extbuild.steps_of(tmp_path / "env", "c0ffee") == steps
+
+    broken = extbuild.ensure(sys.executable, checkout(
+        tmp_path / "bad", "#include <vendored_rans.h>\n" + FASTOPS_C), steps,
+        tmp_path / "envs" / "builds" / "bad")
+    assert "vendored_rans.h" in broken.reason and "error" in broken.reason
+    assert "failed with exit" not in broken.reason
+    assert (tmp_path / "envs" / "builds" / "bad" / "build.log").is_file()
+    assert not extbuild.restore_for_run(tmp_path / "env", "c0ffee", tmp_path / "three")
+
+
 def test_a_module_the_repository_imports_but_does_not_declare_is_named():
     missing = environments.missing_requirement
     assert missing("import laplace: ModuleNotFoundError: No module named 'pkg_resources'") \
@@ -524,6 +581,13 @@ def test_a_module_the_repository_imports_but_does_not_declare_is_named():
     assert missing("import laplace: ModuleNotFoundError: No module named 'laplace.utils'",
                    "laplace") is None
     assert missing("import tensorflow: TypeError: Unable to convert function return") is None
+    # a companion left out (no build of it for the pinned CPU torch here) is not asked for
+    # again: the reason says why it is not there
+    why = environments.with_why_left_out(
+        "import compressai: ModuleNotFoundError: No module named 'torchvision'",
+        {"torchvision": "torchvision 0.28.0 does not import with torch==2.13.0+cpu"})
+    assert why.endswith("'torchvision' (torchvision 0.28.0 does not import with "
+                        "torch==2.13.0+cpu)")
 
 
 FAKE_TENSORFLOW = '''import numpy
