@@ -597,7 +597,7 @@ def _companion_torch(env_python: str, wanted, extras, torch: str | None, day, op
                                 overrides=recipe.overrides, exempt=swap.exempt,
                                 said=swap.notes)
         installed = uv.install(env_python, resolution.lock, checkout, options,
-                               build_isolation=not recipe.build)
+                               install_repo=not recipe.build)
     except CuratorError as exc:
         return f"with {other.pin}, the torch the index has for them: {exc}"[:600]
     still = broken_companions(env_python, options, other.pin, settings)

@@ -771,7 +771,7 @@ def test_a_release_without_tests_gets_the_tests_named_for_the_symbol(tmp_path):
                                        "https://git.invalid/entropy", "MIT")
     assert resolved.entry_point == "GaussianConditional.forward"
     assert resolved.test_node_ids == ["tests/test_models.py::TestGaussianConditional"]
-    assert any("read from the prompt" in n for n in record["notes"])
+    assert any("GaussianConditional" in n and "prompt" in n for n in record["notes"])
     assert any("found by name (the release gives none)" in n for n in record["notes"])
     # the class named only in prose is enough; naming none leaves it missing
     resolved, _ = resolve_problem(snapshot, problem(
