@@ -668,16 +668,28 @@ def _zygote_loop(worker: Worker, sock: socket.socket) -> None:
         if not message:
             os._exit(0)
         spec = json.loads(message)
+        # The child waits until its pid has been sent: a solution that signals its parent
+        # at import (the zygote, in weak isolation) can then only end its own run, never
+        # the worker's spawn of it (a loaded machine ran the child first)
+        gate_r, gate_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             try:
                 sock.close()
+                os.close(gate_w)
+                os.read(gate_r, 1)
+                os.close(gate_r)
                 _solution_child(worker, spec, fds)
             finally:
                 os._exit(70)
+        os.close(gate_r)
         for fd in fds:
             os.close(fd)
-        sock.send(json.dumps({"pid": pid}).encode())
+        try:
+            sock.send(json.dumps({"pid": pid}).encode())
+        finally:
+            os.write(gate_w, b"g")
+            os.close(gate_w)
         _, status = os.waitpid(pid, 0)
         try:
             sock.send(json.dumps({"status": status}).encode())
