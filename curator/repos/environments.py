@@ -254,9 +254,11 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
         status, reason = "built", ""
         built_note = ""
         if recipe.build:
-            built = extbuild.ensure(env_python, checkout, recipe.build, extbuild.cache_folder(
-                envs_dir(workspace), row["cache_key"],
-                extbuild.build_key(commit, version, torch, recipe.build, lock)))
+            folders = [extbuild.cache_folder(envs_dir(workspace), row["cache_key"], k)
+                       for k in extbuild.build_keys(commit, version, torch, recipe.build,
+                                                    lock)]
+            built = extbuild.ensure(env_python, checkout, recipe.build, folders[0],
+                                    also=folders[1:])
             reason = built.reason
             if not reason:
                 extbuild.record(target, commit, built)

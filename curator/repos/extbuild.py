@@ -7,8 +7,8 @@ repository from the checkout, so the extension must be there, not in site-packag
 
 What a build wrote into the checkout (the extension modules, generated version files) is
 copied to a cache folder beside the environments (db/envs/builds/), keyed by what the
-compiled code depends on: the commit, the Python version, the pinned torch, the build
-steps and the build-time packages of the lock (pybind11, numpy, Cython). So:
+compiled code depends on at run time: the commit, the Python version, the pinned torch,
+the build steps and numpy's major version (see `build_keys`). So:
 - an environment built again for another reason (an extra, an override) gets the same
   build back without compiling;
 - a checkout written anew (a run's checkout is laid from git objects) gets the built
@@ -34,8 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 BUILD_TIMEOUT_S = 3 * 3600   # pytorch3d: ~40 C++ files against torch's headers, 2 cores
-# Packages of the lock that a compiled extension is built against (besides torch).
-BUILD_TIME = ("pybind11", "numpy", "cython")
 MANIFEST = "manifest.json"
 RECORD = "build.json"   # in the environment's .curator/: which build it uses
 _SCRATCH = {"__pycache__"}
@@ -53,15 +51,20 @@ class Built:
     steps: list[str] = field(default_factory=list)
 
 
-def build_key(commit: str, python_version: str, torch: str | None, steps: list[str],
-              lock: str) -> str:
-    digest = hashlib.sha256()
-    for part in (commit, python_version, torch or "", *steps):
-        digest.update(part.encode() + b"\0")
-    for name in BUILD_TIME:
-        found = re.search(rf"(?im)^{re.escape(name)}==([^\s;\\]+)", lock or "")
-        digest.update(f"{name}={found.group(1) if found else ''}".encode() + b"\0")
-    return digest.hexdigest()
+def build_keys(commit: str, python_version: str, torch: str | None, steps: list[str],
+               lock: str) -> list[str]:
+    """The cache keys a build may be found under, the first its own: what the compiled
+    code depends on at run time (commit, Python, torch, steps, numpy's major version: its
+    C ABI). A build made without numpy does not use it, so it stays good when numpy is
+    added later (pytorch3d declares none; its tests need it): the second key."""
+    def key(numpy: str) -> str:
+        digest = hashlib.sha256()
+        for part in (commit, python_version, torch or "", *steps, f"numpy={numpy}"):
+            digest.update(part.encode() + b"\0")
+        return digest.hexdigest()
+
+    found = re.search(r"(?im)^numpy==(\d+)", lock or "")
+    return [key(found.group(1)), key("")] if found else [key("")]
 
 
 def cache_folder(envs: Path, cache_key: str, key: str) -> Path:
@@ -187,18 +190,21 @@ def run_steps(env_python: str, checkout: Path, steps: list[str], log: Path | Non
     return ""
 
 
-def ensure(env_python: str, checkout: Path, steps: list[str], folder: Path) -> Built:
-    """The build of `checkout` in `folder`: restored from it when it is there, else made
-    by running `steps` in the checkout and kept there (one build at a time per folder)."""
+def ensure(env_python: str, checkout: Path, steps: list[str], folder: Path,
+           also: list[Path] | tuple[Path, ...] = ()) -> Built:
+    """The build of `checkout` in `folder` (or in one of `also`, builds as good):
+    restored from it when it is there, else made by running `steps` in the checkout and
+    kept in `folder` (one build at a time per folder)."""
     started = time.monotonic()
     folder.parent.mkdir(parents=True, exist_ok=True)
     with open(folder.parent / f".{folder.name}.lock", "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
-        files = _complete(folder)
-        if files is not None:
-            restore(folder, checkout, files)
-            return Built(folder, files, reused=True, seconds=time.monotonic() - started,
-                         steps=steps)
+        for place in (folder, *also):
+            files = _complete(place)
+            if files is not None:
+                restore(place, checkout, files)
+                return Built(place, files, reused=True,
+                             seconds=time.monotonic() - started, steps=steps)
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)

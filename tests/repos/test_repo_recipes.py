@@ -571,6 +571,18 @@ def test_a_build_is_made_once_kept_and_restored_into_a_checkout_written_anew(tmp
     assert (tmp_path / "envs" / "builds" / "bad" / "build.log").is_file()
     assert not extbuild.restore_for_run(tmp_path / "env", "c0ffee", tmp_path / "three")
 
+    # numpy added to the environment (pytorch3d's tests need it; the package declares
+    # none): the build made without it is found again, not compiled anew
+    def keys(lock):
+        return extbuild.build_keys("c0ffee", "3.11", "torch==2.13.0", steps, lock)
+    without, (with2, also) = keys("pybind11==2.13.6\n"), keys("numpy==2.1.1 \\\n")
+    assert without == [also] and with2 != also
+    assert keys("numpy==2.0.2\n")[0] == with2 and keys("numpy==1.26.4\n")[0] != with2
+    compiled = count.read_text()
+    later = extbuild.ensure(sys.executable, checkout(tmp_path / "five"), steps,
+                            tmp_path / "envs" / "builds" / "numpy2", also=[cache])
+    assert later.reused and later.folder == cache and count.read_text() == compiled
+
 
 def test_a_module_the_repository_imports_but_does_not_declare_is_named():
     missing = environments.missing_requirement
