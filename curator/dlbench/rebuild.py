@@ -281,10 +281,9 @@ def _environment_reason(reason: str, left: dict[str, str], package: str | None) 
     """A reference whose tests cannot import a package the environment left out (nncf's
     tests import torchvision, whose only build here is for CUDA torch) fails for that:
     the reason says so, not just the ModuleNotFoundError."""
-    wanted = environments.missing_requirement(reason, package) \
+    why = environments.why_left_out(reason, left, package) \
         if reason.startswith("error: ") else None
-    name = requirements.requirement_name(wanted) if wanted else None
-    return f"environment: {left[name]} ({reason})"[:500] if name in left else reason
+    return f"environment: {why} ({reason})"[:500] if why else reason
 
 
 def missing_requirements(store: Store, triaged: list[runs.TriageResult],

@@ -148,7 +148,11 @@ def _run_samples(store: Store, workspace: Workspace, report: EvalReport, todo: l
     """Run the samples a batch at a time, each batch claimed first (see the docstring)."""
     if engine is None or not todo:
         return
-    batch_size = max(8, 4 * max(1, getattr(engine, "workers", 1) or 1))
+    # Each batch ends with workers idle while its last runs finish: batches of about a
+    # quarter of the work (at least 4 runs per worker, at most 64) keep those tails few
+    # and still leave work for a second evaluation of the same workspace.
+    per_worker = 4 * max(1, getattr(engine, "workers", 1) or 1)
+    batch_size = max(per_worker, min(64, -(-len(todo) // 4)))
     claims = Claims(store)
     problems: dict = {}
     counts: Counter = Counter()

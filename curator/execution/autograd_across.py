@@ -53,42 +53,35 @@ def install(current_link):
     if _INSTALLED:
         return
     real_grad, real_backward = torch.autograd.grad, torch.autograd.backward
-    grad_signature = inspect.signature(real_grad)
-    backward_signature = inspect.signature(real_backward)
-
     # torch's own functions call the public name again under a TorchFunctionMode
     # (torch.set_default_device's): that call is torch's, never wrapped twice
     inside = threading.local()
 
-    def grad(*args, **kwargs):
-        link = current_link()
-        if link is None or getattr(inside, "on", False) or not link.origins():
-            return real_grad(*args, **kwargs)
-        bound = grad_signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        inside.on = True
-        try:
-            return _grad(link, real_grad, bound)
-        finally:
-            inside.on = False
+    def across(real, serve, wanted):
+        """`real` wrapped: served across the boundary by serve(link, real, bound) when
+        a call is being served, not already inside one, and wanted(origins)."""
+        signature = inspect.signature(real)
 
-    def backward(*args, **kwargs):
-        link = current_link()
-        if link is None or getattr(inside, "on", False) or \
-                not any(kind == "graph" for _, _, kind in link.origins()):
-            return real_backward(*args, **kwargs)
-        bound = backward_signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        inside.on = True
-        try:
-            return _backward(link, real_backward, bound)
-        finally:
-            inside.on = False
+        def wrapper(*args, **kwargs):
+            link = current_link()
+            if link is None or getattr(inside, "on", False) or not wanted(link.origins()):
+                return real(*args, **kwargs)
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            inside.on = True
+            try:
+                return serve(link, real, bound)
+            finally:
+                inside.on = False
 
-    for wrapper, real in ((grad, real_grad), (backward, real_backward)):
         wrapper.__name__, wrapper.__qualname__ = real.__name__, real.__qualname__
         wrapper.__doc__, wrapper.__module__ = real.__doc__, real.__module__
         wrapper.__wrapped__ = real
+        return wrapper
+
+    grad = across(real_grad, _grad, bool)
+    backward = across(real_backward, _backward,
+                      lambda origins: any(kind == "graph" for _, _, kind in origins))
     torch.autograd.grad, torch.autograd.backward = grad, backward
     _INSTALLED.update(grad=real_grad, backward=real_backward)
 

@@ -33,6 +33,7 @@ import builtins
 import collections
 import collections.abc
 import functools
+import inspect
 import io
 import json
 import logging
@@ -850,6 +851,9 @@ class JudgeObject:
     def __getattr__(self, name):
         return self._ask("getattr", name)
 
+    def __setattr__(self, name, value):
+        self._ask("setattr", name, (value,))
+
     def __iter__(self):
         return self._ask("dunder", "__iter__")
 
@@ -971,21 +975,31 @@ class SolutionLink:
 
     def ask_autograd(self, op, outputs, grads, inputs, flags):
         """Ask the judge to run autograd on its own tensors (named by place in this call),
-        and wait for the result, serving the judge's frames meanwhile."""
-        payload = self.dumps((op, outputs, grads, inputs, flags))
+        and wait for the result, serving the judge's frames meanwhile. The results are
+        the judge's tensors of this call, placed as it placed them in its request."""
+        return self.ask_judge(b"A", self.dumps((op, outputs, grads, inputs, flags)), b"a",
+                              in_this_call=True)
+
+    def ask_judge(self, frame, payload, answer, in_this_call=False):
+        """Send the judge one request and wait for its `answer` frame (or `e`, its
+        exception), serving the calls and backward passes it makes meanwhile, each from
+        a fresh call state. The answer is read in a fresh state too (a callback's value is
+        new to this call), or in_this_call in the current call's (its tensors are this
+        call's); afterwards the current call's state is as it was."""
         saved = (self.request, self.versions, self.grad_inputs, self.outputs,
                  self.origins_of)
-        send_frame(self.sock, b"A", payload)
+        send_frame(self.sock, frame, payload)
         try:
             while True:
                 kind, reply = recv_frame(self.sock)
                 if kind is None:
                     os._exit(0)
-                if kind == b"a":
-                    # the results are the judge's tensors of this call, placed as it placed
-                    # them in its request
-                    (self.request, self.versions, self.grad_inputs, self.outputs,
-                     self.origins_of) = saved
+                self.request, self.versions, self.grad_inputs = [], {}, []
+                self.outputs, self.origins_of = None, {}
+                if kind == answer:
+                    if in_this_call:
+                        (self.request, self.versions, self.grad_inputs, self.outputs,
+                         self.origins_of) = saved
                     return self.loads(reply)
                 if kind == b"e":
                     raise _rebuild_exception_plain(self.loads(reply))
@@ -1140,25 +1154,7 @@ class SolutionLink:
             self.origins_of = saved
 
     def callback(self, handle, op, name, args, kwargs):
-        payload = self.dumps((handle, op, name, args, kwargs))
-        saved = (self.request, self.versions, self.grad_inputs, self.outputs,
-                 self.origins_of)
-        send_frame(self.sock, b"C", payload)
-        try:
-            while True:
-                kind, reply = recv_frame(self.sock)
-                if kind is None:
-                    os._exit(0)
-                self.request, self.versions, self.grad_inputs = [], {}, []
-                self.outputs, self.origins_of = None, {}
-                if kind == b"r":
-                    return self.loads(reply)
-                if kind == b"e":
-                    raise _rebuild_exception_plain(self.loads(reply))
-                self.handle_frame(kind, reply)
-        finally:
-            (self.request, self.versions, self.grad_inputs, self.outputs,
-             self.origins_of) = saved
+        return self.ask_judge(b"C", self.dumps((handle, op, name, args, kwargs)), b"r")
 
 
 # -- the global random generators across a call --------------------------------------------
@@ -1412,11 +1408,36 @@ DUNDERS = {"__len__": len, "__bool__": bool, "__iter__": iter, "__next__": next,
 # `__setattr__` would hand out the test module, other tests or a way to rebind them), and
 # nothing of frames, code, tracebacks or suspended generators (`gi_frame.f_back` walks to
 # the running test). Refused reads are an AttributeError, as a missing attribute is.
-SERVED_OPS = ("call", "getattr", "dunder", "clone")
+SERVED_OPS = ("call", "getattr", "dunder", "clone", "setattr")
 READABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__module__",
                               "__annotations__"})
 INTROSPECTION_TYPES = (types.FrameType, types.CodeType, types.TracebackType, types.CellType,
                        types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
+
+
+# Setting an attribute of a judge object the solution was given (pfrl's train_agent counts
+# steps on the test's agent, `agent.t = t`) is a mutation of its argument, as in-process: a
+# plain attribute, to a value the judge holds as its own. Never a dunder, never on a class,
+# module, function or introspection object, never over what the object's class defines as
+# a method, property or other descriptor (the tests may call or read it), and never to
+# something that runs solution code when called (a test calling `checker.check(result)`
+# would get the solution's answer). Refused writes are an AttributeError.
+UNWRITABLE_TYPES = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+                    types.MethodType, types.BuiltinMethodType, functools.partial,
+                    *INTROSPECTION_TYPES)
+
+
+def _check_writable(target, name, value, runs_solution_code):
+    refused = name.startswith("__") and name.endswith("__") or \
+        isinstance(target, UNWRITABLE_TYPES) or runs_solution_code(value)
+    if not refused:
+        defined = inspect.getattr_static(type(target), name, _MISSING)
+        refused = defined is not _MISSING and (
+            callable(defined) or any(hasattr(type(defined), d)
+                                     for d in ("__get__", "__set__", "__delete__")))
+    if refused:
+        raise AttributeError("%r of a judge object of type %s cannot be set across the "
+                             "boundary" % (name, type(target).__name__))
 
 
 def _judge_clone(target):
@@ -2054,8 +2075,9 @@ class JudgeLink:
                 raise self.violation("a request of the wrong shape")
             handle, op, name, args, kwargs = request
             if op not in SERVED_OPS or (op == "dunder" and name not in DUNDERS) or \
-                    (op == "getattr" and type(name) is not str) or \
-                    type(args) is not tuple or type(kwargs) is not dict:
+                    (op in ("getattr", "setattr") and type(name) is not str) or \
+                    type(args) is not tuple or type(kwargs) is not dict or \
+                    (op == "setattr" and (len(args) != 1 or kwargs)):
                 # the solution's side only ever asks a handle to be called, read or
                 # iterated: anything else (a patch, a setattr) is not ours to serve
                 raise self.violation("a request the boundary does not serve (%r)" % (op,))
@@ -2065,6 +2087,8 @@ class JudgeLink:
                 raise self.violation(str(exc)) from None
             if op == "getattr":
                 _check_readable(target, name)
+            if op == "setattr":
+                _check_writable(target, name, args[0], self.runs_solution_code)
             if op == "clone":
                 result = _judge_clone(target)
             else:
@@ -2077,6 +2101,13 @@ class JudgeLink:
             send_frame(self.sock, b"e", self.dumps(exception_record(exc)))
         finally:
             self.request, self.grad_request, self.current = saved
+
+    def runs_solution_code(self, value):
+        """Whether calling (or using) `value` runs code of the solution process: a remote
+        function, object or method, or an instance or stand-in of a solution class."""
+        return isinstance(value, (RemoteFunction, RemoteObject, RemoteMethod, _BoundMethod,
+                                  _UnboundMethod, _ClassFunction)) or \
+            any(value is cls or isinstance(value, cls) for cls in self.standins.values())
 
     def wait_ready(self):
         if self.ready is None:

@@ -392,12 +392,9 @@ _NO_FIXTURE = re.compile(r"fixture '([A-Za-z0-9_]+)' not found")
 def with_why_left_out(reason: str, without: dict[str, str]) -> str:
     """An import check's reason, with why the module it misses was left out when it was
     (CompressAI imports torchvision, whose only build here for the pinned CPU torch is a
-    CUDA one)."""
-    found = _NO_MODULE.search(reason or "")
-    name = requirements.canonical(found.group(1).split(".")[0]) if found else None
-    if name and name in without:
-        return f"{reason} ({without[name]})"
-    return reason
+    CUDA one). `without`: distribution -> why."""
+    why = why_left_out(reason, without)
+    return f"{reason} ({why})" if why else reason
 
 
 def missing_requirement(reason: str, package: str | None = None) -> str | None:
@@ -463,8 +460,9 @@ def missing_guarded(reason: str, source: str, package: str | None = None) -> str
 
 
 def left_out(lock: str) -> dict[str, str]:
-    """Distribution name -> why the lock left it out (a torch companion built for another
-    torch, a test requirement that does not fit), from the lock's header."""
+    """Distribution name -> "REQUIREMENT left out: why", for what the lock
+    left out (a torch companion built for another torch, a test requirement that does
+    not fit), from the lock's header (`# left out REQ: why`, `# NAME left out: why`)."""
     out: dict[str, str] = {}
     for line in (lock or "").splitlines():
         if not line.startswith("# "):
@@ -472,35 +470,38 @@ def left_out(lock: str) -> dict[str, str]:
                 break
             continue
         text = line[2:]
-        match = re.match(r"left out (\S+): ", text) or re.match(r"(\S+) left out: ", text)
+        match = re.match(r"left out (\S+): (.*)", text) or re.match(r"(\S+) left out: (.*)",
+                                                                    text)
         name = requirements.requirement_name(match.group(1)) if match else None
         if name:
-            out.setdefault(name, text)
+            out.setdefault(name, f"{match.group(1)} left out: {match.group(2)}")
     return out
+
+
+def why_left_out(reason: str, left: dict[str, str], package: str | None = None
+                 ) -> str | None:
+    """Why the module `reason` says was not found is missing, when `left` (distribution
+    -> why, as left_out gives) names the distribution that provides it; never for the
+    repository's own package."""
+    found = _NO_MODULE.search(reason or "")
+    if not found or not left:
+        return None
+    module = found.group(1)
+    top = module.split(".")[0]
+    if package and top == package:
+        return None
+    names = {requirements.canonical(n)
+             for n in (module, top, MODULE_DISTRIBUTIONS.get(top, "")) if n}
+    return next((why for name, why in left.items()
+                 if requirements.canonical(name) in names), None)
 
 
 def left_out_because(store: Store, url: str, reason: str) -> str | None:
     """Why the environment of the repository at `url` lacks the module a run's reason
-    says was not found, when its lock left that module's distribution out (a torch
-    companion that does not import here, a test requirement that does not fit)."""
-    found = _NO_MODULE.search(reason or "")
-    record = identity.record_for(store, url) if found else None
+    says was not found, when its lock left that module's distribution out."""
+    record = identity.record_for(store, url) if _NO_MODULE.search(reason or "") else None
     row = repo_envs.get(store, record["id"]) if record is not None else None
-    if row is None:
-        return None
-    module = found.group(1)
-    names = {requirements.canonical(n) for n in (
-        module, module.split(".")[0], MODULE_DISTRIBUTIONS.get(module.split(".")[0], ""))
-        if n}
-    for item in row.get("left_out") or []:
-        if requirements.canonical(requirements.requirement_name(item["requirement"]) or "") \
-                in names:
-            return f"{item['requirement']} left out of the environment: {item['reason']}"
-    for line in (row.get("lock") or "").splitlines():
-        head, sep, why = line.removeprefix("# ").partition(" left out: ")
-        if line.startswith("# ") and sep and requirements.canonical(head) in names:
-            return f"{head} left out of the environment: {why}"
-    return None
+    return why_left_out(reason, left_out(row.get("lock") or "")) if row else None
 
 
 @dataclass

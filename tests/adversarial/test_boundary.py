@@ -451,6 +451,87 @@ def twice(f, x):
 }
 
 
+# A function that sets an attribute of an object the test gave it (pfrl's train_agent
+# counts steps on the test's agent): the judge's object changes, as in-process. What it
+# may not set: a method the test calls (`check`), a dunder, or anything of a function.
+SETATTR_TESTS = """\
+from solution import train
+
+
+class Agent:
+    steps_default = 0
+
+    def __init__(self):
+        self.t = 0
+
+    def check(self, value):
+        return value == self.t
+
+
+def test_counts_steps():
+    agent = Agent()
+    train(agent, 3)
+    assert agent.t == 3 and agent.steps_default == 3
+
+
+def test_checked_by_the_agent():
+    agent = Agent()
+    assert agent.check(train(agent, 2))
+"""
+SETATTR_REFERENCE = """\
+def train(agent, steps):
+    for _ in range(steps):
+        agent.t = agent.t + 1
+    agent.steps_default = steps
+    return agent.t
+"""
+SETATTR_CONTROL = SETATTR_REFERENCE.replace("agent.t + 1", "agent.t + 2")
+SETATTR_ATTACKS = {
+    "the test's check replaced by a solution function": """
+def _yes(value):
+    return True
+
+
+def train(agent, steps):
+    agent.check = _yes
+    agent.t = steps + 1
+    agent.steps_default = steps
+    return agent.t
+""",
+    "the agent's class swapped": """
+class Always:
+    t = 3
+    steps_default = 3
+
+    def check(self, value):
+        return True
+
+
+def train(agent, steps):
+    agent.__class__ = Always
+    return 0
+""",
+    "an attribute of the test's method set": """
+def train(agent, steps):
+    agent.check.__func__.__code__ = (lambda self, value: True).__code__
+    agent.t = steps + 1
+    return 0
+""",
+}
+
+
+def test_a_solution_sets_plain_attributes_of_the_tests_objects(engine):
+    result = run_one(engine, SETATTR_REFERENCE, SETATTR_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.reason, result.stdout[-2000:])
+    control = run_one(engine, SETATTR_CONTROL, SETATTR_TESTS, timeout=60)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    for name, attack in SETATTR_ATTACKS.items():
+        run = run_one(engine, attack, SETATTR_TESTS, timeout=60)
+        passed = [t["id"] for t in run.tests if t["outcome"] == "passed"]
+        assert not passed and run.outcome in ("failed", "tampered"), (
+            name, run.outcome, run.reason, run.stdout[-2000:])
+
+
 def test_the_reference_holding_judge_handles_passes(engine):
     result = run_one(engine, HANDLE_REFERENCE, HANDLE_TESTS, timeout=60)
     assert result.outcome == "passed", (result.reason, result.stdout[-2000:])

@@ -212,4 +212,4 @@ def test_a_module_the_environment_left_out_is_named_with_why(tmp_path):
         (result,) = runs.triage(store, ws, ["scale"])
     assert not result.green
     assert "No module named 'tinyvision'" in result.reason
-    assert result.reason.endswith(f"(tinyvision left out of the environment: {why})")
+    assert result.reason.endswith(f"(tinyvision left out: {why})")
