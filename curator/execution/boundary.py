@@ -1068,11 +1068,12 @@ class SolutionLink:
         except Exception as exc:
             unread = TypeError("the solution process could not read the call's arguments: "
                                "%s: %s" % (type(exc).__name__, str(exc)[:300]))
-            send_frame(self.sock, b"E", self.dumps((exception_record(unread), None)))
+            send_frame(self.sock, b"E", self.dumps((exception_record(unread), None, [])))
             return
         request, versions, inputs = self.request, self.versions, self.grad_inputs
         origins = self.origins_of
         caught = []
+        placed = _placed(sent)   # which object sits where in the arguments, before the call
         try:
             set_rng_state(rng.get("rng"))   # draws what it would have drawn in the test
         except Exception:
@@ -1091,7 +1092,7 @@ class SolutionLink:
             self.request, self.versions, self.origins_of = request, versions, origins
             try:
                 self.outputs = None
-                reply = self.dumps((exception_record(exc), sent))
+                reply = self.dumps((exception_record(exc), sent, _rebound(placed, sent)))
                 send_frame(self.sock, b"E", reply)
             except BaseException as inner:
                 send_frame(self.sock, b"X", self.dumps(_describe(inner)))
@@ -1101,7 +1102,7 @@ class SolutionLink:
         self.request, self.versions, self.origins_of = request, versions, origins
         self.outputs = [] if inputs else None
         try:
-            reply = self.dumps((result, sent))
+            reply = self.dumps((result, sent, _rebound(placed, sent)))
         except BaseException as exc:
             self.outputs = None
             send_frame(self.sock, b"X", self.dumps(_describe(exc)))
@@ -2164,10 +2165,13 @@ class JudgeLink:
             current = self.current
         finally:
             self.current = None
-        if not isinstance(decoded, tuple) or len(decoded) != 2:
+        if not isinstance(decoded, tuple) or len(decoded) != 3:
             raise self.violation("a reply of the wrong shape")
-        value, after = decoded
-        restored = adopt_reply(self, sent, after, value, current["changed"])
+        value, after, rebound = decoded
+        rebound = _paths(rebound)
+        if rebound is None:
+            raise self.violation("a reply of the wrong shape")
+        restored = adopt_reply(self, sent, after, value, current["changed"], rebound)
         self.issue_warnings()
         if kind == b"E":
             record = restored
@@ -2234,14 +2238,88 @@ def _split_call_id(reply):
 # -- copy-back: the solution's view of the arguments into the judge's objects -----------------
 
 
-def _pair(orig, new, pairs, depth=0):
+# Pairing is by place: the object the solution holds at a place in the arguments after the
+# call is the judge's object at that place, updated in place (a list it appended to, an
+# attribute's dict it changed). A place the function bound to a new object instead
+# (`self.kwargs = {**defaults, ...}`) is not paired: the judge's object there keeps its
+# contents, as in-process, and the new one takes its place (cleanlab's CleanLearning
+# rebinds a dict that is its __init__'s shared default; updating that default in place
+# carried one test's confident joint into the next). The solution process says which
+# places it rebound (`_rebound`), as data; saying so only ever leaves judge objects as
+# they were.
+PLACE_KEYS = (str, int, float, bytes, bool, type(None))
+MAX_PLACES = 20000
+
+
+def _namespace(obj):
+    """An instance's own attribute dict, read without running any of its code."""
+    if isinstance(obj, (type, types.ModuleType, types.FunctionType, JudgeObject)):
+        return None
+    try:
+        namespace = object.__getattribute__(obj, "__dict__")
+    except (AttributeError, TypeError):
+        return None
+    return namespace if type(namespace) is dict else None
+
+
+def _placed(root):
+    """In the solution process: place -> object, for the containers and instances of the
+    arguments as they arrived (tensors and arrays pair by their own references)."""
+    places, seen, stack = {}, set(), [(root, ())]
+    while stack and len(places) < MAX_PLACES:
+        obj, place = stack.pop()
+        if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)) or \
+                id(obj) in seen or len(place) > 200 or \
+                (torch is not None and isinstance(obj, torch.Tensor)) or \
+                (np is not None and isinstance(obj, np.ndarray)):
+            continue
+        seen.add(id(obj))
+        places[place] = obj
+        if isinstance(obj, (list, tuple)):
+            stack.extend((v, place + (("i", i),)) for i, v in enumerate(obj))
+        elif isinstance(obj, dict):
+            stack.extend((v, place + (("k", k),)) for k, v in obj.items()
+                         if type(k) in PLACE_KEYS)
+        else:
+            namespace = _namespace(obj)
+            if namespace is not None:
+                stack.append((namespace, place + (("d",),)))
+    return places
+
+
+def _rebound(before, root):
+    """The places of the arguments that hold another object after the call than before."""
+    after = _placed(root)
+    return [place for place, obj in after.items()
+            if place in before and before[place] is not obj]
+
+
+def _paths(value):
+    """The rebound places a reply names, checked to be data; None if they are not."""
+    if not isinstance(value, list) or len(value) > MAX_PLACES:
+        return None
+    out = set()
+    for place in value:
+        if not isinstance(place, tuple) or not all(
+                isinstance(step, tuple) and step and step[0] in ("i", "k", "d")
+                and all(type(part) in PLACE_KEYS for part in step) for step in place):
+            return None
+        out.add(place)
+    return frozenset(out)
+
+
+def _pair(orig, new, pairs, depth=0, place=(), rebound=frozenset()):
+    """Pair the solution's objects after the call (`new`) with the judge's (`orig`) by
+    place; `place` None: below a place that cannot be named (paired as before)."""
     if depth > 200 or id(new) in pairs or orig is new:
+        return
+    if place is not None and place in rebound:
         return
     if isinstance(new, MirrorState):
         pairs[id(new)] = orig
         state = getattr(orig, "__dict__", None)
         if isinstance(state, dict):
-            _pair(state, new.state, pairs, depth + 1)
+            _pair(state, new.state, pairs, depth + 1, _step(place, ("d",)), rebound)
         return
     if torch is not None and isinstance(new, torch.Tensor):
         return   # tensors pair through the reference they carry
@@ -2249,8 +2327,8 @@ def _pair(orig, new, pairs, depth=0):
         return
     pairs[id(new)] = orig
     if isinstance(new, (list, tuple)):
-        for a, b in zip(orig, new):
-            _pair(a, b, pairs, depth + 1)
+        for i, (a, b) in enumerate(zip(orig, new)):
+            _pair(a, b, pairs, depth + 1, _step(place, ("i", i)), rebound)
     elif isinstance(new, dict):
         rest_orig = [k for k in orig if k not in new] if all(
             isinstance(k, (str, int, float, bytes, tuple, type(None))) for k in new) else \
@@ -2259,21 +2337,27 @@ def _pair(orig, new, pairs, depth=0):
             list(new)
         for key in new:
             if key in orig and isinstance(key, (str, int, float, bytes, tuple, type(None))):
-                _pair(orig[key], new[key], pairs, depth + 1)
+                _pair(orig[key], new[key], pairs, depth + 1,
+                      _step(place, ("k", key)) if type(key) in PLACE_KEYS else None,
+                      rebound)
         if len(rest_orig) == len(rest_new):
             for a, b in zip(rest_orig, rest_new):
-                _pair(a, b, pairs, depth + 1)
-                _pair(orig[a], new[b], pairs, depth + 1)
+                _pair(a, b, pairs, depth + 1, None, rebound)
+                _pair(orig[a], new[b], pairs, depth + 1, None, rebound)
     elif hasattr(new, "__dict__") and not isinstance(new, type) and \
             isinstance(getattr(orig, "__dict__", None), dict):
-        _pair(orig.__dict__, new.__dict__, pairs, depth + 1)
+        _pair(orig.__dict__, new.__dict__, pairs, depth + 1, _step(place, ("d",)), rebound)
 
 
-def adopt_reply(link, sent, after, value, changed):
+def _step(place, step):
+    return None if place is None else place + (step,)
+
+
+def adopt_reply(link, sent, after, value, changed, rebound=frozenset()):
     pairs = {}
     for new_id, (orig, new) in changed.items():
         pairs[new_id] = orig
-    _pair(sent, after, pairs)
+    _pair(sent, after, pairs, rebound=rebound)
     done = {}
     _adopt(link, after, pairs, done, changed)
     return _adopt(link, value, pairs, done, changed)

@@ -751,6 +751,50 @@ def test_modules_gradients_and_mutated_arguments_cross(engine):
     assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
 
 
+# A function that binds a new object where the caller's was (cleanlab's CleanLearning
+# rebinds `self.find_label_issues_kwargs`, whose old value is its __init__'s shared default)
+# leaves the old object as it was; one it changes in place changes the caller's.
+REBIND_TESTS = """\
+from solution import configure
+
+DEFAULTS = {}
+
+
+def make_state():
+    return {"kwargs": DEFAULTS, "seen": [], "log": []}
+
+
+def test_first():
+    state = make_state()
+    seen, log = state["seen"], state["log"]
+    configure(state, 3)
+    assert state["kwargs"] == {"classes": 3} and DEFAULTS == {}
+    assert seen == [3] and log == [] and state["log"] == ["configured"]
+
+
+def test_second_sees_no_earlier_test():
+    state = make_state()
+    assert state["kwargs"] == {}
+    configure(state, 10)
+    assert state["kwargs"] == {"classes": 10} and DEFAULTS == {}
+"""
+REBIND_SOLUTION = """\
+def configure(state, classes):
+    state["kwargs"] = {**state["kwargs"], "classes": classes}
+    state["seen"].append(classes)
+    state["log"] = state["log"] + ["configured"]
+"""
+
+
+def test_a_rebound_argument_leaves_the_callers_old_object_alone(engine):
+    result = run_one(engine, REBIND_SOLUTION, REBIND_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
+    wrong = REBIND_SOLUTION.replace('state["kwargs"] = {**state["kwargs"], "classes": classes}',
+                                    'state["kwargs"]["classes"] = classes')
+    control = run_one(engine, wrong, REBIND_TESTS, timeout=60)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+
+
 def test_a_value_with_no_data_form_is_an_error_naming_it(engine):
     result = run_one(engine, "def add(a, b):\n    return open(__file__)\n", timeout=30)
     assert result.outcome == "error", (result.outcome, result.reason)
