@@ -795,6 +795,35 @@ def test_a_rebound_argument_leaves_the_callers_old_object_alone(engine):
     assert control.outcome == "failed", (control.outcome, control.reason)
 
 
+LOADER_TESTS = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+from solution import total
+
+
+def test_total_of_a_loader():
+    loader = DataLoader(TensorDataset(torch.arange(10.0)), batch_size=4)
+    assert total(loader) == 45.0
+    assert len(loader) == 3 and loader.batch_size == 4
+"""
+LOADER_SOLUTION = """\
+def total(loader):
+    assert len(loader) == 3 and len(loader.dataset) == 10
+    return float(sum(float(x.sum()) for (x,) in loader))
+"""
+
+
+def test_a_loader_the_test_passes_is_its_own_object_iterated_across(engine):
+    """The judge never rebuilds a DataLoader, so it never sends one as a copy either (the
+    copy came back with the arguments and could not cross: Laplace's `fit`)."""
+    result = run_one(engine, LOADER_SOLUTION, LOADER_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
+    control = run_one(engine, LOADER_SOLUTION.replace("float(x.sum())", "float(x.max())"),
+                      LOADER_TESTS, timeout=60)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+
+
 def test_a_value_with_no_data_form_is_an_error_naming_it(engine):
     result = run_one(engine, "def add(a, b):\n    return open(__file__)\n", timeout=30)
     assert result.outcome == "error", (result.outcome, result.reason)
