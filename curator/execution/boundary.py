@@ -2263,37 +2263,41 @@ def _split_call_id(reply):
 # they were.
 PLACE_KEYS = (str, int, float, bytes, bool, type(None))
 MAX_PLACES = 20000
+# bound at import: the solution may rebind builtins (`builtins.float = ...`) before a reply
+_ATOMS = (bool, int, float, complex, str, bytes)
+_SEQUENCES, _DICT, _ID, _ENUMERATE, _LEN, _TYPE = (list, tuple), dict, id, enumerate, len, type
+_SET, _IS_INSTANCE = set, isinstance
 
 
 def _namespace(obj):
     """An instance's own attribute dict, read without running any of its code."""
-    if isinstance(obj, (type, types.ModuleType, types.FunctionType, JudgeObject)):
+    if _IS_INSTANCE(obj, (type, types.ModuleType, types.FunctionType, JudgeObject)):
         return None
     try:
         namespace = object.__getattribute__(obj, "__dict__")
     except (AttributeError, TypeError):
         return None
-    return namespace if type(namespace) is dict else None
+    return namespace if _TYPE(namespace) is _DICT else None
 
 
 def _placed(root):
     """In the solution process: place -> object, for the containers and instances of the
     arguments as they arrived (tensors and arrays pair by their own references)."""
-    places, seen, stack = {}, set(), [(root, ())]
-    while stack and len(places) < MAX_PLACES:
+    places, seen, stack = {}, _SET(), [(root, ())]
+    while stack and _LEN(places) < MAX_PLACES:
         obj, place = stack.pop()
-        if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)) or \
-                id(obj) in seen or len(place) > 200 or \
-                (torch is not None and isinstance(obj, torch.Tensor)) or \
-                (np is not None and isinstance(obj, np.ndarray)):
+        if obj is None or _IS_INSTANCE(obj, _ATOMS) or _ID(obj) in seen or \
+                _LEN(place) > 200 or \
+                (torch is not None and _IS_INSTANCE(obj, torch.Tensor)) or \
+                (np is not None and _IS_INSTANCE(obj, np.ndarray)):
             continue
-        seen.add(id(obj))
+        seen.add(_ID(obj))
         places[place] = obj
-        if isinstance(obj, (list, tuple)):
-            stack.extend((v, place + (("i", i),)) for i, v in enumerate(obj))
-        elif isinstance(obj, dict):
+        if _IS_INSTANCE(obj, _SEQUENCES):
+            stack.extend((v, place + (("i", i),)) for i, v in _ENUMERATE(obj))
+        elif _IS_INSTANCE(obj, _DICT):
             stack.extend((v, place + (("k", k),)) for k, v in obj.items()
-                         if type(k) in PLACE_KEYS)
+                         if _TYPE(k) in PLACE_KEYS)
         else:
             namespace = _namespace(obj)
             if namespace is not None:
