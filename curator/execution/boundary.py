@@ -362,7 +362,16 @@ REBUILDERS = {name: globals()[name] for name in
 # Reconstructors of allowed classes that the judge resolves by name (see _resolve).
 NUMPY_REBUILDERS = {("numpy.core.multiarray", "_reconstruct"),
                     ("numpy._core.multiarray", "_reconstruct"),
-                    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar")}
+                    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
+                    # a random Generator or RandomState and its bit generator (held by
+                    # pennylane's devices, scikit-learn's estimators): numpy's plain
+                    # functions that make one of its own bit generator classes, by name
+                    # or as a class this unpickler resolved, whose state is then set;
+                    # numpy 2 adds the bit generator's SeedSequence (Cython: the class's
+                    # __new__ and its fields)
+                    *(("numpy.random._pickle", name) for name in (
+                        "__generator_ctor", "__randomstate_ctor", "__bit_generator_ctor")),
+                    ("numpy.random.bit_generator", "__pyx_unpickle_SeedSequence")}
 LIBRARY_REBUILDERS = {("copyreg", "_reconstructor"), ("copyreg", "__newobj__"),
                       *NUMPY_REBUILDERS}
 # pandas' own reconstructors (Cython functions and two index builders: each rebuilds a

@@ -102,13 +102,62 @@ def test_library_values_and_the_tests_own_functions_cross(engine, tmp_path):
 
 
 def test_a_value_only_solution_code_can_rebuild_is_an_error_not_tampering(engine, tmp_path):
-    """numpy's Generator pickles through a plain function of numpy: sent as a handle, the
-    judge would have to call into the solution process to decode the reply."""
+    """torch.fx's GraphModule pickles through a plain function of torch that is not one of
+    the rebuilders: sent as a handle, the judge would have to call into the solution
+    process to decode the reply."""
     repo = make_repo(tmp_path / "repo")
-    generator = KNN.replace("return graph, index", "return graph, np.random.default_rng(0)")
-    result = next(iter(engine.run([knn_job(repo, generator)])))
+    traced = KNN.replace("return graph, index", "import torch\n    return graph, "
+                         "torch.fx.symbolic_trace(torch.nn.Linear(2, 2))")
+    result = next(iter(engine.run([knn_job(repo, traced)])))
     assert result.outcome == "error", (result.outcome, result.reason, result.evidence)
     assert "cannot cross from the solution process" in result.reason, result.reason
+
+
+RNG = textwrap.dedent("""\
+    import numpy as np
+
+
+    class Device:
+        def __init__(self, seed):
+            self.rng = np.random.default_rng(seed)
+            self.legacy = np.random.RandomState(seed)
+
+        def shots(self, n):
+            return self.rng.integers(0, 2, n), self.legacy.rand()
+
+
+    def sample(device, n):
+        return device.shots(n), np.random.default_rng(1)
+    """)
+RNG_TESTS = textwrap.dedent("""\
+    import numpy as np
+
+    from pkg.rng import Device, sample
+
+
+    def test_generators_cross_with_their_state():
+        device = Device(0)
+        (bits, drawn), generator = sample(device, 8)
+        expected = np.random.default_rng(0)
+        assert bits.tolist() == expected.integers(0, 2, 8).tolist()
+        assert drawn == np.random.RandomState(0).rand()
+        assert isinstance(generator, np.random.Generator)
+        assert generator.random() == np.random.default_rng(1).random()
+    """)
+
+
+def test_numpy_random_generators_cross_by_value(engine, tmp_path):
+    """numpy's random Generator and RandomState (held by pennylane's devices, crossing with
+    TorchLayer.forward's `self`) cross as numpy's own, with their state: before, every such run was an error, "a value of type
+    __generator_ctor (rebuilt only by a function of the solution process) cannot cross"."""
+    repo = one_module_repo(tmp_path / "repo", "rng", RNG, "test_rng.py", RNG_TESTS)
+    wrong = RNG.replace("np.random.default_rng(1)", "np.random.default_rng(2)")
+    jobs = [module_job(repo, "rng", "test_rng.py", RNG, "sample", reference=True),
+            module_job(repo, "rng", "test_rng.py", wrong, "sample")]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, candidate = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])
 
 
 NET = textwrap.dedent("""\
