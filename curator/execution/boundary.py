@@ -639,6 +639,11 @@ class SolutionPickler(_Pickler):
             gout = link.gradient_output(obj)
             return _t, (*record[:6], record[6], link.request_index(obj), gout)
         if np is not None and isinstance(obj, np.ndarray):
+            if cls is not np.ndarray and allowed_class(cls) and not _solution_defined(cls):
+                # an ndarray subclass of the repository or a library (pennylane's
+                # numpy.tensor and its requires_grad, a masked array): numpy's own
+                # reduction, rebuilt by the judge from its own class
+                return NotImplemented
             note = None if cls is np.ndarray else "%s.%s" % (cls.__module__, cls.__qualname__)
             if obj.dtype == np.dtype(object):
                 return _ao, (tuple(obj.shape), list(obj.ravel()), note)

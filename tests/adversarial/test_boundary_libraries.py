@@ -500,3 +500,61 @@ def test_sklearn_clone_of_a_tests_estimator(engine):
     # handle class (TypeError: JudgeObject.__init__() got an unexpected keyword argument)
     result = run_one(engine, CLONE, CLONE_TESTS, timeout=60)
     assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
+
+
+TAGGED = textwrap.dedent("""\
+    import numpy as np
+
+
+    class Tagged(np.ndarray):
+        \"\"\"An ndarray that knows whether it is trainable (pennylane's numpy.tensor).\"\"\"
+
+        def __new__(cls, values, trainable=True):
+            obj = np.asarray(values).view(cls)
+            obj.trainable = trainable
+            return obj
+
+        def __array_finalize__(self, obj):
+            self.trainable = getattr(obj, "trainable", True)
+
+        def __reduce__(self):
+            rebuild, args, state = super().__reduce__()
+            return rebuild, args, (state, self.trainable)
+
+        def __setstate__(self, state):
+            super().__setstate__(state[0])
+            self.trainable = state[1]
+    """)
+TAGGED_OPS = textwrap.dedent("""\
+    from pkg.arrays import Tagged
+
+
+    def trainables(values):
+        return [v for v in values if isinstance(v, Tagged) and v.trainable]
+    """)
+TAGGED_TESTS = textwrap.dedent("""\
+    from pkg.arrays import Tagged
+    from pkg.ops import trainables
+
+
+    def test_the_repository_array_class_crosses_whole():
+        (found,) = trainables([Tagged([1.0, 2.0]), Tagged([3.0], trainable=False), 4.0])
+        assert isinstance(found, Tagged) and found.trainable
+        assert found.tolist() == [1.0, 2.0]
+    """)
+
+
+def test_an_ndarray_subclass_of_the_repository_crosses_as_itself(engine, tmp_path):
+    """pennylane's `numpy.tensor` (an ndarray subclass with requires_grad) came back from
+    extract_tensors as a plain ndarray: "'numpy.ndarray' object has no attribute
+    'requires_grad'". A subclass the repository or a library defines is the judge's own
+    class again; only a solution's own subclass arrives as its base."""
+    repo = one_module_repo(tmp_path / "repo", "ops", TAGGED_OPS, "test_ops.py", TAGGED_TESTS)
+    (repo / "pkg" / "arrays.py").write_text(TAGGED)
+    wrong = TAGGED_OPS.replace("and v.trainable", "")
+    jobs = [module_job(repo, "ops", "test_ops.py", TAGGED_OPS, "trainables", reference=True),
+            module_job(repo, "ops", "test_ops.py", wrong, "trainables")]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, candidate = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])
