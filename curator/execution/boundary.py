@@ -2324,9 +2324,16 @@ def _adopt(link, new, pairs, done, changed, depth=0):
         done[key] = target
         items = [(_adopt(link, k, pairs, done, changed, depth + 1),
                   _adopt(link, v, pairs, done, changed, depth + 1)) for k, v in new.items()]
-        target.clear()
-        for k, v in items:
-            target[k] = v
+        if _holds(target, items):
+            return target   # unchanged (and a mapping that refuses assignment stays whole)
+        try:
+            target.clear()
+            for k, v in items:
+                target[k] = v
+        except TypeError:   # a dict subclass that refuses assignment (pennylane's PauliWord)
+            dict.clear(target)
+            for k, v in items:
+                dict.__setitem__(target, k, v)
         return target
     if isinstance(new, (set, frozenset)):
         items = [_adopt(link, v, pairs, done, changed, depth + 1) for v in new]
@@ -2359,6 +2366,19 @@ def _adopt(link, new, pairs, done, changed, depth=0):
         return target
     done[key] = new
     return new
+
+
+def _same(a, b):
+    return a is b or (type(a) is type(b) and
+                      isinstance(a, (bool, int, float, complex, str, bytes)) and a == b)
+
+
+def _holds(mapping, items):
+    """Whether `mapping` holds exactly `items` ((key, value) pairs, in order) already."""
+    if len(mapping) != len(items):
+        return False
+    return all(_same(k, tk) and _same(v, tv)
+               for (k, v), (tk, tv) in zip(items, dict.items(mapping)))
 
 
 def _blank(cls):

@@ -558,3 +558,54 @@ def test_an_ndarray_subclass_of_the_repository_crosses_as_itself(engine, tmp_pat
     reference, candidate = (results[j.job_id] for j in jobs)
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])
+
+
+WORDS = textwrap.dedent("""\
+    class Word(dict):
+        \"\"\"A mapping that refuses assignment, hashable (pennylane's PauliWord).\"\"\"
+
+        def __reduce__(self):
+            return Word, (dict(self),)
+
+        def __hash__(self):
+            return hash(frozenset(self.items()))
+
+        def __setitem__(self, key, item):
+            raise TypeError("Word object does not support assignment")
+
+        def update(self, *args, **kwargs):
+            raise TypeError("Word object does not support assignment")
+    """)
+WORD_OPS = textwrap.dedent("""\
+    from pkg.words import Word
+
+
+    def weights(word, scale):
+        return {Word({0: "X", 1: "Z"}): scale * len(word)}
+    """)
+WORD_TESTS = textwrap.dedent("""\
+    from pkg.ops import weights
+    from pkg.words import Word
+
+
+    def test_mappings_that_refuse_assignment_cross_both_ways():
+        word = Word({0: "Y"})
+        result = weights(word, 2.0)
+        assert result == {Word({0: "X", 1: "Z"}): 2.0}
+        assert dict(word) == {0: "Y"}   # the judge's argument is whole afterwards
+    """)
+
+
+def test_a_dict_subclass_that_refuses_assignment_crosses(engine, tmp_path):
+    """pennylane's PauliWord (a dict whose __setitem__ raises) was emptied and refused when
+    the judge adopted a reply holding one or copied an argument back: "TypeError: PauliWord
+    object does not support assignment" (TorchLayer.forward, _coefficients_no_filter)."""
+    repo = one_module_repo(tmp_path / "repo", "ops", WORD_OPS, "test_ops.py", WORD_TESTS)
+    (repo / "pkg" / "words.py").write_text(WORDS)
+    wrong = WORD_OPS.replace('1: "Z"', '1: "Y"')
+    jobs = [module_job(repo, "ops", "test_ops.py", WORD_OPS, "weights", reference=True),
+            module_job(repo, "ops", "test_ops.py", wrong, "weights")]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, candidate = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])
