@@ -303,6 +303,8 @@ def _run_json(run_id: int, result: RunResult) -> dict:
 
 TRIAGE_RUNS = 3
 CAUSES = ("needs_gpu", "needs_network", "flaky", "fails_upstream")
+# A run that ended before every test ran: its missing tests were not reached.
+ENDED_EARLY = ("timeout", "crashed", "oom")
 OK_OUTCOMES = ("passed", "skipped", "xfailed", "xpassed", "deselected")
 # What a failing test's message says about why it cannot pass on this machine.
 _GPU = re.compile(r"\bCUDA\b|\bcuda\b|NVIDIA|\bnvml\b|cudnn|\bGPU\b|\bgpus?\b|"
@@ -476,10 +478,19 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
     limits = default_limits(store, workspace, problem)
     jobs = [job_for(store, workspace, problem, problem.solution, "reference", limits)
             for _ in range(max(1, runs))]
-    results = _run_jobs(store, engine, jobs, hash_, cancelled, test_progress)
+    # The first run alone (on two workers the three take two rounds either way): one that
+    # does not finish within the limit leaves nothing to compare, and the others would
+    # only spend the limit again.
+    results = _run_jobs(store, engine, jobs[:1], hash_, cancelled, test_progress)
+    if results and results[0].outcome == "timeout":
+        return TriageResult(problem.id, False, _timeout_reason(results), runs=1)
+    if results:
+        results += _run_jobs(store, engine, jobs[1:], hash_, cancelled, test_progress)
     if len(results) < len(jobs):
         return None
     done = len(results)
+    # a test a run never reached (it timed out or crashed first) says nothing about it
+    finished = sum(r.outcome not in ENDED_EARLY for r in results)
     infra = [r for r in results if r.outcome == "infra"]
     if infra:
         return TriageResult(problem.id, False, f"infra: {infra[0].reason}", runs=done)
@@ -499,6 +510,8 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
                if any(t["outcome"] not in OK_OUTCOMES for t in tests)}
     if not failing:
         bad = next(r for r in results if r.outcome != "passed")
+        if bad.outcome == "timeout":
+            return TriageResult(problem.id, False, _timeout_reason(results), runs=done)
         why = environments.left_out_because(store, (problem.source or {}).get("repo") or "",
                                             bad.reason)
         return TriageResult(problem.id, False, f"{bad.outcome}: {bad.reason}" +
@@ -507,7 +520,7 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
     causes, reasons = {}, {}
     for tid, tests in sorted(failing.items()):
         messages = [t.get("message", "") for t in tests if t["outcome"] not in OK_OUTCOMES]
-        if len(tests) < done or any(t["outcome"] in OK_OUTCOMES for t in tests):
+        if len(tests) < finished or any(t["outcome"] in OK_OUTCOMES for t in tests):
             cause = "flaky"
             detail = f"failed {len(messages)} of {done} runs: {messages[0]}"
         else:
@@ -561,6 +574,21 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
                        TriageResult(problem.id, True, causes=causes, runs=done), stub)
 
 
+def _timeout_reason(results: list[RunResult]) -> str:
+    """Why a reference has no baseline: its runs did not finish within the limit (how
+    many of them, how far the first got and its slowest test, to judge the limit by)."""
+    slow = [r for r in results if r.outcome == "timeout"]
+    tests = slow[0].tests
+    failed = sum(t["outcome"] not in OK_OUTCOMES for t in tests)
+    reason = (f"timeout: {slow[0].reason} in {len(slow)} of {len(results)} "
+              f"run{'s' if len(results) > 1 else ''}, after {len(tests)} "
+              f"test{'' if len(tests) == 1 else 's'} ({failed} failed)")
+    if tests:
+        top = max(tests, key=lambda t: t.get("duration_s") or 0.0)
+        reason += f"; the slowest, {top['id']}, took {top.get('duration_s') or 0.0:.0f} s"
+    return reason[:500]
+
+
 def _stub_check(store: Store, workspace: Workspace, problem: Problem, engine: Engine,
                 cancelled: CancelCheck | None, result: TriageResult,
                 enabled: bool) -> TriageResult:
@@ -577,5 +605,18 @@ def _stub_check(store: Store, workspace: Workspace, problem: Problem, engine: En
     if run.outcome == "passed":
         result.green = False
         result.reason = (f"the remaining tests pass with a stub of {problem.entry_point}: "
-                         "they do not exercise it")
+                         f"they do not exercise it{_skipped_note(run.tests)}")[:500]
     return result
+
+
+def _skipped_note(tests: list[dict]) -> str:
+    """How many of a run's tests were skipped and why the first was (pennylane's tests of
+    an interface that is not installed: the ones that would have called the function)."""
+    skipped = [t for t in tests if t["outcome"] == "skipped"]
+    if not skipped:
+        return ""
+    why = str(skipped[0].get("message") or "")
+    why = why.partition("Skipped:")[2] or why
+    why = " ".join(why.strip().rstrip(")").strip("'\"").replace("\\n", " ").split())
+    return (f" ({len(skipped)} of {len(tests)} tests skipped"
+            f"{': ' + why[:200] if why else ''})")

@@ -102,13 +102,62 @@ def test_library_values_and_the_tests_own_functions_cross(engine, tmp_path):
 
 
 def test_a_value_only_solution_code_can_rebuild_is_an_error_not_tampering(engine, tmp_path):
-    """numpy's Generator pickles through a plain function of numpy: sent as a handle, the
-    judge would have to call into the solution process to decode the reply."""
+    """torch.fx's GraphModule pickles through a plain function of torch that is not one of
+    the rebuilders: sent as a handle, the judge would have to call into the solution
+    process to decode the reply."""
     repo = make_repo(tmp_path / "repo")
-    generator = KNN.replace("return graph, index", "return graph, np.random.default_rng(0)")
-    result = next(iter(engine.run([knn_job(repo, generator)])))
+    traced = KNN.replace("return graph, index", "import torch\n    return graph, "
+                         "torch.fx.symbolic_trace(torch.nn.Linear(2, 2))")
+    result = next(iter(engine.run([knn_job(repo, traced)])))
     assert result.outcome == "error", (result.outcome, result.reason, result.evidence)
     assert "cannot cross from the solution process" in result.reason, result.reason
+
+
+RNG = textwrap.dedent("""\
+    import numpy as np
+
+
+    class Device:
+        def __init__(self, seed):
+            self.rng = np.random.default_rng(seed)
+            self.legacy = np.random.RandomState(seed)
+
+        def shots(self, n):
+            return self.rng.integers(0, 2, n), self.legacy.rand()
+
+
+    def sample(device, n):
+        return device.shots(n), np.random.default_rng(1)
+    """)
+RNG_TESTS = textwrap.dedent("""\
+    import numpy as np
+
+    from pkg.rng import Device, sample
+
+
+    def test_generators_cross_with_their_state():
+        device = Device(0)
+        (bits, drawn), generator = sample(device, 8)
+        expected = np.random.default_rng(0)
+        assert bits.tolist() == expected.integers(0, 2, 8).tolist()
+        assert drawn == np.random.RandomState(0).rand()
+        assert isinstance(generator, np.random.Generator)
+        assert generator.random() == np.random.default_rng(1).random()
+    """)
+
+
+def test_numpy_random_generators_cross_by_value(engine, tmp_path):
+    """numpy's random Generator and RandomState (held by pennylane's devices, crossing with
+    TorchLayer.forward's `self`) cross as numpy's own, with their state: before, every such run was an error, "a value of type
+    __generator_ctor (rebuilt only by a function of the solution process) cannot cross"."""
+    repo = one_module_repo(tmp_path / "repo", "rng", RNG, "test_rng.py", RNG_TESTS)
+    wrong = RNG.replace("np.random.default_rng(1)", "np.random.default_rng(2)")
+    jobs = [module_job(repo, "rng", "test_rng.py", RNG, "sample", reference=True),
+            module_job(repo, "rng", "test_rng.py", wrong, "sample")]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, candidate = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])
 
 
 NET = textwrap.dedent("""\
@@ -451,3 +500,112 @@ def test_sklearn_clone_of_a_tests_estimator(engine):
     # handle class (TypeError: JudgeObject.__init__() got an unexpected keyword argument)
     result = run_one(engine, CLONE, CLONE_TESTS, timeout=60)
     assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
+
+
+TAGGED = textwrap.dedent("""\
+    import numpy as np
+
+
+    class Tagged(np.ndarray):
+        \"\"\"An ndarray that knows whether it is trainable (pennylane's numpy.tensor).\"\"\"
+
+        def __new__(cls, values, trainable=True):
+            obj = np.asarray(values).view(cls)
+            obj.trainable = trainable
+            return obj
+
+        def __array_finalize__(self, obj):
+            self.trainable = getattr(obj, "trainable", True)
+
+        def __reduce__(self):
+            rebuild, args, state = super().__reduce__()
+            return rebuild, args, (state, self.trainable)
+
+        def __setstate__(self, state):
+            super().__setstate__(state[0])
+            self.trainable = state[1]
+    """)
+TAGGED_OPS = textwrap.dedent("""\
+    from pkg.arrays import Tagged
+
+
+    def trainables(values):
+        return [v for v in values if isinstance(v, Tagged) and v.trainable]
+    """)
+TAGGED_TESTS = textwrap.dedent("""\
+    from pkg.arrays import Tagged
+    from pkg.ops import trainables
+
+
+    def test_the_repository_array_class_crosses_whole():
+        (found,) = trainables([Tagged([1.0, 2.0]), Tagged([3.0], trainable=False), 4.0])
+        assert isinstance(found, Tagged) and found.trainable
+        assert found.tolist() == [1.0, 2.0]
+    """)
+
+
+def test_an_ndarray_subclass_of_the_repository_crosses_as_itself(engine, tmp_path):
+    """pennylane's `numpy.tensor` (an ndarray subclass with requires_grad) came back from
+    extract_tensors as a plain ndarray: "'numpy.ndarray' object has no attribute
+    'requires_grad'". A subclass the repository or a library defines is the judge's own
+    class again; only a solution's own subclass arrives as its base."""
+    repo = one_module_repo(tmp_path / "repo", "ops", TAGGED_OPS, "test_ops.py", TAGGED_TESTS)
+    (repo / "pkg" / "arrays.py").write_text(TAGGED)
+    wrong = TAGGED_OPS.replace("and v.trainable", "")
+    jobs = [module_job(repo, "ops", "test_ops.py", TAGGED_OPS, "trainables", reference=True),
+            module_job(repo, "ops", "test_ops.py", wrong, "trainables")]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, candidate = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])
+
+
+WORDS = textwrap.dedent("""\
+    class Word(dict):
+        \"\"\"A mapping that refuses assignment, hashable (pennylane's PauliWord).\"\"\"
+
+        def __reduce__(self):
+            return Word, (dict(self),)
+
+        def __hash__(self):
+            return hash(frozenset(self.items()))
+
+        def __setitem__(self, key, item):
+            raise TypeError("Word object does not support assignment")
+
+        def update(self, *args, **kwargs):
+            raise TypeError("Word object does not support assignment")
+    """)
+WORD_OPS = textwrap.dedent("""\
+    from pkg.words import Word
+
+
+    def weights(word, scale):
+        return {Word({0: "X", 1: "Z"}): scale * len(word)}
+    """)
+WORD_TESTS = textwrap.dedent("""\
+    from pkg.ops import weights
+    from pkg.words import Word
+
+
+    def test_mappings_that_refuse_assignment_cross_both_ways():
+        word = Word({0: "Y"})
+        result = weights(word, 2.0)
+        assert result == {Word({0: "X", 1: "Z"}): 2.0}
+        assert dict(word) == {0: "Y"}   # the judge's argument is whole afterwards
+    """)
+
+
+def test_a_dict_subclass_that_refuses_assignment_crosses(engine, tmp_path):
+    """pennylane's PauliWord (a dict whose __setitem__ raises) was emptied and refused when
+    the judge adopted a reply holding one or copied an argument back: "TypeError: PauliWord
+    object does not support assignment" (TorchLayer.forward, _coefficients_no_filter)."""
+    repo = one_module_repo(tmp_path / "repo", "ops", WORD_OPS, "test_ops.py", WORD_TESTS)
+    (repo / "pkg" / "words.py").write_text(WORDS)
+    wrong = WORD_OPS.replace('1: "Z"', '1: "Y"')
+    jobs = [module_job(repo, "ops", "test_ops.py", WORD_OPS, "weights", reference=True),
+            module_job(repo, "ops", "test_ops.py", wrong, "weights")]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, candidate = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])

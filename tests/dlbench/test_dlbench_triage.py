@@ -213,3 +213,79 @@ def test_a_module_the_environment_left_out_is_named_with_why(tmp_path):
     assert not result.green
     assert "No module named 'tinyvision'" in result.reason
     assert result.reason.endswith(f"(tinyvision left out: {why})")
+
+
+def _with_first_timeout(ws, seconds: float):
+    conf = ws.root / "curator.toml"
+    text = conf.read_text(encoding="utf-8")
+    conf.write_text(text + f"first_timeout_s = {seconds}\n", encoding="utf-8")
+    from curator import workspace as workspace_mod
+
+    return workspace_mod.discover(ws.root)
+
+
+def test_a_reference_slower_than_the_first_limit_is_run_once_with_the_reason(tmp_path):
+    """pyro's whole-file targets (tests/infer/test_inference.py) did not finish in the first
+    limit: the two other runs spent it again, and a test each run never reached was
+    called flaky. The first run alone now says why, how far it got and its slowest test."""
+    tests = ("import time\n\nfrom pkg.ops import scale\n\n\n"
+             "def test_a_quick():\n    assert scale(2) == 6\n\n\n"
+             "def test_b_slow():\n    scale(1)\n    time.sleep(600)\n")
+    upstream = make_repo(tmp_path / "slow", {
+        "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": tests})
+    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    ws = _with_first_timeout(ws, 20)
+    with Store(ws.db_path, "tester") as store:
+        (result,) = runs.triage(store, ws, ["scale"])
+        assert not result.green
+        assert result.reason.startswith("timeout: wall-clock limit of 20 s exceeded in 1 of "
+                                        "1 run, after 1 test (0 failed); the slowest, "
+                                        "tests/test_ops.py::test_a_quick"), result.reason
+        assert result.runs == 1 and result.causes == {}
+        assert runs.excluded(store, "scale") == []
+        count = store.one("SELECT COUNT(*) AS n FROM runs WHERE problem_id = 'scale'")["n"]
+        assert count == 1
+
+
+def test_a_test_a_timed_out_run_never_reached_is_not_flaky(tmp_path):
+    """One of the 3 runs times out (a machine under load) before a test that fails in every
+    run that reached it: that test fails upstream, it is not flaky."""
+    counter = tmp_path / "counter"
+    tests = ("import time\n\nfrom pkg.ops import scale\n\nCOUNTER = {counter!r}\n\n\n"
+             "def test_a_slow_once():\n"
+             "    with open(COUNTER, 'a+') as handle:\n"
+             "        handle.seek(0)\n        runs = len(handle.read())\n"
+             "        handle.write('x')\n"
+             "    if runs == 1:\n        time.sleep(600)\n"
+             "    assert scale(2) == 6\n\n\n"
+             "def test_b_broken_upstream():\n    assert scale(1) == 4\n").format(
+                 counter=str(counter))
+    upstream = make_repo(tmp_path / "once", {
+        "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": tests})
+    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    ws = _with_first_timeout(ws, 30)
+    with Store(ws.db_path, "tester") as store:
+        (result,) = runs.triage(store, ws, ["scale"])
+        if not counter.exists():
+            pytest.fail("the test could not keep its count outside the sandbox")
+        assert result.causes == {"tests/test_ops.py::test_b_broken_upstream":
+                                 "fails_upstream"}, result.causes
+        assert result.green, result.reason
+
+
+def test_a_stub_that_passes_says_which_tests_were_skipped_and_why(tmp_path):
+    """pennylane's tests of an interface that is not installed (jax) are skipped, and those
+    were the ones calling the function: the reason says so, not only that a stub passes."""
+    tests = ("import pytest\n\nfrom pkg.ops import scale\n\n\n"
+             "def test_with_jax():\n    pytest.skip('only runs with the jax interface')\n"
+             "    assert scale(2) == 6\n\n\n"
+             "def test_is_there():\n    assert callable(scale)\n")
+    upstream = make_repo(tmp_path / "skips", {
+        "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": tests})
+    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    with Store(ws.db_path, "tester") as store:
+        (result,) = runs.triage(store, ws, ["scale"])
+    assert not result.green
+    assert result.reason == ("the remaining tests pass with a stub of scale: they do not "
+                             "exercise it (1 of 2 tests skipped: only runs with the jax "
+                             "interface)"), result.reason
