@@ -1858,7 +1858,7 @@ class JudgeLink:
         self.request, self.grad_request, self.current = [], [], None
         try:
             payload = self.dumps((call_id, index, grad.detach()))
-            send_frame(self.sock, b"b", payload)
+            self._send(b"b", payload)
             kind, reply = self._wait()
             if kind != b"B":
                 raise self._unexpected(kind, reply)
@@ -1929,6 +1929,19 @@ class JudgeLink:
                 for key, value in self.stats.items()}
 
     # -- the protocol
+    def _send(self, kind, payload):
+        """A frame to the solution process. The judge ignores SIGPIPE, as every Python
+        process does, so a write to a solution process that has ended is this error, not
+        the judge killed by the signal."""
+        if self.broken:
+            raise BoundaryError(self.broken)
+        try:
+            send_frame(self.sock, kind, payload)
+        except OSError:
+            self.broken = "the solution process ended"
+            self.report("solution_gone", message=self.broken)
+            raise BoundaryError(self.broken) from None
+
     def _wait(self):
         """The next reply for us; serves the solution's callbacks meanwhile."""
         if self.broken:
@@ -2031,9 +2044,9 @@ class JudgeLink:
                 raise
             except Exception as exc:   # torch's own error, the solution's to see
                 record = exception_record(exc)
-                send_frame(self.sock, b"e", self.dumps((*record[:4], "", record[5])))
+                self._send(b"e", self.dumps((*record[:4], "", record[5])))
                 return
-            send_frame(self.sock, b"a", self.dumps(result))
+            self._send(b"a", self.dumps(result))
         except autograd_across.NotAutograd as exc:
             raise self.violation(str(exc)) from None
         finally:
@@ -2070,11 +2083,11 @@ class JudgeLink:
             else:
                 result = apply_op(None, target, op, name, args, kwargs)
             self.request, self.grad_request = [], []
-            send_frame(self.sock, b"r", self.dumps(result))
+            self._send(b"r", self.dumps(result))
         except BoundaryError:
             raise
         except BaseException as exc:
-            send_frame(self.sock, b"e", self.dumps(exception_record(exc)))
+            self._send(b"e", self.dumps(exception_record(exc)))
         finally:
             self.request, self.grad_request, self.current = saved
 
@@ -2114,7 +2127,7 @@ class JudgeLink:
             raise TypeError("an argument cannot be sent to the solution: %s: %s"
                             % (type(exc).__name__, exc)) from None
         request, grad_inputs = self.request, self.grad_request
-        send_frame(self.sock, b"c", payload)
+        self._send(b"c", payload)
         kind, reply = self._wait()
         if kind not in (b"R", b"E"):
             raise self._unexpected(kind, reply)

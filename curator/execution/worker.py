@@ -533,8 +533,11 @@ class Worker:
         env[proctree.MARKER_VAR] = marker
         if shadow:
             env[SHADOW_VAR] = json.dumps(shadow)
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+        for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
+        # as in any Python process: a write to a closed pipe or socket is BrokenPipeError
+        # (the tests' own subprocesses, the boundary's socket), never death by the signal
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         if self.settings.slot_cgroup:
             _prefer_as_oom_victim()  # the slot's memory limit must hit the run, not us
         # a cold repository run execs a fresh interpreter; every other run is this process
@@ -721,8 +724,9 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
             stream.reconfigure(line_buffering=True, write_through=True)
         except (AttributeError, ValueError, OSError):
             pass
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+    for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)   # as in any Python process
     settings = worker.settings
     sandbox.die_with_parent()
     sandbox.no_new_privileges()
