@@ -228,6 +228,13 @@ def _array_record(a):
     return (kind, tuple(data.shape), data.tobytes())
 
 
+def _array_fingerprint(a):
+    import hashlib
+
+    return (a.shape, a.strides, a.dtype.str, hashlib.blake2b(a.tobytes(), digest_size=16)
+            .digest())
+
+
 def _record_dtype(fields):
     """A structured dtype from (name, format[, shape]) strings; nothing else is data."""
     if not isinstance(fields, list) or not fields or not all(
@@ -273,10 +280,23 @@ def _tref(index):
     return _LINK[0].request_tensor(index)
 
 
-def _a(dtype_str, shape, raw, note):
-    if note and _LINK[0] is not None:
-        _LINK[0].note("%s rebuilt as numpy.ndarray" % note)
-    return _make_array(dtype_str, shape, raw)
+def _a(dtype_str, shape, raw, note, ref=None):
+    """A numpy array. ref (judge to solution only): the judge's own array it copies, so
+    the same array sent back unchanged is the judge's again (see _aref)."""
+    link = _LINK[0]
+    if note and link is not None:
+        link.note("%s rebuilt as numpy.ndarray" % note)
+    value = _make_array(dtype_str, shape, raw)
+    if ref is not None and link is not None:
+        value = link.received_array(value, ref)
+    return value
+
+
+def _aref(ref):
+    """The judge's own array, sent back unchanged: a test that compares what a mock
+    was called with (`assert_called_with(y)`) or checks `result is y` sees its own
+    object, as it would in-process."""
+    return _LINK[0].request_array(ref)
 
 
 def _ao(shape, items, note):
@@ -355,7 +375,7 @@ JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "
 
 
 REBUILDERS = {name: globals()[name] for name in
-              ("_t", "_tref", "_a", "_ao", "_v", "_nt", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
+              ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
                "_mod")}
 
 
@@ -511,6 +531,12 @@ class JudgePickler(_Pickler):
                 base = torch._C.TensorBase
                 origin = "leaf" if base.is_leaf.__get__(obj) else "graph"
             return _t, (*record[:6], None, index, None, origin)
+        if np is not None and type(obj) is np.ndarray and not obj.dtype.hasobject:
+            try:
+                record = _array_record(obj)
+            except CannotCross:
+                return NotImplemented
+            return _a, (*record, None, link.register_request_array(obj))
         mirror = link.mirror_handle_of(obj)
         if mirror is not None:
             handle, class_handle = mirror
@@ -630,6 +656,9 @@ class SolutionPickler(_Pickler):
             gout = link.gradient_output(obj)
             return _t, (*record[:6], record[6], link.request_index(obj), gout)
         if np is not None and isinstance(obj, np.ndarray):
+            ref = link.unchanged_request_array(obj)
+            if ref is not None:
+                return _aref, (ref,)
             note = None if cls is np.ndarray else "%s.%s" % (cls.__module__, cls.__qualname__)
             if obj.dtype == np.dtype(object):
                 return _ao, (tuple(obj.shape), list(obj.ravel()), note)
@@ -887,6 +916,8 @@ class SolutionLink:
         self.infos = {}
         self.request = []            # tensors rebuilt from the current request
         self.versions = {}
+        self.arrays = {}             # judge's ref -> (array rebuilt from it, fingerprint)
+        self.serving = 0
         self.grad_inputs = []
         self.origins_of = {}         # request index -> "graph" | "leaf" (autograd_across)
         self.graphs = {}
@@ -953,6 +984,18 @@ class SolutionLink:
                 seen = self.versions.get(id(obj))
                 now = (obj._version, id(obj.grad), obj.requires_grad)
                 return index if seen == now else None
+        return None
+
+    # arrays of the judge's (kept until the next call from the judge's top level)
+    def received_array(self, value, ref):
+        if type(ref) is int:
+            self.arrays[ref] = (value, _array_fingerprint(value))
+        return value
+
+    def unchanged_request_array(self, obj):
+        for ref, (array, fingerprint) in self.arrays.items():
+            if array is obj:
+                return ref if _array_fingerprint(obj) == fingerprint else None
         return None
 
     def request_index(self, obj):
@@ -1044,6 +1087,15 @@ class SolutionLink:
             raise NotData("an unexpected frame %r" % kind)
 
     def serve_call(self, payload):
+        if not self.serving:
+            self.arrays = {}
+        self.serving += 1
+        try:
+            self._serve_call(payload)
+        finally:
+            self.serving -= 1
+
+    def _serve_call(self, payload):
         self.request, self.versions, self.grad_inputs = [], {}, []
         self.origins_of = {}
         self.call_id += 1
@@ -1669,6 +1721,9 @@ class JudgeLink:
         self.judge_ids = {}
         self.request = []          # the judge's tensors in the current request
         self.grad_request = []
+        self.arrays = {}           # ref -> the judge's array sent (during a top-level call)
+        self.array_refs = 0
+        self.open_calls = 0
         self.current = None
         self.notes = []
         self.namedtuples = {}
@@ -1829,6 +1884,20 @@ class JudgeLink:
         if tensor.requires_grad:
             self.grad_request.append(tensor)
         return len(self.request) - 1
+
+    def register_request_array(self, array):
+        self.array_refs += 1
+        self.arrays[self.array_refs] = array
+        return self.array_refs
+
+    def request_array(self, ref):
+        array = self.arrays.get(ref) if type(ref) is int else None
+        if array is None:
+            raise NotData("a reference to an array the judge never sent")
+        return array
+
+    def received_array(self, value, ref):
+        raise NotData("an array naming the judge's own")   # only the judge sends refs
 
     def request_tensor(self, index):
         if not isinstance(index, int) or not 0 <= index < len(self.request):
@@ -2104,6 +2173,15 @@ class JudgeLink:
         return self.ready
 
     def call(self, target, self_obj, args, kwargs):
+        if not self.open_calls:
+            self.arrays = {}
+        self.open_calls += 1
+        try:
+            return self._call(target, self_obj, args, kwargs)
+        finally:
+            self.open_calls -= 1
+
+    def _call(self, target, self_obj, args, kwargs):
         if self.decoding:
             # a message whose value is rebuilt by calling a function of the solution
             # process (a library's Cython reconstructor sent as a handle): the judge
@@ -2338,6 +2416,13 @@ def _adopt(link, new, pairs, done, changed, depth=0):
         result = frozenset(items)
         done[key] = result
         return result
+    if np is not None and type(new) is np.ndarray and type(orig) is np.ndarray and \
+            orig.shape == new.shape and orig.dtype == new.dtype and orig.flags.writeable:
+        # an array argument the function changed in place (one it left alone comes
+        # back as the judge's own, _aref)
+        np.copyto(orig, new)
+        done[key] = orig
+        return orig
     if torch is not None and isinstance(new, torch.Generator):
         if isinstance(orig, torch.Generator):
             orig.set_state(new.get_state())
