@@ -1248,6 +1248,20 @@ def set_rng_state(state):
                              cached))
 
 
+RNG_MARK = 0x6A756467   # the seeds of the states a judge's generator is set to after a call
+
+
+def set_rng_mark(keys, seed):
+    import random
+
+    if "random" in keys:
+        random.seed(seed)
+    if "numpy" in keys and np is not None:
+        np.random.seed(seed % (1 << 32))
+    if "torch" in keys and torch is not None:
+        torch.default_generator.manual_seed(seed)
+
+
 # What else the test set around the call and the function sees in-process: the default
 # dtype, deterministic algorithms, the working directory and the environment variables
 # the judge changed since it started (monkeypatch.setenv, chdir). Judge to solution only.
@@ -1738,6 +1752,8 @@ class JudgeLink:
                         b"G": self._rng_received, b"A": self._serve_autograd}
         self.rng_sent = None       # the judge's random state when it last sent one
         self.rng_solution = None   # the solution's state after that call
+        self.rng_given = None      # the state the last call started from
+        self.rng_marks = 0
         self._gradient = None
         # where a run's boundary time goes: encoding and decoding here, waiting for the
         # solution process (its work and the socket), the solution's import
@@ -2041,13 +2057,27 @@ class JudgeLink:
         self.rng_solution = state
 
     def _rng_for_call(self):
-        """The judge's random state, or the solution's own continuation when the judge
-        has not drawn or seeded since the last call (two calls in a row differ)."""
+        """The state each global generator starts the call from: the judge's own, or the
+        solution's continuation when the judge has neither drawn from nor seeded that
+        generator since the last call (two calls in a row differ)."""
         current = rng_state()
-        if self.rng_solution is not None and current == self.rng_sent:
-            return self.rng_solution
-        self.rng_sent, self.rng_solution = current, None
-        return current
+        sent, solution = self.rng_sent or {}, self.rng_solution or {}
+        given = {key: solution[key] if key in solution and sent.get(key) == value else value
+                 for key, value in current.items()}
+        self.rng_sent, self.rng_solution, self.rng_given = current, None, given
+        return given
+
+    def _rng_after_call(self):
+        """A generator the call drew from is set, in the judge, to a fixed state of this
+        call's own (never the solution's, which would choose the judge's next draws), so
+        a test that seeds it again, to the very state it sent, is seen to have seeded:
+        nncf's tests seed numpy before each call of a function that draws from it."""
+        given, solution = self.rng_given or {}, self.rng_solution or {}
+        drawn = [key for key in given if key in solution and solution[key] != given[key]]
+        if drawn:
+            self.rng_marks += 1
+            set_rng_mark(drawn, RNG_MARK + self.rng_marks)
+            self.rng_sent = rng_state()
 
     def _logs_received(self, payload):
         records = self._loads(payload)
@@ -2209,6 +2239,7 @@ class JudgeLink:
         kind, reply = self._wait()
         if kind not in (b"R", b"E"):
             raise self._unexpected(kind, reply)
+        self._rng_after_call()
         call_id = 0
         body = reply
         if kind == b"R":
