@@ -241,6 +241,13 @@ def _array_record(a):
     return (kind, tuple(data.shape), data.tobytes())
 
 
+def _array_fingerprint(a):
+    import hashlib
+
+    return (a.shape, a.strides, a.dtype.str, hashlib.blake2b(a.tobytes(), digest_size=16)
+            .digest())
+
+
 def _record_dtype(fields):
     """A structured dtype from (name, format[, shape]) strings; nothing else is data."""
     if not isinstance(fields, list) or not fields or not all(
@@ -286,10 +293,23 @@ def _tref(index):
     return _LINK[0].request_tensor(index)
 
 
-def _a(dtype_str, shape, raw, note):
-    if note and _LINK[0] is not None:
-        _LINK[0].note("%s rebuilt as numpy.ndarray" % note)
-    return _make_array(dtype_str, shape, raw)
+def _a(dtype_str, shape, raw, note, ref=None):
+    """A numpy array. ref (judge to solution only): the judge's own array it copies, so
+    the same array sent back unchanged is the judge's again (see _aref)."""
+    link = _LINK[0]
+    if note and link is not None:
+        link.note("%s rebuilt as numpy.ndarray" % note)
+    value = _make_array(dtype_str, shape, raw)
+    if ref is not None and link is not None:
+        value = link.received_array(value, ref)
+    return value
+
+
+def _aref(ref):
+    """The judge's own array, sent back unchanged: a test that compares what a mock
+    was called with (`assert_called_with(y)`) or checks `result is y` sees its own
+    object, as it would in-process."""
+    return _LINK[0].request_array(ref)
 
 
 def _ao(shape, items, note):
@@ -368,7 +388,7 @@ JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "
 
 
 REBUILDERS = {name: globals()[name] for name in
-              ("_t", "_tref", "_a", "_ao", "_v", "_nt", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
+              ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
                "_mod")}
 
 
@@ -533,6 +553,12 @@ class JudgePickler(_Pickler):
                 base = torch._C.TensorBase
                 origin = "leaf" if base.is_leaf.__get__(obj) else "graph"
             return _t, (*record[:6], None, index, None, origin)
+        if np is not None and type(obj) is np.ndarray and not obj.dtype.hasobject:
+            try:
+                record = _array_record(obj)
+            except CannotCross:
+                return NotImplemented
+            return _a, (*record, None, link.register_request_array(obj))
         mirror = link.mirror_handle_of(obj)
         if mirror is not None:
             handle, class_handle = mirror
@@ -654,6 +680,9 @@ class SolutionPickler(_Pickler):
             gout = link.gradient_output(obj)
             return _t, (*record[:6], record[6], link.request_index(obj), gout)
         if np is not None and isinstance(obj, np.ndarray):
+            ref = link.unchanged_request_array(obj)
+            if ref is not None:
+                return _aref, (ref,)
             if cls is not np.ndarray and allowed_class(cls) and not _solution_defined(cls):
                 # an ndarray subclass of the repository or a library (pennylane's
                 # numpy.tensor and its requires_grad, a masked array): numpy's own
@@ -919,6 +948,8 @@ class SolutionLink:
         self.infos = {}
         self.request = []            # tensors rebuilt from the current request
         self.versions = {}
+        self.arrays = {}             # judge's ref -> (array rebuilt from it, fingerprint)
+        self.serving = 0
         self.grad_inputs = []
         self.origins_of = {}         # request index -> "graph" | "leaf" (autograd_across)
         self.graphs = {}
@@ -985,6 +1016,18 @@ class SolutionLink:
                 seen = self.versions.get(id(obj))
                 now = (obj._version, id(obj.grad), obj.requires_grad)
                 return index if seen == now else None
+        return None
+
+    # arrays of the judge's (kept until the next call from the judge's top level)
+    def received_array(self, value, ref):
+        if type(ref) is int:
+            self.arrays[ref] = (value, _array_fingerprint(value))
+        return value
+
+    def unchanged_request_array(self, obj):
+        for ref, (array, fingerprint) in self.arrays.items():
+            if array is obj:
+                return ref if _array_fingerprint(obj) == fingerprint else None
         return None
 
     def request_index(self, obj):
@@ -1086,6 +1129,15 @@ class SolutionLink:
             raise NotData("an unexpected frame %r" % kind)
 
     def serve_call(self, payload):
+        if not self.serving:
+            self.arrays = {}
+        self.serving += 1
+        try:
+            self._serve_call(payload)
+        finally:
+            self.serving -= 1
+
+    def _serve_call(self, payload):
         self.request, self.versions, self.grad_inputs = [], {}, []
         self.origins_of = {}
         self.call_id += 1
@@ -1219,6 +1271,20 @@ def set_rng_state(state):
         kind, keys, pos, has_gauss, cached = state["numpy"]
         np.random.set_state((kind, np.frombuffer(keys, dtype=np.uint32), pos, has_gauss,
                              cached))
+
+
+RNG_MARK = 0x6A756467   # the seeds of the states a judge's generator is set to after a call
+
+
+def set_rng_mark(keys, seed):
+    import random
+
+    if "random" in keys:
+        random.seed(seed)
+    if "numpy" in keys and np is not None:
+        np.random.seed(seed % (1 << 32))
+    if "torch" in keys and torch is not None:
+        torch.default_generator.manual_seed(seed)
 
 
 # What else the test set around the call and the function sees in-process: the default
@@ -1719,6 +1785,9 @@ class JudgeLink:
         self.judge_ids = {}
         self.request = []          # the judge's tensors in the current request
         self.grad_request = []
+        self.arrays = {}           # ref -> the judge's array sent (during a top-level call)
+        self.array_refs = 0
+        self.open_calls = 0
         self.current = None
         self.notes = []
         self.namedtuples = {}
@@ -1733,6 +1802,8 @@ class JudgeLink:
                         b"G": self._rng_received, b"A": self._serve_autograd}
         self.rng_sent = None       # the judge's random state when it last sent one
         self.rng_solution = None   # the solution's state after that call
+        self.rng_given = None      # the state the last call started from
+        self.rng_marks = 0
         self._gradient = None
         # where a run's boundary time goes: encoding and decoding here, waiting for the
         # solution process (its work and the socket), the solution's import
@@ -1880,6 +1951,20 @@ class JudgeLink:
             self.grad_request.append(tensor)
         return len(self.request) - 1
 
+    def register_request_array(self, array):
+        self.array_refs += 1
+        self.arrays[self.array_refs] = array
+        return self.array_refs
+
+    def request_array(self, ref):
+        array = self.arrays.get(ref) if type(ref) is int else None
+        if array is None:
+            raise NotData("a reference to an array the judge never sent")
+        return array
+
+    def received_array(self, value, ref):
+        raise NotData("an array naming the judge's own")   # only the judge sends refs
+
     def request_tensor(self, index):
         if not isinstance(index, int) or not 0 <= index < len(self.request):
             raise NotData("a reference to a tensor the judge never sent")
@@ -1908,7 +1993,7 @@ class JudgeLink:
         self.request, self.grad_request, self.current = [], [], None
         try:
             payload = self.dumps((call_id, index, grad.detach()))
-            send_frame(self.sock, b"b", payload)
+            self._send(b"b", payload)
             kind, reply = self._wait()
             if kind != b"B":
                 raise self._unexpected(kind, reply)
@@ -1979,6 +2064,19 @@ class JudgeLink:
                 for key, value in self.stats.items()}
 
     # -- the protocol
+    def _send(self, kind, payload):
+        """A frame to the solution process. The judge ignores SIGPIPE, as every Python
+        process does, so a write to a solution process that has ended is this error, not
+        the judge killed by the signal."""
+        if self.broken:
+            raise BoundaryError(self.broken)
+        try:
+            send_frame(self.sock, kind, payload)
+        except OSError:
+            self.broken = "the solution process ended"
+            self.report("solution_gone", message=self.broken)
+            raise BoundaryError(self.broken) from None
+
     def _wait(self):
         """The next reply for us; serves the solution's callbacks meanwhile."""
         if self.broken:
@@ -2009,13 +2107,27 @@ class JudgeLink:
         self.rng_solution = state
 
     def _rng_for_call(self):
-        """The judge's random state, or the solution's own continuation when the judge
-        has not drawn or seeded since the last call (two calls in a row differ)."""
+        """The state each global generator starts the call from: the judge's own, or the
+        solution's continuation when the judge has neither drawn from nor seeded that
+        generator since the last call (two calls in a row differ)."""
         current = rng_state()
-        if self.rng_solution is not None and current == self.rng_sent:
-            return self.rng_solution
-        self.rng_sent, self.rng_solution = current, None
-        return current
+        sent, solution = self.rng_sent or {}, self.rng_solution or {}
+        given = {key: solution[key] if key in solution and sent.get(key) == value else value
+                 for key, value in current.items()}
+        self.rng_sent, self.rng_solution, self.rng_given = current, None, given
+        return given
+
+    def _rng_after_call(self):
+        """A generator the call drew from is set, in the judge, to a fixed state of this
+        call's own (never the solution's, which would choose the judge's next draws), so
+        a test that seeds it again, to the very state it sent, is seen to have seeded:
+        nncf's tests seed numpy before each call of a function that draws from it."""
+        given, solution = self.rng_given or {}, self.rng_solution or {}
+        drawn = [key for key in given if key in solution and solution[key] != given[key]]
+        if drawn:
+            self.rng_marks += 1
+            set_rng_mark(drawn, RNG_MARK + self.rng_marks)
+            self.rng_sent = rng_state()
 
     def _logs_received(self, payload):
         records = self._loads(payload)
@@ -2081,9 +2193,9 @@ class JudgeLink:
                 raise
             except Exception as exc:   # torch's own error, the solution's to see
                 record = exception_record(exc)
-                send_frame(self.sock, b"e", self.dumps((*record[:4], "", record[5])))
+                self._send(b"e", self.dumps((*record[:4], "", record[5])))
                 return
-            send_frame(self.sock, b"a", self.dumps(result))
+            self._send(b"a", self.dumps(result))
         except autograd_across.NotAutograd as exc:
             raise self.violation(str(exc)) from None
         finally:
@@ -2123,11 +2235,11 @@ class JudgeLink:
             else:
                 result = apply_op(None, target, op, name, args, kwargs)
             self.request, self.grad_request = [], []
-            send_frame(self.sock, b"r", self.dumps(result))
+            self._send(b"r", self.dumps(result))
         except BoundaryError:
             raise
         except BaseException as exc:
-            send_frame(self.sock, b"e", self.dumps(exception_record(exc)))
+            self._send(b"e", self.dumps(exception_record(exc)))
         finally:
             self.request, self.grad_request, self.current = saved
 
@@ -2151,6 +2263,15 @@ class JudgeLink:
         return self.ready
 
     def call(self, target, self_obj, args, kwargs):
+        if not self.open_calls:
+            self.arrays = {}
+        self.open_calls += 1
+        try:
+            return self._call(target, self_obj, args, kwargs)
+        finally:
+            self.open_calls -= 1
+
+    def _call(self, target, self_obj, args, kwargs):
         if self.decoding:
             # a message whose value is rebuilt by calling a function of the solution
             # process (a library's Cython reconstructor sent as a handle): the judge
@@ -2174,10 +2295,11 @@ class JudgeLink:
             raise TypeError("an argument cannot be sent to the solution: %s: %s"
                             % (type(exc).__name__, exc)) from None
         request, grad_inputs = self.request, self.grad_request
-        send_frame(self.sock, b"c", payload)
+        self._send(b"c", payload)
         kind, reply = self._wait()
         if kind not in (b"R", b"E"):
             raise self._unexpected(kind, reply)
+        self._rng_after_call()
         call_id = 0
         body = reply
         if kind == b"R":
@@ -2479,6 +2601,13 @@ def _adopt(link, new, pairs, done, changed, depth=0):
         result = frozenset(items)
         done[key] = result
         return result
+    if np is not None and type(new) is np.ndarray and type(orig) is np.ndarray and \
+            orig.shape == new.shape and orig.dtype == new.dtype and orig.flags.writeable:
+        # an array argument the function changed in place (one it left alone comes
+        # back as the judge's own, _aref)
+        np.copyto(orig, new)
+        done[key] = orig
+        return orig
     if torch is not None and isinstance(new, torch.Generator):
         if isinstance(orig, torch.Generator):
             orig.set_state(new.get_state())

@@ -32,7 +32,7 @@ import stat
 import sys
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
 from curator.execution import boundary, proctree, sandbox, verdict
@@ -77,12 +77,37 @@ class Settings:
     # repo-backed job with pytest.main in a forked child that imports the patched checkout.
     repo_mode: bool = False
     shared_checkout: bool = False   # the checkout is a read-only mount: no copy per run
+    left_out: tuple[str, ...] = ()  # preloads this worker started again without, and why
 
     @classmethod
     def from_json(cls, text: str) -> Settings:
         data = json.loads(text)
         data["preload"] = tuple(data.get("preload") or ())
+        data["left_out"] = tuple(data.get("left_out") or ())
         return cls(**data)
+
+
+class PreloadPatched(Exception):
+    """A preloaded module replaced parts of the standard library at import (gevent's
+    monkey.patch_all, which locust runs when imported; eventlet's): the worker, its
+    zygote and every run forked from them would fork, wait and talk through the
+    patched versions (recommenders' solution processes died before pytest started).
+    Nothing undoes that, so the worker starts again without it."""
+
+    def __init__(self, name: str, changed: list[str]):
+        super().__init__(f"{name}: replaces {', '.join(changed)} at import; not preloaded")
+        self.name = name
+
+
+def _stdlib_primitives() -> dict:
+    """What a run's processes fork, wait, sleep and talk with."""
+    import subprocess
+    import threading
+
+    return {"os.fork": os.fork, "os.waitpid": os.waitpid, "socket.socket": socket.socket,
+            "socket.socketpair": socket.socketpair, "select.select": select.select,
+            "time.sleep": time.sleep, "threading.Thread": threading.Thread,
+            "signal.signal": signal.signal, "subprocess.Popen": subprocess.Popen}
 
 
 class Worker:
@@ -123,11 +148,16 @@ class Worker:
                     importlib.import_module(f"_pytest.{name}")
                 except ImportError:
                     pass
+            problems += self.settings.left_out
+            before = _stdlib_primitives()
             for name in self.settings.preload:
                 try:
                     importlib.import_module(name)
                 except Exception as exc:
                     problems.append(f"{name}: {exc}")
+                changed = [k for k, v in _stdlib_primitives().items() if before[k] is not v]
+                if changed:
+                    raise PreloadPatched(name, changed)
             if not self.settings.repo_mode:   # a repository's own ini decides its options
                 problems += self._prepare_pytest()
         sandbox.become_subreaper()
@@ -286,10 +316,12 @@ class Worker:
         decided = verdict.against_baseline(decided, job.baseline, strict=not job.reference)
         if events.rebuilt:
             env["rebuilt"] = events.rebuilt[:20]
-        if solution_status is not None and decided.outcome in ("failed", "error") and \
-                solution_status.get("ended_early"):
+        if solution_status is not None and decided.outcome in ("failed", "error", "crashed") \
+                and solution_status.get("ended_early"):
+            # how it ended is the cause; the judge only saw it gone ("the solution
+            # process ended", even before pytest started)
             decided = verdict.Verdict("crashed", "the solution process "
-                                      + solution_status["how"] + " while the tests ran; "
+                                      + solution_status["how"] + " during the run; "
                                       + decided.reason, decided.tests, decided.evidence)
         if solution is not None and not self._zygote.alive():
             # The run killed what forks solution processes: this worker goes after this
@@ -533,8 +565,11 @@ class Worker:
         env[proctree.MARKER_VAR] = marker
         if shadow:
             env[SHADOW_VAR] = json.dumps(shadow)
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+        for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
+        # as in any Python process: a write to a closed pipe or socket is BrokenPipeError
+        # (the tests' own subprocesses, the boundary's socket), never death by the signal
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         if self.settings.slot_cgroup:
             _prefer_as_oom_victim()  # the slot's memory limit must hit the run, not us
         # a cold repository run execs a fresh interpreter; every other run is this process
@@ -721,8 +756,9 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
             stream.reconfigure(line_buffering=True, write_through=True)
         except (AttributeError, ValueError, OSError):
             pass
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+    for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)   # as in any Python process
     settings = worker.settings
     sandbox.die_with_parent()
     sandbox.no_new_privileges()
@@ -1186,6 +1222,21 @@ def _read_at_most(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+def _start_again_without(settings: Settings, patched: PreloadPatched, proto_in,
+                         proto_out) -> None:
+    """This worker, in this process, without the preload that patched the standard
+    library (nothing has been read from or sent to the engine yet)."""
+    data = asdict(settings)
+    data["preload"] = [n for n in settings.preload if n != patched.name]
+    data["left_out"] = [*settings.left_out, str(patched)]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(proto_in.fileno(), 0)
+    os.dup2(proto_out.fileno(), 1)
+    os.execv(sys.executable, [sys.executable, "-m", "curator.execution.worker",
+                              json.dumps(data)])
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     settings = Settings.from_json(argv[0])
@@ -1202,7 +1253,10 @@ def main(argv: list[str] | None = None) -> None:
         sandbox.die_with_parent()
     worker = Worker(settings)
     worker.tell = lambda note: _send(proto_out, {"progress": note})
-    problems = worker.warm_up()
+    try:
+        problems = worker.warm_up()
+    except PreloadPatched as exc:
+        _start_again_without(settings, exc, proto_in, proto_out)
     _send(proto_out, {"ready": {**worker.versions, "problems": problems,
                                 "threads": worker.threads(),
                                 "own_pid_namespace": worker.own_namespace}})

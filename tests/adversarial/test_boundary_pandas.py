@@ -67,6 +67,9 @@ class _Link:   # what the solution's pickler asks of its link for plain data
     def note(self, text):
         pass
 
+    def unchanged_request_array(self, obj):   # none of the judge's arrays came here
+        return None
+
 
 def solution_dumps(value) -> bytes:
     buffer = io.BytesIO()
