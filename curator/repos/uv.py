@@ -296,6 +296,38 @@ def override_unbuilt(work: Path, error: str) -> str | None:
     return line
 
 
+_BOUNDED = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)\s*([^;]*?)\s*(;.*)?$")
+
+
+def relax_bounds(items: list[str], torch: str | None) -> list[str]:
+    """Upper bounds dropped: `name>=A,<=B` as `name>=A`, `~=V` and `==V` as `>=V` (the
+    pinned torch kept). inference pins setuptools>=70.0.0,<=72.1.0 while the pinned torch
+    needs setuptools>=77.0.3: no `==` to relax, the cap is what does not resolve."""
+    out = []
+    for item in items:
+        found = _BOUNDED.match(item)
+        if item == torch or not found or not found.group(2) or found.group(2).startswith("@"):
+            out.append(item)
+            continue
+        kept = []
+        for clause in (c.strip() for c in found.group(2).split(",")):
+            op = re.match(r"(===|==|~=|!=|<=|>=|<|>)\s*(.*)", clause)
+            if not op:
+                kept.append(clause)
+            elif op.group(1) in ("<", "<="):
+                continue
+            elif op.group(1) in ("===", "==", "~="):
+                if op.group(1) == "==" and "*" in op.group(2):
+                    kept.append(f">={op.group(2).rstrip('.*')}")
+                else:
+                    kept.append(f">={op.group(2)}")
+            else:
+                kept.append(clause)
+        marker = found.group(3) or ""
+        out.append(f"{found.group(1)}{','.join(kept)}{marker}")
+    return out
+
+
 def _named(requirement: str, text: str) -> bool:
     name = requirements.requirement_name(requirement)
     return bool(name) and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])",
@@ -425,6 +457,9 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
         for _ in range(RELAX_ROUNDS):
             # the pins uv's reason names first; all of them when it names none
             named = [relax_pins([c], torch)[0] if _named(c, error) else c for c in relaxed]
+            if named == relaxed:   # no exact pin named: the caps of those named
+                named = [relax_bounds([c], torch)[0] if _named(c, error) else c
+                         for c in relaxed]
             step = named if named != relaxed else relax_pins(relaxed, torch)
             if step == relaxed:
                 break
@@ -445,7 +480,8 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
                                f"{exc}") from None
         changed = [c for c, r in zip(core, relaxed, strict=True) if c != r]
         notes.append(f"pins relaxed to >= ({', '.join(changed)}): they do not resolve "
-                     f"on this Python: {str(exc).splitlines()[0][:200]}")
+                     f"here (this Python, the pinned torch): "
+                     f"{str(exc).splitlines()[0][:200]}")
         core = relaxed
         optional = [r for r in optional if r not in core]
         binary_only[:] = [n for n in binary_only

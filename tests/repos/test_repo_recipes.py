@@ -297,6 +297,28 @@ def test_pins_that_do_not_resolve_on_this_python_are_relaxed_and_said(
     assert "tinyold==1.0" in note and "tinycheck" not in note   # only what uv named
 
 
+@pytest.mark.slow
+def test_a_cap_that_conflicts_with_another_requirement_is_relaxed_and_said(
+        tmp_path, offline_index):  # noqa: F811
+    """inference caps setuptools<=72.1.0 while the pinned torch needs setuptools>=77: no
+    exact pin to relax, so the caps uv names are dropped (the lower bound kept), said in
+    the lock, rather than no environment."""
+    _wheel(offline_index, "tinyneeds", "1.0", {"tinyneeds/__init__.py": ""},
+           requires=["tinyunits>=1.2"])
+    assert uv.relax_bounds(["tinyunits>=1.0,<=1.1", "a~=1.2", "b==2.*; python_version<'4'",
+                            "c<3", "d>=1,!=1.5,<2", "torch==2.13.0+cpu"],
+                           "torch==2.13.0+cpu") == \
+        ["tinyunits>=1.0", "a>=1.2", "b>=2; python_version<'4'", "c", "d>=1,!=1.5",
+         "torch==2.13.0+cpu"]
+    resolution = _compile(tmp_path, requirements.Declared(runtime=[
+        "tinyunits>=1.0,<=1.1", "tinyneeds", "tinycheck<=0.3.0"]))
+    pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
+    assert any(line.startswith("tinyunits==1.2.0") for line in pins)
+    assert any(line.startswith("tinycheck==0.3.0") for line in pins)
+    note = next(line for line in resolution.lock.splitlines() if "relaxed" in line)
+    assert "tinyunits>=1.0,<=1.1" in note and "tinycheck" not in note   # only what uv named
+
+
 NMS_MISSING = "raise RuntimeError('operator torchvision::nms does not exist')\n"
 
 
