@@ -62,8 +62,9 @@ except Exception:
 MAX_MESSAGE = 512 << 20
 CANNOT_CROSS = "cannot cross from the solution process to the judge"   # ends a run's reason
 PROTOCOL = 5
-# The libraries whose classes the judge rebuilds from its own definitions.
-ALLOWED_ROOTS = {"torch", "numpy", "collections", "pathlib"}
+# The libraries whose classes the judge rebuilds from its own definitions (the standard
+# library's exact numbers too: a Fraction or Decimal pickles as its class and its digits).
+ALLOWED_ROOTS = {"torch", "numpy", "collections", "pathlib", "fractions", "decimal"}
 DENIED_PREFIXES = ("torch.package", "torch.jit", "torch.fx", "torch.distributed",
                    "torch.multiprocessing", "torch.hub", "torch.utils.cpp_extension",
                    "torch._dynamo", "torch._inductor", "torch.library", "torch._ops",

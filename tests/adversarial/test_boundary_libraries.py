@@ -609,3 +609,39 @@ def test_a_dict_subclass_that_refuses_assignment_crosses(engine, tmp_path):
     reference, candidate = (results[j.job_id] for j in jobs)
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])
+
+
+EXACT = textwrap.dedent("""\
+    from decimal import Decimal
+    from fractions import Fraction
+
+
+    def ratios(width, height):
+        return {"aspect": Fraction(width, height), "price": Decimal("1.10")}
+    """)
+EXACT_TESTS = textwrap.dedent("""\
+    from decimal import Decimal
+    from fractions import Fraction
+
+    from pkg.exact import ratios
+
+
+    def test_exact_values():
+        out = ratios(640, 480)
+        assert type(out["aspect"]) is Fraction and out["aspect"] == Fraction(4, 3)
+        assert type(out["price"]) is Decimal and out["price"] == Decimal("1.10")
+    """)
+
+
+def test_the_standard_librarys_exact_numbers_cross(engine, tmp_path):
+    """A Fraction (PIL's image info, which imagededup's preprocess_image returns in its
+    values) or a Decimal crosses as the judge's own class: it was `a value of type
+    fractions.Fraction cannot cross`, an error of the reference."""
+    repo = one_module_repo(tmp_path / "repo", "exact", EXACT, "test_exact.py", EXACT_TESTS)
+    wrong = EXACT.replace("Fraction(width, height)", "Fraction(height, width)")
+    jobs = [module_job(repo, "exact", "test_exact.py", EXACT, "ratios", reference=True),
+            module_job(repo, "exact", "test_exact.py", wrong, "ratios")]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, candidate = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])
