@@ -439,6 +439,25 @@ def triage(store: Store, workspace: Workspace, ids: Iterable[str], runs: int = T
     return results
 
 
+def _uncollectable_here(problem: Problem, results: list[RunResult]
+                        ) -> tuple[str, str] | None:
+    """(needs_network or needs_gpu, the error) when every run ended in an error before any
+    test ran, for a reason of this machine's, in a test module the problem runs whole
+    (imagededup's package downloads pretrained weights at import: collecting the test
+    module fails without the network); None otherwise."""
+    if not results or not problem.test_node_ids or \
+            any(r.outcome != "error" or r.tests for r in results):
+        return None
+    cause = failure_cause([r.reason or "" for r in results])
+    if cause not in ("needs_gpu", "needs_network"):
+        return None
+    detail = results[0].reason or ""
+    where = detail.split(": ", 1)[0]
+    if any(node.split("::", 1)[0] != where for node in problem.test_node_ids):
+        return None   # another test module of the problem may run: not this rule's
+    return cause, detail
+
+
 def upstream_job(job: Job) -> Job | None:
     """The reference job as upstream runs its tests: the checkout's own module, no target
     served from a solution process (nothing crosses the judge/solution boundary), so a
@@ -478,6 +497,16 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
     limits = default_limits(store, workspace, problem)
     jobs = [job_for(store, workspace, problem, problem.solution, "reference", limits)
             for _ in range(max(1, runs))]
+    if problem.test_node_ids and not jobs[0].node_ids:
+        # every test of the problem excluded before it ran (the recipe's exclusions: a
+        # test module that cannot be collected here): nothing to run, said why
+        kept = {row["node_id"]: row["reason"].split(":", 1)[0].strip()
+                for row in excluded(store, problem.id)
+                if row["node_id"] in problem.test_node_ids}
+        tally = Counter(kept.values())
+        return TriageResult(problem.id, False, "no test left: " + ", ".join(
+            f"{n} {c}" for c, n in sorted(tally.items())),
+            {k: v for k, v in kept.items() if v in CAUSES}, 0)
     # The first run alone (on two workers the three take two rounds either way): one that
     # does not finish within the limit leaves nothing to compare, and the others would
     # only spend the limit again.
@@ -508,6 +537,16 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
             per_test.setdefault(test["id"], []).append(test)
     failing = {tid: tests for tid, tests in per_test.items()
                if any(t["outcome"] not in OK_OUTCOMES for t in tests)}
+    unreachable = _uncollectable_here(problem, results) if not failing else None
+    if unreachable is not None:
+        cause, detail = unreachable
+        reason = f"{cause}: {detail}"[:500]
+        with store.transaction():
+            for node in problem.test_node_ids:
+                add_excluded(store, problem.id, node, reason, stamp)
+        return TriageResult(problem.id, False, (
+            f"no test left: {len(problem.test_node_ids)} {cause} ({detail})")[:500],
+            {node: cause for node in problem.test_node_ids}, done)
     if not failing:
         bad = next(r for r in results if r.outcome != "passed")
         if bad.outcome == "timeout":

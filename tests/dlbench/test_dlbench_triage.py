@@ -289,3 +289,38 @@ def test_a_stub_that_passes_says_which_tests_were_skipped_and_why(tmp_path):
     assert result.reason == ("the remaining tests pass with a stub of scale: they do not "
                              "exercise it (1 of 2 tests skipped: only runs with the jax "
                              "interface)"), result.reason
+
+
+NETWORK_AT_IMPORT = '''import urllib.request
+
+from pkg.ops import scale
+
+# pretrained weights fetched when the module is imported (imagededup's package does it)
+WEIGHTS = urllib.request.urlopen("http://127.0.0.1:9/weights.pt", timeout=5)
+
+
+def test_scale():
+    assert scale(2) == 6
+'''
+
+
+def test_a_test_module_that_needs_the_network_to_import_is_excluded_with_that_cause(
+        tmp_path):
+    """Collecting the problem's test module fails in every run for want of the network:
+    its tests are excluded as needs_network (the triage's record, which a machine with the
+    network can run), not green; triaged again with those exclusions kept, nothing runs
+    and the reason stays."""
+    upstream = make_repo(tmp_path / "weights", {
+        "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": NETWORK_AT_IMPORT})
+    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    with Store(ws.db_path, "tester") as store:
+        (result,) = runs.triage(store, ws, ["scale"])
+        assert not result.green
+        assert result.reason.startswith("no test left: 1 needs_network (tests/test_ops.py: ")
+        assert set(result.causes.values()) == {"needs_network"}
+        (row,) = runs.excluded(store, "scale")
+        assert row["reason"].startswith("needs_network: ") and "urlopen" in row["reason"]
+        (again,) = runs.triage(store, ws, ["scale"], resume=False, keep={row["node_id"]})
+        assert (again.green, again.reason, again.runs) == \
+            (False, "no test left: 1 needs_network", 0)
+        assert again.causes == {row["node_id"]: "needs_network"}
