@@ -400,13 +400,24 @@ def with_why_left_out(reason: str, without: dict[str, str]) -> str:
     return reason
 
 
+# What numpy 2 removed, as code written for numpy 1 meets it: a module gone
+# (`numpy.lib.function_base`, paramz's import under GPy), an alias gone (`np.float_`),
+# an extension compiled against numpy 1. What fixes it is numpy<2.
+_NUMPY2_REMOVED = re.compile(
+    r"No module named 'numpy\.[A-Za-z0-9_.]+'|removed in the NumPy 2\.0 release|"
+    r"compiled using NumPy 1\.x cannot be run in\s+NumPy 2|"
+    r"numpy\.core\.multiarray failed to import|_ARRAY_API not found")
+
+
 def missing_requirement(reason: str, package: str | None = None) -> str | None:
     """The requirement that provides the module an import check missed, or the pytest
     plugin of a fixture a test asked for, if it says so (never the repository's own
-    package)."""
+    package); numpy<2 for what numpy 2 removed."""
     fixture = _NO_FIXTURE.search(reason or "")
     if fixture and fixture.group(1) in FIXTURE_PLUGINS:
         return FIXTURE_PLUGINS[fixture.group(1)]
+    if _NUMPY2_REMOVED.search(reason or ""):
+        return "numpy<2"
     found = _NO_MODULE.search(reason or "")
     if not found:
         return None
@@ -516,6 +527,23 @@ class FrameworkRetry:
 def _locked_version(lock: str, name: str) -> str | None:
     found = re.search(rf"(?im)^{re.escape(name)}==([^\s;\\]+)", lock or "")
     return found.group(1) if found else None
+
+
+def locked_satisfies(requirement: str, lock: str) -> bool:
+    """Whether the lock already has what REQUIREMENT asks for (its distribution, and a
+    version below the bound when it says `<N`): asking for it again would build the same
+    environment (numpy is there when `numpy.lib.function_base` is missing; numpy<2 is
+    there when numpy 1 is locked)."""
+    name = requirements.requirement_name(requirement)
+    version = _locked_version(lock, requirements.canonical(name)) if name else None
+    if version is None:
+        return False
+    spec = requirement[len(name):].strip().replace(" ", "")
+    if not spec:
+        return True
+    bound = re.fullmatch(r"<(\d+)", spec)
+    head = version.split(".")[0]
+    return bool(bound and head.isdigit() and int(head) < int(bound.group(1)))
 
 
 def framework_retries(recipe: recipes.Recipe, reason: str, lock: str, day: str | None,
