@@ -33,12 +33,14 @@ import shutil
 import sys
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from curator.errors import CuratorError
 from curator.progress import CancelCheck, Progress
 from curator.repos import extbuild, identity, importcheck, recipes, requirements, uv
 from curator.repos.checkout import pinned_checkout
+from curator.repos.gitcache import GitError, run_git
 from curator.store import Store, mined_commits, now, repo_envs
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
@@ -317,6 +319,25 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                                             install_repo=not recipe.build)
                 ok, reason = importcheck.check_env(env_python, checkout, recipe.frameworks,
                                                    wanted.package, settings)
+            if not ok and resolution is not None and day and wanted.package and \
+                    f"import {wanted.package}:" in reason and \
+                    (older := commit_day(cache, commit)) is not None and older < day:
+                step(2, f"resolve (as of the commit's date, {older})")
+                attempt = FrameworkRetry(list(kept.add), list(kept.exempt), (
+                    f"{wanted.package} did not import with its dependencies as of {day} "
+                    f"({reason}); resolved as of its commit's date, {older} (a dependency "
+                    "released since broke it)")[:900])
+                retried = _retry_framework(env_python, wanted, extras, torch, older, options,
+                                           work, recipe, checkout, without, attempt, swap)
+                if retried is not None:
+                    again, _why = importcheck.check_env(
+                        env_python, checkout, recipe.frameworks, wanted.package, settings)
+                    if again:
+                        resolution, repo_installed = retried
+                        lock, ok, reason = resolution.lock, True, ""
+                    else:   # the environment as it was, with the first reason
+                        repo_installed = uv.install(env_python, lock, checkout, options,
+                                                    install_repo=not recipe.build)
             if tried:   # the recipe changed: the key is that of the recipe as it is now
                 decided = recipes.dump(recipes.Recipe(
                     repo=recipe.repo, python=recipe.python, extras=recipe.extras,
@@ -512,6 +533,16 @@ def left_out_because(store: Store, url: str, reason: str) -> str | None:
         if line.startswith("# ") and sep and requirements.canonical(head) in names:
             return f"{head} left out of the environment: {why}"
     return None
+
+
+def commit_day(cache, commit: str) -> str | None:
+    """The pinned commit's date (YYYY-MM-DD, UTC): the day its dependencies were those its
+    authors ran it with (None when git cannot say)."""
+    try:
+        stamp = run_git(["show", "-s", "--format=%ct", commit], cwd=cache.path).strip()
+        return datetime.fromtimestamp(int(stamp), timezone.utc).strftime("%Y-%m-%d")
+    except (GitError, ValueError, OSError):
+        return None
 
 
 @dataclass
