@@ -80,6 +80,14 @@ def test_requirements_files_beside_package_metadata_are_added_when_they_fit(tmp_
     (bare / "requirements_ci.txt").write_text("hypothesis\n")
     alone = requirements.declared(bare)
     assert alone.runtime == ["numpy~=1.23"] and alone.test == ["hypothesis"]
+    # neupy: requirements/main.txt is the runtime, requirements/travis.txt the pins of its
+    # CI service (pandas==0.23.4, whose metadata uv cannot read): a test file
+    (bare / "requirements").mkdir()
+    (bare / "requirements" / "travis.txt").write_text("pandas==0.23.4\n")
+    (bare / "requirements" / "appveyor.txt").write_text("mock==2.0.0\n")
+    served = requirements.declared(bare)
+    assert served.runtime == ["numpy~=1.23"]
+    assert {"pandas==0.23.4", "mock==2.0.0"} <= set(served.test)
 
 
 @pytest.mark.slow
