@@ -216,18 +216,32 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                                     overrides=recipe.overrides)
             lock = resolution.lock
         step(3, "install")
+        unbuilt: dict[str, str] = {}   # what no release of installs here: left out
         while True:
             try:
                 repo_installed = uv.install(env_python, lock, checkout, options,
                                             install_repo=not recipe.build)
                 break
             except uv.UvError as exc:
-                # a dependency's exact pin that does not build here: relaxed, once each
-                if resolution is None or uv.override_unbuilt(work, str(exc)) is None:
+                # a dependency's exact pin that does not build here: relaxed, once each;
+                # a requirement still without a release that installs (nlp-architect's
+                # dynet: sdists only, which do not build) is left out, said in the lock,
+                # and the import check decides whether the environment is one
+                if resolution is None:
                     raise
-                step(2, "resolve (a pin that does not build overridden)")
+                if uv.override_unbuilt(work, str(exc)) is not None:
+                    step(2, "resolve (a pin that does not build overridden)")
+                else:
+                    name = uv.unbuilt_name(str(exc))
+                    if name is None or name in unbuilt or name == "torch":
+                        raise
+                    unbuilt[name] = ("no release of it installs here (no wheel for this "
+                                     "Python, and its source does not build): "
+                                     f"{str(exc).splitlines()[0][:200]}")
+                    step(2, f"resolve (without {name}, which does not build here)")
                 resolution = uv.resolve(env_python, wanted, extras, torch, day, options,
-                                        work, overrides=recipe.overrides)
+                                        work, overrides=recipe.overrides,
+                                        without=dict(unbuilt) or None)
                 lock = resolution.lock
         without: dict[str, str] = {}
         swap = Swap([], [])   # another torch for its companions, kept by every resolution
@@ -246,12 +260,14 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
             elif swapped:   # why the other torch did not do
                 without = {name: f"{why}; {swapped}" for name, why in without.items()}
             if without:
+                without = {**unbuilt, **without}
                 step(2, f"resolve (without {', '.join(without)})")
                 resolution = uv.resolve(env_python, wanted, extras, torch, day, options,
                                         work, overrides=recipe.overrides, without=without)
                 lock = resolution.lock
                 repo_installed = uv.install(env_python, lock, checkout, options,
                                             install_repo=not recipe.build)
+        without = {**unbuilt, **without}   # out of every later resolution too
         step(4, "build")
         status, reason = "built", ""
         built_note = ""

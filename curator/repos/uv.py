@@ -279,6 +279,12 @@ def pin_overrides(work: Path) -> list[str]:
     return path.read_text(encoding="utf-8").split() if path.is_file() else []
 
 
+def unbuilt_name(error: str) -> str | None:
+    """The distribution an install could not build, as uv's error names it."""
+    found = _UNBUILT.search(error or "")
+    return requirements.canonical(found.group(1)) if found else None
+
+
 def override_unbuilt(work: Path, error: str) -> str | None:
     """A package an install had to build from source and could not (GPy[plotting] pins
     matplotlib==3.3.4, whose only file for Python 3.11 is its sdist): `X>=V` goes into

@@ -792,3 +792,45 @@ def test_a_package_that_does_not_import_as_of_the_date_is_resolved_as_of_its_com
         assert days == ["2099-01-01", today]
         assert installed == ["tinycv==0.0.73", "tinycv==0.0.67", "tinycv==0.0.73"]
         assert "commit's date" not in again.lock
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)   # environment resolutions on a shared 2-core machine
+def test_a_requirement_no_release_of_which_installs_here_is_left_out_and_named(
+        tmp_path, offline_index):  # noqa: F811
+    """nlp-architect declares dynet==2.1: sdists only, which do not build here, whatever
+    the release, so no environment at all, while its package (and the quantization
+    tests DL-Bench runs) never import dynet. After the pin is overridden to >= it and
+    still nothing installs, the requirement is left out, named in the lock, and the
+    import check decides: the environment is built."""
+    from click.testing import CliRunner
+    from repo_support import mine_and_accept
+
+    from curator.cli import main
+    from curator.store import Store
+
+    _sdist_that_does_not_build(offline_index, "tinydyn", "2.1")
+    _sdist_that_does_not_build(offline_index, "tinydyn", "2.1.2")
+    upstream = tmp_path / "nlpa"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "-b", "main")
+    write(upstream, {
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\n'
+                          'build-backend = "setuptools.build_meta"\n'
+                          '[project]\nname = "nlpa"\nversion = "0.1"\n'
+                          'dependencies = ["tinydyn==2.1", "tinyunits"]\n',
+        "nlpa/__init__.py": "import tinyunits\n",
+        "nlpa/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n',
+        "tests/test_ops.py": "from nlpa.ops import scale\n\n\ndef test_scale():\n"
+                             "    assert scale(2) == 6\n"})
+    commit(upstream, "first")
+    ws, base = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    built = CliRunner().invoke(main, [*base, "repo", "env", "nlpa", "--json"])
+    assert built.exit_code == 0, built.output
+    versions = {p["name"]: p["version"] for p in json.loads(built.stdout)["packages"]}
+    assert "tinydyn" not in versions and versions["tinyunits"] == "1.2.0"
+    with Store(ws.db_path, "tester") as store:
+        (env,) = environments.list_envs(store)
+    assert env["status"] == "built"
+    assert "# tinydyn left out: no release of it installs here" in env["lock"]
+    assert environments.left_out(env["lock"])["tinydyn"].startswith("tinydyn left out")
