@@ -227,10 +227,12 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
     for _ in range(environments.MISSING_MODULE_ROUNDS):
         left = environments.left_out(env.lock)
         excluded_for: dict[str, set[str]] = {}
+        # (what the lock already has would build the same environment again)
         wanted = {r: ids for r, ids in missing_requirements(
                       store, triaged, env.package, test_reader(store, workspace),
                       excluded_for).items()
-                  if r not in tried and requirements.requirement_name(r) not in left}
+                  if r not in tried and requirements.requirement_name(r) not in left
+                  and not environments.locked_satisfies(r, env.lock)}
         if not wanted:
             break
         tried.update(wanted)
@@ -282,7 +284,7 @@ def _environment_reason(reason: str, left: dict[str, str], package: str | None) 
     tests import torchvision, whose only build here is for CUDA torch) fails for that:
     the reason says so, not just the ModuleNotFoundError."""
     why = environments.why_left_out(reason, left, package) \
-        if reason.startswith("error: ") else None
+        if reason.startswith(("error: ", "crashed: ")) else None
     return f"environment: {why} ({reason})"[:500] if why else reason
 
 
@@ -292,12 +294,15 @@ def missing_requirements(store: Store, triaged: list[runs.TriageResult],
                          nodes: dict[str, set[str]] | None = None
                          ) -> dict[str, list[str]]:
     """requirement -> the references not green for want of it: tests that could not be
-    collected for a module nobody declared, and tests excluded as failing upstream for a
-    module or a pytest plugin's fixture the environment lacks (nncf's "fixture 'mocker'
-    not found"): the environment's, not upstream's, failures."""
+    collected for a module nobody declared (also a conftest's import, which stops pytest
+    before it starts: emukit's conftest imports GPy, which meets numpy 2), and tests
+    excluded as failing upstream for a module or a pytest plugin's fixture the
+    environment lacks (nncf's "fixture 'mocker' not found"): the environment's, not
+    upstream's, failures."""
     wanted: dict[str, list[str]] = {}
     for item in triaged:
-        reasons = [(item.reason, "")] if item.reason.startswith("error: ") else []
+        reasons = [(item.reason, "")] if item.reason.startswith(("error: ", "crashed: ")) \
+            else []
         reasons += [(row["reason"], row["node_id"])
                     for row in runs.excluded(store, item.problem_id)
                     if row["reason"].startswith("fails_upstream:")]

@@ -45,6 +45,7 @@ from curator.dlbench.upstream import (
     reference_solution,
     signature_block,
     test_node_ids,
+    tests_calling,
     tests_named_for,
 )
 from curator.errors import CuratorError
@@ -182,6 +183,12 @@ def resolve_problem(snapshot: Snapshot, problem: Problem, url: str, license_id: 
         if nodes:
             notes.append(f"tests {' '.join(nodes)} found by name (the release gives "
                          f"{given})")
+        elif not problem.test_node_ids:
+            # the release gives none: the repository's tests that use it, said so
+            nodes = tests_calling(snapshot, qualname, path)
+            if nodes:
+                notes.append(f"tests {' '.join(nodes)} found by their use of "
+                             f"{qualname.partition('.')[0]} (the release gives none)")
     if not nodes and not problem.test_node_ids:
         raise Unresolved(f"test target missing: the release gives no test_cases ({qualname} "
                          f"found in {path})")

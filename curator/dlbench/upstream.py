@@ -258,6 +258,125 @@ def tests_named_for(snapshot: Snapshot, qualname: str, path: str,
     return []
 
 
+CALLING_TESTS_MAX = 20   # node ids a problem without tests gets from its callers
+
+
+def _imported_names(tree: ast.Module, test_path: str, wanted: str, home: str
+                    ) -> tuple[set[str], set[str]]:
+    """(the names a test module binds WANTED to when it imports it from the repository,
+    the names it binds the repository's modules to: `mod.WANTED` is the target too).
+    HOME: the target module's dotted path."""
+    top = home.split(".")[0]
+    names: set[str] = set()
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = resolve_relative(package_of(test_path), node.level, node.module)
+            if node.level > 0 or module == top or module.startswith(top + "."):
+                for alias in node.names:
+                    (names if alias.name == wanted else modules).add(
+                        alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == top or alias.name.startswith(top + "."):
+                    modules.add(alias.asname or alias.name.split(".")[0])
+    return names, modules
+
+
+def _uses(node: ast.AST, names: set[str], modules: set[str], attribute: str) -> bool:
+    """Whether NODE names the target: a name bound to it, or `module.attribute` (also
+    `pkg.sub.attribute`) of a repository module."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id in names:
+            return True
+        if isinstance(n, ast.Attribute) and n.attr == attribute:
+            root = n.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in modules:
+                return True
+    return False
+
+
+def _fixtures(tree: ast.Module, names: set[str], modules: set[str], attribute: str
+              ) -> set[str]:
+    """Module-level pytest fixtures (by the name tests ask for) that use the target."""
+    out = set()
+    for stmt in tree.body:
+        if isinstance(stmt, _DEFS) and any("fixture" in ast.unparse(d)
+                                           for d in stmt.decorator_list) \
+                and _uses(stmt, names, modules, attribute):
+            named = [k.value.value for d in stmt.decorator_list if isinstance(d, ast.Call)
+                     for k in d.keywords if k.arg == "name" and isinstance(k.value,
+                                                                          ast.Constant)]
+            out.add(str(named[0]) if named else stmt.name)
+    return out
+
+
+def _test_class(cls: ast.ClassDef) -> bool:
+    """A class pytest collects: named Test*, or a unittest TestCase (neupy's
+    `HintonDiagramTestCase(BaseTestCase)`), which it collects by its base."""
+    return cls.name.startswith("Test") or cls.name.endswith(("Test", "TestCase", "Tests")) \
+        or any("TestCase" in ast.unparse(base) for base in cls.bases)
+
+
+def _calling_tests(tree: ast.Module, path: str, names: set[str], modules: set[str],
+                   attribute: str) -> list[str]:
+    """Node ids of the tests in one module that use the target: test functions and test
+    methods that name it (or ask for a fixture that does); every test of a class whose
+    setup names it."""
+    fixtures = _fixtures(tree, names, modules, attribute)
+
+    def calls(fn: ast.AST) -> bool:
+        args = {a.arg for a in fn.args.args} if isinstance(fn, _DEFS) else set()
+        return _uses(fn, names, modules, attribute) or bool(args & fixtures)
+
+    out = []
+    for stmt in tree.body:
+        if isinstance(stmt, _DEFS) and stmt.name.startswith("test") and calls(stmt):
+            out.append(f"{path}::{stmt.name}")
+        elif isinstance(stmt, ast.ClassDef) and _test_class(stmt):
+            methods = [i for i in stmt.body if isinstance(i, _DEFS)]
+            setup = any(m.name.lower().startswith(("setup", "set_up")) and calls(m)
+                        for m in methods)
+            out += [f"{path}::{stmt.name}::{m.name}" for m in methods
+                    if m.name.startswith("test") and (setup or calls(m))]
+    return out
+
+
+def tests_calling(snapshot: Snapshot, qualname: str, path: str) -> list[str]:
+    """Tests that use a symbol, for a problem whose release gives no tests at all
+    (deepchecks' calculate_builtin_properties, sparseml's ConvNet.forward): the test
+    functions and methods of the repository's test modules that import it from the
+    repository (a method: its class, which they build and call) and name it, or ask
+    for a fixture that does. The modules named for it come first, then those with the
+    most such tests; at most CALLING_TESTS_MAX node ids. Whether they exercise it is the
+    triage's stub check."""
+    wanted = qualname.partition(".")[0] if "." in qualname else qualname
+    home = dotted_path(path)
+    stem = PurePosixPath(path).stem.lstrip("_")
+    found: list[tuple[tuple, list[str]]] = []
+    for test in sorted(p for p in snapshot.blobs if p.endswith(".py") and _is_test_path(p)
+                       and p != path):
+        if not re.search(rf"\b{re.escape(wanted)}\b", snapshot.text(test) or ""):
+            continue
+        tree = snapshot.tree(test)
+        if tree is None:
+            continue
+        names, modules = _imported_names(tree, test, wanted, home)
+        nodes = _calling_tests(tree, test, names, modules, wanted)
+        if nodes:
+            name = PurePosixPath(test).stem.lower()
+            named = wanted.lower().lstrip("_") in name or stem.lower() in name
+            found.append(((not named, -len(nodes), test), nodes))
+    out: list[str] = []
+    for _key, nodes in sorted(found):
+        out += nodes[:CALLING_TESTS_MAX - len(out)]
+        if len(out) >= CALLING_TESTS_MAX:
+            break
+    return out
+
+
 def class_missing_reason(tree: ast.Module | None, name: str, path: str) -> str:
     """Why the class of method NAME cannot be found in PATH (a one-line reason)."""
     classes = [cls.name for cls, _m in _methods_named(tree, name)] if tree is not None else []

@@ -43,6 +43,7 @@ import pickle
 import socket
 import struct
 import sys
+import tempfile
 import time
 import traceback
 import types
@@ -3207,6 +3208,18 @@ def install_readable_tmp():
 
     factory.getbasetemp, factory.mktemp = readable_basetemp, readable_mktemp
     factory.__curator_readable__ = True
+    # The same for the folders tests make themselves (`tempfile.TemporaryDirectory()`,
+    # stanza's char model tests: mkdtemp makes them 0700): readable, not writable.
+    if not getattr(tempfile.mkdtemp, "__curator_readable__", False):
+        mkdtemp = tempfile.mkdtemp
+
+        def readable_mkdtemp(*args, **kwargs):
+            path = mkdtemp(*args, **kwargs)
+            _chmod(path, 0o755)
+            return path
+
+        readable_mkdtemp.__curator_readable__ = True
+        tempfile.mkdtemp = readable_mkdtemp
 
 
 def _chmod(path, mode):

@@ -33,12 +33,14 @@ import shutil
 import sys
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from curator.errors import CuratorError
 from curator.progress import CancelCheck, Progress
 from curator.repos import extbuild, identity, importcheck, recipes, requirements, uv
 from curator.repos.checkout import pinned_checkout
+from curator.repos.gitcache import GitError, run_git
 from curator.store import Store, mined_commits, now, repo_envs
 from curator.store import problems as problem_store
 from curator.workspace import Workspace
@@ -214,18 +216,32 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                                     overrides=recipe.overrides)
             lock = resolution.lock
         step(3, "install")
+        unbuilt: dict[str, str] = {}   # what no release of installs here: left out
         while True:
             try:
                 repo_installed = uv.install(env_python, lock, checkout, options,
                                             install_repo=not recipe.build)
                 break
             except uv.UvError as exc:
-                # a dependency's exact pin that does not build here: relaxed, once each
-                if resolution is None or uv.override_unbuilt(work, str(exc)) is None:
+                # a dependency's exact pin that does not build here: relaxed, once each;
+                # a requirement still without a release that installs (nlp-architect's
+                # dynet: sdists only, which do not build) is left out, said in the lock,
+                # and the import check decides whether the environment is one
+                if resolution is None:
                     raise
-                step(2, "resolve (a pin that does not build overridden)")
+                if uv.override_unbuilt(work, str(exc)) is not None:
+                    step(2, "resolve (a pin that does not build overridden)")
+                else:
+                    name = uv.unbuilt_name(str(exc))
+                    if name is None or name in unbuilt or name == "torch":
+                        raise
+                    unbuilt[name] = ("no release of it installs here (no wheel for this "
+                                     "Python, and its source does not build): "
+                                     f"{str(exc).splitlines()[0][:200]}")
+                    step(2, f"resolve (without {name}, which does not build here)")
                 resolution = uv.resolve(env_python, wanted, extras, torch, day, options,
-                                        work, overrides=recipe.overrides)
+                                        work, overrides=recipe.overrides,
+                                        without=dict(unbuilt) or None)
                 lock = resolution.lock
         without: dict[str, str] = {}
         swap = Swap([], [])   # another torch for its companions, kept by every resolution
@@ -244,12 +260,14 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
             elif swapped:   # why the other torch did not do
                 without = {name: f"{why}; {swapped}" for name, why in without.items()}
             if without:
+                without = {**unbuilt, **without}
                 step(2, f"resolve (without {', '.join(without)})")
                 resolution = uv.resolve(env_python, wanted, extras, torch, day, options,
                                         work, overrides=recipe.overrides, without=without)
                 lock = resolution.lock
                 repo_installed = uv.install(env_python, lock, checkout, options,
                                             install_repo=not recipe.build)
+        without = {**unbuilt, **without}   # out of every later resolution too
         step(4, "build")
         status, reason = "built", ""
         built_note = ""
@@ -317,6 +335,25 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                                             install_repo=not recipe.build)
                 ok, reason = importcheck.check_env(env_python, checkout, recipe.frameworks,
                                                    wanted.package, settings)
+            if not ok and resolution is not None and day and wanted.package and \
+                    f"import {wanted.package}:" in reason and \
+                    (older := commit_day(cache, commit)) is not None and older < day:
+                step(2, f"resolve (as of the commit's date, {older})")
+                attempt = FrameworkRetry(list(kept.add), list(kept.exempt), (
+                    f"{wanted.package} did not import with its dependencies as of {day} "
+                    f"({reason}); resolved as of its commit's date, {older} (a dependency "
+                    "released since broke it)")[:900])
+                retried = _retry_framework(env_python, wanted, extras, torch, older, options,
+                                           work, recipe, checkout, without, attempt, swap)
+                if retried is not None:
+                    again, _why = importcheck.check_env(
+                        env_python, checkout, recipe.frameworks, wanted.package, settings)
+                    if again:
+                        resolution, repo_installed = retried
+                        lock, ok, reason = resolution.lock, True, ""
+                    else:   # the environment as it was, with the first reason
+                        repo_installed = uv.install(env_python, lock, checkout, options,
+                                                    install_repo=not recipe.build)
             if tried:   # the recipe changed: the key is that of the recipe as it is now
                 decided = recipes.dump(recipes.Recipe(
                     repo=recipe.repo, python=recipe.python, extras=recipe.extras,
@@ -397,13 +434,24 @@ def with_why_left_out(reason: str, without: dict[str, str]) -> str:
     return f"{reason} ({why})" if why else reason
 
 
+# What numpy 2 removed, as code written for numpy 1 meets it: a module gone
+# (`numpy.lib.function_base`, paramz's import under GPy), an alias gone (`np.float_`),
+# an extension compiled against numpy 1. What fixes it is numpy<2.
+_NUMPY2_REMOVED = re.compile(
+    r"No module named 'numpy\.[A-Za-z0-9_.]+'|removed in the NumPy 2\.0 release|"
+    r"compiled using NumPy 1\.x cannot be run in\s+NumPy 2|"
+    r"numpy\.core\.multiarray failed to import|_ARRAY_API not found")
+
+
 def missing_requirement(reason: str, package: str | None = None) -> str | None:
     """The requirement that provides the module an import check missed, or the pytest
     plugin of a fixture a test asked for, if it says so (never the repository's own
-    package)."""
+    package); numpy<2 for what numpy 2 removed."""
     fixture = _NO_FIXTURE.search(reason or "")
     if fixture and fixture.group(1) in FIXTURE_PLUGINS:
         return FIXTURE_PLUGINS[fixture.group(1)]
+    if _NUMPY2_REMOVED.search(reason or ""):
+        return "numpy<2"
     found = _NO_MODULE.search(reason or "")
     if not found:
         return None
@@ -504,6 +552,16 @@ def left_out_because(store: Store, url: str, reason: str) -> str | None:
     return why_left_out(reason, left_out(row.get("lock") or "")) if row else None
 
 
+def commit_day(cache, commit: str) -> str | None:
+    """The pinned commit's date (YYYY-MM-DD, UTC): the day its dependencies were those its
+    authors ran it with (None when git cannot say)."""
+    try:
+        stamp = run_git(["show", "-s", "--format=%ct", commit], cwd=cache.path).strip()
+        return datetime.fromtimestamp(int(stamp), timezone.utc).strftime("%Y-%m-%d")
+    except (GitError, ValueError, OSError):
+        return None
+
+
 @dataclass
 class FrameworkRetry:
     """One more resolution when a framework does not import: requirements added to the
@@ -517,6 +575,23 @@ class FrameworkRetry:
 def _locked_version(lock: str, name: str) -> str | None:
     found = re.search(rf"(?im)^{re.escape(name)}==([^\s;\\]+)", lock or "")
     return found.group(1) if found else None
+
+
+def locked_satisfies(requirement: str, lock: str) -> bool:
+    """Whether the lock already has what REQUIREMENT asks for (its distribution, and a
+    version below the bound when it says `<N`): asking for it again would build the same
+    environment (numpy is there when `numpy.lib.function_base` is missing; numpy<2 is
+    there when numpy 1 is locked)."""
+    name = requirements.requirement_name(requirement)
+    version = _locked_version(lock, requirements.canonical(name)) if name else None
+    if version is None:
+        return False
+    spec = requirement[len(name):].strip().replace(" ", "")
+    if not spec:
+        return True
+    bound = re.fullmatch(r"<(\d+)", spec)
+    head = version.split(".")[0]
+    return bool(bound and head.isdigit() and int(head) < int(bound.group(1)))
 
 
 def framework_retries(recipe: recipes.Recipe, reason: str, lock: str, day: str | None,

@@ -115,11 +115,18 @@ def is_freeze(items: list[str]) -> bool:
     return len(items) >= FREEZE_MIN and len(pinned) >= 0.9 * len(items)
 
 
+# Files named for a CI service pin that service's matrix (neupy's requirements/travis.txt:
+# pandas==0.23.4, pytest==3.7.2), as a requirements-ci.txt does.
+CI_WORDS = {"ci", "travis", "appveyor", "circleci", "azure", "gitlab", "jenkins", "github",
+            "gha", "buildkite"}
+
+
 def _requirements_kind(path: Path, root: Path) -> str:
     """test for a file named (or in a folder named) for development, tests or CI
-    (pennylane's requirements-ci.txt pins an autoray its setup.py excludes), else runtime."""
+    (pennylane's requirements-ci.txt pins an autoray its setup.py excludes; neupy's
+    requirements/travis.txt), else runtime."""
     words = re.split(r"[^a-z0-9]+", str(path.relative_to(root)).lower())
-    return "test" if any(w == "ci" or "dev" in w or "test" in w for w in words) \
+    return "test" if any(w in CI_WORDS or "dev" in w or "test" in w for w in words) \
         else "runtime"
 
 

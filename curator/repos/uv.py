@@ -279,6 +279,12 @@ def pin_overrides(work: Path) -> list[str]:
     return path.read_text(encoding="utf-8").split() if path.is_file() else []
 
 
+def unbuilt_name(error: str) -> str | None:
+    """The distribution an install could not build, as uv's error names it."""
+    found = _UNBUILT.search(error or "")
+    return requirements.canonical(found.group(1)) if found else None
+
+
 def override_unbuilt(work: Path, error: str) -> str | None:
     """A package an install had to build from source and could not (GPy[plotting] pins
     matplotlib==3.3.4, whose only file for Python 3.11 is its sdist): `X>=V` goes into
@@ -486,13 +492,29 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
         optional = [r for r in optional if r not in core]
         binary_only[:] = [n for n in binary_only
                           if n not in {requirements.requirement_name(c) for c in core}]
-    kept: list[str] = []
-    for requirement in optional:
-        try:
-            compile_(core + kept + [requirement])
-            kept.append(requirement)
-        except UvError as exc:
-            left_out.append({"requirement": requirement, "reason": str(exc)})
+    def fitting(base: list[str], items: list[str], known_bad: bool = False) -> list[str]:
+        """The items kept as one by one in order would keep them (each that does not
+        resolve with base and those kept before it is left out, with uv's reason), found
+        by halves: a set that resolves keeps all of it (fewer requirements resolve too),
+        so a long test extra with one conflict costs a few resolutions, not one each
+        (deepchecks: dozens, minutes apiece on a loaded machine)."""
+        if not items:
+            return []
+        if not known_bad:
+            try:
+                compile_(base + items)
+                return list(items)
+            except UvError as exc:
+                if len(items) == 1:
+                    left_out.append({"requirement": items[0], "reason": str(exc)})
+                    return []
+        if len(items) == 1:   # known not to fit, with no reason of its own yet
+            return fitting(base, items)
+        half = len(items) // 2
+        first = fitting(base, items[:half])
+        return first + fitting(base + first, items[half:])
+
+    kept = fitting(core, optional, known_bad=True)
     return done(compile_(core + kept))
 
 

@@ -12,6 +12,7 @@ repository's own callers would see it (cleanlab's create_knn_graph_and_index).
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 
@@ -381,6 +382,33 @@ def test_the_tests_temporary_files_are_readable(engine, tmp_path):
     assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
 
 
+TEMPDIR_TESTS = textwrap.dedent("""\
+    import os
+    import tempfile
+
+    from pkg.io import first_line
+
+
+    def test_reads_a_file_in_a_folder_the_test_made():
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "data.txt")
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write("hello\\nworld\\n")
+            assert first_line(path) == "hello"
+    """)
+
+
+def test_a_folder_the_test_makes_itself_is_readable(engine, tmp_path):
+    """stanza's char model tests write their text into `tempfile.TemporaryDirectory()`
+    (mkdtemp makes it 0700, the judge's) and hand the candidate its path: the candidate,
+    under another uid, reads it, as with tmp_path (before: PermissionError, and the
+    problem not green for the boundary)."""
+    root = one_module_repo(tmp_path / "repo", "io", READER, "test_io.py", TEMPDIR_TESTS)
+    job = module_job(root, "io", "test_io.py", READER, "first_line", reference=True)
+    (result,) = list(engine.run([job]))
+    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
+
+
 def test_pytests_temporary_folders_are_opened_for_reading_only(tmp_path_factory,
                                                               monkeypatch):
     """What the judge installs: a test's folder 0755, its parents traversable only."""
@@ -396,6 +424,12 @@ def test_pytests_temporary_folders_are_opened_for_reading_only(tmp_path_factory,
     made = tmp_path_factory.mktemp("opened")
     assert made.stat().st_mode & 0o777 == 0o755
     assert made.parent.stat().st_mode & 0o777 == 0o711
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "mkdtemp", tempfile.mkdtemp)
+    boundary.install_readable_tmp()
+    with tempfile.TemporaryDirectory(dir=made) as own:
+        assert os.stat(own).st_mode & 0o777 == 0o755
 
 
 # A library value that pickles as `functools.partial(ItsClass, **fields)` with no arguments

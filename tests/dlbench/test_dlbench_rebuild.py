@@ -233,3 +233,43 @@ def test_a_name_error_for_a_module_imported_under_try_wants_that_module(tmp_path
             "deepchem", read, nodes) == {"tensorflow": ["loss"]}
         assert seen == [("loss", "tests/test_losses.py")]
         assert nodes == {"tensorflow": {"tests/test_losses.py::test_l2_loss_tf"}}
+
+
+def test_what_numpy_2_removed_wants_numpy_1_also_from_a_conftest_that_stops_pytest(tmp_path):
+    """emukit's conftest imports GPy, whose paramz imports `numpy.lib.function_base`,
+    which numpy 2 removed: pytest stops before it starts (`crashed`), every reference
+    fails so, and asking for `numpy` (installed already) builds the same environment.
+    What numpy 2 removed wants numpy<2, a crash before pytest started is read like a
+    collection error, and what the lock already has is not asked for."""
+    from curator.dlbench import rebuild as rebuild_mod
+    from curator.problem import Problem
+    from curator.repos import environments
+    from curator.runs import TriageResult
+    from curator.store import problems as problem_store
+
+    missing = environments.missing_requirement
+    crash = ("crashed: exited with status 4 before pytest started: E   "
+             "ModuleNotFoundError: No module named 'numpy.lib.function_base'")
+    assert missing(crash, "emukit") == "numpy<2"
+    assert missing("fails_upstream: AttributeError: `np.float_` was removed in the NumPy "
+                   "2.0 release. Use `np.float64` instead.") == "numpy<2"
+    assert missing("error: A module that was compiled using NumPy 1.x cannot be run in\n"
+                   "NumPy 2.1.1 as it may crash.") == "numpy<2"
+    assert missing("error: ModuleNotFoundError: No module named 'numpy'") == "numpy"
+    assert missing("error: ModuleNotFoundError: No module named 'onnx.helper'") == "onnx"
+    numpy2 = "gpy==1.13.1 \\\n    --hash=sha256:00\nnumpy==2.1.1 \\\n    --hash=sha256:11\n"
+    numpy1 = numpy2.replace("numpy==2.1.1", "numpy==1.26.4")
+    satisfied = environments.locked_satisfies
+    assert not satisfied("numpy<2", numpy2) and satisfied("numpy<2", numpy1)
+    assert satisfied("numpy", numpy2) and satisfied("GPy", numpy2)
+    assert not satisfied("onnx", numpy2) and not satisfied("numpy>=2.2", numpy2)
+    ws = workspace_mod.init(tmp_path / "ws")
+    with Store(ws.db_path, "tester") as store:
+        for pid in ("evaluate", "convert"):
+            problem_store.save(store, Problem(id=pid, title=pid, entry_point="f",
+                                              test_node_ids=["tests/test_x.py"]))
+        triaged = [TriageResult("evaluate", False, crash),
+                   TriageResult("convert", False, crash.replace(
+                       "'numpy.lib.function_base'", "'tinycheck'"))]
+        assert rebuild_mod.missing_requirements(store, triaged, "emukit") == {
+            "numpy<2": ["evaluate"], "tinycheck": ["convert"]}

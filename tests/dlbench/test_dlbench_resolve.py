@@ -789,3 +789,94 @@ def test_a_release_without_tests_gets_the_tests_named_for_the_symbol(tmp_path):
     with pytest.raises(Unresolved, match="the release gives no test_cases"):
         resolve_problem(snapshot, problem("lonely", "ent/other.py"),
                         "https://git.invalid/entropy", "MIT")
+
+
+PROPS_TESTS = '''import pytest
+
+from props.text import utils
+from props.text.properties import calculate_properties as calc, other
+
+
+@pytest.fixture(name="texts")
+def texts_fixture():
+    return calc(["a"])
+
+
+def test_length():
+    assert calc(["ab"]) == [2]
+
+
+def test_by_module():
+    assert utils.calculate_properties(["a"]) == [1]
+
+
+def test_fixture(texts):
+    assert texts == [1]
+
+
+def test_unrelated():
+    assert other() == 0
+
+
+def test_same_attribute_elsewhere():
+    thing = object()
+    assert thing.calculate_properties is None
+
+
+class PropsTestCase(Base):
+    def test_in_unittest(self):
+        assert calc(["a"]) == [1]
+
+
+class TestWithSetup:
+    def setup_method(self):
+        self.result = calc(["x"])
+
+    def test_one(self):
+        assert self.result
+
+    def test_two(self):
+        assert self.result
+'''
+
+
+def test_a_release_without_tests_gets_the_tests_that_use_the_symbol(tmp_path):
+    """deepchecks' calculate_builtin_properties and sparseml's ConvNet.forward come
+    without test_cases and with no test module named for them: the tests that import the
+    symbol from the repository and use it (directly, as `module.name`, through a fixture,
+    in a unittest class, in a class whose setup uses it; a method: its class) are its
+    tests, said in the notes; a name used on another object, or a test that does not
+    use it, is not."""
+    from curator.dlbench.resolve import resolve_problem
+
+    repo = make_repo(tmp_path / "props", {
+        "props/__init__.py": "", "props/text/__init__.py": "",
+        "props/text/properties.py": "def calculate_properties(texts):\n"
+                                    "    return [len(t) for t in texts]\n\n\n"
+                                    "def other():\n    return 0\n",
+        "props/text/utils.py": "from props.text.properties import calculate_properties\n",
+        "props/nets.py": "class ConvNet:\n    def forward(self, x):\n        return x\n\n"
+                         "    def __call__(self, x):\n        return self.forward(x)\n",
+        "tests/text/test_props.py": PROPS_TESTS,
+        "tests/test_models.py": "from props.nets import ConvNet\n\n\n"
+                                "def test_net():\n    assert ConvNet()(1) == 1\n\n\n"
+                                "def test_nothing():\n    assert True\n"})
+    commit = run_git(["rev-parse", "HEAD"], cwd=repo).strip()
+    snapshot = Snapshot(CachedRepo("https://git.invalid/props", repo / ".git"), commit)
+    problem = Problem(id="p", entry_point="calculate_properties", kind="function",
+                      prompt="Write calculate_properties.",
+                      source={"path": "props/text/properties.py"}, test_node_ids=[])
+    resolved, record = resolve_problem(snapshot, problem, "https://git.invalid/props", "MIT")
+    file = "tests/text/test_props.py"
+    assert resolved.test_node_ids == [
+        f"{file}::test_length", f"{file}::test_by_module", f"{file}::test_fixture",
+        f"{file}::PropsTestCase::test_in_unittest", f"{file}::TestWithSetup::test_one",
+        f"{file}::TestWithSetup::test_two"]
+    assert any("found by their use of calculate_properties (the release gives none)" in n
+               for n in record["notes"])
+    method = Problem(id="q", entry_point="forward", kind="method",
+                     prompt="Write `forward` for the class `ConvNet`.",
+                     source={"path": "props/nets.py"}, test_node_ids=[])
+    resolved, _ = resolve_problem(snapshot, method, "https://git.invalid/props", "MIT")
+    assert resolved.entry_point == "ConvNet.forward"
+    assert resolved.test_node_ids == ["tests/test_models.py::test_net"]

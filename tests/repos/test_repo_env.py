@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,14 @@ def test_requirements_files_beside_package_metadata_are_added_when_they_fit(tmp_
     (bare / "requirements_ci.txt").write_text("hypothesis\n")
     alone = requirements.declared(bare)
     assert alone.runtime == ["numpy~=1.23"] and alone.test == ["hypothesis"]
+    # neupy: requirements/main.txt is the runtime, requirements/travis.txt the pins of its
+    # CI service (pandas==0.23.4, whose metadata uv cannot read): a test file
+    (bare / "requirements").mkdir()
+    (bare / "requirements" / "travis.txt").write_text("pandas==0.23.4\n")
+    (bare / "requirements" / "appveyor.txt").write_text("mock==2.0.0\n")
+    served = requirements.declared(bare)
+    assert served.runtime == ["numpy~=1.23"]
+    assert {"pandas==0.23.4", "mock==2.0.0"} <= set(served.test)
 
 
 @pytest.mark.slow
@@ -186,3 +195,42 @@ def test_a_frozen_requirements_file_beside_package_metadata_is_not_read(tmp_path
     (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='codec')\n")
     (tmp_path / "requirements.txt").write_text("\n".join(freeze) + "\n")
     assert requirements.declared(tmp_path).runtime == freeze
+
+
+def test_test_requirements_that_do_not_fit_are_found_by_halves(tmp_path, monkeypatch):
+    """deepchecks' test requirements are dozens: one resolution each to find the few that
+    do not fit took half an hour on a loaded machine. Those left out are the same as one
+    by one in order (each against the runtime ones and those kept before it), named
+    with uv's reason, found with a few resolutions."""
+    compiles = []
+    conflicts = {("tinyold", "tinynew")}   # tinynew does not fit once tinyold is kept
+
+    def fake_run(args, options, cwd=None):
+        if args[:2] != ["pip", "compile"]:
+            return ""
+        source = next(a for a in args if a.endswith("requirements.in"))
+        names = [line.split(">")[0].split("=")[0].strip()
+                 for line in Path(source).read_text().splitlines() if line.strip()]
+        compiles.append(names)
+        if "broken" in names:
+            why = "error: No solution found: broken is gone from the index"
+            raise uv.UvError(why, why)
+        for a, b in conflicts:
+            if a in names and b in names:
+                why = f"error: No solution found: {a} and {b} conflict"
+                raise uv.UvError(why, why)
+        return "".join(f"{n}==1.0\n" for n in names)
+
+    monkeypatch.setattr(uv, "run", fake_run)
+    optional = [f"tool{i}" for i in range(20)]
+    optional[3], optional[11], optional[16] = "tinyold", "broken", "tinynew"
+    wanted = requirements.Declared(runtime=["numpy"], test=optional)
+    resolution = uv.resolve(sys.executable, wanted, [], None, None, uv.IndexOptions(),
+                            tmp_path)
+    assert [i["requirement"] for i in resolution.left_out] == ["broken", "tinynew"]
+    assert "gone from the index" in resolution.left_out[0]["reason"]
+    assert "tinyold and tinynew conflict" in resolution.left_out[1]["reason"]
+    locked = {line.split("==")[0] for line in resolution.lock.splitlines()
+              if "==" in line and not line.startswith("#")}
+    assert locked == {"numpy", "pytest", *optional} - {"broken", "tinynew"}
+    assert len(compiles) <= 16, len(compiles)   # one by one: 2 + 20 + 1

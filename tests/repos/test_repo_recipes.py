@@ -738,3 +738,121 @@ def test_a_dependencys_pin_that_does_not_build_here_is_overridden(
         (env,) = environments.list_envs(store)
     assert env["status"] == "built"
     assert "# tinyplot>=1.0: overrides a dependency's exact pin" in env["lock"]
+
+
+def test_a_package_that_does_not_import_as_of_the_date_is_resolved_as_of_its_commit(
+        tmp_path, monkeypatch):
+    """avalanche as of 2024-09-20 is its commit of 2024-06-03, which imports
+    `DwsConvBlock` from pytorchcv; pytorchcv 0.0.68, released between the two days, moved
+    it, so `import avalanche` fails with the dependencies as of the date. A package that
+    does not import so is resolved once more as of its commit's date (said in the lock);
+    when that does not import either, the environment is as it was, with the first
+    reason. (The resolver and installer are stand-ins: dates on a local index are not
+    what this is about.)"""
+    from repo_support import mine_and_accept
+
+    from curator.repos import identity
+    from curator.store import Store
+
+    upstream = tmp_path / "contin"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "-b", "main")
+    write(upstream, {
+        "pyproject.toml": '[project]\nname = "contin"\nversion = "0.1"\n'
+                          'dependencies = ["tinycv"]\n',
+        "contin/__init__.py": "", "contin/ops.py": "def scale(x):\n    return 3 * x\n",
+        "tests/test_ops.py": "from contin.ops import scale\n\n\ndef test_scale():\n"
+                             "    assert scale(2) == 6\n"})
+    commit(upstream, "first")
+    ws, _base = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    days, installed = [], []
+
+    def resolve(env_python, wanted, extras, torch, day, *args, **kwargs):
+        days.append(day)
+        return uv.Resolution(f"tinycv=={'0.0.73' if day == '2099-01-01' else '0.0.67'}\n")
+
+    def install(env_python, lock, *args, **kwargs):
+        installed.append(lock.splitlines()[-1])
+        return ""
+
+    def new_venv(target, version, options):
+        (Path(target) / ".curator").mkdir(parents=True, exist_ok=True)
+        return sys.executable
+
+    imports_with = {"tinycv==0.0.67"}
+
+    def check_env(python, checkout, frameworks, package, settings=None):
+        if installed[-1] in imports_with:
+            return True, ""
+        return False, (f"import {package}: ImportError: cannot import name 'DwsConvBlock' "
+                       "from 'tinycv.models.common'")
+
+    monkeypatch.setattr(uv, "resolve", resolve)
+    monkeypatch.setattr(uv, "install", install)
+    monkeypatch.setattr(uv, "new_venv", new_venv)
+    monkeypatch.setattr(uv, "installed", lambda *a, **k: [])
+    monkeypatch.setattr(environments, "broken_companions", lambda *a, **k: {})
+    monkeypatch.setattr(importcheck, "check_env", check_env)
+    with Store(ws.db_path, "tester") as store:
+        row = identity.find(store, "contin")
+        identity.set_as_of(store, row["id"], "2099-01-01")
+        built = environments.build(store, ws, "contin")
+        today = environments.commit_day(
+            *pinned_checkout(ws, row["url"], environments._pinned_commit(store, row),
+                             store)[:1], environments._pinned_commit(store, row))
+        assert built.ok, built.reason
+        assert days == ["2099-01-01", today] and installed == ["tinycv==0.0.73",
+                                                                "tinycv==0.0.67"]
+        assert "contin did not import with its dependencies as of 2099-01-01 (import " \
+               "contin: ImportError: cannot import name 'DwsConvBlock'" in built.lock
+        assert f"resolved as of its commit's date, {today}" in built.lock
+        imports_with.clear()
+        days.clear()
+        installed.clear()
+        again = environments.build(store, ws, "contin", force=True)
+        assert not again.ok and "cannot import name 'DwsConvBlock'" in again.reason
+        assert days == ["2099-01-01", today]
+        assert installed == ["tinycv==0.0.73", "tinycv==0.0.67", "tinycv==0.0.73"]
+        assert "commit's date" not in again.lock
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)   # environment resolutions on a shared 2-core machine
+def test_a_requirement_no_release_of_which_installs_here_is_left_out_and_named(
+        tmp_path, offline_index):  # noqa: F811
+    """nlp-architect declares dynet==2.1: sdists only, which do not build here, whatever
+    the release, so no environment at all, while its package (and the quantization
+    tests DL-Bench runs) never import dynet. After the pin is overridden to >= it and
+    still nothing installs, the requirement is left out, named in the lock, and the
+    import check decides: the environment is built."""
+    from click.testing import CliRunner
+    from repo_support import mine_and_accept
+
+    from curator.cli import main
+    from curator.store import Store
+
+    _sdist_that_does_not_build(offline_index, "tinydyn", "2.1")
+    _sdist_that_does_not_build(offline_index, "tinydyn", "2.1.2")
+    upstream = tmp_path / "nlpa"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "-b", "main")
+    write(upstream, {
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\n'
+                          'build-backend = "setuptools.build_meta"\n'
+                          '[project]\nname = "nlpa"\nversion = "0.1"\n'
+                          'dependencies = ["tinydyn==2.1", "tinyunits"]\n',
+        "nlpa/__init__.py": "import tinyunits\n",
+        "nlpa/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n',
+        "tests/test_ops.py": "from nlpa.ops import scale\n\n\ndef test_scale():\n"
+                             "    assert scale(2) == 6\n"})
+    commit(upstream, "first")
+    ws, base = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    built = CliRunner().invoke(main, [*base, "repo", "env", "nlpa", "--json"])
+    assert built.exit_code == 0, built.output
+    versions = {p["name"]: p["version"] for p in json.loads(built.stdout)["packages"]}
+    assert "tinydyn" not in versions and versions["tinyunits"] == "1.2.0"
+    with Store(ws.db_path, "tester") as store:
+        (env,) = environments.list_envs(store)
+    assert env["status"] == "built"
+    assert "# tinydyn left out: no release of it installs here" in env["lock"]
+    assert environments.left_out(env["lock"])["tinydyn"].startswith("tinydyn left out")
