@@ -460,13 +460,20 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
         # cp38 only) never resolve here: each is relaxed to that release or a later one
         # (as of the date), said in the lock, rather than no environment at all.
         relaxed, error = list(core), str(exc)
+        # The recipe's extras are decisions (a maintainer's, or the tool's own from a run:
+        # `setuptools<81` for pkg_resources, `numpy<2`): never relaxed. inference's
+        # setuptools cap was relaxed and took that extra's cap with it, so the newest
+        # setuptools, without pkg_resources, failed 8 of its references.
+        held = set(extras)
         for _ in range(RELAX_ROUNDS):
             # the pins uv's reason names first; all of them when it names none
-            named = [relax_pins([c], torch)[0] if _named(c, error) else c for c in relaxed]
+            named = [relax_pins([c], torch)[0] if _named(c, error) and c not in held else c
+                     for c in relaxed]
             if named == relaxed:   # no exact pin named: the caps of those named
-                named = [relax_bounds([c], torch)[0] if _named(c, error) else c
-                         for c in relaxed]
-            step = named if named != relaxed else relax_pins(relaxed, torch)
+                named = [relax_bounds([c], torch)[0] if _named(c, error) and c not in held
+                         else c for c in relaxed]
+            step = named if named != relaxed else [
+                c if c in held else relax_pins([c], torch)[0] for c in relaxed]
             if step == relaxed:
                 break
             relaxed = step

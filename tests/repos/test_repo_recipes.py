@@ -317,6 +317,14 @@ def test_a_cap_that_conflicts_with_another_requirement_is_relaxed_and_said(
     assert any(line.startswith("tinycheck==0.3.0") for line in pins)
     note = next(line for line in resolution.lock.splitlines() if "relaxed" in line)
     assert "tinyunits>=1.0,<=1.1" in note and "tinycheck" not in note   # only what uv named
+    # the recipe's extra on the same name (inference: `setuptools<81`, added for
+    # pkg_resources) is a decision, never relaxed with the declared cap
+    _wheel(offline_index, "tinyunits", "1.3.0", {"tinyunits/__init__.py": ""})
+    held = uv.resolve(sys.executable, requirements.Declared(runtime=[
+        "tinyunits>=1.0,<=1.1", "tinyneeds"]), ["tinyunits<1.3"], uv.torch_pin(), None,
+        uv.pip_options(), tmp_path / "work")
+    pins = [line for line in held.lock.splitlines() if not line.startswith("#")]
+    assert any(line.startswith("tinyunits==1.2.0") for line in pins), held.lock
 
 
 NMS_MISSING = "raise RuntimeError('operator torchvision::nms does not exist')\n"
