@@ -1524,6 +1524,10 @@ UNWRITABLE_TYPES = (type, types.ModuleType, types.FunctionType, types.BuiltinFun
                     *INTROSPECTION_TYPES)
 
 
+FUNCTION_TYPES = (types.FunctionType, types.MethodType, types.BuiltinFunctionType,
+                  types.BuiltinMethodType, functools.partial)
+
+
 def _check_writable(target, name, value, runs_solution_code):
     refused = name.startswith("__") and name.endswith("__") or \
         isinstance(target, UNWRITABLE_TYPES) or runs_solution_code(value)
@@ -1532,6 +1536,14 @@ def _check_writable(target, name, value, runs_solution_code):
         refused = defined is not _MISSING and (
             callable(defined) or any(hasattr(type(defined), d)
                                      for d in ("__get__", "__set__", "__delete__")))
+    if not refused:
+        # nor a function the object holds itself (a checker's `self.check = lambda ...`):
+        # replaced by a callable the judge can rebuild (`functools.partial(bool, 1)`) it
+        # would answer for the test
+        namespace = getattr(target, "__dict__", None)
+        current = namespace.get(name, _MISSING) if isinstance(namespace, dict) else _MISSING
+        refused = isinstance(current, FUNCTION_TYPES) or \
+            (current is not _MISSING and isinstance(value, FUNCTION_TYPES))
     if refused:
         raise AttributeError("%r of a judge object of type %s cannot be set across the "
                              "boundary" % (name, type(target).__name__))

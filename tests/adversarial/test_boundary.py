@@ -463,6 +463,7 @@ class Agent:
 
     def __init__(self):
         self.t = 0
+        self.verify = lambda value: value == self.t
 
     def check(self, value):
         return value == self.t
@@ -477,6 +478,7 @@ def test_counts_steps():
 def test_checked_by_the_agent():
     agent = Agent()
     assert agent.check(train(agent, 2))
+    assert agent.verify(agent.t)
 """
 SETATTR_REFERENCE = """\
 def train(agent, steps):
@@ -510,6 +512,16 @@ class Always:
 def train(agent, steps):
     agent.__class__ = Always
     return 0
+""",
+    "the test's own function attribute replaced by one the judge rebuilds": """
+import functools
+
+
+def train(agent, steps):
+    agent.verify = functools.partial(int, "1")   # int("1", t): 1, for any t in 2..36
+    agent.t = steps + 1
+    agent.steps_default = steps
+    return agent.t
 """,
     "an attribute of the test's method set": """
 def train(agent, steps):
