@@ -22,6 +22,20 @@ from curator.execution.job import Job, Limits
 
 engine = engine_fixture()
 
+
+def in_order(engine, jobs):
+    """The engine's results of these jobs, in the jobs' order."""
+    results = {r.job_id: r for r in engine.run(jobs)}
+    return [results[j.job_id] for j in jobs]
+
+
+def reference_passes_and_wrong_fails(engine, jobs):
+    """jobs: the reference's, then a wrong candidate's."""
+    reference, wrong = in_order(engine, jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert wrong.outcome == "failed", (wrong.reason, wrong.stdout[-3000:])
+    return reference, wrong
+
 KNN = textwrap.dedent("""\
     import numpy as np
     from scipy.sparse import csr_matrix
@@ -95,10 +109,7 @@ def test_library_values_and_the_tests_own_functions_cross(engine, tmp_path):
     repo = make_repo(tmp_path / "repo")
     wrong = KNN.replace("distances.ravel()", "distances.ravel() * 2")
     jobs = [knn_job(repo, KNN, reference=True), knn_job(repo, wrong)]
-    results = {r.job_id: r for r in engine.run(jobs)}
-    reference, candidate = (results[j.job_id] for j in jobs)
-    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
-    assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])
+    _, candidate = reference_passes_and_wrong_fails(engine, jobs)
     assert {t["outcome"] for t in candidate.tests} == {"failed"}, candidate.tests
 
 
@@ -155,10 +166,7 @@ def test_numpy_random_generators_cross_by_value(engine, tmp_path):
     wrong = RNG.replace("np.random.default_rng(1)", "np.random.default_rng(2)")
     jobs = [module_job(repo, "rng", "test_rng.py", RNG, "sample", reference=True),
             module_job(repo, "rng", "test_rng.py", wrong, "sample")]
-    results = {r.job_id: r for r in engine.run(jobs)}
-    reference, candidate = (results[j.job_id] for j in jobs)
-    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
-    assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])
+    reference_passes_and_wrong_fails(engine, jobs)
 
 
 NET = textwrap.dedent("""\
@@ -198,8 +206,7 @@ def test_scripting_a_module_whose_method_is_the_target(engine, tmp_path):
         return module_job(root, "net", "test_net.py", text, "Doubler.forward", reference)
 
     jobs = [job(NET, reference=True), job(NET.replace("x * self.k", "x * self.k + 1"))]
-    results = {r.job_id: r for r in engine.run(jobs)}
-    reference, wrong = (results[j.job_id] for j in jobs)
+    reference, wrong = in_order(engine, jobs)
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     outcomes = {t["id"].split("::")[-1]: t["outcome"] for t in wrong.tests}
     assert outcomes == {"test_scripted_module": "failed", "test_eager_module": "failed"}, \
@@ -266,8 +273,7 @@ def test_a_tests_mock_patch_reaches_the_candidate(engine, tmp_path):
 
     jobs = [job(PATCHED, "target", reference=True), job(PATCHED, "Model.fit", reference=True),
             job(PATCHED.replace("return helper(x) * 2", "return (x + 1) * 2"), "target")]
-    results = {r.job_id: r for r in engine.run(jobs)}
-    function_ref, method_ref, inlined = (results[j.job_id] for j in jobs)
+    function_ref, method_ref, inlined = in_order(engine, jobs)
     assert function_ref.outcome == "passed", (function_ref.reason, function_ref.stdout[-3000:])
     assert method_ref.outcome == "passed", (method_ref.reason, method_ref.stdout[-3000:])
     # a candidate that does not call the patched helper fails the patched test, as upstream
@@ -308,10 +314,7 @@ def test_scripting_judge_code_that_calls_the_target(engine, tmp_path):
         return module_job(root, "ops", "test_caller.py", text, "target", reference)
 
     jobs = [job(TYPED, reference=True), job(TYPED.replace("return x * 2", "return x * 3"))]
-    results = {r.job_id: r for r in engine.run(jobs)}
-    reference, wrong = (results[j.job_id] for j in jobs)
-    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
-    assert wrong.outcome == "failed", (wrong.reason, wrong.stdout[-3000:])
+    reference_passes_and_wrong_fails(engine, jobs)
 
 
 SCRIPTED_CLASS = textwrap.dedent("""\
@@ -466,8 +469,7 @@ def test_a_value_that_pickles_as_a_partial_of_its_class_crosses(engine, tmp_path
     jobs = [module_job(repo, "make", "test_box.py", MAKE, "make_box", reference=True),
             module_job(repo, "make", "test_box.py", MAKE.replace("v * 2", "v * 3"),
                        "make_box")]
-    results = {r.job_id: r for r in engine.run(jobs)}
-    reference, wrong = (results[j.job_id] for j in jobs)
+    reference, wrong = in_order(engine, jobs)
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
 
@@ -588,10 +590,7 @@ def test_an_ndarray_subclass_of_the_repository_crosses_as_itself(engine, tmp_pat
     wrong = TAGGED_OPS.replace("and v.trainable", "")
     jobs = [module_job(repo, "ops", "test_ops.py", TAGGED_OPS, "trainables", reference=True),
             module_job(repo, "ops", "test_ops.py", wrong, "trainables")]
-    results = {r.job_id: r for r in engine.run(jobs)}
-    reference, candidate = (results[j.job_id] for j in jobs)
-    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
-    assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])
+    reference_passes_and_wrong_fails(engine, jobs)
 
 
 WORDS = textwrap.dedent("""\
@@ -639,10 +638,7 @@ def test_a_dict_subclass_that_refuses_assignment_crosses(engine, tmp_path):
     wrong = WORD_OPS.replace('1: "Z"', '1: "Y"')
     jobs = [module_job(repo, "ops", "test_ops.py", WORD_OPS, "weights", reference=True),
             module_job(repo, "ops", "test_ops.py", wrong, "weights")]
-    results = {r.job_id: r for r in engine.run(jobs)}
-    reference, candidate = (results[j.job_id] for j in jobs)
-    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
-    assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])
+    reference_passes_and_wrong_fails(engine, jobs)
 
 
 EXACT = textwrap.dedent("""\
@@ -675,7 +671,4 @@ def test_the_standard_librarys_exact_numbers_cross(engine, tmp_path):
     wrong = EXACT.replace("Fraction(width, height)", "Fraction(height, width)")
     jobs = [module_job(repo, "exact", "test_exact.py", EXACT, "ratios", reference=True),
             module_job(repo, "exact", "test_exact.py", wrong, "ratios")]
-    results = {r.job_id: r for r in engine.run(jobs)}
-    reference, candidate = (results[j.job_id] for j in jobs)
-    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
-    assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])
+    reference_passes_and_wrong_fails(engine, jobs)
