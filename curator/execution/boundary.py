@@ -105,9 +105,12 @@ def _root(name):
     return (name or "").split(".")[0]
 
 
+def _module_denied(module):
+    return any(module == p or module.startswith(p + ".") for p in DENIED_PREFIXES)
+
+
 def _module_allowed(module):
-    return _root(module) in ALLOWED_ROOTS and not any(
-        module == p or module.startswith(p + ".") for p in DENIED_PREFIXES)
+    return _root(module) in ALLOWED_ROOTS and not _module_denied(module)
 
 
 def allowed_class(cls):
@@ -133,7 +136,7 @@ def denied_class(cls):
     module = getattr(cls, "__module__", "") or ""
     if not isinstance(module, str):
         return False
-    if any(module == p or module.startswith(p + ".") for p in DENIED_PREFIXES):
+    if _module_denied(module):
         return True
     return "%s.%s" % (module, getattr(cls, "__qualname__", "")) in DENIED_CLASSES or \
         (np is not None and isinstance(cls, type) and issubclass(cls, np.memmap))
