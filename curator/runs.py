@@ -18,7 +18,7 @@ from pathlib import Path
 
 from curator.config import ExecutionConfig
 from curator.errors import CuratorError
-from curator.execution import boundary, trust, verdict
+from curator.execution import trust, verdict
 from curator.execution.engine import Engine, default_workers, resolve_backend
 from curator.execution.job import Job, Limits, RunResult
 from curator.problem import Problem
@@ -524,7 +524,7 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
     if infra:
         return TriageResult(problem.id, False, f"infra: {infra[0].reason}", runs=done)
     crossing = [r for r in results if r.outcome == "error" and
-                boundary.CANNOT_CROSS in (r.reason or "")]
+                verdict.CANNOT_CROSS in (r.reason or "")]
     if crossing:
         # this tool's limit, not upstream's: nothing is excluded for it
         return TriageResult(problem.id, False, f"boundary: {crossing[0].reason}", runs=done)

@@ -50,6 +50,7 @@ import types
 import warnings
 
 from curator.execution import autograd_across
+from curator.execution.verdict import CANNOT_CROSS
 
 try:
     import torch
@@ -61,7 +62,6 @@ except Exception:
     np = None
 
 MAX_MESSAGE = 512 << 20
-CANNOT_CROSS = "cannot cross from the solution process to the judge"   # ends a run's reason
 PROTOCOL = 5
 # The libraries whose classes the judge rebuilds from its own definitions (the standard
 # library's exact numbers too: a Fraction or Decimal pickles as its class and its digits).

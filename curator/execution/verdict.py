@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 MEMORY_MARKERS = ("MemoryError", "can't allocate memory", "Cannot allocate memory",
                   "std::bad_alloc", "out of memory")
 TEST_FILE = "test_solution.py"
+# ends the reason of a run whose value could not cross the boundary (see boundary.py)
+CANNOT_CROSS = "cannot cross from the solution process to the judge"
 
 
 def expected_tests(tests_text: str, filename: str = TEST_FILE) -> list[str]:
