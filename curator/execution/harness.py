@@ -542,18 +542,40 @@ def _proc_mem(path):
     return None
 
 
-def hidden_module(source, path, config=None):
+# The code of hidden test modules, by (source, path): a warm worker compiles a problem's
+# tests once, before it forks that run's judge, which finds them here. Rewriting the
+# asserts is most of collecting a test file (~25 ms), and every sample of a problem runs
+# the same tests. The solution processes fork from a zygote made before any job was read:
+# none of them ever holds this.
+_COMPILED: dict = {}
+_COMPILED_MAX = 128
+
+
+def compiled_tests(source, path):
+    """The test module's code object, asserts rewritten as pytest would (SyntaxError and
+    encoding errors as compiling it would raise them)."""
+    key = (source, str(path))
+    code = _COMPILED.get(key)
+    if code is None:
+        from _pytest.assertion.rewrite import rewrite_asserts
+
+        data = source.encode("utf-8")
+        tree = ast.parse(data, filename=str(path))
+        rewrite_asserts(tree, data, str(path), None)
+        code = compile(tree, str(path), "exec", dont_inherit=True)
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.clear()
+        _COMPILED[key] = code
+    return code
+
+
+def hidden_module(source, path):
     """The test module built from source held in memory, never registered in sys.modules.
 
     The file at `path` is a placeholder: the solution can read it and finds nothing.
     Asserts are rewritten as pytest would.
     """
-    from _pytest.assertion.rewrite import rewrite_asserts
-
-    data = source.encode("utf-8")
-    tree = ast.parse(data, filename=str(path))
-    rewrite_asserts(tree, data, str(path), config)
-    code = compile(tree, str(path), "exec", dont_inherit=True)
+    code = compiled_tests(source, path)
     module = types.ModuleType(os.path.splitext(os.path.basename(str(path)))[0])
     module.__file__ = str(path)
     module.__curator_hidden__ = True  # never pickled by reference to the solution

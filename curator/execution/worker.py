@@ -41,6 +41,7 @@ from curator.execution.harness import (
     SHADOW_VAR,
     HiddenTests,
     Reporter,
+    compiled_tests,
     install_shadow,
 )
 from curator.execution.harness import TRUSTED_VAR as TRUSTED_ENV
@@ -234,6 +235,11 @@ class Worker:
         token = secrets.token_hex(16)
         marker = marker or secrets.token_hex(8)
         rundir = self.rundir
+        if not job.repo_backed:
+            try:   # compiled here once per test file; the judge forked below reuses it
+                compiled_tests(job.tests, rundir / verdict.TEST_FILE)
+            except Exception:   # noqa: BLE001 - the judge meets the same error and says it
+                pass
         out_paths = (self.private / "stdout", self.private / "stderr")
         out_fds = [os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
                    for p in out_paths]

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 from click.testing import CliRunner
-from execution_support import GOOD_SOLUTION, needs_bwrap, run_one, start_engine
+from execution_support import ADD_TESTS, GOOD_SOLUTION, needs_bwrap, run_one, start_engine
 
 from curator import runs
 from curator.cli import main
@@ -225,6 +225,47 @@ def test_runs_are_deterministic_and_isolated_from_each_other(engine):
     for _ in range(2):  # the worker wipes its temp folder between runs
         result = run_one(engine, probe)
         assert result.outcome == "passed", (result.reason, result.stdout)
+
+
+def test_a_warm_worker_judges_each_run_by_that_runs_own_tests(engine):
+    """The worker compiles a test file once and its judges reuse it: a problem whose
+    tests changed between two runs (same problem id, same worker) is judged by the new
+    ones, and the rewritten asserts still explain a failure."""
+    first = run_one(engine, GOOD_SOLUTION)
+    assert first.outcome == "passed", (first.reason, first.stderr)
+    stricter = ADD_TESTS + "\n\ndef test_zero():\n    assert add(0, 0) == 1\n"
+    second = run_one(engine, GOOD_SOLUTION, tests=stricter)
+    assert second.outcome == "failed", (second.reason, second.stderr)
+    assert second.reason.startswith("test_solution.py::test_zero failed")
+    assert "assert 0 == 1" in second.stdout + second.reason
+    again = run_one(engine, GOOD_SOLUTION, tests=stricter)
+    assert again.outcome == "failed"
+    assert [(t["id"], t["outcome"]) for t in again.tests] == \
+        [(t["id"], t["outcome"]) for t in second.tests]
+    assert run_one(engine, GOOD_SOLUTION).outcome == "passed"
+
+
+def test_compiled_tests_are_made_once_per_source_and_path(tmp_path, monkeypatch):
+    from curator.execution import harness
+
+    monkeypatch.setattr(harness, "_COMPILED", {})
+    monkeypatch.setattr(harness, "_COMPILED_MAX", 3)
+    path = tmp_path / "test_solution.py"
+    code = harness.compiled_tests("def test_a():\n    assert 1 == 2\n", path)
+    assert harness.compiled_tests("def test_a():\n    assert 1 == 2\n", path) is code
+    assert harness.compiled_tests("def test_a():\n    assert 1 == 2\n",
+                                  tmp_path / "other.py") is not code
+    namespace: dict = {}
+    exec(code, namespace)
+    with pytest.raises(AssertionError, match="assert 1 == 2"):   # rewritten as pytest does
+        namespace["test_a"]()
+    for bad in ("def broken(:\n", "x = '\udcff'\n"):
+        for _ in range(2):   # never cached: each judge meets the error itself
+            with pytest.raises((SyntaxError, UnicodeEncodeError)):
+                harness.compiled_tests(bad, path)
+    for n in range(5):
+        harness.compiled_tests(f"X = {n}\n", path)
+    assert len(harness._COMPILED) <= 3
 
 
 def _make_repo(root):
