@@ -628,6 +628,9 @@ def _timeout_reason(results: list[RunResult]) -> str:
     return reason[:500]
 
 
+STUB_PASSES = "the remaining tests pass with a stub of"   # begins a triage reason
+
+
 def _stub_check(store: Store, workspace: Workspace, problem: Problem, engine: Engine,
                 cancelled: CancelCheck | None, result: TriageResult,
                 enabled: bool) -> TriageResult:
@@ -643,7 +646,7 @@ def _stub_check(store: Store, workspace: Workspace, problem: Problem, engine: En
     result.runs += 1
     if run.outcome == "passed":
         result.green = False
-        result.reason = (f"the remaining tests pass with a stub of {problem.entry_point}: "
+        result.reason = (f"{STUB_PASSES} {problem.entry_point}: "
                          f"they do not exercise it{_skipped_note(run.tests)}")[:500]
     return result
 

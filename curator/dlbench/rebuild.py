@@ -18,14 +18,16 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from curator import runs
+from curator import runs, sync
 from curator.dlbench import fileformat
 from curator.dlbench import resolve as resolve_mod
+from curator.dlbench.upstream import Snapshot, tests_calling
 from curator.errors import CuratorError
 from curator.progress import CancelCheck, checkpoint
 from curator.repos import checkout, environments, recipes, requirements
+from curator.repos.gitcache import GitError, cache_for
 from curator.store import Store
 from curator.store import problem_imports as import_store
 from curator.store import problems as problem_store
@@ -194,6 +196,9 @@ def _one(store: Store, workspace: Workspace, name: str, rows: list[dict],
         store, workspace, name, url, env, triaged, note, cancelled,
         dict(progress=on_problem, test_progress=on_test, keep=keep))
     result.env_seconds = round(result.env_seconds + seconds, 1)
+    triaged = _with_tests_that_call_it(
+        store, workspace, url, rows, triaged, engine, cancelled,
+        dict(progress=on_problem, test_progress=on_test, keep=keep))
     causes: Counter = Counter()
     env_row = environments.env_row(store, registered_repos.by_url(store, url)["id"])
     left = environments.left_out(env_row["lock"] if env_row else "")
@@ -277,6 +282,62 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
             engine.close()
         triaged = [redone.get(item.problem_id, item) for item in triaged]
     return triaged, seconds
+
+
+def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows: list[dict],
+                             triaged: list[runs.TriageResult], engine,
+                             cancelled: CancelCheck | None, options: dict
+                             ) -> list[runs.TriageResult]:
+    """A problem whose remaining tests pass with a stub of its function (the release's
+    tests never call it: GPflow's mvnquad, given the quadrature tests of ndiagquad) gets
+    the repository's tests that use it, found as for a release that gives no tests
+    (`tests_calling`), said in its resolution notes, and is triaged again. Once per
+    resolution: the record keeps what was added (`added_tests`, maybe none)."""
+    stubbed = {t.problem_id for t in triaged
+               if not t.green and t.reason.startswith(runs.STUB_PASSES)}
+    by_id = {row["problem_id"]: row for row in rows}
+    cache = cache_for(workspace.repos_dir, url)
+    snapshots: dict[str, Snapshot] = {}
+    redo = []
+    with store.transaction():
+        for pid in sorted(stubbed):
+            row = by_id.get(pid)
+            try:
+                record = json.loads((row or {}).get("resolution") or "{}")
+                flags = json.loads((row or {}).get("flags") or "[]")
+            except ValueError:
+                continue
+            problem = problem_store.get(store, pid)
+            source = problem.source or {}
+            commit, path = source.get("commit"), source.get("path")
+            if row is None or "added_tests" in record or not commit or not path:
+                continue
+            try:
+                if commit not in snapshots:
+                    snapshots[commit] = Snapshot(cache, commit)
+                found = tests_calling(snapshots[commit], problem.entry_point, path)
+            except (GitError, OSError) as exc:
+                record.setdefault("notes", []).append(f"tests that use it not looked for: "
+                                                      f"{exc}")
+                found = []
+            extra = [node for node in found if node not in problem.test_node_ids]
+            record["added_tests"] = extra
+            if extra:
+                record.setdefault("notes", []).append(
+                    f"tests {' '.join(extra)} added: the release's tests pass with a stub of "
+                    f"{problem.entry_point} (found by their use of "
+                    f"{problem.entry_point.partition('.')[0]})")
+                problem_store.save(store, replace(
+                    problem, test_node_ids=[*problem.test_node_ids, *extra]))
+                redo.append(pid)
+            import_store.set_resolution(store, pid, flags, record)
+    if not redo:
+        return triaged
+    sync.dump(store, workspace.problems_dir, redo)
+    again = {r.problem_id: r for r in runs.triage(store, workspace, redo, engine=engine,
+                                                   cancelled=cancelled, resume=False,
+                                                   **options)}
+    return [again.get(t.problem_id, t) for t in triaged]
 
 
 def _environment_reason(reason: str, left: dict[str, str], package: str | None) -> str:

@@ -18,6 +18,7 @@ from test_dlbench_resolve import (  # noqa: F401  (fixtures)
     upstream_once,
 )
 
+from curator import runs
 from curator import workspace as workspace_mod
 from curator.cli import main
 from curator.repos import recipes
@@ -273,3 +274,62 @@ def test_what_numpy_2_removed_wants_numpy_1_also_from_a_conftest_that_stops_pyte
                        "'numpy.lib.function_base'", "'tinycheck'"))]
         assert rebuild_mod.missing_requirements(store, triaged, "emukit") == {
             "numpy<2": ["evaluate"], "tinycheck": ["convert"]}
+
+
+@pytest.mark.timeout(1200)
+def test_release_tests_that_never_call_the_function_get_the_tests_that_use_it(tmp_path):
+    """GPflow's mvnquad comes with the quadrature tests of ndiagquad, which never call it:
+    a stub passes them. The repository's tests that use it are added, said in the
+    resolution notes, and the problem is triaged again (green: a stub now fails); once per
+    resolution, so a rebuild that resumes leaves it as it is."""
+    from curator.dlbench import rebuild as rebuild_mod
+    from curator.dlbench import resolve as resolve_mod
+    from curator.store import problem_imports as import_store
+    from curator.store import problems as problem_store
+
+    checks = make_repo(tmp_path / "checks", {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n\n\n'
+                      "def shift(x):\n    return x + 1\n",
+        "tests/test_ops.py": "from pkg.ops import shift\n\n\n"
+                             "def test_shift():\n    assert shift(2) == 3\n",
+        "tests/test_scaling.py": "from pkg.ops import scale\n\n\n"
+                                 "def test_scale():\n    assert scale(2) == 6\n\n\n"
+                                 "def test_unrelated():\n    assert 1 + 1 == 2\n"})
+    release = tmp_path / "release"
+    release.mkdir()
+    (release / "checksscale1.txt").write_text(CHECKS_RELEASE)   # test_cases: test_ops.py
+    ws = workspace_mod.init(tmp_path / "ws")
+    url = "https://git.invalid/team/checks"
+    (ws.root / "curator.toml").write_text(
+        f'[dlbench.repos]\nchecks = "{url}"\n\n'
+        '[execution]\nisolation = "weak"\nallow_weak = true\n')
+    ws = workspace_mod.discover(str(ws.root))
+    base = ["--workspace", str(ws.root)]
+    loaded = CliRunner().invoke(main, [*base, "dlbench", "import", str(release), "--json"])
+    assert loaded.exit_code == 0, loaded.output
+    engine = runs._engine_for(ws, runs.TRIAGE_RUNS)
+    with Store(ws.db_path, "tester") as store, engine:
+        resolve_mod.resolve(store, ws, {"checks": str(checks)})
+        (first,) = runs.triage(store, ws, ["checksscale1"], engine=engine)
+        assert not first.green and first.reason.startswith(runs.STUB_PASSES)
+        rows = rebuild_mod._fresh_rows(store, ["checksscale1"])
+        options = dict(keep=frozenset())
+        (after,) = rebuild_mod._with_tests_that_call_it(store, ws, url, rows, [first], engine,
+                                                        None, options)
+        assert after.green, after.reason
+        problem = problem_store.get(store, "checksscale1")
+        assert problem.test_node_ids == ["tests/test_ops.py", "tests/test_scaling.py::test_scale"]
+        record = json.loads(rebuild_mod._fresh_rows(store, ["checksscale1"])[0]["resolution"])
+        assert record["added_tests"] == ["tests/test_scaling.py::test_scale"]
+        assert any("tests/test_scaling.py::test_scale added: the release's tests pass with a "
+                   "stub of scale" in note for note in record["notes"])
+        assert "test_scaling.py::test_scale" in (ws.problems_dir / "checksscale1" /
+                                                  "problem.toml").read_text()
+        # once per resolution: a stub-pass result met again adds nothing, runs nothing
+        count = store.one("SELECT COUNT(*) AS n FROM runs")["n"]
+        rows = rebuild_mod._fresh_rows(store, ["checksscale1"])
+        (same,) = rebuild_mod._with_tests_that_call_it(store, ws, url, rows, [first], engine,
+                                                       None, options)
+        assert same is first and store.one("SELECT COUNT(*) AS n FROM runs")["n"] == count
+        assert import_store.for_problem(store, "checksscale1") is not None
