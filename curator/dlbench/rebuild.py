@@ -9,7 +9,9 @@ resumes where it stopped: an environment whose inputs did not change is reused, 
 reference already triaged with its current text is not run again. The triage's
 exclusions are written to the repository's recipe, reviewable in git; so is a module
 that a reference's tests could not import and nobody declared (then the environment is
-built again and those references triaged again).
+built again and those references triaged again). A reference whose release tests pass
+with a stub of its function (they never call it) gets the repository's tests that use it,
+said in its resolution notes, and is triaged again.
 """
 
 from __future__ import annotations
