@@ -11,7 +11,8 @@ exclusions are written to the repository's recipe, reviewable in git; so is a mo
 that a reference's tests could not import and nobody declared (then the environment is
 built again and those references triaged again). A reference whose release tests pass
 with a stub of its function (they never call it) gets the repository's tests that use it,
-said in its resolution notes, and is triaged again.
+said in its resolution notes, and is triaged again; one whose first run timed out on
+test modules the release gives whole runs only their tests that use the function.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from curator import runs, sync
 from curator.dlbench import fileformat
 from curator.dlbench import resolve as resolve_mod
+from curator.dlbench import upstream as upstream_mod
 from curator.dlbench.upstream import Snapshot, tests_calling
 from curator.errors import CuratorError
 from curator.progress import CancelCheck, checkpoint
@@ -290,49 +292,65 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
                              triaged: list[runs.TriageResult], engine,
                              cancelled: CancelCheck | None, options: dict
                              ) -> list[runs.TriageResult]:
-    """A problem whose remaining tests pass with a stub of its function (the release's
-    tests never call it: GPflow's mvnquad, given the quadrature tests of ndiagquad) gets
-    the repository's tests that use it, found as for a release that gives no tests
-    (`tests_calling`), said in its resolution notes, and is triaged again. Once per
-    resolution: the record keeps what was added (`added_tests`, maybe none)."""
-    stubbed = {t.problem_id for t in triaged
-               if not t.green and t.reason.startswith(runs.STUB_PASSES)}
+    """A second look at the tests of two kinds of references that are not green, with the
+    repository's tests that use the function (`tests_calling`), then a second triage;
+    each said in the resolution notes and done once per resolution (the record keeps what
+    changed, maybe nothing):
+    - its remaining tests pass with a stub of it: the release's tests never call it
+      (GPflow's mvnquad, given the quadrature tests of ndiagquad). The tests that use it
+      are added (`added_tests`).
+    - its first run timed out on test modules the release gives whole (pyro's): each is
+      narrowed to its tests that use the function (`narrowed_tests`)."""
     by_id = {row["problem_id"]: row for row in rows}
     cache = cache_for(workspace.repos_dir, url)
     snapshots: dict[str, Snapshot] = {}
     redo = []
     with store.transaction():
-        for pid in sorted(stubbed):
-            row = by_id.get(pid)
+        for item in triaged:
+            stub = item.reason.startswith(runs.STUB_PASSES)
+            if item.green or not (stub or item.reason.startswith("timeout:")):
+                continue
+            key = "added_tests" if stub else "narrowed_tests"
+            row = by_id.get(item.problem_id)
             try:
                 record = json.loads((row or {}).get("resolution") or "{}")
                 flags = json.loads((row or {}).get("flags") or "[]")
             except ValueError:
                 continue
-            problem = problem_store.get(store, pid)
+            problem = problem_store.get(store, item.problem_id)
             source = problem.source or {}
             commit, path = source.get("commit"), source.get("path")
-            if row is None or "added_tests" in record or not commit or not path:
+            whole = {n for n in problem.test_node_ids if "::" not in n}
+            if row is None or key in record or not commit or not path or \
+                    not (stub or whole):
                 continue
             try:
                 if commit not in snapshots:
                     snapshots[commit] = Snapshot(cache, commit)
-                found = tests_calling(snapshots[commit], problem.entry_point, path)
+                found = tests_calling(snapshots[commit], problem.entry_point, path,
+                                      within=None if stub else whole,
+                                      limit=upstream_mod.CALLING_TESTS_MAX if stub else None)
             except (GitError, OSError) as exc:
                 record.setdefault("notes", []).append(f"tests that use it not looked for: "
                                                       f"{exc}")
                 found = []
-            extra = [node for node in found if node not in problem.test_node_ids]
-            record["added_tests"] = extra
-            if extra:
-                record.setdefault("notes", []).append(
-                    f"tests {' '.join(extra)} added: the release's tests pass with a stub of "
-                    f"{problem.entry_point} (found by their use of "
-                    f"{problem.entry_point.partition('.')[0]})")
-                problem_store.save(store, replace(
-                    problem, test_node_ids=[*problem.test_node_ids, *extra]))
-                redo.append(pid)
-            import_store.set_resolution(store, pid, flags, record)
+            user = problem.entry_point.partition(".")[0]
+            if stub:
+                change = [n for n in found if n not in problem.test_node_ids]
+                nodes = [*problem.test_node_ids, *change]
+                note = (f"tests {' '.join(change)} added: the release's tests pass with a "
+                        f"stub of {problem.entry_point} (found by their use of {user})")
+            else:
+                change = found
+                nodes = [*[n for n in problem.test_node_ids if n not in whole], *change]
+                note = (f"{' '.join(sorted(whole))} narrowed to the {len(change)} tests in "
+                        f"it that use {user}: run whole, the first run timed out")
+            record[key] = change
+            if change:
+                record.setdefault("notes", []).append(note)
+                problem_store.save(store, replace(problem, test_node_ids=nodes))
+                redo.append(item.problem_id)
+            import_store.set_resolution(store, item.problem_id, flags, record)
     if not redo:
         return triaged
     sync.dump(store, workspace.problems_dir, redo)

@@ -344,20 +344,25 @@ def _calling_tests(tree: ast.Module, path: str, names: set[str], modules: set[st
     return out
 
 
-def tests_calling(snapshot: Snapshot, qualname: str, path: str) -> list[str]:
+def tests_calling(snapshot: Snapshot, qualname: str, path: str,
+                  within: set[str] | None = None, limit: int | None = CALLING_TESTS_MAX
+                  ) -> list[str]:
     """Tests that use a symbol, for a problem whose release gives no tests at all
     (deepchecks' calculate_builtin_properties, sparseml's ConvNet.forward): the test
     functions and methods of the repository's test modules that import it from the
     repository (a method: its class, which they build and call) and name it, or ask
     for a fixture that does. The modules named for it come first, then those with the
-    most such tests; at most CALLING_TESTS_MAX node ids. Whether they exercise it is the
+    most such tests; at most `limit` node ids. `within`: only these test modules (a
+    whole module given as a problem's tests, narrowed). Whether they exercise it is the
     triage's stub check."""
     wanted = qualname.partition(".")[0] if "." in qualname else qualname
     home = dotted_path(path)
     stem = PurePosixPath(path).stem.lstrip("_")
     found: list[tuple[tuple, list[str]]] = []
-    for test in sorted(p for p in snapshot.blobs if p.endswith(".py") and _is_test_path(p)
-                       and p != path):
+    candidates = snapshot.blobs if within is None else [p for p in within
+                                                        if p in snapshot.blobs]
+    for test in sorted(p for p in candidates if p.endswith(".py") and
+                       (_is_test_path(p) or within is not None) and p != path):
         if not re.search(rf"\b{re.escape(wanted)}\b", snapshot.text(test) or ""):
             continue
         tree = snapshot.tree(test)
@@ -371,8 +376,8 @@ def tests_calling(snapshot: Snapshot, qualname: str, path: str) -> list[str]:
             found.append(((not named, -len(nodes), test), nodes))
     out: list[str] = []
     for _key, nodes in sorted(found):
-        out += nodes[:CALLING_TESTS_MAX - len(out)]
-        if len(out) >= CALLING_TESTS_MAX:
+        out += nodes if limit is None else nodes[:limit - len(out)]
+        if limit is not None and len(out) >= limit:
             break
     return out
 

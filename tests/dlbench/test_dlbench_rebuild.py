@@ -276,6 +276,60 @@ def test_what_numpy_2_removed_wants_numpy_1_also_from_a_conftest_that_stops_pyte
             "numpy<2": ["evaluate"], "tinycheck": ["convert"]}
 
 
+def _checks_workspace(tmp_path, files: dict, release_text: str, extra_conf: str = ""):
+    """A workspace with one DL-Bench problem of a generated repository `checks`, resolved
+    (runs in weak isolation); returns (workspace, url)."""
+    from curator.dlbench import resolve as resolve_mod
+
+    checks = make_repo(tmp_path / "checks", files)
+    release = tmp_path / "release"
+    release.mkdir()
+    (release / "checksscale1.txt").write_text(release_text)
+    ws = workspace_mod.init(tmp_path / "ws")
+    url = "https://git.invalid/team/checks"
+    (ws.root / "curator.toml").write_text(
+        f'[dlbench.repos]\nchecks = "{url}"\n\n'
+        f'[execution]\nisolation = "weak"\nallow_weak = true\n{extra_conf}')
+    ws = workspace_mod.discover(str(ws.root))
+    loaded = CliRunner().invoke(main, ["--workspace", str(ws.root), "dlbench", "import",
+                                       str(release), "--json"])
+    assert loaded.exit_code == 0, loaded.output
+    with Store(ws.db_path, "tester") as store:
+        resolve_mod.resolve(store, ws, {"checks": str(checks)})
+    return ws, url
+
+
+@pytest.mark.timeout(1200)
+def test_a_whole_test_module_that_times_out_is_narrowed_to_the_tests_that_use_it(tmp_path):
+    """pyro's whole-file targets (tests/infer/test_inference.py, hundreds of tests) did
+    not finish within the first limit. The module is narrowed to its tests that use the
+    function, said in the notes, and triaged again."""
+    from curator.dlbench import rebuild as rebuild_mod
+
+    tests = ("import time\n\nfrom pkg.ops import scale\n\n\n"
+             "def test_scale():\n    assert scale(2) == 6\n\n\n"
+             "def test_other_slow_thing():\n    time.sleep(600)\n")
+    ws, url = _checks_workspace(tmp_path, {
+        "pkg/__init__.py": "", "pkg/ops.py": 'def scale(x):\n    return 3 * x\n',
+        "tests/test_ops.py": tests}, CHECKS_RELEASE, "first_timeout_s = 15\n")
+    engine = runs._engine_for(ws, runs.TRIAGE_RUNS)
+    with Store(ws.db_path, "tester") as store, engine:
+        (first,) = runs.triage(store, ws, ["checksscale1"], engine=engine)
+        assert not first.green and first.reason.startswith("timeout:"), first.reason
+        rows = rebuild_mod._fresh_rows(store, ["checksscale1"])
+        (after,) = rebuild_mod._with_tests_that_call_it(store, ws, url, rows, [first], engine,
+                                                        None, dict(keep=frozenset()))
+        assert after.green, after.reason
+        from curator.store import problems as problem_store
+
+        assert problem_store.get(store, "checksscale1").test_node_ids == \
+            ["tests/test_ops.py::test_scale"]
+        record = json.loads(rebuild_mod._fresh_rows(store, ["checksscale1"])[0]["resolution"])
+        assert record["narrowed_tests"] == ["tests/test_ops.py::test_scale"]
+        assert any("tests/test_ops.py narrowed to the 1 tests in it that use scale" in n
+                   for n in record["notes"])
+
+
 @pytest.mark.timeout(1200)
 def test_release_tests_that_never_call_the_function_get_the_tests_that_use_it(tmp_path):
     """GPflow's mvnquad comes with the quadrature tests of ndiagquad, which never call it:
@@ -283,11 +337,10 @@ def test_release_tests_that_never_call_the_function_get_the_tests_that_use_it(tm
     resolution notes, and the problem is triaged again (green: a stub now fails); once per
     resolution, so a rebuild that resumes leaves it as it is."""
     from curator.dlbench import rebuild as rebuild_mod
-    from curator.dlbench import resolve as resolve_mod
     from curator.store import problem_imports as import_store
     from curator.store import problems as problem_store
 
-    checks = make_repo(tmp_path / "checks", {
+    ws, url = _checks_workspace(tmp_path, {
         "pkg/__init__.py": "",
         "pkg/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n\n\n'
                       "def shift(x):\n    return x + 1\n",
@@ -295,22 +348,10 @@ def test_release_tests_that_never_call_the_function_get_the_tests_that_use_it(tm
                              "def test_shift():\n    assert shift(2) == 3\n",
         "tests/test_scaling.py": "from pkg.ops import scale\n\n\n"
                                  "def test_scale():\n    assert scale(2) == 6\n\n\n"
-                                 "def test_unrelated():\n    assert 1 + 1 == 2\n"})
-    release = tmp_path / "release"
-    release.mkdir()
-    (release / "checksscale1.txt").write_text(CHECKS_RELEASE)   # test_cases: test_ops.py
-    ws = workspace_mod.init(tmp_path / "ws")
-    url = "https://git.invalid/team/checks"
-    (ws.root / "curator.toml").write_text(
-        f'[dlbench.repos]\nchecks = "{url}"\n\n'
-        '[execution]\nisolation = "weak"\nallow_weak = true\n')
-    ws = workspace_mod.discover(str(ws.root))
-    base = ["--workspace", str(ws.root)]
-    loaded = CliRunner().invoke(main, [*base, "dlbench", "import", str(release), "--json"])
-    assert loaded.exit_code == 0, loaded.output
+                                 "def test_unrelated():\n    assert 1 + 1 == 2\n"},
+        CHECKS_RELEASE)   # test_cases: tests/test_ops.py
     engine = runs._engine_for(ws, runs.TRIAGE_RUNS)
     with Store(ws.db_path, "tester") as store, engine:
-        resolve_mod.resolve(store, ws, {"checks": str(checks)})
         (first,) = runs.triage(store, ws, ["checksscale1"], engine=engine)
         assert not first.green and first.reason.startswith(runs.STUB_PASSES)
         rows = rebuild_mod._fresh_rows(store, ["checksscale1"])
