@@ -397,6 +397,17 @@ REBUILDERS = {name: globals()[name] for name in
                "_mod")}
 
 
+
+def _refuse_state(*args):
+    raise NotData("a message that changes a rebuild function of the judge")
+
+
+# A BUILD opcode applied to a rebuild function itself (its __defaults__, its __dict__) asks
+# its __setstate__ first: refused. (What else find_class returns that state could change
+# sends the message to the checked decoder, see _changeable.)
+for _rebuilder in REBUILDERS.values():
+    _rebuilder.__setstate__ = _refuse_state
+
 # Reconstructors of allowed classes that the judge resolves by name (see _resolve).
 NUMPY_REBUILDERS = {("numpy.core.multiarray", "_reconstruct"),
                     ("numpy._core.multiarray", "_reconstruct"),
@@ -507,19 +518,131 @@ def _resolve(module, name):
     raise NotData("%s.%s" % (module, name))
 
 
+# A message makes values; it never changes an object the judge already holds. Pickle's
+# state and item opcodes (BUILD, SETITEM(S), APPEND(S), ADDITEMS) apply to whatever object
+# is on the stack, so on a module `_mod` returned, a judge object `_j` named or a class
+# `find_class` resolved they would rebind the judge's `torch.equal`, set a test object's
+# method past `_check_writable`, or a library class's `__eq__`. The C unpickler cannot be
+# told which object an opcode applies to, so a message that names anything the judge held
+# before decoding (HELD_REBUILDERS, a class or function one could change) is decoded again
+# by `_CheckedUnpickler`, which applies those opcodes only to objects the message made
+# (and to the call's own arguments, `_tref`/`_aref`, which the solution may change as it
+# could in-process). Messages of tensors, arrays, scalars and containers stay on the C path.
+HELD_REBUILDERS = frozenset({"_mod", "_j", "_ji", "_si", "_s"})
+_HEAPTYPE, _IMMUTABLETYPE = 1 << 9, 1 << 8
+
+
+class _Recheck(Exception):
+    """The fast decoder met a name the checked one must decode."""
+
+
+def _changeable(found):
+    """Whether an object `find_class` returned is one the judge held before the message
+    that a state or item opcode could change: a held handle's rebuild function, a class
+    whose attributes can be set, or a Python function (its defaults, its __dict__)."""
+    if isinstance(found, type):
+        flags = found.__flags__
+        return bool(flags & _HEAPTYPE) and not flags & _IMMUTABLETYPE
+    if isinstance(found, types.FunctionType):
+        return found.__module__ != __name__ or found.__name__ in HELD_REBUILDERS
+    return False
+
+
 class JudgeUnpickler(pickle.Unpickler):
-    """Rebuilds only allowed classes and this module's rebuild functions."""
+    """Rebuilds only allowed classes and this module's rebuild functions (C speed); a
+    message that names what the judge held already goes to `_CheckedUnpickler`."""
 
     def find_class(self, module, name):
-        return _resolve(module, name)
+        found = _resolve(module, name)
+        if _changeable(found):
+            raise _Recheck()
+        return found
 
     def persistent_load(self, pid):
         raise NotData("a persistent reference")
 
 
-def judge_loads(data):
+class _CheckedUnpickler(pickle._Unpickler):
+    """The same vocabulary, in pickle's Python decoder: state and item opcodes apply only
+    to objects this message made (a container it opened, or what a class or rebuild
+    function `find_class` resolved returned; never a held handle, class or module)."""
+
+    dispatch = dict(pickle._Unpickler.dispatch)
+
+    def __init__(self, file):
+        super().__init__(file)
+        self.makers = {}   # id -> what find_class resolved that makes new objects
+        self.made = {}     # id -> object (both kept alive: no id is reused meanwhile)
+
+    def find_class(self, module, name):
+        found = _resolve(module, name)
+        if not (getattr(found, "__module__", None) == __name__ and
+                getattr(found, "__name__", None) in HELD_REBUILDERS):
+            self.makers[id(found)] = found
+        return found
+
+    def persistent_load(self, pid):
+        raise NotData("a persistent reference")
+
+    def made_by(self, func):
+        maker = func.func if type(func) is functools.partial else func
+        obj = self.stack[-1]
+        if self.makers.get(id(maker)) is maker and \
+                not isinstance(obj, (type, types.ModuleType, types.FunctionType)):
+            self.made[id(obj)] = obj
+
+    def target(self, obj):
+        if self.made.get(id(obj)) is not obj:
+            raise NotData("a message that changes an object the judge holds (%s)"
+                          % type(obj).__name__)
+
+
+def _checked(opcode, before=None, callable_at=None, container=False):
+    original = pickle._Unpickler.dispatch[opcode[0]]
+
+    def load(self):
+        if before is not None:
+            before(self)
+        func = self.stack[callable_at] if callable_at else None
+        original(self)
+        if callable_at:
+            self.made_by(func)
+        elif container:
+            self.made[id(self.stack[-1])] = self.stack[-1]
+
+    _CheckedUnpickler.dispatch[opcode[0]] = load
+
+
+def _refuse_old_opcode(self):
+    # OBJ and INST (protocols 0 and 1) build objects as REDUCE does; no pickler of the
+    # boundary writes them
+    raise NotData("an object built by a protocol-1 opcode")
+
+
+for _op in (pickle.EMPTY_DICT, pickle.EMPTY_LIST, pickle.EMPTY_SET, pickle.DICT, pickle.LIST):
+    _checked(_op, container=True)
+_checked(pickle.REDUCE, callable_at=-2)
+_checked(pickle.NEWOBJ, callable_at=-2)
+_checked(pickle.NEWOBJ_EX, callable_at=-3)
+_checked(pickle.BUILD, before=lambda self: self.target(self.stack[-2]))
+_checked(pickle.SETITEM, before=lambda self: self.target(self.stack[-3]))
+_checked(pickle.APPEND, before=lambda self: self.target(self.stack[-2]))
+for _op in (pickle.SETITEMS, pickle.APPENDS, pickle.ADDITEMS):
+    _checked(_op, before=lambda self: self.target(self.metastack[-1][-1]))
+for _op in (pickle.OBJ, pickle.INST):
+    _CheckedUnpickler.dispatch[_op[0]] = _refuse_old_opcode
+
+
+def _unpickle(data):
     try:
         return JudgeUnpickler(io.BytesIO(data)).load()
+    except _Recheck:
+        return _CheckedUnpickler(io.BytesIO(data)).load()
+
+
+def judge_loads(data):
+    try:
+        return _unpickle(data)
     except NotData:
         raise
     except (CannotCross, BoundaryError):

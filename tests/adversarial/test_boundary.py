@@ -328,6 +328,34 @@ class Answer:
 def scale(x):
     return Answer(_wrong(x))
 """,
+    "a judge module rebound by the decoding of the reply": """
+import functools, sys
+
+_boundary = sys.modules["curator.execution.boundary"]
+_honest = _boundary.SolutionPickler.reducer_override
+
+
+class Rebind:   # pickled as the judge's own torch module, then BUILD with new attributes
+    pass
+
+
+def _reducer(self, obj):
+    if isinstance(obj, Rebind):
+        yes = functools.partial(functools.partial, slice)
+        return _boundary._mod, ("torch",), {"equal": yes, "allclose": yes}
+    if type(obj) is functools.partial and obj.args == (slice,):
+        return functools.partial, (functools.partial, slice)
+    if isinstance(obj, torch.Tensor) and self.link.unchanged_request_tensor(obj) is None:
+        record = _boundary._tensor_record(obj)   # the wrong tensor, noted by a Rebind
+        return _boundary._t, (*record[:6], Rebind(), self.link.request_index(obj), None)
+    return _honest(self, obj)
+
+
+_boundary.SolutionPickler.reducer_override = _reducer
+
+def scale(x):
+    return _wrong(x)
+""",
 }
 
 
@@ -542,6 +570,63 @@ def test_a_solution_sets_plain_attributes_of_the_tests_objects(engine):
         passed = [t["id"] for t in run.tests if t["outcome"] == "passed"]
         assert not passed and run.outcome in ("failed", "tampered"), (
             name, run.outcome, run.reason, run.stdout[-2000:])
+
+
+# What `_check_writable` refuses a setattr, a reply's decoding may not do either: the
+# judge's object sent back with pickle state (BUILD) set the checker's method in place.
+CHECKER_TESTS = """\
+from solution import solve
+
+
+class Checker:
+    def __init__(self):
+        self.calls = 0
+
+    def check(self, value):
+        return value == 3
+
+
+def test_checked_after_the_call():
+    checker = Checker()
+    result = solve(checker)
+    assert checker.calls == 1 and checker.check(result)
+"""
+CHECKER_REFERENCE = "def solve(checker):\n    checker.calls = checker.calls + 1\n    return 3\n"
+CHECKER_CONTROL = CHECKER_REFERENCE.replace("return 3", "return 0")
+CHECKER_ATTACK = """
+import functools, sys
+
+_boundary = sys.modules["curator.execution.boundary"]
+_honest = _boundary.SolutionPickler.reducer_override
+
+
+def _reducer(self, obj):
+    # the test's checker, sent back as the judge's own object with BUILD state that sets
+    # its methods past _check_writable
+    if isinstance(obj, _boundary.JudgeObject):
+        yes = functools.partial(functools.partial, slice)
+        return _boundary._ji, (object.__getattribute__(obj, "_handle"),), {"check": yes}
+    if type(obj) is functools.partial and obj.args == (slice,):
+        return functools.partial, (functools.partial, slice)
+    return _honest(self, obj)
+
+
+_boundary.SolutionPickler.reducer_override = _reducer
+
+
+def solve(checker):
+    checker.calls = checker.calls + 1
+    return 0
+"""
+
+
+def test_a_reply_never_sets_what_a_setattr_may_not(engine):
+    assert run_one(engine, CHECKER_REFERENCE, CHECKER_TESTS).outcome == "passed"
+    control = run_one(engine, CHECKER_CONTROL, CHECKER_TESTS)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    attack = run_one(engine, CHECKER_ATTACK, CHECKER_TESTS, timeout=60)
+    assert attack.outcome == "tampered", (attack.outcome, attack.reason, attack.stdout[-2000:])
+    assert "changes an object the judge holds" in attack.reason
 
 
 def test_the_reference_holding_judge_handles_passes(engine):
