@@ -73,7 +73,11 @@ DENIED_PREFIXES = ("torch.package", "torch.jit", "torch.fx", "torch.distributed"
                    "torch.compiler", "torch.export", "torch._export", "torch.onnx",
                    "torch.utils.data.dataloader", "numpy.ctypeslib", "numpy.lib.npyio",
                    "numpy.f2py", "numpy.distutils", "numpy.testing", "torch.testing",
-                   "collections.abc")
+                   "collections.abc",
+                   # modes, not values: made, set_grad_enabled(False) turns autograd off
+                   # in the judge, set_detect_anomaly(True) turns anomaly checks on
+                   "torch.autograd.grad_mode", "torch.autograd.anomaly_mode",
+                   "torch.autograd.forward_ad", "torch.backends", "torch.utils._contextlib")
 DENIED_CLASSES = {"numpy.memmap", "numpy.lib.format", "torch.storage._LegacyStorage"}
 BUILTIN_CLASSES = {"list", "dict", "set", "frozenset", "tuple", "slice", "complex",
                    "bytearray", "range", "object", "bool", "int", "float", "str", "bytes",
@@ -113,11 +117,21 @@ def _module_allowed(module):
     return _root(module) in ALLOWED_ROOTS and not _module_denied(module)
 
 
+def _guard_class(module, cls):
+    """torch._C's private classes are dispatcher guards (`_ExcludeDispatchKeyGuard`,
+    `_AutoDispatchBelowAutograd`, `_DisableTorchDispatch`): made, they change how every
+    torch call in the process dispatches for as long as the object lives."""
+    return (module == "torch._C" or module.startswith("torch._C.")) and \
+        str(getattr(cls, "__name__", "")).startswith("_")
+
+
 def allowed_class(cls):
     """A class the judge may rebuild an instance of from its own definition."""
     if not isinstance(cls, type):
         return False
     module = getattr(cls, "__module__", "") or ""
+    if isinstance(module, str) and _guard_class(module, cls):
+        return False
     if module == "builtins":
         return cls.__name__ in BUILTIN_CLASSES or issubclass(cls, BaseException)
     if not isinstance(module, str) or not _module_allowed(module):
@@ -136,7 +150,7 @@ def denied_class(cls):
     module = getattr(cls, "__module__", "") or ""
     if not isinstance(module, str):
         return False
-    if _module_denied(module):
+    if _module_denied(module) or _guard_class(module, cls):
         return True
     return "%s.%s" % (module, getattr(cls, "__qualname__", "")) in DENIED_CLASSES or \
         (np is not None and isinstance(cls, type) and issubclass(cls, np.memmap))

@@ -105,3 +105,29 @@ def test_values_that_carry_state_still_decode():
     assert torch.equal(back[0][0].weight, module[0].weight)
     assert back[1] == ordered and type(back[1]) is collections.OrderedDict
     assert back[2].random() == np.random.default_rng(5).random() and back[3] == {1, 2}
+
+
+class _Made:
+    """Pickles as `cls(*args)`: what a message can ask the judge to construct."""
+
+    def __init__(self, cls, *args):
+        self.cls, self.args = cls, args
+
+    def __reduce__(self):
+        return self.cls, self.args
+
+
+@pytest.mark.parametrize("cls, args", [
+    (torch.autograd.grad_mode.set_grad_enabled, (False,)),
+    (torch.autograd.anomaly_mode.set_detect_anomaly, (True,)),
+    (torch._C._AutoDispatchBelowAutograd, ()),
+    (torch._C._DisableTorchDispatch, ()),
+])
+def test_a_message_never_constructs_a_mode_or_guard_in_the_judge(cls, args):
+    """Constructing these is an act on the judge process (grad mode off, anomaly checks
+    on, dispatch keys excluded while the object lives), not a value."""
+    with pytest.raises(boundary.NotData):
+        boundary.judge_loads(pickle.dumps(_Made(cls, *args), protocol=5))
+    assert torch.is_grad_enabled() and not torch.is_anomaly_enabled()
+    x = torch.ones(2, requires_grad=True)
+    assert (x * 2).grad_fn is not None
