@@ -537,11 +537,13 @@ def _resolve(module, name):
 # is on the stack, so on a module `_mod` returned, a judge object `_j` named or a class
 # `find_class` resolved they would rebind the judge's `torch.equal`, set a test object's
 # method past `_check_writable`, or a library class's `__eq__`. The C unpickler cannot be
-# told which object an opcode applies to, so a message that names anything the judge held
-# before decoding (HELD_REBUILDERS, a class or function one could change) is decoded again
-# by `_CheckedUnpickler`, which applies those opcodes only to objects the message made
-# (and to the call's own arguments, `_tref`/`_aref`, which the solution may change as it
-# could in-process). Messages of tensors, arrays, scalars and containers stay on the C path.
+# told which object an opcode applies to. A message that names a held handle
+# (HELD_REBUILDERS) or a Python function one could change is decoded again by
+# `_CheckedUnpickler`, which applies those opcodes only to objects the message made (and
+# to the call's own arguments, `_tref`/`_aref`, which the solution may change as it could
+# in-process). Classes stay on the C path (a module or an optimizer comes back from most
+# calls that take one): the classes a message names are compared after decoding with
+# what they held before, and one it changed is put back and the message refused.
 HELD_REBUILDERS = frozenset({"_mod", "_j", "_ji", "_si", "_s"})
 _HEAPTYPE, _IMMUTABLETYPE = 1 << 9, 1 << 8
 
@@ -551,29 +553,89 @@ class _Recheck(Exception):
 
 
 def _changeable(found):
-    """Whether an object `find_class` returned is one the judge held before the message
-    that a state or item opcode could change: a held handle's rebuild function, a class
-    whose attributes can be set, or a Python function (its defaults, its __dict__)."""
-    if isinstance(found, type):
-        flags = found.__flags__
-        return bool(flags & _HEAPTYPE) and not flags & _IMMUTABLETYPE
+    """Whether an object `find_class` returned, that the judge held before the message, is
+    one a state opcode could change and a snapshot would not cover: a held handle's
+    rebuild function, or a Python function (its defaults, its __dict__)."""
     if isinstance(found, types.FunctionType):
         return found.__module__ != __name__ or found.__name__ in HELD_REBUILDERS
     return False
+
+
+def _settable_class(found):
+    """A class whose attributes can be set (a Python class, not a built-in type)."""
+    if not isinstance(found, type):
+        return False
+    flags = found.__flags__
+    return bool(flags & _HEAPTYPE) and not flags & _IMMUTABLETYPE
+
+
+def _class_snapshot(cls):
+    return (cls, dict(cls.__dict__), cls.__bases__, type(cls), cls.__name__,
+            cls.__qualname__)
+
+
+def _restore_classes(snapshots):
+    """Put back every class a message changed; their names."""
+    changed = []
+    for cls, namespace, bases, meta, name, qualname in snapshots.values():
+        now = cls.__dict__
+        if type(cls) is meta and cls.__bases__ is bases and cls.__name__ == name and \
+                cls.__qualname__ == qualname and len(now) == len(namespace) and \
+                all(now.get(k, _MISSING) is v for k, v in namespace.items()):
+            continue
+        changed.append(qualname)
+        for undo in (lambda: setattr(cls, "__class__", meta),
+                     lambda: setattr(cls, "__bases__", bases),
+                     lambda: setattr(cls, "__name__", name),
+                     lambda: setattr(cls, "__qualname__", qualname)):
+            try:
+                undo()
+            except (TypeError, AttributeError):
+                pass
+        for key in [k for k in list(cls.__dict__) if k not in namespace]:
+            try:
+                delattr(cls, key)
+            except (TypeError, AttributeError):
+                pass
+        for key, value in namespace.items():
+            if cls.__dict__.get(key, _MISSING) is not value:
+                try:
+                    setattr(cls, key, value)
+                except (TypeError, AttributeError):
+                    pass
+    return changed
 
 
 class JudgeUnpickler(pickle.Unpickler):
     """Rebuilds only allowed classes and this module's rebuild functions (C speed); a
     message that names what the judge held already goes to `_CheckedUnpickler`."""
 
+    def __init__(self, file):
+        super().__init__(file)
+        self.classes = {}   # id -> snapshot of a class the message named
+
     def find_class(self, module, name):
         found = _resolve(module, name)
         if _changeable(found):
             raise _Recheck()
+        if _settable_class(found) and id(found) not in self.classes:
+            self.classes[id(found)] = _class_snapshot(found)
         return found
 
     def persistent_load(self, pid):
         raise NotData("a persistent reference")
+
+    def load(self):
+        try:
+            value = super().load()
+        except BaseException:
+            _restore_classes(self.classes)
+            raise
+        changed = _restore_classes(self.classes)
+        if changed:
+            raise NotData("a message that changes a class of the judge (%s)"
+                          % ", ".join(changed))
+        return value
 
 
 class _CheckedUnpickler(pickle._Unpickler):

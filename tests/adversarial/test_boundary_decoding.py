@@ -84,8 +84,15 @@ def _state_on(obj, state) -> bytes:
 def test_a_library_class_a_message_names_keeps_its_methods():
     honest = pathlib.PurePath.__eq__
     # BUILD's (state, slotstate): slotstate is setattr on the object, here the class
-    with pytest.raises(boundary.NotData, match="changes an object the judge holds"):
+    with pytest.raises(boundary.NotData, match="changes a class of the judge"):
         boundary.judge_loads(_state_on(pathlib.PurePath, (None, {"__eq__": _Always()})))
+    # the same with the class's name, its bases and a new attribute changed
+    with pytest.raises(boundary.NotData, match="changes a class of the judge"):
+        boundary.judge_loads(_state_on(fractions.Fraction, (None, {
+            "__qualname__": "Other", "limit_denominator": _Always(), "added": 1})))
+    assert fractions.Fraction.__qualname__ == "Fraction" and \
+        not hasattr(fractions.Fraction, "added") and \
+        fractions.Fraction(1, 3).limit_denominator(2) == fractions.Fraction(1, 2)
     assert pathlib.PurePath.__eq__ is honest
     assert pathlib.PurePath("a") != pathlib.PurePath("b")
 
