@@ -85,10 +85,13 @@ BUILTIN_CLASSES = {"list", "dict", "set", "frozenset", "tuple", "slice", "comple
 VALUE_BASES = (bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set,
                frozenset)
 # Methods of solution classes that the judge's mirrors forward. Comparisons, hashing,
-# truth and arithmetic are not: the judge's own comparisons never ask the solution.
+# truth and arithmetic are not: the judge's own comparisons never ask the solution. Nor
+# is membership (`__contains__` is handed the test's value and answers about it): `x in
+# mirror` iterates the mirror (its forwarded __iter__ or __getitem__) and compares the
+# items it gets, as data, in the judge.
 FORWARDED_DUNDERS = {"__call__", "__len__", "__getitem__", "__setitem__", "__delitem__",
-                     "__iter__", "__next__", "__contains__", "__enter__", "__exit__",
-                     "__repr__", "__str__"}
+                     "__iter__", "__next__", "__enter__", "__exit__", "__repr__",
+                     "__str__"}
 
 
 class BoundaryError(BaseException):

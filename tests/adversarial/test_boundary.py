@@ -629,6 +629,61 @@ def test_a_reply_never_sets_what_a_setattr_may_not(engine):
     assert "changes an object the judge holds" in attack.reason
 
 
+# `in` on a solution's object: the judge iterates it and compares what comes back; the
+# object's own __contains__ (handed the test's value) never answers for it.
+MEMBERSHIP_TESTS = """\
+from solution import top_labels
+
+
+def test_the_largest_are_in():
+    labels = top_labels([3, 1, 2, 5], 2)
+    assert 5 in labels and 3 in labels
+"""
+MEMBERSHIP = {
+    "reference": "def top_labels(values, k):\n    return sorted(values)[-k:]\n",
+    "a class of its own": """
+class Labels:
+    def __init__(self, items):
+        self.items = list(items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __contains__(self, value):
+        return value in self.items
+
+
+def top_labels(values, k):
+    return Labels(sorted(values)[-k:])
+""",
+}
+MEMBERSHIP_CONTROL = "def top_labels(values, k):\n    return sorted(values)[:k]\n"
+MEMBERSHIP_ATTACK = """
+class Labels:
+    def __init__(self, items):
+        self.items = list(items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __contains__(self, value):
+        return True
+
+
+def top_labels(values, k):
+    return Labels(sorted(values)[:k])
+"""
+
+
+def test_membership_in_a_solutions_object_is_decided_by_the_judge(engine):
+    for name, source in MEMBERSHIP.items():
+        result = run_one(engine, source, MEMBERSHIP_TESTS)
+        assert result.outcome == "passed", (name, result.reason, result.stdout[-2000:])
+    for source in (MEMBERSHIP_CONTROL, MEMBERSHIP_ATTACK):
+        result = run_one(engine, source, MEMBERSHIP_TESTS)
+        assert result.outcome == "failed", (result.outcome, result.reason)
+
+
 def test_the_reference_holding_judge_handles_passes(engine):
     result = run_one(engine, HANDLE_REFERENCE, HANDLE_TESTS, timeout=60)
     assert result.outcome == "passed", (result.reason, result.stdout[-2000:])
