@@ -2842,11 +2842,43 @@ def _adopt(link, new, pairs, done, changed, depth=0):
         state = {k: _adopt(link, v, pairs, done, changed, depth + 1)
                  for k, v in list(namespace.items())}
         target_ns = target.__dict__
+        if target is orig:
+            state = _settable_part(target, target_ns, state)
         target_ns.clear()
         target_ns.update(state)
         return target
     done[key] = new
     return new
+
+
+def _never(value):
+    return False
+
+
+def _settable_part(target, before, state):
+    """A judge object's attributes as the solution left them, except a dunder, what its
+    class defines as a method or descriptor, or a function it held itself
+    (`_check_writable`): there the judge's own stays. A judge object passed by value (a
+    test's nn.Module) comes back with the solution's changes, and `model.parameters =
+    lambda: iter(())` made the test's own `model.parameters()` the solution's answer.
+    `agent.t = t` still lands, and so does a new attribute holding a function (a fitted
+    estimator's metric: a library function the solution process serves)."""
+    kept = {}
+    for key, value in state.items():
+        old = before.get(key, _MISSING)
+        if value is not old and type(key) is str:
+            try:
+                _check_writable(target, key, value, _never)
+            except AttributeError:
+                if old is not _MISSING:
+                    kept[key] = old
+                continue
+        kept[key] = value
+    for key, old in before.items():   # deleted: a function or dunder of its own stays
+        if key not in state and (type(key) is not str or key.startswith("__") or
+                                  isinstance(old, FUNCTION_TYPES)):
+            kept[key] = old
+    return kept
 
 
 def _same(a, b):

@@ -684,6 +684,37 @@ def test_membership_in_a_solutions_object_is_decided_by_the_judge(engine):
         assert result.outcome == "failed", (result.outcome, result.reason)
 
 
+# A judge object the test passes by value (a torch module) comes back with what the
+# solution did to it; what a setattr across the boundary may not set does not land there
+# either: the test's `model.parameters()` stays the module's own.
+FREEZE_TESTS = """\
+import torch
+
+from solution import freeze
+
+
+def test_frozen():
+    model = torch.nn.Linear(2, 1)
+    freeze(model)
+    assert model.frozen and not any(p.requires_grad for p in model.parameters())
+"""
+FREEZE_REFERENCE = """
+def freeze(model):
+    for p in model.parameters():
+        p.requires_grad_(False)
+    model.frozen = True
+"""
+FREEZE_CONTROL = "def freeze(model):\n    model.frozen = True\n"
+FREEZE_ATTACK = FREEZE_CONTROL + "    model.parameters = lambda: iter(())\n"
+
+
+def test_a_judge_object_passed_by_value_keeps_its_methods(engine):
+    assert run_one(engine, FREEZE_REFERENCE, FREEZE_TESTS).outcome == "passed"
+    for source in (FREEZE_CONTROL, FREEZE_ATTACK):
+        result = run_one(engine, source, FREEZE_TESTS)
+        assert result.outcome == "failed", (result.outcome, result.reason)
+
+
 def test_the_reference_holding_judge_handles_passes(engine):
     result = run_one(engine, HANDLE_REFERENCE, HANDLE_TESTS, timeout=60)
     assert result.outcome == "passed", (result.reason, result.stdout[-2000:])
