@@ -186,11 +186,33 @@ def _own_bytes(flat):
     return ctypes.string_at(flat.data_ptr(), flat.numel() * flat.element_size())
 
 
+def _tensor_form(data):
+    """What a tensor's values as bytes leave out and the other side makes again: its
+    sparse layout, per-tensor quantization and channels-last memory format (a correct
+    `x.to_sparse()`, `quantize_per_tensor` or `.contiguous(memory_format=
+    torch.channels_last)` failed the tests that check them)."""
+    form = {}
+    if data.layout in _SPARSE_LAYOUTS.values():
+        form["layout"] = str(data.layout).replace("torch.", "")
+    if data.is_quantized:
+        if data.qscheme() != torch.per_tensor_affine:
+            return form or None
+        form["quant"] = (float(data.q_scale()), int(data.q_zero_point()),
+                         str(data.dtype).replace("torch.", ""))
+    if data.layout == torch.strided and not data.is_quantized and data.dim() in (4, 5) \
+            and not data.is_contiguous():
+        fmt = "channels_last" if data.dim() == 4 else "channels_last_3d"
+        if data.is_contiguous(memory_format=_MEMORY_FORMATS[fmt]):
+            form["memory_format"] = fmt
+    return form or None
+
+
 def _tensor_record(t):
-    """(dtype, shape, bytes, requires_grad, is_parameter, grad, type name) of a tensor,
-    read without running any __torch_function__ of a subclass."""
+    """(dtype, shape, bytes, requires_grad, is_parameter, grad, type name, form) of a
+    tensor, read without running any __torch_function__ of a subclass."""
     with torch._C.DisableTorchFunctionSubclass():
         data = torch.Tensor.detach(t)
+        form = _tensor_form(data) if data.device.type != "meta" else None
         if data.layout != torch.strided:
             data = data.to_dense()
         meta = data.device.type == "meta"   # shape and dtype only: no values to send
@@ -214,10 +236,42 @@ def _tensor_record(t):
     exact = type(t) in (torch.Tensor, torch.nn.Parameter)
     name = None if exact else "%s.%s" % (type(t).__module__, type(t).__qualname__)
     return (str(data.dtype).replace("torch.", ""), tuple(data.shape), raw, requires_grad,
-            kind, grad, name)
+            kind, grad, name, form)
 
 
-def _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad):
+_SPARSE_LAYOUTS = {} if torch is None else {
+    "sparse_coo": torch.sparse_coo, "sparse_csr": torch.sparse_csr,
+    "sparse_csc": torch.sparse_csc}
+_MEMORY_FORMATS = {} if torch is None else {
+    "channels_last": torch.channels_last, "channels_last_3d": torch.channels_last_3d}
+_QUANTIZED = ("quint8", "qint8", "qint32")
+
+
+def _formed(value, form):
+    """`value` (dense, its values) in the form `_tensor_form` described."""
+    if not isinstance(form, dict) or not set(form) <= {"layout", "quant", "memory_format"}:
+        raise NotData("a tensor whose form is not data")
+    try:
+        quant = form.get("quant")
+        if quant is not None:
+            scale, zero, qdtype = quant
+            if type(scale) is not float or type(zero) is not int or \
+                    qdtype not in _QUANTIZED:
+                raise ValueError("quantization %r" % (quant,))
+            value = torch.quantize_per_tensor(value, scale, zero, getattr(torch, qdtype))
+        fmt = form.get("memory_format")
+        if fmt is not None:
+            value = value.contiguous(memory_format=_MEMORY_FORMATS[fmt])
+        layout = form.get("layout")
+        if layout is not None:
+            value = {"sparse_coo": value.to_sparse, "sparse_csr": value.to_sparse_csr,
+                     "sparse_csc": value.to_sparse_csc}[layout]()
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        raise NotData("a tensor of form %r: %s" % (form, exc)) from None
+    return value
+
+
+def _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad, form=None):
     dtype = getattr(torch, str(dtype_name), None)
     if not isinstance(dtype, torch.dtype):
         raise NotData("a tensor of unknown dtype %r" % (dtype_name,))
@@ -236,7 +290,9 @@ def _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad):
         value = torch.empty(shape, dtype=dtype)
     else:
         value = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape)
-    can_grad = value.is_floating_point() or value.is_complex()
+    if form is not None and raw is not None:
+        value = _formed(value, form)
+    can_grad = (value.is_floating_point() or value.is_complex()) and not value.is_quantized
     if kind == "param":
         value = torch.nn.Parameter(value, requires_grad=bool(requires_grad) and can_grad)
     elif requires_grad and can_grad:
@@ -244,7 +300,11 @@ def _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad):
     if grad is not None:
         if not isinstance(grad, torch.Tensor) or grad.shape != value.shape:
             raise NotData("a tensor whose grad does not match it")
-        value.grad = grad.to(value.dtype) if grad.dtype != value.dtype else grad
+        grad = grad.to(value.dtype) if grad.dtype != value.dtype else grad
+        try:
+            value.grad = grad
+        except RuntimeError as exc:   # a sparse grad of a sparse tensor, say
+            raise NotData("a tensor whose grad does not match it: %s" % exc) from None
     return value
 
 
@@ -300,12 +360,13 @@ def _make_array(dtype_str, shape, raw):
 _LINK = [None]  # the one link of this process (judge or solution side)
 
 
-def _t(dtype_name, shape, raw, requires_grad, kind, grad, note, ref, gout, origin=None):
+def _t(dtype_name, shape, raw, requires_grad, kind, grad, note, ref, gout, origin=None,
+       form=None):
     """A tensor from the other side. ref: the judge's own tensor it came from (unchanged
     ones travel as _tref); gout: its place among outputs that keep a gradient path;
     origin (judge to solution): "graph" or "leaf" when it required grad in the judge."""
     link = _LINK[0]
-    value = _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad)
+    value = _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad, form)
     if link is not None:
         value = link.received_tensor(value, note, ref, gout, origin)
     return value
@@ -759,7 +820,7 @@ class JudgePickler(_Pickler):
             if record[3]:   # requires grad: a leaf of the judge or part of its graph
                 base = torch._C.TensorBase
                 origin = "leaf" if base.is_leaf.__get__(obj) else "graph"
-            return _t, (*record[:6], None, index, None, origin)
+            return _t, (*record[:6], None, index, None, origin, record[7])
         if np is not None and type(obj) is np.ndarray and not obj.dtype.hasobject:
             try:
                 record = _array_record(obj)
@@ -885,7 +946,8 @@ class SolutionPickler(_Pickler):
                 return _tref, (index,)
             record = _tensor_record(obj)
             gout = link.gradient_output(obj)
-            return _t, (*record[:6], record[6], link.request_index(obj), gout)
+            return _t, (*record[:6], record[6], link.request_index(obj), gout, None,
+                        record[7])
         if np is not None and isinstance(obj, np.ndarray):
             ref = link.unchanged_request_array(obj)
             if ref is not None:
@@ -2198,6 +2260,7 @@ class JudgeLink:
                 raise NotData("a reference to a tensor the judge never sent")
             current["changed"][id(value)] = (current["request"][ref], value)
         if gout is not None and current is not None and current["grad_inputs"] and \
+                value.layout == torch.strided and \
                 value.requires_grad and torch.is_grad_enabled():
             if self._gradient is None:
                 self._gradient = _gradient_function()

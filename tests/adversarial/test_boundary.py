@@ -1123,3 +1123,54 @@ def test_gradient_flows_back():
     result = run_one(engine, REFERENCE, tests)
     assert result.outcome == "passed", (result.reason, result.stderr[-2000:])
     assert "UserWarning" not in result.stderr, result.stderr[-2000:]
+
+
+FORM_SOLUTION = """
+import torch
+
+
+def sparse(x):
+    return x.to_sparse()
+
+
+def channels_last(x):
+    return x.contiguous(memory_format=torch.channels_last)
+
+
+def quantized(x):
+    return torch.quantize_per_tensor(x, 0.1, 2, torch.qint8)
+
+
+def describe(x):
+    return (x.layout == torch.sparse_coo, x.is_quantized,
+            x.is_contiguous(memory_format=torch.channels_last), x)
+"""
+FORM_TESTS = """
+import torch
+
+from solution import channels_last, describe, quantized, sparse
+
+
+def test_made_in_the_solution():
+    assert sparse(torch.eye(3)).is_sparse
+    assert torch.equal(sparse(torch.eye(3)).to_dense(), torch.eye(3))
+    assert channels_last(torch.ones(1, 3, 4, 4)).is_contiguous(
+        memory_format=torch.channels_last)
+    q = quantized(torch.ones(3))
+    assert q.is_quantized and q.q_scale() == 0.1 and q.q_zero_point() == 2
+    assert torch.equal(q.int_repr(), torch.full((3,), 12, dtype=torch.int8))
+
+
+def test_passed_to_it():
+    assert describe(torch.eye(2).to_sparse())[0]
+    assert describe(torch.quantize_per_tensor(torch.ones(2), 0.5, 0, torch.quint8))[1]
+    x = torch.ones(1, 2, 3, 3).contiguous(memory_format=torch.channels_last)
+    assert describe(x)[2] and describe(x)[3] is x
+"""
+
+
+def test_tensors_keep_their_layout_quantization_and_memory_format(engine):
+    """Values as bytes left out a tensor's sparse layout, its quantization and its
+    channels-last format: a correct `to_sparse()` failed `assert result.is_sparse`."""
+    result = run_one(engine, FORM_SOLUTION, FORM_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
