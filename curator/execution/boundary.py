@@ -73,7 +73,11 @@ DENIED_PREFIXES = ("torch.package", "torch.jit", "torch.fx", "torch.distributed"
                    "torch.compiler", "torch.export", "torch._export", "torch.onnx",
                    "torch.utils.data.dataloader", "numpy.ctypeslib", "numpy.lib.npyio",
                    "numpy.f2py", "numpy.distutils", "numpy.testing", "torch.testing",
-                   "collections.abc")
+                   "collections.abc",
+                   # modes, not values: made, set_grad_enabled(False) turns autograd off
+                   # in the judge, set_detect_anomaly(True) turns anomaly checks on
+                   "torch.autograd.grad_mode", "torch.autograd.anomaly_mode",
+                   "torch.autograd.forward_ad", "torch.backends", "torch.utils._contextlib")
 DENIED_CLASSES = {"numpy.memmap", "numpy.lib.format", "torch.storage._LegacyStorage"}
 BUILTIN_CLASSES = {"list", "dict", "set", "frozenset", "tuple", "slice", "complex",
                    "bytearray", "range", "object", "bool", "int", "float", "str", "bytes",
@@ -81,10 +85,13 @@ BUILTIN_CLASSES = {"list", "dict", "set", "frozenset", "tuple", "slice", "comple
 VALUE_BASES = (bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set,
                frozenset)
 # Methods of solution classes that the judge's mirrors forward. Comparisons, hashing,
-# truth and arithmetic are not: the judge's own comparisons never ask the solution.
+# truth and arithmetic are not: the judge's own comparisons never ask the solution. Nor
+# is membership (`__contains__` is handed the test's value and answers about it): `x in
+# mirror` iterates the mirror (its forwarded __iter__ or __getitem__) and compares the
+# items it gets, as data, in the judge.
 FORWARDED_DUNDERS = {"__call__", "__len__", "__getitem__", "__setitem__", "__delitem__",
-                     "__iter__", "__next__", "__contains__", "__enter__", "__exit__",
-                     "__repr__", "__str__"}
+                     "__iter__", "__next__", "__enter__", "__exit__", "__repr__",
+                     "__str__"}
 
 
 class BoundaryError(BaseException):
@@ -113,11 +120,21 @@ def _module_allowed(module):
     return _root(module) in ALLOWED_ROOTS and not _module_denied(module)
 
 
+def _guard_class(module, cls):
+    """torch._C's private classes are dispatcher guards (`_ExcludeDispatchKeyGuard`,
+    `_AutoDispatchBelowAutograd`, `_DisableTorchDispatch`): made, they change how every
+    torch call in the process dispatches for as long as the object lives."""
+    return (module == "torch._C" or module.startswith("torch._C.")) and \
+        str(getattr(cls, "__name__", "")).startswith("_")
+
+
 def allowed_class(cls):
     """A class the judge may rebuild an instance of from its own definition."""
     if not isinstance(cls, type):
         return False
     module = getattr(cls, "__module__", "") or ""
+    if isinstance(module, str) and _guard_class(module, cls):
+        return False
     if module == "builtins":
         return cls.__name__ in BUILTIN_CLASSES or issubclass(cls, BaseException)
     if not isinstance(module, str) or not _module_allowed(module):
@@ -136,7 +153,7 @@ def denied_class(cls):
     module = getattr(cls, "__module__", "") or ""
     if not isinstance(module, str):
         return False
-    if _module_denied(module):
+    if _module_denied(module) or _guard_class(module, cls):
         return True
     return "%s.%s" % (module, getattr(cls, "__qualname__", "")) in DENIED_CLASSES or \
         (np is not None and isinstance(cls, type) and issubclass(cls, np.memmap))
@@ -169,11 +186,33 @@ def _own_bytes(flat):
     return ctypes.string_at(flat.data_ptr(), flat.numel() * flat.element_size())
 
 
+def _tensor_form(data):
+    """What a tensor's values as bytes leave out and the other side makes again: its
+    sparse layout, per-tensor quantization and channels-last memory format (a correct
+    `x.to_sparse()`, `quantize_per_tensor` or `.contiguous(memory_format=
+    torch.channels_last)` failed the tests that check them)."""
+    form = {}
+    if data.layout in _SPARSE_LAYOUTS.values():
+        form["layout"] = str(data.layout).replace("torch.", "")
+    if data.is_quantized:
+        if data.qscheme() != torch.per_tensor_affine:
+            return form or None
+        form["quant"] = (float(data.q_scale()), int(data.q_zero_point()),
+                         str(data.dtype).replace("torch.", ""))
+    if data.layout == torch.strided and not data.is_quantized and data.dim() in (4, 5) \
+            and not data.is_contiguous():
+        fmt = "channels_last" if data.dim() == 4 else "channels_last_3d"
+        if data.is_contiguous(memory_format=_MEMORY_FORMATS[fmt]):
+            form["memory_format"] = fmt
+    return form or None
+
+
 def _tensor_record(t):
-    """(dtype, shape, bytes, requires_grad, is_parameter, grad, type name) of a tensor,
-    read without running any __torch_function__ of a subclass."""
+    """(dtype, shape, bytes, requires_grad, is_parameter, grad, type name, form) of a
+    tensor, read without running any __torch_function__ of a subclass."""
     with torch._C.DisableTorchFunctionSubclass():
         data = torch.Tensor.detach(t)
+        form = _tensor_form(data) if data.device.type != "meta" else None
         if data.layout != torch.strided:
             data = data.to_dense()
         meta = data.device.type == "meta"   # shape and dtype only: no values to send
@@ -197,10 +236,42 @@ def _tensor_record(t):
     exact = type(t) in (torch.Tensor, torch.nn.Parameter)
     name = None if exact else "%s.%s" % (type(t).__module__, type(t).__qualname__)
     return (str(data.dtype).replace("torch.", ""), tuple(data.shape), raw, requires_grad,
-            kind, grad, name)
+            kind, grad, name, form)
 
 
-def _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad):
+_SPARSE_LAYOUTS = {} if torch is None else {
+    "sparse_coo": torch.sparse_coo, "sparse_csr": torch.sparse_csr,
+    "sparse_csc": torch.sparse_csc}
+_MEMORY_FORMATS = {} if torch is None else {
+    "channels_last": torch.channels_last, "channels_last_3d": torch.channels_last_3d}
+_QUANTIZED = ("quint8", "qint8", "qint32")
+
+
+def _formed(value, form):
+    """`value` (dense, its values) in the form `_tensor_form` described."""
+    if not isinstance(form, dict) or not set(form) <= {"layout", "quant", "memory_format"}:
+        raise NotData("a tensor whose form is not data")
+    try:
+        quant = form.get("quant")
+        if quant is not None:
+            scale, zero, qdtype = quant
+            if type(scale) is not float or type(zero) is not int or \
+                    qdtype not in _QUANTIZED:
+                raise ValueError("quantization %r" % (quant,))
+            value = torch.quantize_per_tensor(value, scale, zero, getattr(torch, qdtype))
+        fmt = form.get("memory_format")
+        if fmt is not None:
+            value = value.contiguous(memory_format=_MEMORY_FORMATS[fmt])
+        layout = form.get("layout")
+        if layout is not None:
+            value = {"sparse_coo": value.to_sparse, "sparse_csr": value.to_sparse_csr,
+                     "sparse_csc": value.to_sparse_csc}[layout]()
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        raise NotData("a tensor of form %r: %s" % (form, exc)) from None
+    return value
+
+
+def _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad, form=None):
     dtype = getattr(torch, str(dtype_name), None)
     if not isinstance(dtype, torch.dtype):
         raise NotData("a tensor of unknown dtype %r" % (dtype_name,))
@@ -219,7 +290,9 @@ def _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad):
         value = torch.empty(shape, dtype=dtype)
     else:
         value = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape)
-    can_grad = value.is_floating_point() or value.is_complex()
+    if form is not None and raw is not None:
+        value = _formed(value, form)
+    can_grad = (value.is_floating_point() or value.is_complex()) and not value.is_quantized
     if kind == "param":
         value = torch.nn.Parameter(value, requires_grad=bool(requires_grad) and can_grad)
     elif requires_grad and can_grad:
@@ -227,7 +300,11 @@ def _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad):
     if grad is not None:
         if not isinstance(grad, torch.Tensor) or grad.shape != value.shape:
             raise NotData("a tensor whose grad does not match it")
-        value.grad = grad.to(value.dtype) if grad.dtype != value.dtype else grad
+        grad = grad.to(value.dtype) if grad.dtype != value.dtype else grad
+        try:
+            value.grad = grad
+        except RuntimeError as exc:   # a sparse grad of a sparse tensor, say
+            raise NotData("a tensor whose grad does not match it: %s" % exc) from None
     return value
 
 
@@ -283,12 +360,13 @@ def _make_array(dtype_str, shape, raw):
 _LINK = [None]  # the one link of this process (judge or solution side)
 
 
-def _t(dtype_name, shape, raw, requires_grad, kind, grad, note, ref, gout, origin=None):
+def _t(dtype_name, shape, raw, requires_grad, kind, grad, note, ref, gout, origin=None,
+       form=None):
     """A tensor from the other side. ref: the judge's own tensor it came from (unchanged
     ones travel as _tref); gout: its place among outputs that keep a gradient path;
     origin (judge to solution): "graph" or "leaf" when it required grad in the judge."""
     link = _LINK[0]
-    value = _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad)
+    value = _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad, form)
     if link is not None:
         value = link.received_tensor(value, note, ref, gout, origin)
     return value
@@ -396,6 +474,17 @@ REBUILDERS = {name: globals()[name] for name in
               ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
                "_mod")}
 
+
+
+def _refuse_state(*args):
+    raise NotData("a message that changes a rebuild function of the judge")
+
+
+# A BUILD opcode applied to a rebuild function itself (its __defaults__, its __dict__) asks
+# its __setstate__ first: refused. (What else find_class returns that state could change
+# sends the message to the checked decoder, see _changeable.)
+for _rebuilder in REBUILDERS.values():
+    _rebuilder.__setstate__ = _refuse_state
 
 # Reconstructors of allowed classes that the judge resolves by name (see _resolve).
 NUMPY_REBUILDERS = {("numpy.core.multiarray", "_reconstruct"),
@@ -507,19 +596,193 @@ def _resolve(module, name):
     raise NotData("%s.%s" % (module, name))
 
 
+# A message makes values; it never changes an object the judge already holds. Pickle's
+# state and item opcodes (BUILD, SETITEM(S), APPEND(S), ADDITEMS) apply to whatever object
+# is on the stack, so on a module `_mod` returned, a judge object `_j` named or a class
+# `find_class` resolved they would rebind the judge's `torch.equal`, set a test object's
+# method past `_check_writable`, or a library class's `__eq__`. The C unpickler cannot be
+# told which object an opcode applies to. A message that names a held handle
+# (HELD_REBUILDERS) or a Python function one could change is decoded again by
+# `_CheckedUnpickler`, which applies those opcodes only to objects the message made (and
+# to the call's own arguments, `_tref`/`_aref`, which the solution may change as it could
+# in-process). Classes stay on the C path (a module or an optimizer comes back from most
+# calls that take one): the classes a message names are compared after decoding with
+# what they held before, and one it changed is put back and the message refused.
+HELD_REBUILDERS = frozenset({"_mod", "_j", "_ji", "_si", "_s"})
+_HEAPTYPE, _IMMUTABLETYPE = 1 << 9, 1 << 8
+
+
+class _Recheck(Exception):
+    """The fast decoder met a name the checked one must decode."""
+
+
+def _changeable(found):
+    """Whether an object `find_class` returned, that the judge held before the message, is
+    one a state opcode could change and a snapshot would not cover: a held handle's
+    rebuild function, or a Python function (its defaults, its __dict__)."""
+    if isinstance(found, types.FunctionType):
+        return found.__module__ != __name__ or found.__name__ in HELD_REBUILDERS
+    return False
+
+
+def _settable_class(found):
+    """A class whose attributes can be set (a Python class, not a built-in type)."""
+    if not isinstance(found, type):
+        return False
+    flags = found.__flags__
+    return bool(flags & _HEAPTYPE) and not flags & _IMMUTABLETYPE
+
+
+def _class_snapshot(cls):
+    return (cls, dict(cls.__dict__), cls.__bases__, type(cls), cls.__name__,
+            cls.__qualname__)
+
+
+def _restore_classes(snapshots):
+    """Put back every class a message changed; their names."""
+    changed = []
+    for cls, namespace, bases, meta, name, qualname in snapshots.values():
+        now = cls.__dict__
+        if type(cls) is meta and cls.__bases__ is bases and cls.__name__ == name and \
+                cls.__qualname__ == qualname and len(now) == len(namespace) and \
+                all(now.get(k, _MISSING) is v for k, v in namespace.items()):
+            continue
+        changed.append(qualname)
+        for undo in (lambda: setattr(cls, "__class__", meta),
+                     lambda: setattr(cls, "__bases__", bases),
+                     lambda: setattr(cls, "__name__", name),
+                     lambda: setattr(cls, "__qualname__", qualname)):
+            try:
+                undo()
+            except (TypeError, AttributeError):
+                pass
+        for key in [k for k in list(cls.__dict__) if k not in namespace]:
+            try:
+                delattr(cls, key)
+            except (TypeError, AttributeError):
+                pass
+        for key, value in namespace.items():
+            if cls.__dict__.get(key, _MISSING) is not value:
+                try:
+                    setattr(cls, key, value)
+                except (TypeError, AttributeError):
+                    pass
+    return changed
+
+
 class JudgeUnpickler(pickle.Unpickler):
-    """Rebuilds only allowed classes and this module's rebuild functions."""
+    """Rebuilds only allowed classes and this module's rebuild functions (C speed); a
+    message that names what the judge held already goes to `_CheckedUnpickler`."""
+
+    def __init__(self, file):
+        super().__init__(file)
+        self.classes = {}   # id -> snapshot of a class the message named
 
     def find_class(self, module, name):
-        return _resolve(module, name)
+        found = _resolve(module, name)
+        if _changeable(found):
+            raise _Recheck()
+        if _settable_class(found) and id(found) not in self.classes:
+            self.classes[id(found)] = _class_snapshot(found)
+        return found
 
     def persistent_load(self, pid):
         raise NotData("a persistent reference")
 
+    def load(self):
+        try:
+            value = super().load()
+        except BaseException:
+            _restore_classes(self.classes)
+            raise
+        changed = _restore_classes(self.classes)
+        if changed:
+            raise NotData("a message that changes a class of the judge (%s)"
+                          % ", ".join(changed))
+        return value
+
+
+class _CheckedUnpickler(pickle._Unpickler):
+    """The same vocabulary, in pickle's Python decoder: state and item opcodes apply only
+    to objects this message made (a container it opened, or what a class or rebuild
+    function `find_class` resolved returned; never a held handle, class or module)."""
+
+    dispatch = dict(pickle._Unpickler.dispatch)
+
+    def __init__(self, file):
+        super().__init__(file)
+        self.makers = {}   # id -> what find_class resolved that makes new objects
+        self.made = {}     # id -> object (both kept alive: no id is reused meanwhile)
+
+    def find_class(self, module, name):
+        found = _resolve(module, name)
+        if not (getattr(found, "__module__", None) == __name__ and
+                getattr(found, "__name__", None) in HELD_REBUILDERS):
+            self.makers[id(found)] = found
+        return found
+
+    def persistent_load(self, pid):
+        raise NotData("a persistent reference")
+
+    def made_by(self, func):
+        maker = func.func if type(func) is functools.partial else func
+        obj = self.stack[-1]
+        if self.makers.get(id(maker)) is maker and \
+                not isinstance(obj, (type, types.ModuleType, types.FunctionType)):
+            self.made[id(obj)] = obj
+
+    def target(self, obj):
+        if self.made.get(id(obj)) is not obj:
+            raise NotData("a message that changes an object the judge holds (%s)"
+                          % type(obj).__name__)
+
+
+def _checked(opcode, before=None, callable_at=None, container=False):
+    original = pickle._Unpickler.dispatch[opcode[0]]
+
+    def load(self):
+        if before is not None:
+            before(self)
+        func = self.stack[callable_at] if callable_at else None
+        original(self)
+        if callable_at:
+            self.made_by(func)
+        elif container:
+            self.made[id(self.stack[-1])] = self.stack[-1]
+
+    _CheckedUnpickler.dispatch[opcode[0]] = load
+
+
+def _refuse_old_opcode(self):
+    # OBJ and INST (protocols 0 and 1) build objects as REDUCE does; no pickler of the
+    # boundary writes them
+    raise NotData("an object built by a protocol-1 opcode")
+
+
+for _op in (pickle.EMPTY_DICT, pickle.EMPTY_LIST, pickle.EMPTY_SET, pickle.DICT, pickle.LIST):
+    _checked(_op, container=True)
+_checked(pickle.REDUCE, callable_at=-2)
+_checked(pickle.NEWOBJ, callable_at=-2)
+_checked(pickle.NEWOBJ_EX, callable_at=-3)
+_checked(pickle.BUILD, before=lambda self: self.target(self.stack[-2]))
+_checked(pickle.SETITEM, before=lambda self: self.target(self.stack[-3]))
+_checked(pickle.APPEND, before=lambda self: self.target(self.stack[-2]))
+for _op in (pickle.SETITEMS, pickle.APPENDS, pickle.ADDITEMS):
+    _checked(_op, before=lambda self: self.target(self.metastack[-1][-1]))
+for _op in (pickle.OBJ, pickle.INST):
+    _CheckedUnpickler.dispatch[_op[0]] = _refuse_old_opcode
+
+
+def _unpickle(data):
+    try:
+        return JudgeUnpickler(io.BytesIO(data)).load()
+    except _Recheck:
+        return _CheckedUnpickler(io.BytesIO(data)).load()
+
 
 def judge_loads(data):
     try:
-        return JudgeUnpickler(io.BytesIO(data)).load()
+        return _unpickle(data)
     except NotData:
         raise
     except (CannotCross, BoundaryError):
@@ -557,7 +820,7 @@ class JudgePickler(_Pickler):
             if record[3]:   # requires grad: a leaf of the judge or part of its graph
                 base = torch._C.TensorBase
                 origin = "leaf" if base.is_leaf.__get__(obj) else "graph"
-            return _t, (*record[:6], None, index, None, origin)
+            return _t, (*record[:6], None, index, None, origin, record[7])
         if np is not None and type(obj) is np.ndarray and not obj.dtype.hasobject:
             try:
                 record = _array_record(obj)
@@ -683,7 +946,8 @@ class SolutionPickler(_Pickler):
                 return _tref, (index,)
             record = _tensor_record(obj)
             gout = link.gradient_output(obj)
-            return _t, (*record[:6], record[6], link.request_index(obj), gout)
+            return _t, (*record[:6], record[6], link.request_index(obj), gout, None,
+                        record[7])
         if np is not None and isinstance(obj, np.ndarray):
             ref = link.unchanged_request_array(obj)
             if ref is not None:
@@ -1996,6 +2260,7 @@ class JudgeLink:
                 raise NotData("a reference to a tensor the judge never sent")
             current["changed"][id(value)] = (current["request"][ref], value)
         if gout is not None and current is not None and current["grad_inputs"] and \
+                value.layout == torch.strided and \
                 value.requires_grad and torch.is_grad_enabled():
             if self._gradient is None:
                 self._gradient = _gradient_function()
@@ -2640,11 +2905,43 @@ def _adopt(link, new, pairs, done, changed, depth=0):
         state = {k: _adopt(link, v, pairs, done, changed, depth + 1)
                  for k, v in list(namespace.items())}
         target_ns = target.__dict__
+        if target is orig:
+            state = _settable_part(target, target_ns, state)
         target_ns.clear()
         target_ns.update(state)
         return target
     done[key] = new
     return new
+
+
+def _never(value):
+    return False
+
+
+def _settable_part(target, before, state):
+    """A judge object's attributes as the solution left them, except a dunder, what its
+    class defines as a method or descriptor, or a function it held itself
+    (`_check_writable`): there the judge's own stays. A judge object passed by value (a
+    test's nn.Module) comes back with the solution's changes, and `model.parameters =
+    lambda: iter(())` made the test's own `model.parameters()` the solution's answer.
+    `agent.t = t` still lands, and so does a new attribute holding a function (a fitted
+    estimator's metric: a library function the solution process serves)."""
+    kept = {}
+    for key, value in state.items():
+        old = before.get(key, _MISSING)
+        if value is not old and type(key) is str:
+            try:
+                _check_writable(target, key, value, _never)
+            except AttributeError:
+                if old is not _MISSING:
+                    kept[key] = old
+                continue
+        kept[key] = value
+    for key, old in before.items():   # deleted: a function or dunder of its own stays
+        if key not in state and (type(key) is not str or key.startswith("__") or
+                                  isinstance(old, FUNCTION_TYPES)):
+            kept[key] = old
+    return kept
 
 
 def _same(a, b):

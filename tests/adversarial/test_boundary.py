@@ -328,6 +328,34 @@ class Answer:
 def scale(x):
     return Answer(_wrong(x))
 """,
+    "a judge module rebound by the decoding of the reply": """
+import functools, sys
+
+_boundary = sys.modules["curator.execution.boundary"]
+_honest = _boundary.SolutionPickler.reducer_override
+
+
+class Rebind:   # pickled as the judge's own torch module, then BUILD with new attributes
+    pass
+
+
+def _reducer(self, obj):
+    if isinstance(obj, Rebind):
+        yes = functools.partial(functools.partial, slice)
+        return _boundary._mod, ("torch",), {"equal": yes, "allclose": yes}
+    if type(obj) is functools.partial and obj.args == (slice,):
+        return functools.partial, (functools.partial, slice)
+    if isinstance(obj, torch.Tensor) and self.link.unchanged_request_tensor(obj) is None:
+        record = _boundary._tensor_record(obj)   # the wrong tensor, noted by a Rebind
+        return _boundary._t, (*record[:6], Rebind(), self.link.request_index(obj), None)
+    return _honest(self, obj)
+
+
+_boundary.SolutionPickler.reducer_override = _reducer
+
+def scale(x):
+    return _wrong(x)
+""",
 }
 
 
@@ -542,6 +570,149 @@ def test_a_solution_sets_plain_attributes_of_the_tests_objects(engine):
         passed = [t["id"] for t in run.tests if t["outcome"] == "passed"]
         assert not passed and run.outcome in ("failed", "tampered"), (
             name, run.outcome, run.reason, run.stdout[-2000:])
+
+
+# What `_check_writable` refuses a setattr, a reply's decoding may not do either: the
+# judge's object sent back with pickle state (BUILD) set the checker's method in place.
+CHECKER_TESTS = """\
+from solution import solve
+
+
+class Checker:
+    def __init__(self):
+        self.calls = 0
+
+    def check(self, value):
+        return value == 3
+
+
+def test_checked_after_the_call():
+    checker = Checker()
+    result = solve(checker)
+    assert checker.calls == 1 and checker.check(result)
+"""
+CHECKER_REFERENCE = "def solve(checker):\n    checker.calls = checker.calls + 1\n    return 3\n"
+CHECKER_CONTROL = CHECKER_REFERENCE.replace("return 3", "return 0")
+CHECKER_ATTACK = """
+import functools, sys
+
+_boundary = sys.modules["curator.execution.boundary"]
+_honest = _boundary.SolutionPickler.reducer_override
+
+
+def _reducer(self, obj):
+    # the test's checker, sent back as the judge's own object with BUILD state that sets
+    # its methods past _check_writable
+    if isinstance(obj, _boundary.JudgeObject):
+        yes = functools.partial(functools.partial, slice)
+        return _boundary._ji, (object.__getattribute__(obj, "_handle"),), {"check": yes}
+    if type(obj) is functools.partial and obj.args == (slice,):
+        return functools.partial, (functools.partial, slice)
+    return _honest(self, obj)
+
+
+_boundary.SolutionPickler.reducer_override = _reducer
+
+
+def solve(checker):
+    checker.calls = checker.calls + 1
+    return 0
+"""
+
+
+def test_a_reply_never_sets_what_a_setattr_may_not(engine):
+    assert run_one(engine, CHECKER_REFERENCE, CHECKER_TESTS).outcome == "passed"
+    control = run_one(engine, CHECKER_CONTROL, CHECKER_TESTS)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    attack = run_one(engine, CHECKER_ATTACK, CHECKER_TESTS, timeout=60)
+    assert attack.outcome == "tampered", (attack.outcome, attack.reason, attack.stdout[-2000:])
+    assert "changes an object the judge holds" in attack.reason
+
+
+# `in` on a solution's object: the judge iterates it and compares what comes back; the
+# object's own __contains__ (handed the test's value) never answers for it.
+MEMBERSHIP_TESTS = """\
+from solution import top_labels
+
+
+def test_the_largest_are_in():
+    labels = top_labels([3, 1, 2, 5], 2)
+    assert 5 in labels and 3 in labels
+"""
+MEMBERSHIP = {
+    "reference": "def top_labels(values, k):\n    return sorted(values)[-k:]\n",
+    "a class of its own": """
+class Labels:
+    def __init__(self, items):
+        self.items = list(items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __contains__(self, value):
+        return value in self.items
+
+
+def top_labels(values, k):
+    return Labels(sorted(values)[-k:])
+""",
+}
+MEMBERSHIP_CONTROL = "def top_labels(values, k):\n    return sorted(values)[:k]\n"
+MEMBERSHIP_ATTACK = """
+class Labels:
+    def __init__(self, items):
+        self.items = list(items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __contains__(self, value):
+        return True
+
+
+def top_labels(values, k):
+    return Labels(sorted(values)[:k])
+"""
+
+
+def test_membership_in_a_solutions_object_is_decided_by_the_judge(engine):
+    for name, source in MEMBERSHIP.items():
+        result = run_one(engine, source, MEMBERSHIP_TESTS)
+        assert result.outcome == "passed", (name, result.reason, result.stdout[-2000:])
+    for source in (MEMBERSHIP_CONTROL, MEMBERSHIP_ATTACK):
+        result = run_one(engine, source, MEMBERSHIP_TESTS)
+        assert result.outcome == "failed", (result.outcome, result.reason)
+
+
+# A judge object the test passes by value (a torch module) comes back with what the
+# solution did to it; what a setattr across the boundary may not set does not land there
+# either: the test's `model.parameters()` stays the module's own.
+FREEZE_TESTS = """\
+import torch
+
+from solution import freeze
+
+
+def test_frozen():
+    model = torch.nn.Linear(2, 1)
+    freeze(model)
+    assert model.frozen and not any(p.requires_grad for p in model.parameters())
+"""
+FREEZE_REFERENCE = """
+def freeze(model):
+    for p in model.parameters():
+        p.requires_grad_(False)
+    model.frozen = True
+"""
+FREEZE_CONTROL = "def freeze(model):\n    model.frozen = True\n"
+FREEZE_ATTACK = FREEZE_CONTROL + "    model.parameters = lambda: iter(())\n"
+
+
+def test_a_judge_object_passed_by_value_keeps_its_methods(engine):
+    assert run_one(engine, FREEZE_REFERENCE, FREEZE_TESTS).outcome == "passed"
+    for source in (FREEZE_CONTROL, FREEZE_ATTACK):
+        result = run_one(engine, source, FREEZE_TESTS)
+        assert result.outcome == "failed", (result.outcome, result.reason)
 
 
 def test_the_reference_holding_judge_handles_passes(engine):
@@ -952,3 +1123,54 @@ def test_gradient_flows_back():
     result = run_one(engine, REFERENCE, tests)
     assert result.outcome == "passed", (result.reason, result.stderr[-2000:])
     assert "UserWarning" not in result.stderr, result.stderr[-2000:]
+
+
+FORM_SOLUTION = """
+import torch
+
+
+def sparse(x):
+    return x.to_sparse()
+
+
+def channels_last(x):
+    return x.contiguous(memory_format=torch.channels_last)
+
+
+def quantized(x):
+    return torch.quantize_per_tensor(x, 0.1, 2, torch.qint8)
+
+
+def describe(x):
+    return (x.layout == torch.sparse_coo, x.is_quantized,
+            x.is_contiguous(memory_format=torch.channels_last), x)
+"""
+FORM_TESTS = """
+import torch
+
+from solution import channels_last, describe, quantized, sparse
+
+
+def test_made_in_the_solution():
+    assert sparse(torch.eye(3)).is_sparse
+    assert torch.equal(sparse(torch.eye(3)).to_dense(), torch.eye(3))
+    assert channels_last(torch.ones(1, 3, 4, 4)).is_contiguous(
+        memory_format=torch.channels_last)
+    q = quantized(torch.ones(3))
+    assert q.is_quantized and q.q_scale() == 0.1 and q.q_zero_point() == 2
+    assert torch.equal(q.int_repr(), torch.full((3,), 12, dtype=torch.int8))
+
+
+def test_passed_to_it():
+    assert describe(torch.eye(2).to_sparse())[0]
+    assert describe(torch.quantize_per_tensor(torch.ones(2), 0.5, 0, torch.quint8))[1]
+    x = torch.ones(1, 2, 3, 3).contiguous(memory_format=torch.channels_last)
+    assert describe(x)[2] and describe(x)[3] is x
+"""
+
+
+def test_tensors_keep_their_layout_quantization_and_memory_format(engine):
+    """Values as bytes left out a tensor's sparse layout, its quantization and its
+    channels-last format: a correct `to_sparse()` failed `assert result.is_sparse`."""
+    result = run_one(engine, FORM_SOLUTION, FORM_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])

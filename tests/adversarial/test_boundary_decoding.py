@@ -1,0 +1,140 @@
+"""A message from the solution process makes values; decoding it never changes an object
+the judge held before. Pickle's state and item opcodes (BUILD, SETITEM(S), APPEND(S))
+apply to whatever is on the unpickler's stack: on a judge module a message named (`_mod`)
+they rebound `torch.equal` for the rest of the run, on a judge handle (`_ji`) they set a
+test object's method past `_check_writable`, on a class `find_class` resolved they set a
+library class's `__eq__`. Each message here is what a solution that rewrites its own
+pickler can send; the honest messages beside them still decode."""
+
+from __future__ import annotations
+
+import collections
+import fractions
+import functools
+import io
+import pathlib
+import pickle
+
+import pytest
+
+from curator.execution import boundary
+
+torch = pytest.importorskip("torch")
+np = pytest.importorskip("numpy")
+
+
+
+class _Always:
+    def __reduce__(self):
+        return functools.partial, (functools.partial, slice)
+
+
+class _Stateful:
+    """Pickles as `func(*args)` followed by BUILD with `state`."""
+
+    def __init__(self, func, args, state):
+        self.func, self.args, self.state = func, args, state
+
+    def __reduce__(self):
+        return self.func, self.args, self.state
+
+
+class _Link:   # what the solution's pickler asks of its link for values of its own
+    def note(self, text):
+        pass
+
+    def unchanged_request_tensor(self, obj):
+        return None
+
+    def unchanged_request_array(self, obj):
+        return None
+
+    def request_index(self, obj):
+        return None
+
+    def gradient_output(self, obj):
+        return None
+
+
+def solution_dumps(value) -> bytes:
+    buffer = io.BytesIO()
+    boundary.SolutionPickler(_Link(), buffer).dump(value)
+    return buffer.getvalue()
+
+
+def test_a_judge_module_named_by_a_message_is_never_changed_by_it():
+    honest = torch.equal
+    message = pickle.dumps(_Stateful(boundary._mod, ("torch",), {"equal": _Always()}),
+                           protocol=5)
+    with pytest.raises(boundary.NotData, match="changes an object the judge holds"):
+        boundary.judge_loads(message)
+    assert torch.equal is honest
+    # the module alone, with no state, is still the judge's own
+    assert boundary.judge_loads(pickle.dumps(_Stateful(boundary._mod, ("numpy",), None),
+                                             protocol=5)) is np
+
+
+def _state_on(obj, state) -> bytes:
+    """A message: `obj` by name (a global), then BUILD with `state` applied to it."""
+    head = pickle.dumps(obj, protocol=2, fix_imports=False)[2:-1]   # no PROTO, no STOP
+    body = pickle.dumps(state, protocol=2, fix_imports=False)[2:-1]
+    return b"\x80\x02" + head + body + pickle.BUILD + pickle.STOP
+
+
+def test_a_library_class_a_message_names_keeps_its_methods():
+    honest = pathlib.PurePath.__eq__
+    # BUILD's (state, slotstate): slotstate is setattr on the object, here the class
+    with pytest.raises(boundary.NotData, match="changes a class of the judge"):
+        boundary.judge_loads(_state_on(pathlib.PurePath, (None, {"__eq__": _Always()})))
+    # the same with the class's name, its bases and a new attribute changed
+    with pytest.raises(boundary.NotData, match="changes a class of the judge"):
+        boundary.judge_loads(_state_on(fractions.Fraction, (None, {
+            "__qualname__": "Other", "limit_denominator": _Always(), "added": 1})))
+    assert fractions.Fraction.__qualname__ == "Fraction" and \
+        not hasattr(fractions.Fraction, "added") and \
+        fractions.Fraction(1, 3).limit_denominator(2) == fractions.Fraction(1, 2)
+    assert pathlib.PurePath.__eq__ is honest
+    assert pathlib.PurePath("a") != pathlib.PurePath("b")
+
+
+def test_a_rebuild_function_of_the_judge_keeps_its_defaults():
+    honest = boundary._a.__defaults__
+    with pytest.raises(boundary.NotData):
+        boundary.judge_loads(_state_on(boundary._a, (None, {"__defaults__": (1,)})))
+    assert boundary._a.__defaults__ == honest
+
+
+def test_values_that_carry_state_still_decode():
+    module = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU())
+    ordered = collections.OrderedDict(a=[1, {"b": 2}], c=fractions.Fraction(1, 3))
+    generator = np.random.default_rng(5)
+    back = boundary.judge_loads(solution_dumps((module, ordered, generator, {1, 2})))
+    assert torch.equal(back[0][0].weight, module[0].weight)
+    assert back[1] == ordered and type(back[1]) is collections.OrderedDict
+    assert back[2].random() == np.random.default_rng(5).random() and back[3] == {1, 2}
+
+
+class _Made:
+    """Pickles as `cls(*args)`: what a message can ask the judge to construct."""
+
+    def __init__(self, cls, *args):
+        self.cls, self.args = cls, args
+
+    def __reduce__(self):
+        return self.cls, self.args
+
+
+@pytest.mark.parametrize("cls, args", [
+    (torch.autograd.grad_mode.set_grad_enabled, (False,)),
+    (torch.autograd.anomaly_mode.set_detect_anomaly, (True,)),
+    (torch._C._AutoDispatchBelowAutograd, ()),
+    (torch._C._DisableTorchDispatch, ()),
+])
+def test_a_message_never_constructs_a_mode_or_guard_in_the_judge(cls, args):
+    """Constructing these is an act on the judge process (grad mode off, anomaly checks
+    on, dispatch keys excluded while the object lives), not a value."""
+    with pytest.raises(boundary.NotData):
+        boundary.judge_loads(pickle.dumps(_Made(cls, *args), protocol=5))
+    assert torch.is_grad_enabled() and not torch.is_anomaly_enabled()
+    x = torch.ones(2, requires_grad=True)
+    assert (x * 2).grad_fn is not None
