@@ -379,6 +379,51 @@ def _e(module, qualname, args, message, text, original):
     return _LINK[0].exception(module, qualname, args, message, text, original)
 
 
+def _lf(module, qualname):
+    """A library's compiled function (a numba dispatcher: pynndescent's distance, held by
+    the NNDescent index umap's nearest_neighbors returns) by the name its module holds it
+    under: this side's own function of that name, never rebuilt from the message (numba
+    pickles one as cloudpickled code)."""
+    if not isinstance(module, str) or not isinstance(qualname, str) or \
+            not _module_allowed(module) or _root(module) in JUDGE_MODULES:
+        raise NotData("a compiled function of %s.%s" % (module, qualname))
+    target = sys.modules.get(module)
+    if target is None:
+        import importlib
+        try:
+            target = importlib.import_module(module)
+        except Exception:
+            raise NotData("a compiled function of %s.%s" % (module, qualname)) from None
+    for part in qualname.split("."):
+        if not part or part.startswith("__"):
+            raise NotData("a compiled function of %s.%s" % (module, qualname))
+        target = getattr(target, part, None)
+    if not _numba_dispatcher(target):
+        raise NotData("a compiled function of %s.%s" % (module, qualname))
+    return target
+
+
+def _numba_dispatcher(obj):
+    dispatcher = sys.modules.get("numba.core.dispatcher")
+    return dispatcher is not None and isinstance(obj, dispatcher.Dispatcher)
+
+
+def _library_function_name(obj):
+    """(module, qualname) under which a library's module holds this compiled function
+    itself, so the other side's function of that name is the same; None for one the
+    solution defined (the candidate's own, a closure compiled at run time)."""
+    func = getattr(obj, "py_func", None)
+    module = getattr(func, "__module__", None)
+    qualname = getattr(func, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname \
+            or not _module_allowed(module) or _solution_defined(func):
+        return None
+    target = sys.modules.get(module)
+    for part in qualname.split("."):
+        target = getattr(target, part, None)
+    return (module, qualname) if target is obj else None
+
+
 def _mod(name):
     """A module, as the side that reads the message already has it (never imported)."""
     module = sys.modules.get(str(name))
@@ -394,7 +439,7 @@ JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "
 
 REBUILDERS = {name: globals()[name] for name in
               ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
-               "_mod")}
+               "_mod", "_lf")}
 
 
 # Reconstructors of allowed classes that the judge resolves by name (see _resolve).
@@ -709,6 +754,12 @@ class SolutionPickler(_Pickler):
                 isinstance(obj.func, type) and allowed_class(obj.func) and \
                 not _solution_defined(obj.func):
             return NotImplemented   # partial(LibraryClass, ...): by value, rebuilt by the judge
+        if _numba_dispatcher(obj):
+            # a library's compiled function by its name (the judge's own), else a handle
+            name = _library_function_name(obj)
+            if name is not None:
+                return _lf, name
+            return _s, (link.handle(obj), "function", _callable_info(obj))
         if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                             types.BuiltinMethodType, types.MethodWrapperType,
                             types.WrapperDescriptorType)) or \
