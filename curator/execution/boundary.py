@@ -366,9 +366,10 @@ def _si(handle):
     return _LINK[0].own_object(handle)
 
 
-def _j(handle):
-    """A judge object the solution holds a handle of."""
-    return _LINK[0].judge_ref(handle)
+def _j(handle, dunders=None):
+    """A judge object the solution holds a handle of (with the protocol dunders the
+    judge's object has)."""
+    return _LINK[0].judge_ref(handle, dunders)
 
 
 def _ji(handle):
@@ -623,7 +624,7 @@ class JudgePickler(_Pickler):
                 # a module passed as an argument (umap's tests pass np.random): the
                 # solution process's own module of that name
                 return _import_module, (obj.__name__,)   # the solution may import it
-            return _j, (link.judge_handle(obj),)
+            return _j, (link.judge_handle(obj), served_dunders(obj))
         if obj is Ellipsis or obj is NotImplemented:
             return NotImplemented
         if isinstance(obj, (types.FrameType, types.CodeType, types.TracebackType,
@@ -633,14 +634,16 @@ class JudgePickler(_Pickler):
         if isinstance(obj, (types.FunctionType, types.MethodType, types.BuiltinMethodType)):
             if not isinstance(obj, types.MethodType) and _importable(obj):
                 return NotImplemented
-            return _j, (link.judge_handle(obj),)
+            return _j, (link.judge_handle(obj), served_dunders(obj))
         if isinstance(obj, type):
-            return NotImplemented if _importable(obj) else (_j, (link.judge_handle(obj),))
+            if _importable(obj):
+                return NotImplemented
+            return _j, (link.judge_handle(obj), served_dunders(obj))
         if not _importable(type(obj)) or isinstance(obj, types.GeneratorType) or \
                 isinstance(obj, (io.IOBase,)) or denied_class(type(obj)):
             # what the judge could not rebuild when it comes back (a DataLoader the test
             # passes: Laplace's fit iterates it) goes as a handle, never as a copy
-            return _j, (link.judge_handle(obj),)
+            return _j, (link.judge_handle(obj), served_dunders(obj))
         return NotImplemented
 
 
@@ -947,7 +950,10 @@ def _recv_exact(sock, size):
 
 
 class JudgeObject:
-    """In the solution process: a judge object reached through the channel."""
+    """In the solution process: a judge object reached through the channel. It has the
+    protocol dunders the judge's object has (`judge_object`): a handle to a test's
+    function is callable but not iterable, as the function is (GPflow's ndiagquad tells
+    one integrand from a list of them by `isinstance(funcs, Iterable)`)."""
 
     __slots__ = ("_handle",)
 
@@ -958,35 +964,70 @@ class JudgeObject:
         return _LINK[0].callback(object.__getattribute__(self, "_handle"), op, name, args,
                                  kwargs or {})
 
-    def __call__(self, *args, **kwargs):
-        return self._ask("call", None, args, kwargs)
-
     def __getattr__(self, name):
         return self._ask("getattr", name)
 
     def __setattr__(self, name, value):
         self._ask("setattr", name, (value,))
 
-    def __iter__(self):
-        return self._ask("dunder", "__iter__")
-
-    def __next__(self):
-        return self._ask("dunder", "__next__")
-
-    def __len__(self):
-        return self._ask("dunder", "__len__")
-
     def __bool__(self):   # else truth asks __len__, which a function has not
         return self._ask("dunder", "__bool__")
-
-    def __getitem__(self, key):
-        return self._ask("dunder", "__getitem__", (key,))
 
     def __sklearn_clone__(self):
         """scikit-learn's clone() of a judge estimator (a test's own classifier that
         cleanlab's cross-validation clones): made in the judge, by scikit-learn, from the
         judge's object; a handle to the copy comes back."""
         return self._ask("clone")
+
+
+def _handle_call(self, *args, **kwargs):
+    return self._ask("call", None, args, kwargs)
+
+
+def _handle_iter(self):
+    return self._ask("dunder", "__iter__")
+
+
+def _handle_next(self):
+    return self._ask("dunder", "__next__")
+
+
+def _handle_len(self):
+    return self._ask("dunder", "__len__")
+
+
+def _handle_getitem(self, key):
+    return self._ask("dunder", "__getitem__", (key,))
+
+
+# The protocols a handle may have, each only when the judge's object has it.
+HANDLE_DUNDERS = {"__call__": _handle_call, "__iter__": _handle_iter,
+                  "__next__": _handle_next, "__len__": _handle_len,
+                  "__getitem__": _handle_getitem}
+_HANDLE_CLASSES = {}
+
+
+def judge_object(handle, dunders=None):
+    """A handle with the dunders the judge said its object has (None: all of them)."""
+    names = frozenset(HANDLE_DUNDERS) if dunders is None else \
+        frozenset(name for name in dunders if name in HANDLE_DUNDERS)
+    cls = _HANDLE_CLASSES.get(names)
+    if cls is None:
+        namespace = {"__slots__": (), "__qualname__": "JudgeObject"}
+        namespace.update((name, HANDLE_DUNDERS[name]) for name in sorted(names))
+        cls = _HANDLE_CLASSES[names] = type("JudgeObject", (JudgeObject,), namespace)
+    return cls(handle)
+
+
+def served_dunders(obj):
+    """The protocol dunders of a judge object its handle has: those its type has (a class
+    subscripted by its __class_getitem__ too)."""
+    cls = type(obj)
+    names = [name for name in HANDLE_DUNDERS if getattr(cls, name, None) is not None]
+    if isinstance(obj, type) and "__getitem__" not in names and \
+            getattr(obj, "__class_getitem__", None) is not None:
+        names.append("__getitem__")
+    return tuple(names)
 
 
 class MirrorTarget:
@@ -1050,8 +1091,8 @@ class SolutionLink:
         self.handle(obj)
         return obj
 
-    def judge_ref(self, handle):
-        return JudgeObject(handle)
+    def judge_ref(self, handle, dunders=None):
+        return judge_object(handle, dunders)
 
     # tensors of a request
     def received_tensor(self, value, note, ref, gout, origin=None):
@@ -2009,7 +2050,7 @@ class JudgeLink:
     def mirror_target(self, handle, class_handle):
         raise NotData("a mirror addressed to the solution")
 
-    def judge_ref(self, handle):
+    def judge_ref(self, handle, dunders=None):
         return self.own_object(handle)
 
     # -- tensors

@@ -17,6 +17,7 @@ import sys
 import textwrap
 
 from execution_support import engine_fixture, run_one
+from execution_support import job as self_contained_job
 
 from curator.execution.job import Job, Limits
 
@@ -741,4 +742,52 @@ def test_a_librarys_compiled_functions_cross_by_name(engine, tmp_path):
     wrong = NEIGHBORS.replace("return np.array(nearest)", "return np.array(nearest[::-1])")
     jobs = [module_job(repo, "knn", "test_knn.py", NEIGHBORS, "neighbors", reference=True),
             module_job(repo, "knn", "test_knn.py", wrong, "neighbors")]
+    reference_passes_and_wrong_fails(engine, jobs)
+
+
+INTEGRANDS = textwrap.dedent("""\
+    from collections.abc import Iterable
+
+
+    def integrate(funcs, xs):
+        # GPflow's ndiagquad: one integrand, or an iterable of them
+        if isinstance(funcs, Iterable):
+            return [integrate(f, xs) for f in funcs]
+        if not callable(funcs):
+            raise TypeError("not an integrand")
+        return sum(funcs(x) for x in xs)
+    """)
+INTEGRAND_TESTS = textwrap.dedent("""\
+    import pytest
+
+    from solution import integrate
+
+
+    class Weights:
+        def __init__(self, w):
+            self.w = w
+
+
+    def test_one_integrand():
+        assert integrate(lambda x: x * 2, [1, 2]) == 6
+
+
+    def test_a_list_and_a_generator_of_integrands():
+        assert integrate([lambda x: x, lambda x: 1], [1, 2]) == [3, 2]
+        assert integrate((f for f in [lambda x: x * x]), [1, 2]) == [5]
+
+
+    def test_an_object_that_is_neither():
+        with pytest.raises(TypeError):
+            integrate(Weights(2), [1])
+    """)
+
+
+def test_a_handle_has_only_the_protocols_of_the_judges_object(engine):
+    """A test's function handed to the candidate was iterable in the solution process (the
+    handle defined every dunder): GPflow's ndiagquad took one integrand for a list of
+    them and iterated it ("'function' object is not iterable", in the judge)."""
+    wrong = INTEGRANDS.replace("sum(funcs(x) for x in xs)", "sum(funcs(x) for x in xs[1:])")
+    jobs = [self_contained_job(INTEGRANDS, INTEGRAND_TESTS, 60),
+            self_contained_job(wrong, INTEGRAND_TESTS, 60)]
     reference_passes_and_wrong_fails(engine, jobs)
