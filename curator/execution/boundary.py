@@ -50,7 +50,7 @@ import types
 import warnings
 
 from curator.execution import autograd_across
-from curator.execution.verdict import CANNOT_CROSS
+from curator.execution.verdict import CANNOT_CROSS, CANNOT_SEND
 
 try:
     import torch
@@ -95,6 +95,11 @@ class BoundaryError(BaseException):
 
 class CannotCross(Exception):
     """A value that has no data form (raised on the side that encodes it)."""
+
+
+class CannotSend(CannotCross):
+    """A judge value the solution process cannot be given (raised in the judge's encoder):
+    the run ends as this tool's limit, never as the solution's answer."""
 
 
 class NotData(Exception):
@@ -639,12 +644,50 @@ class JudgePickler(_Pickler):
             if _importable(obj):
                 return NotImplemented
             return _j, (link.judge_handle(obj), served_dunders(obj))
+        if _tf_graph_tensor(obj):
+            return _tf_constant(obj)
         if not _importable(type(obj)) or isinstance(obj, types.GeneratorType) or \
                 isinstance(obj, (io.IOBase,)) or denied_class(type(obj)):
             # what the judge could not rebuild when it comes back (a DataLoader the test
             # passes: Laplace's fit iterates it) goes as a handle, never as a copy
             return _j, (link.judge_handle(obj), served_dunders(obj))
         return NotImplemented
+
+
+def _tf_ops():
+    return sys.modules.get("tensorflow.python.framework.ops")
+
+
+def _tf_graph_tensor(obj):
+    """A TensorFlow tensor of a graph (a tf.function the judge is tracing), not a value."""
+    ops = _tf_ops()
+    symbolic = getattr(ops, "SymbolicTensor", None) if ops is not None else None
+    return symbolic is not None and isinstance(obj, symbolic)
+
+
+def _tf_constant(obj):
+    """A graph tensor of a tf.function the judge is tracing, for the solution process,
+    which computes eagerly: the value the graph holds it as (GPflow's Gauss-Hermite points
+    built under the test's tf.function), the result then a constant of the graph. One
+    whose value exists only when the graph runs cannot be sent."""
+    util = sys.modules.get("tensorflow.python.framework.tensor_util")
+    value = util.constant_value(obj) if util is not None else None
+    if value is None:
+        try:
+            name = str(obj.name)
+        except Exception:
+            name = "a tensor"
+        raise CannotSend("a symbolic tensor of a tf.function being traced (%s, its value "
+                         "known only when the graph runs)" % name)
+    return _tf_ops().convert_to_tensor, (value,)
+
+
+def _outside_tf_graph():
+    """While the judge traces a tf.function: TensorFlow's init_scope, so what it computes
+    for the solution process (a test's integrand it calls back) is eager values, as the
+    solution's own computation is; else nothing."""
+    ops = _tf_ops()
+    return ops.init_scope() if ops is not None else _nothing()
 
 
 # sys.path as the judge had it before pytest ran: what the solution process has too
@@ -1940,6 +1983,11 @@ class JudgeLink:
         self.report("crossing", message=self.broken)
         return BoundaryError(self.broken)
 
+    def cannot_send(self, what):
+        self.broken = "%s %s" % (what, CANNOT_SEND)
+        self.report("crossing", message=self.broken)
+        return BoundaryError(self.broken)
+
     # -- handles and mirrors
     def mirror_handle_of(self, obj):
         handle = self.mirror_ids.get(id(obj))
@@ -2320,6 +2368,13 @@ class JudgeLink:
         saved = self.request, self.grad_request, self.current
         self.current = None
         try:
+            with _outside_tf_graph():
+                self._serve_callback_eagerly(payload)
+        finally:
+            self.request, self.grad_request, self.current = saved
+
+    def _serve_callback_eagerly(self, payload):
+        try:
             request = self._loads(payload)
             if not isinstance(request, tuple) or len(request) != 5:
                 raise self.violation("a request of the wrong shape")
@@ -2349,8 +2404,6 @@ class JudgeLink:
             raise
         except BaseException as exc:
             self._send(b"e", self.dumps(exception_record(exc)))
-        finally:
-            self.request, self.grad_request, self.current = saved
 
     def runs_solution_code(self, value):
         """Whether calling (or using) `value` runs code of the solution process: a remote
@@ -2400,6 +2453,8 @@ class JudgeLink:
             payload = self.dumps((target, sent, grad_enabled, around))
         except BoundaryError:
             raise
+        except CannotSend as exc:
+            raise self.cannot_send(str(exc)) from None
         except Exception as exc:
             raise TypeError("an argument cannot be sent to the solution: %s: %s"
                             % (type(exc).__name__, exc)) from None

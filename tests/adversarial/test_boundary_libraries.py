@@ -791,3 +791,151 @@ def test_a_handle_has_only_the_protocols_of_the_judges_object(engine):
     jobs = [self_contained_job(INTEGRANDS, INTEGRAND_TESTS, 60),
             self_contained_job(wrong, INTEGRAND_TESTS, 60)]
     reference_passes_and_wrong_fails(engine, jobs)
+
+
+# The part of TensorFlow's API the boundary uses for graph tensors, as a generated library
+# (the suite's environment has no TensorFlow; GPflow's real one is in the commit message):
+# tensors of a tf.function being traced are SymbolicTensors, which do not pickle; the graph
+# knows the value of its constants (tensor_util.constant_value); init_scope leaves tracing.
+GRAPH_OPS = textwrap.dedent("""\
+    import contextlib
+
+    import numpy as np
+
+    _TRACING = []
+
+
+    class EagerTensor:
+        def __init__(self, value):
+            self.value = np.asarray(value)
+
+        def numpy(self):
+            return self.value
+
+        def __reduce__(self):
+            return convert_to_tensor, (self.value,)
+
+
+    class SymbolicTensor:
+        def __init__(self, name, constant=None):
+            self.name, self.constant = name, constant
+
+        def __reduce__(self):
+            raise TypeError("cannot pickle 'SymbolicTensor' object")
+
+
+    def convert_to_tensor(value):
+        if isinstance(value, (EagerTensor, SymbolicTensor)):
+            return value
+        if _TRACING:
+            return SymbolicTensor("Const:0", np.asarray(value))
+        return EagerTensor(value)
+
+
+    def exp(x):
+        x = convert_to_tensor(x)
+        if isinstance(x, SymbolicTensor):
+            return SymbolicTensor("Exp:0")
+        return EagerTensor(np.exp(x.value))
+
+
+    @contextlib.contextmanager
+    def init_scope():
+        saved = _TRACING[:]
+        _TRACING.clear()
+        try:
+            yield
+        finally:
+            _TRACING[:] = saved
+
+
+    def function(f):
+        def traced(*args):
+            _TRACING.append(f)
+            try:
+                return f(*[SymbolicTensor("x:0") for _ in args])
+            finally:
+                _TRACING.pop()
+        return traced
+    """)
+TENSOR_UTIL = textwrap.dedent("""\
+    from tensorflow.python.framework.ops import SymbolicTensor
+
+
+    def constant_value(tensor):
+        return tensor.constant if isinstance(tensor, SymbolicTensor) else None
+    """)
+QUAD = textwrap.dedent("""\
+    import numpy as np
+    from tensorflow.python.framework import ops
+
+
+    def points(n):
+        return ops.convert_to_tensor(np.arange(n, dtype=float))
+
+
+    def integrate(f, xs):
+        return ops.convert_to_tensor(np.asarray(f(xs).numpy()).sum())
+    """)
+QUAD_TESTS = textwrap.dedent("""\
+    import numpy as np
+    import pytest
+    from tensorflow.python.framework import ops, tensor_util
+
+    from pkg.quad import integrate, points
+
+    EXPECTED = float(np.exp([0.0, 1.0, 2.0]).sum())
+
+
+    def test_eagerly():
+        assert integrate(ops.exp, points(3)).numpy() == pytest.approx(EXPECTED)
+
+
+    def test_under_a_traced_function():
+        # GPflow's tests call ndiagquad inside tf.function: its points are constants of
+        # the graph, and the test's integrand is called back while the judge traces
+        traced = ops.function(lambda: integrate(ops.exp, points(3)))
+        assert tensor_util.constant_value(traced()) == pytest.approx(EXPECTED)
+
+
+    def test_a_tensor_known_only_when_the_graph_runs():
+        ops.function(lambda x: integrate(ops.exp, x))(1.0)
+    """)
+
+
+def graph_repo(root):
+    repo = one_module_repo(root, "quad", QUAD, "test_quad.py", QUAD_TESTS)
+    framework = repo / "tensorflow" / "python" / "framework"
+    framework.mkdir(parents=True)
+    for folder in (repo / "tensorflow", repo / "tensorflow" / "python", framework):
+        (folder / "__init__.py").write_text("")
+    (framework / "ops.py").write_text(GRAPH_OPS)
+    (framework / "tensor_util.py").write_text(TENSOR_UTIL)
+    return repo
+
+
+def test_a_tf_function_being_traced_hands_the_candidate_values(engine, tmp_path):
+    """GPflow's reshape_Z_dZ and ndiagquad under the test's tf.function: a graph constant
+    (the Gauss-Hermite points) crosses as its value and the test's integrand, called back
+    while the judge traces, computes eagerly; before, both were "cannot pickle
+    'SymbolicTensor'" failures of the reference. A tensor whose value exists only when
+    the graph runs ends the run as an error saying it could not be sent."""
+    repo = graph_repo(tmp_path / "repo")
+    traced = ["tests/test_quad.py::test_eagerly",
+              "tests/test_quad.py::test_under_a_traced_function"]
+    wrong = QUAD.replace(".sum())", ".sum() + 1)")
+
+    def job(text, node_ids, reference=False):
+        made = module_job(repo, "quad", "test_quad.py", text, "integrate", reference)
+        made.node_ids = node_ids
+        return made
+
+    jobs = [job(QUAD, traced, reference=True), job(wrong, traced),
+            job(QUAD, ["tests/test_quad.py::test_a_tensor_known_only_when_the_graph_runs"],
+                reference=True)]
+    reference, candidate, symbolic = in_order(engine, jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert {t["outcome"] for t in candidate.tests} == {"failed"}, candidate.tests
+    assert symbolic.outcome == "error", (symbolic.outcome, symbolic.reason)
+    assert "symbolic tensor of a tf.function being traced (x:0" in symbolic.reason
+    assert "cannot cross from the judge to the solution process" in symbolic.reason
