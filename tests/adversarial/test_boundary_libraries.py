@@ -939,3 +939,34 @@ def test_a_tf_function_being_traced_hands_the_candidate_values(engine, tmp_path)
     assert symbolic.outcome == "error", (symbolic.outcome, symbolic.reason)
     assert "symbolic tensor of a tf.function being traced (x:0" in symbolic.reason
     assert "cannot cross from the judge to the solution process" in symbolic.reason
+
+
+CACHE_TESTS = textwrap.dedent("""\
+    import os
+
+    from pkg.io import first_line
+
+
+    def test_the_judges_caches_are_its_own(tmp_path):
+        # numba saves what it compiles where NUMBA_CACHE_DIR says: a folder of the
+        # judge's own run, never one the solution process (another uid) made first
+        folder = os.environ["NUMBA_CACHE_DIR"]
+        assert os.path.commonpath([folder, os.getcwd()]) == os.path.dirname(os.getcwd())
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "index"), "w") as handle:
+            handle.write("compiled")
+        (tmp_path / "a.txt").write_text("cached\\n")
+        assert first_line(str(tmp_path / "a.txt")) == "cached"
+    """)
+
+
+def test_the_judge_of_a_repository_run_keeps_its_caches_in_its_own_folder(engine,
+                                                                          tmp_path):
+    """pynndescent's NNDescent.__setstate__ compiles its search functions in the judge when
+    umap's index crosses: numba saved them in the worker's cache folder, which the solution
+    process had made under its uid ("PermissionError: ... /tmp/.cache/numba/pynndescent_",
+    and the run was tampered)."""
+    repo = one_module_repo(tmp_path / "repo", "io", READER, "test_io.py", CACHE_TESTS)
+    job = module_job(repo, "io", "test_io.py", READER, "first_line", reference=True)
+    (result,) = list(engine.run([job]))
+    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
