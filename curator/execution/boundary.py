@@ -2779,6 +2779,12 @@ def _adopt(link, new, pairs, done, changed, depth=0):
             return orig
         done[key] = new
         return new
+    if isinstance(new, JUDGE_OWN_TYPES) or _numba_dispatcher(new):
+        # the judge's own, named by the reply (a library's module or compiled function):
+        # never walked nor rewritten (a numba dispatcher holds the compiler's state, weak
+        # proxies among it: umap's second nearest_neighbors call was a ReferenceError)
+        done[key] = new
+        return new
     namespace = getattr(new, "__dict__", None)
     if isinstance(namespace, dict) and not isinstance(new, (type, RemoteFunction,
                                                             RemoteObject)):
@@ -2792,6 +2798,9 @@ def _adopt(link, new, pairs, done, changed, depth=0):
         return target
     done[key] = new
     return new
+
+
+JUDGE_OWN_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
 
 
 def _same(a, b):
