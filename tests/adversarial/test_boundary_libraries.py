@@ -16,6 +16,7 @@ import os
 import sys
 import textwrap
 
+import pytest
 from execution_support import engine_fixture, run_one
 from execution_support import job as self_contained_job
 
@@ -741,6 +742,7 @@ NEIGHBORS_TESTS = textwrap.dedent("""\
     """)
 
 
+@pytest.mark.timeout(600)   # numba compiles in both processes
 def test_a_librarys_compiled_functions_cross_by_name(engine, tmp_path):
     """umap's nearest_neighbors returns pynndescent's NNDescent, which holds numba
     dispatchers: numba pickles one as cloudpickled code, so every such run was an error
