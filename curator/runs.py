@@ -524,7 +524,7 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
     if infra:
         return TriageResult(problem.id, False, f"infra: {infra[0].reason}", runs=done)
     crossing = [r for r in results if r.outcome == "error" and
-                verdict.CANNOT_CROSS in (r.reason or "")]
+                verdict.crossing_reason(r.reason)]
     if crossing:
         # this tool's limit, not upstream's: nothing is excluded for it
         return TriageResult(problem.id, False, f"boundary: {crossing[0].reason}", runs=done)

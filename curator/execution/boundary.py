@@ -50,7 +50,7 @@ import types
 import warnings
 
 from curator.execution import autograd_across
-from curator.execution.verdict import CANNOT_CROSS
+from curator.execution.verdict import CANNOT_CROSS, CANNOT_SEND
 
 try:
     import torch
@@ -102,6 +102,11 @@ class BoundaryError(BaseException):
 
 class CannotCross(Exception):
     """A value that has no data form (raised on the side that encodes it)."""
+
+
+class CannotSend(CannotCross):
+    """A judge value the solution process cannot be given (raised in the judge's encoder):
+    the run ends as this tool's limit, never as the solution's answer."""
 
 
 class NotData(Exception):
@@ -444,9 +449,10 @@ def _si(handle):
     return _LINK[0].own_object(handle)
 
 
-def _j(handle):
-    """A judge object the solution holds a handle of."""
-    return _LINK[0].judge_ref(handle)
+def _j(handle, dunders=None):
+    """A judge object the solution holds a handle of (with the protocol dunders the
+    judge's object has)."""
+    return _LINK[0].judge_ref(handle, dunders)
 
 
 def _ji(handle):
@@ -455,6 +461,51 @@ def _ji(handle):
 
 def _e(module, qualname, args, message, text, original):
     return _LINK[0].exception(module, qualname, args, message, text, original)
+
+
+def _lf(module, qualname):
+    """A library's compiled function (a numba dispatcher: pynndescent's distance, held by
+    the NNDescent index umap's nearest_neighbors returns) by the name its module holds it
+    under: this side's own function of that name, never rebuilt from the message (numba
+    pickles one as cloudpickled code)."""
+    if not isinstance(module, str) or not isinstance(qualname, str) or \
+            not _module_allowed(module) or _root(module) in JUDGE_MODULES:
+        raise NotData("a compiled function of %s.%s" % (module, qualname))
+    target = sys.modules.get(module)
+    if target is None:
+        import importlib
+        try:
+            target = importlib.import_module(module)
+        except Exception:
+            raise NotData("a compiled function of %s.%s" % (module, qualname)) from None
+    for part in qualname.split("."):
+        if not part or part.startswith("__"):
+            raise NotData("a compiled function of %s.%s" % (module, qualname))
+        target = getattr(target, part, None)
+    if not _numba_dispatcher(target):
+        raise NotData("a compiled function of %s.%s" % (module, qualname))
+    return target
+
+
+def _numba_dispatcher(obj):
+    dispatcher = sys.modules.get("numba.core.dispatcher")
+    return dispatcher is not None and isinstance(obj, dispatcher.Dispatcher)
+
+
+def _library_function_name(obj):
+    """(module, qualname) under which a library's module holds this compiled function
+    itself, so the other side's function of that name is the same; None for one the
+    solution defined (the candidate's own, a closure compiled at run time)."""
+    func = getattr(obj, "py_func", None)
+    module = getattr(func, "__module__", None)
+    qualname = getattr(func, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname \
+            or not _module_allowed(module) or _solution_defined(func):
+        return None
+    target = sys.modules.get(module)
+    for part in qualname.split("."):
+        target = getattr(target, part, None)
+    return (module, qualname) if target is obj else None
 
 
 def _mod(name):
@@ -472,7 +523,7 @@ JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "
 
 REBUILDERS = {name: globals()[name] for name in
               ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
-               "_mod")}
+               "_mod", "_lf")}
 
 
 
@@ -841,7 +892,7 @@ class JudgePickler(_Pickler):
                 # a module passed as an argument (umap's tests pass np.random): the
                 # solution process's own module of that name
                 return _import_module, (obj.__name__,)   # the solution may import it
-            return _j, (link.judge_handle(obj),)
+            return _j, (link.judge_handle(obj), served_dunders(obj))
         if obj is Ellipsis or obj is NotImplemented:
             return NotImplemented
         if isinstance(obj, (types.FrameType, types.CodeType, types.TracebackType,
@@ -851,15 +902,55 @@ class JudgePickler(_Pickler):
         if isinstance(obj, (types.FunctionType, types.MethodType, types.BuiltinMethodType)):
             if not isinstance(obj, types.MethodType) and _importable(obj):
                 return NotImplemented
-            return _j, (link.judge_handle(obj),)
+            return _j, (link.judge_handle(obj), served_dunders(obj))
         if isinstance(obj, type):
-            return NotImplemented if _importable(obj) else (_j, (link.judge_handle(obj),))
+            if _importable(obj):
+                return NotImplemented
+            return _j, (link.judge_handle(obj), served_dunders(obj))
+        if _tf_graph_tensor(obj):
+            return _tf_constant(obj)
         if not _importable(type(obj)) or isinstance(obj, types.GeneratorType) or \
                 isinstance(obj, (io.IOBase,)) or denied_class(type(obj)):
             # what the judge could not rebuild when it comes back (a DataLoader the test
             # passes: Laplace's fit iterates it) goes as a handle, never as a copy
-            return _j, (link.judge_handle(obj),)
+            return _j, (link.judge_handle(obj), served_dunders(obj))
         return NotImplemented
+
+
+def _tf_ops():
+    return sys.modules.get("tensorflow.python.framework.ops")
+
+
+def _tf_graph_tensor(obj):
+    """A TensorFlow tensor of a graph (a tf.function the judge is tracing), not a value."""
+    ops = _tf_ops()
+    symbolic = getattr(ops, "SymbolicTensor", None) if ops is not None else None
+    return symbolic is not None and isinstance(obj, symbolic)
+
+
+def _tf_constant(obj):
+    """A graph tensor of a tf.function the judge is tracing, for the solution process,
+    which computes eagerly: the value the graph holds it as (GPflow's Gauss-Hermite points
+    built under the test's tf.function), the result then a constant of the graph. One
+    whose value exists only when the graph runs cannot be sent."""
+    util = sys.modules.get("tensorflow.python.framework.tensor_util")
+    value = util.constant_value(obj) if util is not None else None
+    if value is None:
+        try:
+            name = str(obj.name)
+        except Exception:
+            name = "a tensor"
+        raise CannotSend("a symbolic tensor of a tf.function being traced (%s, its value "
+                         "known only when the graph runs)" % name)
+    return _tf_ops().convert_to_tensor, (value,)
+
+
+def _outside_tf_graph():
+    """While the judge traces a tf.function: TensorFlow's init_scope, so what it computes
+    for the solution process (a test's integrand it calls back) is eager values, as the
+    solution's own computation is; else nothing."""
+    ops = _tf_ops()
+    return ops.init_scope() if ops is not None else _nothing()
 
 
 # sys.path as the judge had it before pytest ran: what the solution process has too
@@ -973,6 +1064,12 @@ class SolutionPickler(_Pickler):
                 isinstance(obj.func, type) and allowed_class(obj.func) and \
                 not _solution_defined(obj.func):
             return NotImplemented   # partial(LibraryClass, ...): by value, rebuilt by the judge
+        if _numba_dispatcher(obj):
+            # a library's compiled function by its name (the judge's own), else a handle
+            name = _library_function_name(obj)
+            if name is not None:
+                return _lf, name
+            return _s, (link.handle(obj), "function", _callable_info(obj))
         if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                             types.BuiltinMethodType, types.MethodWrapperType,
                             types.WrapperDescriptorType)) or \
@@ -1160,7 +1257,10 @@ def _recv_exact(sock, size):
 
 
 class JudgeObject:
-    """In the solution process: a judge object reached through the channel."""
+    """In the solution process: a judge object reached through the channel. It has the
+    protocol dunders the judge's object has (`judge_object`): a handle to a test's
+    function is callable but not iterable, as the function is (GPflow's ndiagquad tells
+    one integrand from a list of them by `isinstance(funcs, Iterable)`)."""
 
     __slots__ = ("_handle",)
 
@@ -1171,35 +1271,70 @@ class JudgeObject:
         return _LINK[0].callback(object.__getattribute__(self, "_handle"), op, name, args,
                                  kwargs or {})
 
-    def __call__(self, *args, **kwargs):
-        return self._ask("call", None, args, kwargs)
-
     def __getattr__(self, name):
         return self._ask("getattr", name)
 
     def __setattr__(self, name, value):
         self._ask("setattr", name, (value,))
 
-    def __iter__(self):
-        return self._ask("dunder", "__iter__")
-
-    def __next__(self):
-        return self._ask("dunder", "__next__")
-
-    def __len__(self):
-        return self._ask("dunder", "__len__")
-
     def __bool__(self):   # else truth asks __len__, which a function has not
         return self._ask("dunder", "__bool__")
-
-    def __getitem__(self, key):
-        return self._ask("dunder", "__getitem__", (key,))
 
     def __sklearn_clone__(self):
         """scikit-learn's clone() of a judge estimator (a test's own classifier that
         cleanlab's cross-validation clones): made in the judge, by scikit-learn, from the
         judge's object; a handle to the copy comes back."""
         return self._ask("clone")
+
+
+def _handle_call(self, *args, **kwargs):
+    return self._ask("call", None, args, kwargs)
+
+
+def _handle_iter(self):
+    return self._ask("dunder", "__iter__")
+
+
+def _handle_next(self):
+    return self._ask("dunder", "__next__")
+
+
+def _handle_len(self):
+    return self._ask("dunder", "__len__")
+
+
+def _handle_getitem(self, key):
+    return self._ask("dunder", "__getitem__", (key,))
+
+
+# The protocols a handle may have, each only when the judge's object has it.
+HANDLE_DUNDERS = {"__call__": _handle_call, "__iter__": _handle_iter,
+                  "__next__": _handle_next, "__len__": _handle_len,
+                  "__getitem__": _handle_getitem}
+_HANDLE_CLASSES = {}
+
+
+def judge_object(handle, dunders=None):
+    """A handle with the dunders the judge said its object has (None: all of them)."""
+    names = frozenset(HANDLE_DUNDERS) if dunders is None else \
+        frozenset(name for name in dunders if name in HANDLE_DUNDERS)
+    cls = _HANDLE_CLASSES.get(names)
+    if cls is None:
+        namespace = {"__slots__": (), "__qualname__": "JudgeObject"}
+        namespace.update((name, HANDLE_DUNDERS[name]) for name in sorted(names))
+        cls = _HANDLE_CLASSES[names] = type("JudgeObject", (JudgeObject,), namespace)
+    return cls(handle)
+
+
+def served_dunders(obj):
+    """The protocol dunders of a judge object its handle has: those its type has (a class
+    subscripted by its __class_getitem__ too)."""
+    cls = type(obj)
+    names = [name for name in HANDLE_DUNDERS if getattr(cls, name, None) is not None]
+    if isinstance(obj, type) and "__getitem__" not in names and \
+            getattr(obj, "__class_getitem__", None) is not None:
+        names.append("__getitem__")
+    return tuple(names)
 
 
 class MirrorTarget:
@@ -1263,8 +1398,8 @@ class SolutionLink:
         self.handle(obj)
         return obj
 
-    def judge_ref(self, handle):
-        return JudgeObject(handle)
+    def judge_ref(self, handle, dunders=None):
+        return judge_object(handle, dunders)
 
     # tensors of a request
     def received_tensor(self, value, note, ref, gout, origin=None):
@@ -2112,6 +2247,11 @@ class JudgeLink:
         self.report("crossing", message=self.broken)
         return BoundaryError(self.broken)
 
+    def cannot_send(self, what):
+        self.broken = "%s %s" % (what, CANNOT_SEND)
+        self.report("crossing", message=self.broken)
+        return BoundaryError(self.broken)
+
     # -- handles and mirrors
     def mirror_handle_of(self, obj):
         handle = self.mirror_ids.get(id(obj))
@@ -2222,7 +2362,7 @@ class JudgeLink:
     def mirror_target(self, handle, class_handle):
         raise NotData("a mirror addressed to the solution")
 
-    def judge_ref(self, handle):
+    def judge_ref(self, handle, dunders=None):
         return self.own_object(handle)
 
     # -- tensors
@@ -2493,6 +2633,13 @@ class JudgeLink:
         saved = self.request, self.grad_request, self.current
         self.current = None
         try:
+            with _outside_tf_graph():
+                self._serve_callback_eagerly(payload)
+        finally:
+            self.request, self.grad_request, self.current = saved
+
+    def _serve_callback_eagerly(self, payload):
+        try:
             request = self._loads(payload)
             if not isinstance(request, tuple) or len(request) != 5:
                 raise self.violation("a request of the wrong shape")
@@ -2522,8 +2669,6 @@ class JudgeLink:
             raise
         except BaseException as exc:
             self._send(b"e", self.dumps(exception_record(exc)))
-        finally:
-            self.request, self.grad_request, self.current = saved
 
     def runs_solution_code(self, value):
         """Whether calling (or using) `value` runs code of the solution process: a remote
@@ -2573,6 +2718,8 @@ class JudgeLink:
             payload = self.dumps((target, sent, grad_enabled, around))
         except BoundaryError:
             raise
+        except CannotSend as exc:
+            raise self.cannot_send(str(exc)) from None
         except Exception as exc:
             raise TypeError("an argument cannot be sent to the solution: %s: %s"
                             % (type(exc).__name__, exc)) from None
@@ -2897,6 +3044,12 @@ def _adopt(link, new, pairs, done, changed, depth=0):
             return orig
         done[key] = new
         return new
+    if isinstance(new, JUDGE_OWN_TYPES) or _numba_dispatcher(new):
+        # the judge's own, named by the reply (a library's module or compiled function):
+        # never walked nor rewritten (a numba dispatcher holds the compiler's state, weak
+        # proxies among it: umap's second nearest_neighbors call was a ReferenceError)
+        done[key] = new
+        return new
     namespace = getattr(new, "__dict__", None)
     if isinstance(namespace, dict) and not isinstance(new, (type, RemoteFunction,
                                                             RemoteObject)):
@@ -2912,6 +3065,9 @@ def _adopt(link, new, pairs, done, changed, depth=0):
         return target
     done[key] = new
     return new
+
+
+JUDGE_OWN_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
 
 
 def _never(value):

@@ -29,6 +29,14 @@ MEMORY_MARKERS = ("MemoryError", "can't allocate memory", "Cannot allocate memor
 TEST_FILE = "test_solution.py"
 # ends the reason of a run whose value could not cross the boundary (see boundary.py)
 CANNOT_CROSS = "cannot cross from the solution process to the judge"
+# ... and of one whose argument could not be given to the solution process
+CANNOT_SEND = "cannot cross from the judge to the solution process"
+
+
+def crossing_reason(reason: str | None) -> bool:
+    """Whether a run's reason says a value could not cross the boundary (either way):
+    this tool's limit, not the solution's answer."""
+    return CANNOT_CROSS in (reason or "") or CANNOT_SEND in (reason or "")
 
 
 def expected_tests(tests_text: str, filename: str = TEST_FILE) -> list[str]:

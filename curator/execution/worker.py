@@ -475,6 +475,9 @@ class Worker:
             os._exit(70)
         if job.repo_backed and self.settings.repo_mode:
             env.pop(SHADOW_VAR, None)
+            # the judge compiles too (pynndescent's NNDescent.__setstate__ builds its
+            # search functions when umap's index crosses): its own caches, as the solution's
+            _own_caches(env, rundir)
             os.environ.clear()
             os.environ.update(env)
             time.tzset()
@@ -866,9 +869,10 @@ def run_timing(marks: dict, events: verdict.Events, tests: list[dict], now: floa
 
 
 def _own_caches(env: dict, rundir: Path) -> None:
-    """The solution process's caches in its own folder: libraries that placed theirs in
-    the worker's home at import (numba's, for umap and pynndescent) would share a folder
-    the judge, under another uid, made first."""
+    """A run process's caches (the solution's, a repository run's judge's) in its own
+    folder: libraries that placed theirs in the worker's home at import (numba's, for umap
+    and pynndescent) would share a folder the other process, under another uid, made
+    first."""
     cache = rundir / ".cache"
     env["XDG_CACHE_HOME"] = str(cache)
     env["NUMBA_CACHE_DIR"] = str(cache / "numba")

@@ -16,7 +16,9 @@ import os
 import sys
 import textwrap
 
+import pytest
 from execution_support import engine_fixture, run_one
+from execution_support import job as self_contained_job
 
 from curator.execution.job import Job, Limits
 
@@ -672,3 +674,313 @@ def test_the_standard_librarys_exact_numbers_cross(engine, tmp_path):
     jobs = [module_job(repo, "exact", "test_exact.py", EXACT, "ratios", reference=True),
             module_job(repo, "exact", "test_exact.py", wrong, "ratios")]
     reference_passes_and_wrong_fails(engine, jobs)
+
+
+KERNELS = textwrap.dedent("""\
+    import weakref
+
+    import numba
+    import numpy as np
+
+
+    @numba.njit
+    def squared(a, b):
+        return ((a - b) ** 2).sum()
+
+
+    class _Context:
+        pass
+
+
+    # numba's dispatchers hold the compiler's state, weak proxies among it, some dead
+    squared.context = weakref.proxy(_Context())
+
+
+    class Index:
+        \"\"\"A search index holding a compiled distance (pynndescent's NNDescent).\"\"\"
+
+        def __init__(self, data, dist):
+            self.data, self.dist = data, dist
+
+        def query(self, point):
+            return int(np.argmin(np.array([self.dist(point, row) for row in self.data])))
+    """)
+NEIGHBORS = textwrap.dedent("""\
+    import numba
+    import numpy as np
+
+    from pkg.kernels import Index, squared
+
+
+    @numba.njit
+    def _closeness(a, b):
+        return -((a - b) ** 2).sum()
+
+
+    def neighbors(data):
+        index = Index(data, squared)
+        nearest = [min((j for j in range(len(data)) if j != i),
+                       key=lambda j: squared(data[i], data[j])) for i in range(len(data))]
+        return np.array(nearest), index, _closeness
+    """)
+NEIGHBORS_TESTS = textwrap.dedent("""\
+    import numpy as np
+
+    from pkg.kernels import Index, squared
+    from pkg.knn import neighbors
+
+    POINTS = np.array([[0.0, 0.0], [0.0, 1.0], [3.0, 0.0], [3.0, 2.0]])
+
+
+    def test_neighbors_and_their_index():
+        neighbors(POINTS)
+        nearest, index, closeness = neighbors(POINTS)
+        assert nearest.tolist() == [1, 0, 3, 2]
+        assert isinstance(index, Index) and index.dist is squared
+        assert index.query(np.array([2.9, 1.8])) == 3
+        assert closeness(POINTS[0], POINTS[2]) == -9.0
+    """)
+
+
+@pytest.mark.timeout(600)   # numba compiles in both processes
+def test_a_librarys_compiled_functions_cross_by_name(engine, tmp_path):
+    """umap's nearest_neighbors returns pynndescent's NNDescent, which holds numba
+    dispatchers: numba pickles one as cloudpickled code, so every such run was an error
+    ("a value of type _unpickle__CustomPickled ... cannot cross"). A dispatcher its
+    library's module holds by name is the judge's own of that name, never walked nor
+    rewritten when the reply is adopted (a second call was a ReferenceError); the
+    candidate's own is a handle, run in the solution process."""
+    repo = one_module_repo(tmp_path / "repo", "knn", NEIGHBORS, "test_knn.py",
+                           NEIGHBORS_TESTS)
+    (repo / "pkg" / "kernels.py").write_text(KERNELS)
+    wrong = NEIGHBORS.replace("return np.array(nearest)", "return np.array(nearest[::-1])")
+    jobs = [module_job(repo, "knn", "test_knn.py", NEIGHBORS, "neighbors", reference=True),
+            module_job(repo, "knn", "test_knn.py", wrong, "neighbors")]
+    reference_passes_and_wrong_fails(engine, jobs)
+
+
+INTEGRANDS = textwrap.dedent("""\
+    from collections.abc import Iterable
+
+
+    def integrate(funcs, xs):
+        # GPflow's ndiagquad: one integrand, or an iterable of them
+        if isinstance(funcs, Iterable):
+            return [integrate(f, xs) for f in funcs]
+        if not callable(funcs):
+            raise TypeError("not an integrand")
+        return sum(funcs(x) for x in xs)
+    """)
+INTEGRAND_TESTS = textwrap.dedent("""\
+    import pytest
+
+    from solution import integrate
+
+
+    class Weights:
+        def __init__(self, w):
+            self.w = w
+
+
+    def test_one_integrand():
+        assert integrate(lambda x: x * 2, [1, 2]) == 6
+
+
+    def test_a_list_and_a_generator_of_integrands():
+        assert integrate([lambda x: x, lambda x: 1], [1, 2]) == [3, 2]
+        assert integrate((f for f in [lambda x: x * x]), [1, 2]) == [5]
+
+
+    def test_an_object_that_is_neither():
+        with pytest.raises(TypeError):
+            integrate(Weights(2), [1])
+    """)
+
+
+def test_a_handle_has_only_the_protocols_of_the_judges_object(engine):
+    """A test's function handed to the candidate was iterable in the solution process (the
+    handle defined every dunder): GPflow's ndiagquad took one integrand for a list of
+    them and iterated it ("'function' object is not iterable", in the judge)."""
+    wrong = INTEGRANDS.replace("sum(funcs(x) for x in xs)", "sum(funcs(x) for x in xs[1:])")
+    jobs = [self_contained_job(INTEGRANDS, INTEGRAND_TESTS, 60),
+            self_contained_job(wrong, INTEGRAND_TESTS, 60)]
+    reference_passes_and_wrong_fails(engine, jobs)
+
+
+# The part of TensorFlow's API the boundary uses for graph tensors, as a generated library
+# (the suite's environment has no TensorFlow; GPflow's real one is in the commit message):
+# tensors of a tf.function being traced are SymbolicTensors, which do not pickle; the graph
+# knows the value of its constants (tensor_util.constant_value); init_scope leaves tracing.
+GRAPH_OPS = textwrap.dedent("""\
+    import contextlib
+
+    import numpy as np
+
+    _TRACING = []
+
+
+    class EagerTensor:
+        def __init__(self, value):
+            self.value = np.asarray(value)
+
+        def numpy(self):
+            return self.value
+
+        def __reduce__(self):
+            return convert_to_tensor, (self.value,)
+
+
+    class SymbolicTensor:
+        def __init__(self, name, constant=None):
+            self.name, self.constant = name, constant
+
+        def __reduce__(self):
+            raise TypeError("cannot pickle 'SymbolicTensor' object")
+
+
+    def convert_to_tensor(value):
+        if isinstance(value, (EagerTensor, SymbolicTensor)):
+            return value
+        if _TRACING:
+            return SymbolicTensor("Const:0", np.asarray(value))
+        return EagerTensor(value)
+
+
+    def exp(x):
+        x = convert_to_tensor(x)
+        if isinstance(x, SymbolicTensor):
+            return SymbolicTensor("Exp:0")
+        return EagerTensor(np.exp(x.value))
+
+
+    @contextlib.contextmanager
+    def init_scope():
+        saved = _TRACING[:]
+        _TRACING.clear()
+        try:
+            yield
+        finally:
+            _TRACING[:] = saved
+
+
+    def function(f):
+        def traced(*args):
+            _TRACING.append(f)
+            try:
+                return f(*[SymbolicTensor("x:0") for _ in args])
+            finally:
+                _TRACING.pop()
+        return traced
+    """)
+TENSOR_UTIL = textwrap.dedent("""\
+    from tensorflow.python.framework.ops import SymbolicTensor
+
+
+    def constant_value(tensor):
+        return tensor.constant if isinstance(tensor, SymbolicTensor) else None
+    """)
+QUAD = textwrap.dedent("""\
+    import numpy as np
+    from tensorflow.python.framework import ops
+
+
+    def points(n):
+        return ops.convert_to_tensor(np.arange(n, dtype=float))
+
+
+    def integrate(f, xs):
+        return ops.convert_to_tensor(np.asarray(f(xs).numpy()).sum())
+    """)
+QUAD_TESTS = textwrap.dedent("""\
+    import numpy as np
+    import pytest
+    from tensorflow.python.framework import ops, tensor_util
+
+    from pkg.quad import integrate, points
+
+    EXPECTED = float(np.exp([0.0, 1.0, 2.0]).sum())
+
+
+    def test_eagerly():
+        assert integrate(ops.exp, points(3)).numpy() == pytest.approx(EXPECTED)
+
+
+    def test_under_a_traced_function():
+        # GPflow's tests call ndiagquad inside tf.function: its points are constants of
+        # the graph, and the test's integrand is called back while the judge traces
+        traced = ops.function(lambda: integrate(ops.exp, points(3)))
+        assert tensor_util.constant_value(traced()) == pytest.approx(EXPECTED)
+
+
+    def test_a_tensor_known_only_when_the_graph_runs():
+        ops.function(lambda x: integrate(ops.exp, x))(1.0)
+    """)
+
+
+def graph_repo(root):
+    repo = one_module_repo(root, "quad", QUAD, "test_quad.py", QUAD_TESTS)
+    framework = repo / "tensorflow" / "python" / "framework"
+    framework.mkdir(parents=True)
+    for folder in (repo / "tensorflow", repo / "tensorflow" / "python", framework):
+        (folder / "__init__.py").write_text("")
+    (framework / "ops.py").write_text(GRAPH_OPS)
+    (framework / "tensor_util.py").write_text(TENSOR_UTIL)
+    return repo
+
+
+def test_a_tf_function_being_traced_hands_the_candidate_values(engine, tmp_path):
+    """GPflow's reshape_Z_dZ and ndiagquad under the test's tf.function: a graph constant
+    (the Gauss-Hermite points) crosses as its value and the test's integrand, called back
+    while the judge traces, computes eagerly; before, both were "cannot pickle
+    'SymbolicTensor'" failures of the reference. A tensor whose value exists only when
+    the graph runs ends the run as an error saying it could not be sent."""
+    repo = graph_repo(tmp_path / "repo")
+    traced = ["tests/test_quad.py::test_eagerly",
+              "tests/test_quad.py::test_under_a_traced_function"]
+    wrong = QUAD.replace(".sum())", ".sum() + 1)")
+
+    def job(text, node_ids, reference=False):
+        made = module_job(repo, "quad", "test_quad.py", text, "integrate", reference)
+        made.node_ids = node_ids
+        return made
+
+    jobs = [job(QUAD, traced, reference=True), job(wrong, traced),
+            job(QUAD, ["tests/test_quad.py::test_a_tensor_known_only_when_the_graph_runs"],
+                reference=True)]
+    reference, candidate, symbolic = in_order(engine, jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert {t["outcome"] for t in candidate.tests} == {"failed"}, candidate.tests
+    assert symbolic.outcome == "error", (symbolic.outcome, symbolic.reason)
+    assert "symbolic tensor of a tf.function being traced (x:0" in symbolic.reason
+    assert "cannot cross from the judge to the solution process" in symbolic.reason
+
+
+CACHE_TESTS = textwrap.dedent("""\
+    import os
+
+    from pkg.io import first_line
+
+
+    def test_the_judges_caches_are_its_own(tmp_path):
+        # numba saves what it compiles where NUMBA_CACHE_DIR says: a folder of the
+        # judge's own run, never one the solution process (another uid) made first
+        folder = os.environ["NUMBA_CACHE_DIR"]
+        assert os.path.commonpath([folder, os.getcwd()]) == os.path.dirname(os.getcwd())
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "index"), "w") as handle:
+            handle.write("compiled")
+        (tmp_path / "a.txt").write_text("cached\\n")
+        assert first_line(str(tmp_path / "a.txt")) == "cached"
+    """)
+
+
+def test_the_judge_of_a_repository_run_keeps_its_caches_in_its_own_folder(engine,
+                                                                          tmp_path):
+    """pynndescent's NNDescent.__setstate__ compiles its search functions in the judge when
+    umap's index crosses: numba saved them in the worker's cache folder, which the solution
+    process had made under its uid ("PermissionError: ... /tmp/.cache/numba/pynndescent_",
+    and the run was tampered)."""
+    repo = one_module_repo(tmp_path / "repo", "io", READER, "test_io.py", CACHE_TESTS)
+    job = module_job(repo, "io", "test_io.py", READER, "first_line", reference=True)
+    (result,) = list(engine.run([job]))
+    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])

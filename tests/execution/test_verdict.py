@@ -258,3 +258,13 @@ def test_a_verdict_failed_against_the_baseline_keeps_its_records():
         "failed", "b skipped (it passed on the reference)", tests, [])
     assert verdict.against_baseline(passed, {"c": "passed"}) == Verdict(
         "failed", "c passed on the reference but did not run", tests, [])
+
+
+def test_a_value_that_cannot_cross_either_way_is_the_boundarys_limit():
+    """Triage reads both directions as this tool's limit (`boundary: ...`): a value of
+    the solution's that the judge cannot decode, and a judge's value (a tf.function's
+    symbolic tensor) the solution process cannot be given."""
+    assert verdict.crossing_reason(f"a module (os) {verdict.CANNOT_CROSS}")
+    assert verdict.crossing_reason(f"a symbolic tensor (x:0) {verdict.CANNOT_SEND}")
+    assert not verdict.crossing_reason("tests/test_a.py::test_b failed: TypeError: cannot")
+    assert not verdict.crossing_reason(None)
