@@ -659,7 +659,7 @@ def _resolve(module, name):
 # in-process). Classes stay on the C path (a module or an optimizer comes back from most
 # calls that take one): the classes a message names are compared after decoding with
 # what they held before, and one it changed is put back and the message refused.
-HELD_REBUILDERS = frozenset({"_mod", "_j", "_ji", "_si", "_s"})
+HELD_REBUILDERS = frozenset({"_mod", "_lf", "_j", "_ji", "_si", "_s"})
 _HEAPTYPE, _IMMUTABLETYPE = 1 << 9, 1 << 8
 
 

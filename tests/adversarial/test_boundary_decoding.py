@@ -138,3 +138,27 @@ def test_a_message_never_constructs_a_mode_or_guard_in_the_judge(cls, args):
     assert torch.is_grad_enabled() and not torch.is_anomaly_enabled()
     x = torch.ones(2, requires_grad=True)
     assert (x * 2).grad_fn is not None
+
+
+def test_a_librarys_compiled_function_named_by_a_message_is_never_changed_by_it(
+        tmp_path, monkeypatch):
+    """`_lf` hands the judge its own numba dispatcher of a library (umap's pynndescent
+    distances): a BUILD after it would set the judge's compiled function's attributes
+    (its `py_func`, what its callers run)."""
+    numba = pytest.importorskip("numba")
+    (tmp_path / "fastlib.py").write_text(
+        "import numba\n\n\n@numba.njit\ndef dist(a, b):\n    return abs(a - b)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import fastlib
+
+    monkeypatch.setattr(boundary, "ALLOWED_ROOTS", {*boundary.ALLOWED_ROOTS, "fastlib"})
+    honest = fastlib.dist.py_func
+    assert isinstance(fastlib.dist, numba.core.dispatcher.Dispatcher)
+    # the dispatcher alone is the judge's own
+    assert boundary.judge_loads(pickle.dumps(
+        _Stateful(boundary._lf, ("fastlib", "dist"), None), protocol=5)) is fastlib.dist
+    message = pickle.dumps(_Stateful(boundary._lf, ("fastlib", "dist"),
+                                     {"py_func": _Always()}), protocol=5)
+    with pytest.raises(boundary.NotData, match="changes an object the judge holds"):
+        boundary.judge_loads(message)
+    assert fastlib.dist.py_func is honest and fastlib.dist(1.0, 3.0) == 2.0
