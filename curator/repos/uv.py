@@ -426,6 +426,13 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
     binary_only = sorted({n for n in (requirements.requirement_name(r) for r in optional)
                           if n and n not in {requirements.requirement_name(c) for c in core}})
 
+    # Wheels only, when the runtime requirements resolve so: a resolution free to build
+    # from source backtracks into old sdists whose metadata bounds nothing (deepchecks'
+    # test pins pandas==1.3.5 and scikit-learn==1.0.2, then scipy 1.6.1, numba 0.53.1
+    # beside numpy 2: none builds on this Python, and each failed install cost another
+    # resolution). A runtime requirement with no wheel at all (gputil) keeps sources.
+    wheels = {"only": True}
+
     def compile_(items: list[str]) -> str:
         source = work / "requirements.in"
         source.write_text("\n".join(items) + "\n", encoding="utf-8")
@@ -433,7 +440,7 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
                             sorted(dropped))
         if override_file(work).is_file():
             args += ["--override", str(override_file(work))]
-        for name in binary_only:
+        for name in [":all:"] if wheels["only"] else binary_only:
             args += ["--only-binary", name]
         return run(args, options)
 
@@ -455,6 +462,16 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
         pass
     try:
         compile_(core)
+    except UvError:
+        wheels["only"] = False   # the runtime requirements need a source somewhere
+    if not wheels["only"]:
+        try:
+            return done(compile_(core + optional))
+        except UvError:
+            pass
+    try:
+        if not wheels["only"]:
+            compile_(core)
     except UvError as exc:
         # Exact pins of another Python's day (DeepReg: tensorflow==2.3.1, wheels up to
         # cp38 only) never resolve here: each is relaxed to that release or a later one

@@ -388,6 +388,32 @@ def test_a_cap_that_conflicts_with_another_requirement_is_relaxed_and_said(
     assert any(line.startswith("tinyunits==1.2.0") for line in pins), held.lock
 
 
+
+@pytest.mark.slow
+def test_wheels_are_taken_over_old_sources_when_the_runtime_has_them(
+        tmp_path, offline_index):  # noqa: F811
+    """deepchecks' test requirements pin pandas==1.3.5 and scikit-learn==1.0.2, runtime
+    packages too: resolved free to build from source, the lock took those sdists (and
+    scipy 1.6.1, numba 0.53.1 beside numpy 2), none of which builds on this Python, and
+    each failed install cost one more resolution. When the runtime requirements resolve
+    from wheels, everything does: a test pin that needs a source is left out, said why.
+    A runtime requirement with no wheel at all keeps sources."""
+    _sdist_that_does_not_build(offline_index, "tinycore", "1.0")
+    _wheel(offline_index, "tinycore", "2.0", {"tinycore/__init__.py": ""})
+    resolution = _compile(tmp_path, requirements.Declared(
+        runtime=["tinycore>=0.5"], test=["tinycore==1.0", "tinycheck"]))
+    pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
+    assert any(line.startswith("tinycore==2.0") for line in pins), resolution.lock
+    assert any(line.startswith("tinycheck==0.3.0") for line in pins)
+    assert [i["requirement"] for i in resolution.left_out] == ["tinycore==1.0"]
+
+    _sdist_that_does_not_build(offline_index, "tinysource", "1.0")   # no wheel at all
+    resolution = _compile(tmp_path, requirements.Declared(
+        runtime=["tinysource", "tinycore>=0.5"], test=["tinycheck"]))
+    pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
+    assert any(line.startswith("tinysource==1.0") for line in pins), resolution.lock
+    assert any(line.startswith("tinycheck==0.3.0") for line in pins)
+
 NMS_MISSING = "raise RuntimeError('operator torchvision::nms does not exist')\n"
 
 
