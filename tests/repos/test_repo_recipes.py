@@ -397,7 +397,8 @@ def test_wheels_are_taken_over_old_sources_when_the_runtime_has_them(
     scipy 1.6.1, numba 0.53.1 beside numpy 2), none of which builds on this Python, and
     each failed install cost one more resolution. When the runtime requirements resolve
     from wheels, everything does: a test pin that needs a source is left out, said why.
-    A runtime requirement with no wheel at all keeps sources."""
+    A runtime requirement with no wheel in any release (deepchecks' fasttext) is built
+    from source, and the rest still comes from wheels."""
     _sdist_that_does_not_build(offline_index, "tinycore", "1.0")
     _wheel(offline_index, "tinycore", "2.0", {"tinycore/__init__.py": ""})
     resolution = _compile(tmp_path, requirements.Declared(
@@ -409,10 +410,12 @@ def test_wheels_are_taken_over_old_sources_when_the_runtime_has_them(
 
     _sdist_that_does_not_build(offline_index, "tinysource", "1.0")   # no wheel at all
     resolution = _compile(tmp_path, requirements.Declared(
-        runtime=["tinysource", "tinycore>=0.5"], test=["tinycheck"]))
+        runtime=["tinysource", "tinycore>=0.5"], test=["tinycore==1.0", "tinycheck"]))
     pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
     assert any(line.startswith("tinysource==1.0") for line in pins), resolution.lock
+    assert any(line.startswith("tinycore==2.0") for line in pins), resolution.lock
     assert any(line.startswith("tinycheck==0.3.0") for line in pins)
+    assert [i["requirement"] for i in resolution.left_out] == ["tinycore==1.0"]
 
 NMS_MISSING = "raise RuntimeError('operator torchvision::nms does not exist')\n"
 
