@@ -461,8 +461,14 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
         return run(args, options)
 
     def never_a_wheel(name: str) -> bool:
+        """Whether no release the runtime requirements allow of NAME has a wheel
+        (deepchecks' seqeval>=1.0.0: its 0.0 releases had one); never for an exact pin,
+        whose source would be built again at every later version an override takes."""
+        asked = [c for c in core if requirements.requirement_name(c) == name] or [name]
+        if any(re.search(r"===?", c.split(";")[0]) for c in asked):
+            return False
         try:
-            compile_([name], "wheels.in")
+            compile_(asked, "wheels.in")
         except UvError as exc:
             return wheel_less(exc.stderr) == name
         return False

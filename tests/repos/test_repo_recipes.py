@@ -409,10 +409,14 @@ def test_wheels_are_taken_over_old_sources_when_the_runtime_has_them(
     assert [i["requirement"] for i in resolution.left_out] == ["tinycore==1.0"]
 
     _sdist_that_does_not_build(offline_index, "tinysource", "1.0")   # no wheel at all
+    _wheel(offline_index, "tinylater", "0.5", {"tinylater/__init__.py": ""})
+    _sdist_that_does_not_build(offline_index, "tinylater", "1.0")   # none since 1.0
     resolution = _compile(tmp_path, requirements.Declared(
-        runtime=["tinysource", "tinycore>=0.5"], test=["tinycore==1.0", "tinycheck"]))
+        runtime=["tinysource", "tinylater>=1.0", "tinycore>=0.5"],
+        test=["tinycore==1.0", "tinycheck"]))
     pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
     assert any(line.startswith("tinysource==1.0") for line in pins), resolution.lock
+    assert any(line.startswith("tinylater==1.0") for line in pins), resolution.lock
     assert any(line.startswith("tinycore==2.0") for line in pins), resolution.lock
     assert any(line.startswith("tinycheck==0.3.0") for line in pins)
     assert [i["requirement"] for i in resolution.left_out] == ["tinycore==1.0"]
