@@ -415,7 +415,7 @@ def triage(store: Store, workspace: Workspace, ids: Iterable[str], runs: int = T
         for index, pid in enumerate(ids):
             checkpoint(cancelled, "triage")
             problem = problem_store.get(store, pid)
-            hash_ = solution_hash(problem.solution)
+            hash_ = triage_key(problem)
             before = triage_store.get(store, pid)
             if resume and before is not None and before["solution_hash"] == hash_:
                 results.append(TriageResult(pid, before["green"], before["reason"],
@@ -437,6 +437,13 @@ def triage(store: Store, workspace: Workspace, ids: Iterable[str], runs: int = T
         if own:
             engine.close()
     return results
+
+
+def triage_key(problem: Problem) -> str:
+    """What a stored triage holds for: the reference and the tests it runs (a problem
+    resolved again with other node ids, as sparseml's once its expanded test was named
+    by its class, is triaged again, not resumed with the old tests' verdict)."""
+    return solution_hash("\0".join([problem.solution, *problem.test_node_ids]))
 
 
 def _uncollectable_here(problem: Problem, results: list[RunResult]

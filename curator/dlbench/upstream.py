@@ -320,6 +320,51 @@ def _test_class(cls: ast.ClassDef) -> bool:
         or any("TestCase" in ast.unparse(base) for base in cls.bases)
 
 
+# Decorators that replace a test by generated ones under other names, so pytest has no
+# test of the written name and a node id naming it is "not found", which ends the whole
+# run before any test (sparseml's `@parameterized.expand([[ConvNet], [LinearNet]])` on
+# `test_quantization_oneshot` makes `test_quantization_oneshot_0`, `..._1`): the
+# `parameterized` package's expand and parameterized_class, ddt's data on a @ddt class.
+_EXPANDERS = {"expand", "parameterized"}
+_DDT_DATA = {"data", "idata", "file_data"}
+_CLASS_EXPANDERS = {"parameterized_class"}
+
+
+def _decorator_names(node: ast.AST) -> set[str]:
+    out = set()
+    for decorator in getattr(node, "decorator_list", ()):
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(target, ast.Name):
+            out.add(target.id)
+        elif isinstance(target, ast.Attribute):
+            out.add(target.attr)
+    return out
+
+
+def as_collected(tree: ast.Module | None, parts: list[str]) -> list[str]:
+    """The parts (after the file) of a node id as pytest collects the test they name: a
+    method a decorator expands into generated ones is run as its class; a function or a
+    class so expanded, as its file ([])."""
+    if tree is None or not parts:
+        return parts
+    top = {s.name: s for s in tree.body if isinstance(s, (*_DEFS, ast.ClassDef))}
+    stmt = top.get(re.sub(r"\[.*$", "", parts[0]))
+    decorators = _decorator_names(stmt)
+    if isinstance(stmt, _DEFS):
+        return [] if decorators & _EXPANDERS else parts
+    if not isinstance(stmt, ast.ClassDef):
+        return parts
+    if decorators & _CLASS_EXPANDERS:
+        return []
+    if len(parts) > 1:
+        method = next((i for i in stmt.body if isinstance(i, _DEFS) and
+                       i.name == re.sub(r"\[.*$", "", parts[1])), None)
+        own = _decorator_names(method)
+        if own & _EXPANDERS or (own & _DDT_DATA and "ddt" in decorators):
+            return parts[:1]
+    return parts
+
+
 def _calling_tests(tree: ast.Module, path: str, names: set[str], modules: set[str],
                    attribute: str) -> list[str]:
     """Node ids of the tests in one module that use the target: test functions and test
@@ -331,16 +376,26 @@ def _calling_tests(tree: ast.Module, path: str, names: set[str], modules: set[st
         args = {a.arg for a in fn.args.args} if isinstance(fn, _DEFS) else set()
         return _uses(fn, names, modules, attribute) or bool(args & fixtures)
 
-    out = []
+    found: list[list[str]] = []
     for stmt in tree.body:
         if isinstance(stmt, _DEFS) and stmt.name.startswith("test") and calls(stmt):
-            out.append(f"{path}::{stmt.name}")
+            found.append([stmt.name])
         elif isinstance(stmt, ast.ClassDef) and _test_class(stmt):
             methods = [i for i in stmt.body if isinstance(i, _DEFS)]
             setup = any(m.name.lower().startswith(("setup", "set_up")) and calls(m)
                         for m in methods)
-            out += [f"{path}::{stmt.name}::{m.name}" for m in methods
-                    if m.name.startswith("test") and (setup or calls(m))]
+            found += [[stmt.name, m.name] for m in methods
+                      if m.name.startswith("test") and (setup or calls(m))]
+    return uncovered(["::".join([path, *as_collected(tree, parts)]) for parts in found])
+
+
+def uncovered(nodes: list[str]) -> list[str]:
+    """The node ids no other one of them covers (`f::C` covers `f::C::t`, `f` covers
+    `f::t`), in order, once each: pytest would run a test twice otherwise."""
+    out: list[str] = []
+    for node in nodes:
+        if node not in out and not any(node.startswith(other + "::") for other in nodes):
+            out.append(node)
     return out
 
 
@@ -583,6 +638,11 @@ def test_node_ids(snapshot: Snapshot, targets: list[str]
                 ok = methods is not None and (re.sub(r"\[.*$", "", parts[1]) in methods or
                                               ANY_METHOD in methods)
         if ok:
+            collected = as_collected(snapshot.tree(path), parts) if parts else parts
+            if collected != parts:
+                notes.append(f"test {'::'.join(parts)} is generated under other names by "
+                             f"its decorator: run as {'::'.join([path, *collected])}")
+                parts = collected
             node = "::".join([path, *parts])
             if node not in kept:
                 kept.append(node)

@@ -286,6 +286,10 @@ class _SetupValues:
 
     def __init__(self, tree: ast.Module):
         self.bound: dict[str, ast.expr] = {}
+        # module-level functions setup.py calls for its arguments (sparseml:
+        # `install_requires=_setup_install_requires()`, `return _nm_deps + _deps`)
+        self.functions = {node.name: node for node in tree.body
+                          if isinstance(node, ast.FunctionDef)}
         self.updates: dict[str, list[tuple[ast.expr | None, ast.expr]]] = {}
         for node in ast.walk(tree):
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
@@ -357,15 +361,45 @@ class _SetupValues:
                 return out
             if node.func.id in ("list", "sorted", "set", "tuple") and node.args:
                 return _string_list(again(node.args[0]))
+            returned = self._returned(node)
+            if returned is not None:
+                return again(returned)
         if isinstance(node, ast.Subscript):
             container, key = again(node.value), again(node.slice)
             if isinstance(container, dict) and isinstance(key, str):
                 return container.get(key)
         return None
 
-    def text_files(self, node: ast.expr, depth: int = 0) -> list[str]:
-        """The `.txt` paths written as literals in an expression (and the names it uses),
-        which setup.py reads requirements from in code it calls."""
+    def _called(self, call: ast.Call) -> ast.FunctionDef | None:
+        """The module-level function without parameters that `call` calls, if it is one."""
+        func = self.functions.get(call.func.id) if isinstance(call.func, ast.Name) else None
+        if func is None or call.args or call.keywords or func.args.args or \
+                func.args.posonlyargs or func.args.kwonlyargs or func.args.vararg or \
+                func.args.kwarg:
+            return None
+        return func
+
+    def _returned(self, call: ast.Call) -> ast.expr | None:
+        """What a call of a module-level function without parameters returns, when its
+        body has one `return EXPR` (not counting functions defined inside it)."""
+        func = self._called(call)
+        if func is None:
+            return None
+        found: list[ast.Return] = []
+        todo: list[ast.AST] = list(func.body)
+        while todo:
+            item = todo.pop()
+            if isinstance(item, ast.Return):
+                found.append(item)
+            elif not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                       ast.ClassDef)):
+                todo.extend(ast.iter_child_nodes(item))
+        return found[0].value if len(found) == 1 else None
+
+    def text_files(self, node: ast.AST, depth: int = 0) -> list[str]:
+        """The `.txt` paths written as literals in an expression (and the names and
+        parameterless module functions it uses), which setup.py reads requirements
+        from in code it calls."""
         out: list[str] = []
         if depth > 20:
             return out
@@ -376,6 +410,8 @@ class _SetupValues:
             elif isinstance(item, ast.Name) and item.id in self.bound:
                 out += [f for f in self.text_files(self.bound[item.id], depth + 1)
                         if f not in out]
+            elif isinstance(item, ast.Call) and (func := self._called(item)) is not None:
+                out += [f for f in self.text_files(func, depth + 1) if f not in out]
         return out
 
     def _updated(self, name: str, value, depth: int):

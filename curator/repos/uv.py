@@ -267,6 +267,14 @@ class Resolution:
 
 
 RELAX_ROUNDS = 12
+SOURCE_ROUNDS = 6   # packages with no wheel at all a runtime resolution may build
+_WHEEL_LESS = re.compile(r"Wheels are required for `([A-Za-z0-9][A-Za-z0-9._-]*)`")
+
+
+def wheel_less(error: str) -> str | None:
+    """The package a resolution from wheels only failed on, as uv's hint names it."""
+    found = _WHEEL_LESS.search(error or "")
+    return requirements.canonical(found.group(1)) if found else None
 _UNBUILT = re.compile(r"Failed to build `([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!-]+)`")
 
 
@@ -426,16 +434,59 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
     binary_only = sorted({n for n in (requirements.requirement_name(r) for r in optional)
                           if n and n not in {requirements.requirement_name(c) for c in core}})
 
-    def compile_(items: list[str]) -> str:
-        source = work / "requirements.in"
+    # Wheels only, when the runtime requirements resolve so: a resolution free to build
+    # from source backtracks into old sdists whose metadata bounds nothing (deepchecks'
+    # test pins pandas==1.3.5 and scikit-learn==1.0.2, then scipy 1.6.1, numba 0.53.1
+    # beside numpy 2: none builds on this Python, and each failed install cost another
+    # resolution). A package with no wheel in any release (fasttext, gputil) is built
+    # from source (`sourced`); a runtime pin of a release without one (pandas==1.3.5)
+    # leaves the whole resolution free to build, as before.
+    wheels = {"only": True}
+    sourced: list[str] = []
+
+    def compile_(items: list[str], name: str = "requirements.in") -> str:
+        source = work / name
         source.write_text("\n".join(items) + "\n", encoding="utf-8")
         args = compile_args(env_python, options, source, day, bool(torch), exempt,
                             sorted(dropped))
         if override_file(work).is_file():
             args += ["--override", str(override_file(work))]
-        for name in binary_only:
-            args += ["--only-binary", name]
+        if wheels["only"]:
+            args += ["--only-binary", ":all:"]
+            for wheelless in sourced:
+                args += ["--no-binary", wheelless]
+        else:
+            for binary in binary_only:
+                args += ["--only-binary", binary]
         return run(args, options)
+
+    def never_a_wheel(name: str) -> bool:
+        """Whether no release the runtime requirements allow of NAME has a wheel
+        (deepchecks' seqeval>=1.0.0: its 0.0 releases had one); never for an exact pin,
+        whose source would be built again at every later version an override takes."""
+        asked = [c for c in core if requirements.requirement_name(c) == name] or [name]
+        if any(re.search(r"===?", c.split(";")[0]) for c in asked):
+            return False
+        try:
+            compile_(asked, "wheels.in")
+        except UvError as exc:
+            return wheel_less(exc.stderr) == name
+        return False
+
+    def core_from_wheels() -> bool:
+        """Whether the runtime requirements resolve from wheels (and the sources of
+        packages that never have one); `sourced` holds those."""
+        for _ in range(SOURCE_ROUNDS):
+            try:
+                compile_(core)
+                return True
+            except UvError as exc:
+                name = wheel_less(exc.stderr)   # (uv's hint: past the message's lines)
+                if name is None or name in sourced or name in binary_only or \
+                        not never_a_wheel(name):
+                    return False
+                sourced.append(name)
+        return False
 
     for line in pin_overrides(work):
         notes.append(f"{line}: overrides a dependency's exact pin, which does not build "
@@ -453,8 +504,17 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
         return done(compile_(core + optional))
     except UvError:
         pass
+    if not core_from_wheels():
+        wheels["only"] = False   # the runtime requirements need a source somewhere
+        sourced.clear()
+    if sourced or not wheels["only"]:
+        try:
+            return done(compile_(core + optional))
+        except UvError:
+            pass
     try:
-        compile_(core)
+        if not wheels["only"]:
+            compile_(core)
     except UvError as exc:
         # Exact pins of another Python's day (DeepReg: tensorflow==2.3.1, wheels up to
         # cp38 only) never resolve here: each is relaxed to that release or a later one

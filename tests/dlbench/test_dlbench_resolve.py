@@ -880,3 +880,80 @@ def test_a_release_without_tests_gets_the_tests_that_use_the_symbol(tmp_path):
     resolved, _ = resolve_problem(snapshot, method, "https://git.invalid/props", "MIT")
     assert resolved.entry_point == "ConvNet.forward"
     assert resolved.test_node_ids == ["tests/test_models.py::test_net"]
+
+
+EXPANDED_TESTS = '''import unittest
+
+from parameterized import parameterized, parameterized_class
+from ddt import data, ddt
+
+from props.nets import ConvNet
+
+
+class TestExpanded(unittest.TestCase):
+    @parameterized.expand([[1], [2]])
+    def test_forward(self, x):
+        assert ConvNet().forward(x) == x
+
+    def test_plain(self):
+        assert ConvNet().forward(3) == 3
+
+
+@ddt
+class TestData(unittest.TestCase):
+    @data(1, 2)
+    def test_data(self, x):
+        assert ConvNet().forward(x) == x
+
+    def test_other(self):
+        assert ConvNet().forward(3) == 3
+'''
+
+EXPANDED_FUNCTIONS = '''import unittest
+
+from parameterized import parameterized, parameterized_class
+
+from props.nets import ConvNet
+
+
+@parameterized([(1,), (2,)])
+def test_module_level(x):
+    assert ConvNet().forward(x) == x
+
+
+@parameterized_class(("x",), [(1,), (2,)])
+class TestWholeClass(unittest.TestCase):
+    def test_it(self):
+        assert ConvNet().forward(self.x) == self.x
+'''
+
+
+def test_tests_a_decorator_expands_are_run_by_what_pytest_collects(tmp_path):
+    """sparseml's TestQuantizationOneShot.test_quantization_oneshot is written under
+    `@parameterized.expand`, which makes test_quantization_oneshot_0 and _1: pytest has
+    no test of the written name, so that node id was "not found" and no test of the
+    problem ran at all. Such a test is run as its class (a function or a class so
+    expanded, as its file), found by use or given by the release."""
+    from curator.dlbench.resolve import resolve_problem
+
+    repo = make_repo(tmp_path / "props", {
+        "props/__init__.py": "",
+        "props/nets.py": "class ConvNet:\n    def forward(self, x):\n        return x\n",
+        "tests/test_nets.py": EXPANDED_TESTS, "tests/test_more_nets.py": EXPANDED_FUNCTIONS})
+    commit = run_git(["rev-parse", "HEAD"], cwd=repo).strip()
+    snapshot = Snapshot(CachedRepo("https://git.invalid/props", repo / ".git"), commit)
+    method = Problem(id="q", entry_point="ConvNet.forward", kind="method",
+                     prompt="Write `forward` for the class `ConvNet`.",
+                     source={"path": "props/nets.py"}, test_node_ids=[])
+    resolved, _ = resolve_problem(snapshot, method, "https://git.invalid/props", "MIT")
+    file = "tests/test_nets.py"
+    assert resolved.test_node_ids == [f"{file}::TestExpanded", f"{file}::TestData",
+                                      "tests/test_more_nets.py"]
+    given = Problem(id="g", entry_point="ConvNet.forward", kind="method",
+                    prompt="Write `forward` for the class `ConvNet`.",
+                    source={"path": "props/nets.py"},
+                    test_node_ids=[f"{file}::TestExpanded::test_forward",
+                                   f"{file}::TestExpanded::test_plain"])
+    resolved, record = resolve_problem(snapshot, given, "https://git.invalid/props", "MIT")
+    assert resolved.test_node_ids == [f"{file}::TestExpanded"]
+    assert any("generated under other names" in n for n in record["notes"])

@@ -11,6 +11,7 @@ from repo_support import make_repo, mine_and_accept
 from curator import runs
 from curator.cli import main
 from curator.store import Store
+from curator.store import problems as problem_store
 from curator.store import triage as triage_store
 
 OPS = '''def scale(x):
@@ -109,6 +110,12 @@ def test_triage_gives_each_failing_test_its_cause_and_the_rest_is_the_baseline(t
         assert again.skipped and again.causes == result.causes
         count = store.one("SELECT COUNT(*) AS n FROM runs WHERE problem_id = 'scale'")["n"]
         assert count == 4
+        # other tests (the problem resolved again): triaged again, not resumed
+        problem = problem_store.get(store, "scale")
+        problem.test_node_ids = [n for n in problem.test_node_ids if "gpu" not in n]
+        problem_store.save(store, problem)
+        (other,) = runs.triage(store, ws, ["scale"])
+        assert not other.skipped and "needs_gpu" not in other.causes.values()
     # a sample is now held to the remaining tests only
     out = CliRunner().invoke(main, [*base, "run", "scale", "--json"])
     assert out.exit_code == 0, out.output

@@ -77,6 +77,67 @@ def test_requirements_in_a_dict_passed_as_setup_keywords_are_read(tmp_path):
     assert found.project == "umap-like"
 
 
+SETUP_PY_FUNCTIONS = '''from setuptools import setup
+
+_deps = ["numpy>=1.17.0,<2.0", "pydantic>=2.0.0,<2.8.0"]
+_nm_deps = ["zoo>=1.7.0"]
+_dev_deps = ["pytest-mock>=3.6.0", "parameterized"]
+
+
+def _setup_install_requires():
+    return _nm_deps + _deps
+
+
+def _setup_extras():
+    return {"dev": _dev_deps, "docs": ["sphinx"]}
+
+
+def _undecided():
+    if _deps:
+        return ["a"]
+    return ["b"]
+
+
+setup(name="sparse-like", install_requires=_setup_install_requires(),
+      extras_require=_setup_extras(), tests_require=_undecided())
+'''
+
+SETUP_PY_READS_IN_A_FUNCTION = '''from setuptools import setup
+
+
+def requirements():
+    with open("requirements/base.txt") as handle:
+        return handle.read().splitlines()
+
+
+setup(name="reader", install_requires=requirements())
+'''
+
+
+def test_requirements_returned_by_setup_py_functions_are_read(tmp_path):
+    """sparseml's setup.py passes `install_requires=_setup_install_requires()` and
+    `extras_require=_setup_extras()`, module functions returning its lists: none was
+    read, so pydantic came unbounded (v1) and `import sparseml` failed on
+    `model_validator`. A function with two returns decides nothing; one that reads a
+    requirements file names it."""
+    (tmp_path / "sparse_like").mkdir()
+    (tmp_path / "sparse_like" / "__init__.py").write_text("")
+    (tmp_path / "setup.py").write_text(SETUP_PY_FUNCTIONS)
+    found = requirements.declared(tmp_path)
+    assert found.runtime == ["zoo>=1.7.0", "numpy>=1.17.0,<2.0", "pydantic>=2.0.0,<2.8.0"]
+    assert found.test == ["pytest-mock>=3.6.0", "parameterized"]
+
+    reader = tmp_path / "reader"
+    (reader / "reader").mkdir(parents=True)
+    (reader / "reader" / "__init__.py").write_text("")
+    (reader / "requirements").mkdir()
+    (reader / "requirements" / "base.txt").write_text("scipy\n")
+    (reader / "requirements" / "extra.txt").write_text("rasterio\n")
+    (reader / "setup.py").write_text(SETUP_PY_READS_IN_A_FUNCTION)
+    found = requirements.declared(reader)
+    assert found.runtime == ["scipy"]
+    assert found.test == ["rasterio"]
+
 def test_optional_dependency_chains_and_requirement_folders(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
@@ -326,6 +387,39 @@ def test_a_cap_that_conflicts_with_another_requirement_is_relaxed_and_said(
     pins = [line for line in held.lock.splitlines() if not line.startswith("#")]
     assert any(line.startswith("tinyunits==1.2.0") for line in pins), held.lock
 
+
+
+@pytest.mark.slow
+def test_wheels_are_taken_over_old_sources_when_the_runtime_has_them(
+        tmp_path, offline_index):  # noqa: F811
+    """deepchecks' test requirements pin pandas==1.3.5 and scikit-learn==1.0.2, runtime
+    packages too: resolved free to build from source, the lock took those sdists (and
+    scipy 1.6.1, numba 0.53.1 beside numpy 2), none of which builds on this Python, and
+    each failed install cost one more resolution. When the runtime requirements resolve
+    from wheels, everything does: a test pin that needs a source is left out, said why.
+    A runtime requirement with no wheel in any release (deepchecks' fasttext) is built
+    from source, and the rest still comes from wheels."""
+    _sdist_that_does_not_build(offline_index, "tinycore", "1.0")
+    _wheel(offline_index, "tinycore", "2.0", {"tinycore/__init__.py": ""})
+    resolution = _compile(tmp_path, requirements.Declared(
+        runtime=["tinycore>=0.5"], test=["tinycore==1.0", "tinycheck"]))
+    pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
+    assert any(line.startswith("tinycore==2.0") for line in pins), resolution.lock
+    assert any(line.startswith("tinycheck==0.3.0") for line in pins)
+    assert [i["requirement"] for i in resolution.left_out] == ["tinycore==1.0"]
+
+    _sdist_that_does_not_build(offline_index, "tinysource", "1.0")   # no wheel at all
+    _wheel(offline_index, "tinylater", "0.5", {"tinylater/__init__.py": ""})
+    _sdist_that_does_not_build(offline_index, "tinylater", "1.0")   # none since 1.0
+    resolution = _compile(tmp_path, requirements.Declared(
+        runtime=["tinysource", "tinylater>=1.0", "tinycore>=0.5"],
+        test=["tinycore==1.0", "tinycheck"]))
+    pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
+    assert any(line.startswith("tinysource==1.0") for line in pins), resolution.lock
+    assert any(line.startswith("tinylater==1.0") for line in pins), resolution.lock
+    assert any(line.startswith("tinycore==2.0") for line in pins), resolution.lock
+    assert any(line.startswith("tinycheck==0.3.0") for line in pins)
+    assert [i["requirement"] for i in resolution.left_out] == ["tinycore==1.0"]
 
 NMS_MISSING = "raise RuntimeError('operator torchvision::nms does not exist')\n"
 
