@@ -298,8 +298,14 @@ def test_worker_killed_from_outside_is_replaced(engine):
                timeout=60)
 
     def kill_workers():
-        time.sleep(1.0)
-        for pid in engine.pool.worker_pids(busy_only=True):
+        # once a worker has taken the job (a loaded machine may take seconds to get there)
+        deadline = time.monotonic() + 30
+        busy = []
+        while not busy and time.monotonic() < deadline:
+            time.sleep(0.5)
+            busy = engine.pool.worker_pids(busy_only=True)
+        time.sleep(1.0)   # and has read it: killed before, the job would go to a new one
+        for pid in busy:
             os.kill(pid, 9)
 
     killer = threading.Thread(target=kill_workers)
