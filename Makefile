@@ -41,14 +41,12 @@ run: sandbox-optional install
 	$(VENV)/bin/curator --workspace . load --quiet || true
 	$(VENV)/bin/curator --workspace .
 
-# The suite mostly waits (warm workers, Ray, timeouts): one pytest process per core. Its
-# tests take from milliseconds to minutes: an idle process steals queued tests from the
-# other (worksteal), so the run does not end on one long tail; the slowest are listed.
+# The suite mostly waits (warm workers, Ray, timeouts): one pytest process per core. The
+# slowest tests are listed at the end.
 TEST_WORKERS ?= 2
 
 test: sandbox install-test
-	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist worksteal \
-		--durations=15 $(PYTEST_ARGS)
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --durations=15 $(PYTEST_ARGS)
 
 bench: install
 	$(PY) benchmarks/engine_vs_pytest.py
