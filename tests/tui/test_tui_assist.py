@@ -63,7 +63,10 @@ async def test_accept_dialog_drafts_with_the_model_and_shows_both(tmp_path, llm_
         assert isinstance(app.screen, AcceptModal)
         app.screen.query_one(Input).value = "focal_forward"
         await pilot.press("ctrl+d")
-        await wait_for(pilot, lambda: isinstance(app.screen, DraftsScreen))
+        # pushed first, mounted (and its drafts read) a moment later on a loaded machine
+        await wait_for(pilot, lambda: isinstance(app.screen, DraftsScreen)
+                       and bool(app.screen.drafts))
+        await settle(pilot)
         drafts = app.screen
         assert drafts.problem_id == "focal_forward"
         left = drafts.query_one("#draft-left", TextArea).text
