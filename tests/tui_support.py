@@ -55,6 +55,15 @@ async def settle(pilot) -> None:
     await pilot.pause()
 
 
+async def wait_for(pilot, condition, tries: int = 1200) -> None:
+    """Let the app run until condition() holds (a minute at most, then fail)."""
+    for _ in range(tries):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("condition never held")
+
+
 async def open_problem(pilot, problem_id: str):
     """Open a problem from the Problems screen, the way a person does (filter, Enter)."""
     from curator.tui.screens.problem import ProblemScreen

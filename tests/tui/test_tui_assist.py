@@ -9,7 +9,7 @@ from llm_support import ChatServer
 from mining_support import make_dl_repo, mine_first_commit, mining_workspace
 from textual.widgets import DataTable, Input, TextArea
 from tui_support import *  # fixtures: app_for, no_blink, synth_workspace
-from tui_support import open_problem, settle
+from tui_support import open_problem, settle, wait_for
 
 from curator import workspace as workspace_mod
 from curator.repos import discover as discovery
@@ -32,14 +32,6 @@ def configured(root, **tables) -> workspace_mod.Workspace:
                    for name, values in tables.items())
     (root / "curator.toml").write_text(text, encoding="utf-8")
     return workspace_mod.discover(root)
-
-
-async def wait_for(pilot, condition, tries: int = 1200) -> None:
-    for _ in range(tries):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("condition never held")
 
 
 async def test_accept_dialog_drafts_with_the_model_and_shows_both(tmp_path, llm_server,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 from tui_support import *  # fixtures: app_for, no_blink, synth_workspace
-from tui_support import settle
+from tui_support import settle, wait_for
 
 from curator.tui.screens.release import ReleaseScreen
 
@@ -78,25 +78,21 @@ def test_every_screen(snap_compare, synth_workspace, app_for, screen, size):
                 await pilot.press(key)
             await settle(pilot)
         await pilot.pause(0.3)
-        await settle_screen(pilot)
+        await wait_for(pilot, lambda: screen_settled(pilot.app))
+        await settle(pilot)
 
     app = app_for(synth_workspace)
     app.animation_level = "none"   # no frame of an animation in the picture
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
-async def settle_screen(pilot, seconds: float = 30.0) -> None:
-    """Settle until the screen's own work (the Release screen's gate check) has ended.
+def screen_settled(app) -> bool:
+    """The screen has mounted and its own work (the Release screen's gate check) ended.
 
     A screen pushed by a key mounts, and starts its worker, a moment after the key; on a
     loaded machine that can fall after a plain settle.
     """
-    for _ in range(int(seconds / 0.05)):
-        await settle(pilot)
-        screen = pilot.app.screen
-        checked = not isinstance(screen, ReleaseScreen) or screen.report is not None
-        if screen.is_mounted and checked and not getattr(screen, "busy", False) and not any(
-                worker.is_running for worker in pilot.app.workers):
-            break
-        await pilot.pause(0.05)
-    await settle(pilot)
+    screen = app.screen
+    checked = not isinstance(screen, ReleaseScreen) or screen.report is not None
+    return (screen.is_mounted and checked and not getattr(screen, "busy", False)
+            and not any(worker.is_running for worker in app.workers))
