@@ -13,8 +13,10 @@ torch, as BigCodeBench's own evaluate does. Its tests are the same pytest functi
 wrapped in a unittest.TestCase (BigCodeBench runs unittest).
 Side B: `curator samples eval --workers N` in a fresh workspace holding the same problems
 (references run first and are not timed). Printed: both wall times, the ratio, verdict
-agreement, and where a run's time goes (worker start, per run: the run's own duration,
-its tests' bodies, the rest being overhead: forks, the solution process, the channel).
+agreement, and where the time goes: worker start (measured apart), the command's fixed
+cost (run again with nothing left), per run its own duration, its tests' bodies, the rest
+being overhead (forks, the solution process, the channel), and what a run costs beyond its
+duration (preparing, cleaning up, the verdict, the messages, tidying its folder).
 """
 
 from __future__ import annotations
@@ -198,16 +200,46 @@ def run_curator(samples: list[dict], workers: int, folder: Path) -> dict:
     started = time.monotonic()
     report = curator_cli(workspace, "samples", "eval", "--workers", str(workers), "--json")
     wall = time.monotonic() - started
+    started = time.monotonic()   # again, nothing left to run: the command's fixed cost
+    curator_cli(workspace, "samples", "eval", "--workers", str(workers), "--json")
+    idle = time.monotonic() - started
     import sqlite3
 
     db = sqlite3.connect(workspace / "db" / "curator.sqlite")
     rows = db.execute("SELECT s.problem_id, s.sample_index, r.outcome, r.duration_s, "
                       "r.tests, r.env FROM runs r JOIN samples s ON s.id = r.sample_id "
                       "ORDER BY s.id").fetchall()
-    return {"wall": wall, "report": report, "rows": rows}
+    return {"wall": wall, "report": report, "rows": rows, "idle": idle,
+            "warm_up": worker_start(workers)}
 
 
-PHASES = [("solution_start", "solution process (zygote fork, its folder)"),
+WARM_UP = textwrap.dedent("""\
+    import sys, time
+    from curator.execution.engine import Engine
+
+    started = time.monotonic()
+    engine = Engine(workers=int(sys.argv[1]))
+    engine.start()
+    ready = engine.pool.wait_ready()
+    print(time.monotonic() - started if ready else -1.0)
+    engine.close()
+    """)
+
+
+def worker_start(workers: int) -> float:
+    """Seconds until `workers` warm workers are ready (sandbox, torch, pytest, zygote),
+    started as samples eval starts them; measured apart from the evaluation."""
+    env = dict(os.environ, PYTHONPATH=str(CURATOR[0]))
+    done = subprocess.run([PY, "-c", WARM_UP, str(workers)], capture_output=True,
+                          text=True, env=env, check=False, cwd="/")
+    try:
+        return float(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return -1.0
+
+
+PHASES = [("prepare", "before the run (hidden tests compiled, files)"),
+          ("solution_start", "solution process (zygote fork, its folder)"),
           ("judge_fork", "judge fork"),
           ("collection", "judge start to collected (pytest, imports, collection)"),
           ("tests", "tests, of which:"),
@@ -217,7 +249,9 @@ PHASES = [("solution_start", "solution process (zygote fork, its folder)"),
           ("boundary_ready", "  of it, the solution's import"),
           ("judge_exit", "judge end (teardown, exit)"),
           ("cleanup", "stopping the solution, reading output"),
-          ("verdict", "verdict (events, output)")]
+          ("verdict", "verdict (events, output)"),
+          ("worker", "the worker's whole turn (all of the above)"),
+          ("exchange", "the engine's round trip (job sent to result read)")]
 
 
 def print_breakdown(timings: list[dict]) -> None:
@@ -231,6 +265,11 @@ def print_breakdown(timings: list[dict]) -> None:
         if values:
             print(f"  {label:52s} {1000 * statistics.median(values):8.1f} "
                   f"{1000 * statistics.mean(values):9.1f}")
+    gaps = [t["exchange"] - t["worker"] for t in timings
+            if isinstance(t.get("exchange"), float) and isinstance(t.get("worker"), float)]
+    if gaps:
+        print(f"  {'  of it, messages and the last run tidied':52s} "
+              f"{1000 * statistics.median(gaps):8.1f} {1000 * statistics.mean(gaps):9.1f}")
     calls = [t["boundary_calls"] for t in timings if isinstance(t.get("boundary_calls"), int)]
     if calls:
         print(f"  calls across the boundary per run: median {statistics.median(calls):.0f}")
@@ -250,8 +289,20 @@ def where_time_goes(ours: dict, workers: int) -> None:
         print(f"  overhead          median {1000 * statistics.median(overhead):7.1f} ms  "
               f"(forks of judge and solution, the channel, pytest collection, cleanup)")
         print(f"  outside runs      {ours['wall'] - busy:7.1f} s of {ours['wall']:.1f} s "
-              f"(CLI start, worker warm-up, claims and storing results)")
-        print_breakdown([json.loads(r[5] or "{}").get("timing") or {} for r in ours["rows"]])
+              f"(CLI start, worker warm-up, claims and storing results), of which:")
+        timings = [json.loads(r[5] or "{}").get("timing") or {} for r in ours["rows"]]
+        exchanged = sum(t["exchange"] for t in timings if isinstance(t.get("exchange"), float))
+        print(f"    worker start, measured apart    {ours['warm_up']:6.1f} s "
+              f"(sandbox, torch and pytest imported, zygote)")
+        print(f"    the command with nothing to run {ours['idle']:6.1f} s "
+              f"(interpreter, imports, queries)")
+        if exchanged:
+            print(f"    per run, beyond its duration    {(exchanged - sum(durations)) / workers:6.1f} s "
+                  f"(preparing, cleaning up, verdict, messages, tidying)")
+            print(f"    the rest                        "
+                  f"{ours['wall'] - exchanged / workers - ours['warm_up'] - ours['idle']:6.1f} s "
+                  f"(batch ends, claims, recording; negative: warm-up overlapped)")
+        print_breakdown(timings)
 
 
 def main() -> None:

@@ -1798,6 +1798,24 @@ class _Capped(io.TextIOBase):
 MAX_LOG_RECORDS = 200   # per call, handled again by the judge's loggers
 
 
+class _KeptLogs(logging.Handler):
+    """Keeps a call's log records (at most MAX_LOG_RECORDS) as data for the judge."""
+
+    def __init__(self, records):
+        super().__init__(logging.NOTSET)
+        self.records = records
+
+    def emit(self, record):
+        if len(self.records) < MAX_LOG_RECORDS:
+            try:
+                self.records.append((str(record.name)[:200], int(record.levelno),
+                                     str(record.getMessage())[:4000],
+                                     str(record.pathname)[:500], int(record.lineno or 0),
+                                     str(record.funcName)[:200]))
+            except Exception:
+                pass
+
+
 class _LogsOf:
     """The log records a call makes, handled again by the judge's logger of the same
     name (caplog, the repository's logging set-up). The root level is the judge's while
@@ -1809,25 +1827,13 @@ class _LogsOf:
 
     def __enter__(self):
         self.records = []
-        records = self.records
-
-        class Keep(logging.Handler):
-            def emit(self, record):
-                if len(records) < MAX_LOG_RECORDS:
-                    try:
-                        records.append((str(record.name)[:200], int(record.levelno),
-                                        str(record.getMessage())[:4000],
-                                        str(record.pathname)[:500], int(record.lineno or 0),
-                                        str(record.funcName)[:200]))
-                    except Exception:
-                        pass
-
         root = logging.getLogger()
-        self.handler = Keep(logging.NOTSET)
+        self.handler = _KeptLogs(self.records)
         self.saved = root.level, root.handlers[:], logging.lastResort
         root.handlers[:] = [self.handler]   # kept for the judge, not printed twice
         logging.lastResort = None
-        if self.level is not None:
+        # setLevel clears the cache of every logger (torch has hundreds): only on a change
+        if self.level is not None and root.level != self.level:
             root.setLevel(self.level)
         return self
 
@@ -1835,7 +1841,8 @@ class _LogsOf:
         root = logging.getLogger()
         level, handlers, last = self.saved
         root.handlers[:] = handlers
-        root.setLevel(level)
+        if root.level != level:
+            root.setLevel(level)
         logging.lastResort = last
         if self.records:
             self.link.send_aside(b"L", self.records)

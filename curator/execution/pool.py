@@ -203,6 +203,7 @@ class WorkerProcess:
                 self.group.release()
 
     def _exchange(self, job: Job, marker: str) -> RunResult:
+        sent = time.monotonic()
         try:
             self.proc.stdin.write(json.dumps({"job": job.to_dict(), "marker": marker})
                                   .encode() + b"\n")
@@ -222,7 +223,11 @@ class WorkerProcess:
                 watcher(job.problem_id, str(note.get("test") or ""), int(note.get("done") or 0),
                         note.get("total") if isinstance(note.get("total"), int) else None)
             message = self._read_message(deadline)
-        return RunResult.from_dict(message["result"])
+        result = RunResult.from_dict(message["result"])
+        timing = result.env.get("timing")
+        if isinstance(timing, dict):   # the engine's view: the job sent to the result read
+            timing["exchange"] = round(time.monotonic() - sent, 6)
+        return result
 
     def _read_message(self, deadline: float) -> dict:
         fd = self.proc.stdout.fileno()

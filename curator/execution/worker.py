@@ -216,6 +216,7 @@ class Worker:
     # -- one run ----------------------------------------------------------------------
 
     def run(self, job: Job, marker: str | None = None) -> RunResult:
+        entered = time.monotonic()
         self.tidy()
         isolation = self.settings.isolation
         env = {"python": self.versions["python"], "torch": self.versions["torch"],
@@ -334,7 +335,7 @@ class Worker:
             # result (a fresh one forks a fresh zygote before it reads any job).
             decided = verdict.Verdict("crashed", "the run killed its worker's solution "
                                       "zygote", decided.tests, decided.evidence)
-        env["timing"] = run_timing(marks, events, decided.tests, time.monotonic())
+        env["timing"] = run_timing(marks, events, decided.tests, time.monotonic(), entered)
         return RunResult(job.job_id, job.problem_id, decided.outcome, tests=decided.tests,
                          duration_s=round(duration, 6), stdout=stdout, stderr=stderr,
                          reason=decided.reason, env=env, timeout_s=job.limits.timeout_s,
@@ -837,12 +838,15 @@ def _flush_and_exit(code) -> None:
     os._exit(int(code))
 
 
-def run_timing(marks: dict, events: verdict.Events, tests: list[dict], now: float) -> dict:
-    """Where one run's time went, in seconds: starting the solution process (zygote
+def run_timing(marks: dict, events: verdict.Events, tests: list[dict], now: float,
+               entered: float | None = None) -> dict:
+    """Where one run's time went, in seconds: getting ready (`prepare`: the hidden tests
+    compiled, output files opened), starting the solution process (zygote
     fork, its folder), forking the judge, the judge until collection ended (pytest start,
     the test module's imports, collection), the tests (their bodies, and the rest: the
     boundary's codec and waits within), the judge's end (teardown, exit), cleaning the
-    run folder, and deciding the verdict (parsing events, reading output)."""
+    run folder, and deciding the verdict (parsing events, reading output); `worker` is
+    all of it, from the job taken to the result made."""
     finish = events.finish or {}
     collected = events.collected_at
     finished = finish.get("t") if isinstance(finish.get("t"), (int, float)) else None
@@ -853,6 +857,9 @@ def run_timing(marks: dict, events: verdict.Events, tests: list[dict], now: floa
               "test_bodies": sum(float(t.get("duration_s") or 0.0) for t in tests),
               "cleanup": marks.get("cleaned", exit_) - exit_,
               "verdict": now - marks.get("cleaned", exit_)}
+    if entered is not None:
+        timing["prepare"] = marks["start"] - entered
+        timing["worker"] = now - entered
     if collected is not None and fork <= collected <= exit_:
         timing["collection"] = collected - fork
         if finished is not None and collected <= finished <= exit_:
