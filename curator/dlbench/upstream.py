@@ -14,6 +14,7 @@ import re
 import textwrap
 from pathlib import PurePosixPath
 
+from curator.dlbench import parametrized
 from curator.problem import Problem
 from curator.pysource.formatting import format_or_keep
 from curator.pysource.modules import (
@@ -376,16 +377,28 @@ def _calling_tests(tree: ast.Module, path: str, names: set[str], modules: set[st
         args = {a.arg for a in fn.args.args} if isinstance(fn, _DEFS) else set()
         return _uses(fn, names, modules, attribute) or bool(args & fixtures)
 
+    def uses(node: ast.AST) -> bool:
+        return _uses(node, names, modules, attribute)
+
+    def cases(fn: ast.AST, owner: ast.ClassDef | None) -> list[str]:
+        """`fn[id]` for each case that uses the target when only some of its
+        parametrized cases do (pyro's test_exponential_gamma over eight ELBOs)."""
+        asked = {a.arg for a in fn.args.args} if isinstance(fn, _DEFS) else set()
+        ids = None if asked & fixtures else \
+            parametrized.cases(tree, fn, owner, attribute, uses)
+        return [f"{fn.name}[{i}]" for i in ids] if ids else [fn.name]
+
     found: list[list[str]] = []
     for stmt in tree.body:
         if isinstance(stmt, _DEFS) and stmt.name.startswith("test") and calls(stmt):
-            found.append([stmt.name])
+            found += [[case] for case in cases(stmt, None)]
         elif isinstance(stmt, ast.ClassDef) and _test_class(stmt):
             methods = [i for i in stmt.body if isinstance(i, _DEFS)]
             setup = any(m.name.lower().startswith(("setup", "set_up")) and calls(m)
                         for m in methods)
-            found += [[stmt.name, m.name] for m in methods
-                      if m.name.startswith("test") and (setup or calls(m))]
+            found += [[stmt.name, case] for m in methods
+                      if m.name.startswith("test") and (setup or calls(m))
+                      for case in (cases(m, stmt) if not setup else [m.name])]
     return uncovered(["::".join([path, *as_collected(tree, parts)]) for parts in found])
 
 

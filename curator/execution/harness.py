@@ -118,8 +118,37 @@ def _longrepr_text(report):
     return text[-TEXT_LIMIT:]
 
 
+# pytest-xdist's options, which a repository's addopts may set (avalanche: "-n 4"): a
+# run is one process (its events, guard and limits are that process's), and without
+# xdist installed they stop pytest before it starts ("unrecognized arguments: -n").
+_DISTRIBUTION_OPTIONS = ("-n", "--numprocesses", "--maxprocesses", "--dist", "--tx",
+                         "--max-worker-restart")
+
+
+def drop_distribution(args):
+    """Removes xdist's options (`-n 4`, `-n4`, `--dist=load`, ...) from pytest's argument
+    list in place; called before pytest parses its options."""
+    kept = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg in _DISTRIBUTION_OPTIONS:
+            skip = True
+            continue
+        if arg.startswith(tuple(o + "=" for o in _DISTRIBUTION_OPTIONS[1:])) or \
+                (arg.startswith("-n") and not arg.startswith("--") and arg[2:].isalnum()):
+            continue
+        kept.append(arg)
+    args[:] = kept
+
+
 class Reporter:
     """Writes one event line per collected module, test and session end."""
+
+    def pytest_load_initial_conftests(self, early_config, parser, args):
+        drop_distribution(args)   # registered up front (the warm judge's runs)
 
     def __init__(self, fd, token, guard=None):
         self.fd = fd
@@ -661,6 +690,7 @@ def pytest_load_initial_conftests(early_config, parser, args):
     """Runs before any conftest.py is imported (pytest's own loader comes last), with
     pytest's plugins set up: identities taken now are the untouched ones, even when a
     conftest imports the candidate's module."""
+    drop_distribution(args)
     spec = os.environ.get(ENV_VAR, "")
     if spec and not _EARLY:
         _EARLY.append(_start(spec))

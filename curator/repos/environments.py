@@ -345,13 +345,39 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                     "released since broke it)")[:900])
                 retried = _retry_framework(env_python, wanted, extras, torch, older, options,
                                            work, recipe, checkout, without, attempt, swap)
+                again, why = False, "it did not resolve or install"
+                changed = retried is not None   # the environment holds another lock
                 if retried is not None:
-                    again, _why = importcheck.check_env(
+                    again, why = importcheck.check_env(
                         env_python, checkout, recipe.frameworks, wanted.package, settings)
-                    if again:
-                        resolution, repo_installed = retried
-                        lock, ok, reason = resolution.lock, True, ""
-                    else:   # the environment as it was, with the first reason
+                added: list[str] = []
+                while retried is not None and not again and \
+                        len(added) < MISSING_MODULE_ROUNDS and \
+                        (wanted_req := missing_requirement(why, wanted.package)) and \
+                        wanted_req not in attempt.add and \
+                        requirements.requirement_name(wanted_req) not in without:
+                    # a module the older dependencies import but no longer bring
+                    # (avalanche's pkg_resources, with torch's undated setuptools 81):
+                    # added to this resolution, as the first one's missing modules are
+                    added.append(wanted_req)
+                    step(2, f"resolve (as of the commit's date, {older}, +{wanted_req})")
+                    attempt = FrameworkRetry([*attempt.add, wanted_req], attempt.exempt,
+                                             f"{attempt.note}; {wanted_req} added: {why}"
+                                             [:900])
+                    retried = _retry_framework(env_python, wanted, extras, torch, older,
+                                               options, work, recipe, checkout, without,
+                                               attempt, swap)
+                    if retried is not None:
+                        changed = True
+                        again, why = importcheck.check_env(
+                            env_python, checkout, recipe.frameworks, wanted.package,
+                            settings)
+                if retried is not None and again:
+                    resolution, repo_installed = retried
+                    lock, ok, reason = resolution.lock, True, ""
+                else:   # the environment as it was, with the first reason and the retry's
+                    reason = f"{reason}; as of its commit's date, {older}: {why}"[:1500]
+                    if changed:
                         repo_installed = uv.install(env_python, lock, checkout, options,
                                                     install_repo=not recipe.build)
             if tried:   # the recipe changed: the key is that of the recipe as it is now

@@ -918,6 +918,80 @@ def test_a_package_that_does_not_import_as_of_the_date_is_resolved_as_of_its_com
         assert "commit's date" not in again.lock
 
 
+def test_a_module_the_commit_dates_dependencies_miss_is_added_to_that_resolution(
+        tmp_path, monkeypatch):
+    """avalanche resolved as of its commit's date (2024-06-03, pytorchcv 0.0.67) still
+    did not import: `No module named 'pkg_resources'` (torch's own stack, setuptools
+    81 among it, is resolved undated), and the environment stayed broken with the first
+    reason only. A module missing then is added to that resolution as the first
+    resolution's are (`setuptools<81`, said in the lock); when nothing makes it import,
+    the reason says why the older dependencies did not do either. (Stand-ins for the
+    resolver and installer, as above.)"""
+    from repo_support import mine_and_accept
+
+    from curator.repos import identity
+    from curator.store import Store
+
+    upstream = tmp_path / "contin"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "-b", "main")
+    write(upstream, {
+        "pyproject.toml": '[project]\nname = "contin"\nversion = "0.1"\n'
+                          'dependencies = ["tinycv"]\n',
+        "contin/__init__.py": "", "contin/ops.py": "def scale(x):\n    return 3 * x\n",
+        "tests/test_ops.py": "from contin.ops import scale\n\n\ndef test_scale():\n"
+                             "    assert scale(2) == 6\n"})
+    commit(upstream, "first")
+    ws, _base = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    installed: list[str] = []
+
+    def resolve(env_python, wanted, extras, torch, day, *args, **kwargs):
+        pin = f"tinycv=={'0.0.73' if day == '2099-01-01' else '0.0.67'}\n"
+        return uv.Resolution(pin + "".join(f"{e}\n" for e in extras))
+
+    def install(env_python, lock, *args, **kwargs):
+        installed.append(lock)
+        return ""
+
+    def new_venv(target, version, options):
+        (Path(target) / ".curator").mkdir(parents=True, exist_ok=True)
+        return sys.executable
+
+    fixed = {"setuptools<81"}
+
+    def check_env(python, checkout, frameworks, package, settings=None):
+        if "tinycv==0.0.73" in installed[-1]:
+            return False, (f"import {package}: ImportError: cannot import name "
+                           "'DwsConvBlock' from 'tinycv.models.common'")
+        if not any(f"{r}\n" in installed[-1] for r in fixed):
+            return False, (f"import {package}: ModuleNotFoundError: No module named "
+                           "'pkg_resources'")
+        return True, ""
+
+    monkeypatch.setattr(uv, "resolve", resolve)
+    monkeypatch.setattr(uv, "install", install)
+    monkeypatch.setattr(uv, "new_venv", new_venv)
+    monkeypatch.setattr(uv, "installed", lambda *a, **k: [])
+    monkeypatch.setattr(environments, "broken_companions", lambda *a, **k: {})
+    monkeypatch.setattr(importcheck, "check_env", check_env)
+    with Store(ws.db_path, "tester") as store:
+        row = identity.find(store, "contin")
+        identity.set_as_of(store, row["id"], "2099-01-01")
+        built = environments.build(store, ws, "contin")
+        assert built.ok, built.reason
+        assert "tinycv==0.0.67\nsetuptools<81\n" in built.lock
+        assert "setuptools<81 added: import contin: ModuleNotFoundError: No module named " \
+               "'pkg_resources'" in built.lock
+        fixed.clear()
+        installed.clear()
+        again = environments.build(store, ws, "contin", force=True)
+        assert not again.ok
+        assert "cannot import name 'DwsConvBlock'" in again.reason
+        assert "as of its commit's date" in again.reason and \
+            "No module named 'pkg_resources'" in again.reason, again.reason
+        assert "tinycv==0.0.73" in installed[-1]   # the environment as it was
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1200)   # environment resolutions on a shared 2-core machine
 def test_a_requirement_no_release_of_which_installs_here_is_left_out_and_named(
