@@ -78,6 +78,12 @@ DENIED_PREFIXES = ("torch.package", "torch.jit", "torch.fx", "torch.distributed"
                    # in the judge, set_detect_anomaly(True) turns anomaly checks on
                    "torch.autograd.grad_mode", "torch.autograd.anomaly_mode",
                    "torch.autograd.forward_ad", "torch.backends", "torch.utils._contextlib")
+# Classes of the standard library that are plain values (attributes or fields, nothing made
+# or done when rebuilt): configurations passed as `args` (argparse.Namespace), records.
+STDLIB_VALUE_CLASSES = {("types", "SimpleNamespace"), ("argparse", "Namespace"),
+                        ("datetime", "date"), ("datetime", "time"),
+                        ("datetime", "datetime"), ("datetime", "timedelta"),
+                        ("datetime", "timezone"), ("uuid", "UUID"), ("random", "Random")}
 DENIED_CLASSES = {"numpy.memmap", "numpy.lib.format", "torch.storage._LegacyStorage"}
 BUILTIN_CLASSES = {"list", "dict", "set", "frozenset", "tuple", "slice", "complex",
                    "bytearray", "range", "object", "bool", "int", "float", "str", "bytes",
@@ -142,6 +148,8 @@ def allowed_class(cls):
         return False
     if module == "builtins":
         return cls.__name__ in BUILTIN_CLASSES or issubclass(cls, BaseException)
+    if (module, getattr(cls, "__qualname__", None)) in STDLIB_VALUE_CLASSES:
+        return True
     if not isinstance(module, str) or not _module_allowed(module):
         return False
     name = "%s.%s" % (module, getattr(cls, "__qualname__", ""))
@@ -429,6 +437,64 @@ def _nt(name, fields, values):
     return _LINK[0].namedtuple(name, fields)(*values)
 
 
+# A dict's views (`d.keys()`) are no class anyone can make: they cross as their items and
+# are rebuilt as views of a dict made of them, so they still compare as sets (keys, items).
+_DICT_VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items",
+               type(collections.OrderedDict().keys()): "okeys",
+               type(collections.OrderedDict().values()): "ovalues",
+               type(collections.OrderedDict().items()): "oitems"}
+
+
+def _dv(kind, items):
+    """A dict view, rebuilt as the same view of a new dict holding its items."""
+    items = list(items)
+    ordered = collections.OrderedDict if kind in ("okeys", "ovalues", "oitems") else dict
+    kind = kind[1:] if kind in ("okeys", "ovalues", "oitems") else kind
+    if kind == "keys":
+        return ordered.fromkeys(items).keys()
+    if kind == "values":
+        return ordered(enumerate(items)).values()
+    if kind == "items":
+        return ordered(items).items()
+    raise NotData("a dict view of kind %r" % (kind,))
+
+
+def _dict_view(obj):
+    """(_dv, (kind, items)) for a dict view, None for anything else."""
+    kind = _DICT_VIEWS.get(type(obj))
+    return None if kind is None else (_dv, (kind, list(obj)))
+
+
+def _lg(name):
+    """A logger (a test's, given to the function, comes back with the arguments): this
+    side's own logger of that name, as `logging.getLogger` gives it; held, so a message
+    never sets its state."""
+    if name is not None and not isinstance(name, str):
+        raise NotData("a logger named by a %s" % type(name).__name__)
+    return logging.getLogger(name)
+
+
+def _rx(pattern, flags):
+    """A compiled regular expression, compiled again here from its text and flags (re's
+    cache may give back one this side held: it is never given state)."""
+    if not isinstance(pattern, (str, bytes)) or type(flags) is not int:
+        raise NotData("a pattern that is not text")
+    import re
+    return re.compile(pattern, flags)
+
+
+def _stdlib_held(obj):
+    """(_lg, (name,)) or (_rx, (text, flags)) for a library's logger or a compiled
+    pattern; None for anything else."""
+    import re
+    cls = type(obj)
+    if isinstance(obj, logging.Logger) and not _solution_defined(cls):
+        return _lg, (None if isinstance(obj, logging.RootLogger) else str(obj.name),)
+    if cls is re.Pattern:
+        return _rx, (obj.pattern, obj.flags)
+    return None
+
+
 def _m(handle, info):
     """A mirror (an instance of a solution class) coming from the solution process."""
     return MirrorState(int(handle), info)
@@ -522,7 +588,7 @@ JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "
 
 
 REBUILDERS = {name: globals()[name] for name in
-              ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
+              ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_dv", "_lg", "_rx", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
                "_mod", "_lf")}
 
 
@@ -613,6 +679,9 @@ def _resolve(module, name):
         return getattr(builtins, name)
     if np is not None and (module, name) in NUMPY_REBUILDERS:
         return getattr(sys.modules.get(module) or __import__(module, fromlist=["_"]), name)
+    if (module, name) in STDLIB_VALUE_CLASSES:
+        import importlib
+        return getattr(importlib.import_module(module), name)
     if not isinstance(module, str) or not _module_allowed(module):
         raise NotData("%s.%s" % (module, name))
     target = sys.modules.get(module)
@@ -659,7 +728,7 @@ def _resolve(module, name):
 # in-process). Classes stay on the C path (a module or an optimizer comes back from most
 # calls that take one): the classes a message names are compared after decoding with
 # what they held before, and one it changed is put back and the message refused.
-HELD_REBUILDERS = frozenset({"_mod", "_lf", "_j", "_ji", "_si", "_s"})
+HELD_REBUILDERS = frozenset({"_mod", "_lf", "_j", "_ji", "_si", "_s", "_lg", "_rx"})
 _HEAPTYPE, _IMMUTABLETYPE = 1 << 9, 1 << 8
 
 
@@ -895,6 +964,9 @@ class JudgePickler(_Pickler):
             return _j, (link.judge_handle(obj), served_dunders(obj))
         if obj is Ellipsis or obj is NotImplemented:
             return NotImplemented
+        view = _dict_view(obj)
+        if view is not None:
+            return view
         if isinstance(obj, (types.FrameType, types.CodeType, types.TracebackType,
                             types.CellType)):
             # the judge's own execution state: never a handle for the solution
@@ -1091,6 +1163,9 @@ class SolutionPickler(_Pickler):
             if _is_iterator(obj) and cls.__module__ == "builtins":
                 return _s, (link.handle(obj), "object", None)
             return NotImplemented
+        view = _dict_view(obj) or _stdlib_held(obj)
+        if view is not None:
+            return view
         # a class the judge does not have
         base = nearest_allowed_base(cls)
         note = "%s.%s" % (cls.__module__, cls.__qualname__)
@@ -1183,9 +1258,14 @@ def _names(value):
         value, (list, tuple)) else []
 
 
+# What a mirror reads through the solution process, as it reads a property: an enum's
+# `name`/`value` (enum.property is a DynamicClassAttribute), a cached_property.
+PROPERTY_TYPES = (property, types.DynamicClassAttribute, functools.cached_property)
+
+
 def class_info(cls, handle, link):
     base = nearest_allowed_base(cls)
-    methods, props, classfuncs, data = [], [], [], {}
+    methods, props, classfuncs, classattrs, data = [], [], [], [], {}
     seen = set()
     for klass in cls.__mro__:
         if (allowed_class(klass) and not _solution_defined(klass)) or klass is object:
@@ -1194,7 +1274,7 @@ def class_info(cls, handle, link):
             if name in seen or not isinstance(name, str):
                 continue
             seen.add(name)
-            if isinstance(value, property):
+            if isinstance(value, PROPERTY_TYPES):
                 if _forwardable(name):
                     props.append(name)
             elif isinstance(value, (staticmethod, classmethod)):
@@ -1209,9 +1289,14 @@ def class_info(cls, handle, link):
             elif not name.startswith("__") and isinstance(
                     value, (int, float, str, bytes, bool, type(None), tuple)):
                 data[name] = value
+            elif _forwardable(name):
+                # any other class attribute (an enum's members, a tensor of constants):
+                # read through the solution process when the judge asks for it
+                classattrs.append(name)
     return {"handle": handle, "name": str(cls.__name__), "qualname": str(cls.__qualname__),
             "base": (base.__module__, base.__qualname__), "methods": methods,
-            "props": props, "classfuncs": classfuncs, "data": data,
+            "props": props, "classfuncs": classfuncs, "classattrs": classattrs,
+            "data": data,
             "doc": cls.__doc__ if isinstance(cls.__doc__, str) else None}
 
 
@@ -2336,6 +2421,13 @@ class JudgeLink:
                      "__doc__": info.get("doc"), "__curator_class__": handle}
 
         def __new__(cls, *args, **kwargs):
+            if cls.__dict__.get("__curator_class__") != handle:
+                # a class the tests derive from the solution's: its own methods live in
+                # the judge and the base's in the solution process, so no object is both
+                # (sent, it came back as a handle of the judge's class and called it again)
+                raise link.cannot_send("an instance of %s, a class the tests derive from "
+                                       "the solution's %s," % (cls.__qualname__,
+                                                              info["qualname"]))
             return link.call(("call", None), cls, args, kwargs)
 
         def __init__(self, *args, **kwargs):
@@ -2355,6 +2447,9 @@ class JudgeLink:
         for name in _names(info.get("props")):
             if _forwardable(name):
                 namespace[name] = _remote_property(name)
+        for name in _names(info.get("classattrs")):
+            if _forwardable(name) and name not in namespace:
+                namespace[name] = _RemoteClassAttribute(link, handle, name)
         data = info.get("data")
         for key, value in (data.items() if isinstance(data, dict) else ()):
             if type(key) is str and _forwardable(key):
@@ -3313,6 +3408,19 @@ class _ClassFunction:
     def __call__(self, *args, **kwargs):
         cls = self.link.standins[self.handle]
         return self.link.call(("method", self.name), cls, args, kwargs)
+
+
+class _RemoteClassAttribute:
+    """A class attribute of a solution class (an enum's member, a tensor of constants),
+    read from the solution's class when asked; an instance's own attribute of that name
+    comes first (a non-data descriptor)."""
+
+    def __init__(self, link, handle, name):
+        self.link, self.handle, self.name = link, handle, name
+
+    def __get__(self, obj, owner=None):
+        cls = self.link.standins[self.handle]
+        return self.link.call(("getattr", self.name), cls, (), {})
 
 
 def _remote_property(name):

@@ -1013,6 +1013,121 @@ def test_a_value_with_no_data_form_is_an_error_naming_it(engine):
     assert "TextIOWrapper" in result.reason
 
 
+STDLIB_TESTS = """\
+import argparse
+import logging
+import random
+import re
+import types
+
+import solution
+
+
+def test_dict_views():
+    keys, values, items = solution.views()
+    assert type(keys) is type({}.keys()) and keys == {"a", "b"} and list(keys) == ["a", "b"]
+    assert list(values) == [1, 2] and dict(items) == {"a": 1, "b": 2}
+
+
+def test_namespaces():
+    args = argparse.Namespace(lr=0.5, steps=3)
+    assert solution.use_args(args) == 1.5
+    assert args.lr == 0.1 and args.seen == 3
+    made = solution.make_config()
+    assert type(made) is types.SimpleNamespace and made.depth == 2
+
+
+def test_enum_and_cached_property():
+    assert solution.color().name == "RED" and solution.color().value == 1
+    assert solution.color() is solution.Color.RED
+    assert solution.Box(3).area == 9 and solution.Box.UNIT.tolist() == [1.0, 1.0]
+
+
+def test_a_logger_a_generator_and_a_pattern_given():
+    log = logging.getLogger("curator-test")
+    assert solution.count(log, random.Random(0), re.compile("a+"), "aaa") == 3
+"""
+STDLIB_SOLUTION = """\
+import enum
+import functools
+import types
+
+import torch
+
+
+class Color(enum.Enum):
+    RED = 1
+
+
+class Box:
+    UNIT = torch.ones(2)
+
+    def __init__(self, side):
+        self.side = side
+
+    @functools.cached_property
+    def area(self):
+        return self.side * self.side
+
+
+def views():
+    d = {"a": 1, "b": 2}
+    return d.keys(), d.values(), d.items()
+
+
+def use_args(args):
+    total = args.lr * args.steps
+    args.lr, args.seen = 0.1, args.steps
+    return total
+
+
+def make_config():
+    return types.SimpleNamespace(depth=2)
+
+
+def color():
+    return Color.RED
+
+
+def count(log, rng, pattern, text):
+    log.debug("counting %s", text)
+    rng.random()
+    return len(pattern.fullmatch(text).group(0))
+"""
+
+
+def test_standard_library_values_cross_as_themselves(engine):
+    """Dict views, argparse/SimpleNamespace configurations (changed in place too), the
+    properties and class attributes of a solution's enum or class (its members, a tensor),
+    a cached_property, and a test's logger, random.Random
+    or compiled pattern given to the function (they come back with the arguments) are
+    values of correct solutions: they ended as 'cannot cross' errors or missing
+    attributes."""
+    result = run_one(engine, STDLIB_SOLUTION, STDLIB_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
+    wrong = run_one(engine, STDLIB_SOLUTION.replace('"a": 1, "b": 2', '"a": 1, "c": 2')
+                    .replace("args.lr, args.seen = 0.1", "args.lr, args.seen = 0.2")
+                    .replace("RED = 1", "RED = 2").replace("depth=2", "depth=3")
+                    .replace(".group(0))", ".group(0)) + 1"),
+                    STDLIB_TESTS, timeout=60)
+    assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
+    assert [t["outcome"] for t in wrong.tests] == ["failed"] * 4, wrong.tests
+
+
+def test_a_class_the_tests_derive_from_a_solution_class_is_a_named_crossing_error(engine):
+    """Its methods would live in both processes: it ended in a RecursionError between
+    them, read as the solution's failure; now the run is this tool's limit, named."""
+    tests = ("import torch\nimport solution\n\n\ndef test_derived():\n"
+             "    class Mine(solution.Net):\n        pass\n\n"
+             "    assert Mine()(torch.ones(2)).shape == (2,)\n")
+    solution = ("import torch\n\n\nclass Net(torch.nn.Module):\n"
+                "    def forward(self, x):\n        return x\n")
+    result = run_one(engine, solution, tests, timeout=60)
+    assert result.outcome == "error", (result.outcome, result.reason)
+    assert "Mine, a class the tests derive from the solution's Net" in result.reason
+    assert "cannot cross from the judge" in result.reason
+
+
 # -- nothing stops a batch ----------------------------------------------------------------------
 
 SURROGATE_ROWS = [

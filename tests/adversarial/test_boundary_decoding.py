@@ -162,3 +162,22 @@ def test_a_librarys_compiled_function_named_by_a_message_is_never_changed_by_it(
     with pytest.raises(boundary.NotData, match="changes an object the judge holds"):
         boundary.judge_loads(message)
     assert fastlib.dist.py_func is honest and fastlib.dist(1.0, 3.0) == 2.0
+
+
+def test_a_logger_or_pattern_a_message_names_is_the_judges_own_and_never_given_state():
+    """A logger crosses by name as the judge's own logger of that name (`_lg`): a message
+    that sets its state would change the judge's logger (disable it, stop propagation)."""
+    import logging
+    import re
+    victim = logging.getLogger("curator-decoding-victim")
+    message = pickle.dumps(_Stateful(boundary._lg, ("curator-decoding-victim",),
+                                     {"disabled": True, "propagate": False}), protocol=5)
+    with pytest.raises(boundary.NotData, match="changes an object the judge holds"):
+        boundary.judge_loads(message)
+    assert victim.disabled is False and victim.propagate is True
+    with pytest.raises(boundary.NotData):   # only through the boundary's own rebuilder
+        boundary.judge_loads(pickle.dumps(_Stateful(logging.getLogger, ("x",), None),
+                                          protocol=5))
+    assert boundary.judge_loads(solution_dumps(victim)) is victim
+    assert boundary.judge_loads(solution_dumps(re.compile("a+", re.I))) == \
+        re.compile("a+", re.I)
