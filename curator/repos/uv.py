@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curator.errors import CuratorError
-from curator.repos import requirements
+from curator.repos import bytecode, requirements
 
 UV_TIMEOUT_S = 1800
 
@@ -163,10 +163,15 @@ def install(env_python: str, lock: str, checkout: Path, options: IndexOptions,
     checkout, where runs import it from (installing it would compile it once more)."""
     lock_path = Path(env_python).parents[1] / ".curator" / "lock.txt"
     lock_path.write_text(lock, encoding="utf-8")
-    # Bytecode compiled once here: runs never write it (PYTHONDONTWRITEBYTECODE), and
-    # compiling torch's and the repository's modules again in every run costs seconds.
-    run(["pip", "sync", "--quiet", "--compile-bytecode", "--python", env_python,
-         *options.uv_args(), str(lock_path)], options)
+    run(["pip", "sync", "--quiet", "--python", env_python, *options.uv_args(),
+         str(lock_path)], options)
+    # Bytecode made here: runs never write it (PYTHONDONTWRITEBYTECODE), and compiling
+    # torch's and the repository's modules again in every run costs seconds. The
+    # installed files' bytecode is shared between environments (compiled once per file).
+    try:
+        bytecode.share(env_python)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        pass   # best effort: a module without bytecode is compiled when imported
     compile_checkout(env_python, checkout)
     if not install_repo:
         return ""
