@@ -487,6 +487,145 @@ def _lf(module, qualname):
     return target
 
 
+# -- closures of a module both processes have -----------------------------------------
+# A function nested in a function of the repository or an allowed library (Laplace's
+# FeatureExtractor registers `hook`, a closure over itself, as a forward hook of the
+# model's last layer) crosses as its name and its cells: the receiving side makes it from
+# its own module's code object (the same bytes, else it stays a handle), the cells are
+# data like any instance's state. So the hook fills the copy of the feature dict that the
+# side running the forward pass holds, not the other side's. A closure the judge makes
+# this way runs the judge's own code; one the solution process makes from the judge's
+# goes back as the judge's own function.
+
+
+def _code_print(code):
+    """What makes two code objects the same function body on the two sides (both fork
+    from one worker: one hash seed, one interpreter)."""
+    import hashlib
+
+    parts = [code.co_code, repr(code.co_names), repr(code.co_varnames),
+             repr(code.co_freevars), repr(code.co_cellvars)]
+    parts += [_code_print(c) if isinstance(c, types.CodeType) else repr(c).encode()
+              for c in code.co_consts]
+    return hashlib.sha256(b"\0".join(p if isinstance(p, bytes) else p.encode()
+                                      for p in parts)).hexdigest()
+
+
+def _nested_code(module, qualname, line):
+    """This side's code object of the function `qualname` (nested: it has `<locals>`)
+    defined at `line` of `module`, found from the function that encloses it; None."""
+    if not isinstance(module, str) or not isinstance(qualname, str) or \
+            type(line) is not int or "<locals>" not in qualname or \
+            not _module_allowed(module) or _root(module) in JUDGE_MODULES:
+        return None
+    target = sys.modules.get(module)
+    outer, _, _ = qualname.partition(".<locals>")
+    for part in outer.split("."):
+        if not part or part.startswith("__"):
+            return None
+        target = inspect.getattr_static(target, part, None)
+        if isinstance(target, (staticmethod, classmethod)):
+            target = target.__func__
+    if type(target) is not types.FunctionType:
+        return None
+    name = qualname.rpartition(".")[2]
+    stack = [target.__code__]
+    while stack:
+        code = stack.pop()
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                if const.co_name == name and const.co_firstlineno == line:
+                    return const
+                stack.append(const)
+    return None
+
+
+def closure_name(func):
+    """(module, qualname, line, print) of a closure made from the code of a module both
+    processes have (the code object its module holds: not one the solution made or
+    changed), with no attributes of its own; None otherwise."""
+    if type(func) is not types.FunctionType or func.__closure__ is None:
+        return None
+    module, qualname = func.__module__, func.__qualname__
+    if not isinstance(module, str) or module not in sys.modules or \
+            not _shared_module(sys.modules[module]) or func.__dict__:
+        return None
+    code = func.__code__
+    if _nested_code(module, qualname, code.co_firstlineno) is not code:
+        return None
+    return module, qualname, code.co_firstlineno, _code_print(code)
+
+
+def closure_state(func):
+    cells = []
+    for cell in func.__closure__:
+        try:
+            cells.append((True, cell.cell_contents))
+        except ValueError:   # not bound yet
+            cells.append((False, None))
+    return tuple(cells), func.__defaults__, func.__kwdefaults__
+
+
+def make_closure(module, qualname, line, fingerprint):
+    """This side's function of that name, with empty cells (`_fill_closure` fills them);
+    None when this side has no such code, or other code under that name."""
+    code = _nested_code(module, qualname, line)
+    if code is None or _code_print(code) != fingerprint:
+        return None
+    cells = tuple(types.CellType() for _ in code.co_freevars)
+    func = types.FunctionType(code, sys.modules[module].__dict__, code.co_name, None, cells)
+    func.__qualname__ = qualname
+    return func
+
+
+_FRESH_CLOSURES = {}   # id -> a closure this message made and has not filled yet
+
+
+def _jc(handle, dunders, module, qualname, line, fingerprint):
+    """In the solution process: a closure of the judge's, made from this process's own
+    code (or the judge's handle when this process has other code under its name)."""
+    func = make_closure(module, qualname, line, fingerprint)
+    if func is None:
+        return _LINK[0].judge_ref(handle, dunders)
+    _LINK[0].judge_closure(func, handle)
+    _FRESH_CLOSURES[id(func)] = func
+    return func
+
+
+def _sc(handle, info, module, qualname, line, fingerprint):
+    """In the judge: a closure of the solution process's, made from the judge's own code
+    of that name (or a handle of the solution's function when the judge has other code)."""
+    func = make_closure(module, qualname, line, fingerprint)
+    if func is None:
+        return _LINK[0].solution_ref(int(handle), "function", info)
+    _LINK[0].made_closures[id(func)] = func
+    _FRESH_CLOSURES[id(func)] = func
+    return func
+
+
+def _fill_closure(func, state):
+    """The cells, defaults and keyword defaults of a closure this message made (never of
+    any other function)."""
+    if _FRESH_CLOSURES.get(id(func)) is not func:
+        raise NotData("a message that changes a function it did not make")
+    del _FRESH_CLOSURES[id(func)]
+    if not isinstance(state, tuple) or len(state) != 3:
+        raise NotData("a closure of the wrong shape")
+    cells, defaults, kwdefaults = state
+    if not isinstance(cells, tuple) or len(cells) != len(func.__closure__) or \
+            not (defaults is None or type(defaults) is tuple) or \
+            not (kwdefaults is None or type(kwdefaults) is dict):
+        raise NotData("a closure of the wrong shape")
+    for cell, item in zip(func.__closure__, cells):
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise NotData("a closure of the wrong shape")
+        if item[0]:
+            cell.cell_contents = item[1]
+    func.__defaults__ = defaults
+    func.__kwdefaults__ = kwdefaults
+    return None
+
+
 def _numba_dispatcher(obj):
     dispatcher = sys.modules.get("numba.core.dispatcher")
     return dispatcher is not None and isinstance(obj, dispatcher.Dispatcher)
@@ -523,7 +662,7 @@ JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "
 
 REBUILDERS = {name: globals()[name] for name in
               ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
-               "_mod", "_lf")}
+               "_mod", "_lf", "_sc", "_fill_closure")}
 
 
 
@@ -828,10 +967,12 @@ def _unpickle(data):
     try:
         return JudgeUnpickler(io.BytesIO(data)).load()
     except _Recheck:
+        _FRESH_CLOSURES.clear()
         return _CheckedUnpickler(io.BytesIO(data)).load()
 
 
 def judge_loads(data):
+    _FRESH_CLOSURES.clear()   # a closure is filled by the message that made it, or never
     try:
         return _unpickle(data)
     except NotData:
@@ -843,6 +984,8 @@ def judge_loads(data):
     except Exception as exc:
         raise NotData("a message that does not decode: %s: %s"
                       % (type(exc).__name__, str(exc)[:200])) from None
+    finally:
+        _FRESH_CLOSURES.clear()
 
 
 # -- encoding ------------------------------------------------------------------------------
@@ -902,6 +1045,10 @@ class JudgePickler(_Pickler):
         if isinstance(obj, (types.FunctionType, types.MethodType, types.BuiltinMethodType)):
             if not isinstance(obj, types.MethodType) and _importable(obj):
                 return NotImplemented
+            name = closure_name(obj)
+            if name is not None:   # made from a module both have: by value, its cells data
+                return (_jc, (link.judge_handle(obj), served_dunders(obj)) + name,
+                        closure_state(obj), None, None, _fill_closure)
             return _j, (link.judge_handle(obj), served_dunders(obj))
         if isinstance(obj, type):
             if _importable(obj):
@@ -1054,6 +1201,14 @@ class SolutionPickler(_Pickler):
             return _a, (*_array_record(obj), note)
         if isinstance(obj, JudgeObject):
             return _ji, (object.__getattribute__(obj, "_handle"),)
+        if cls is types.FunctionType:
+            handle = link.judge_closures.get(id(obj), (None, None))
+            if handle[0] is obj:
+                return _ji, (handle[1],)   # the judge's closure made here: its own back
+            name = closure_name(obj) if obj.__module__ != __name__ else None
+            if name is not None:   # made from a module both have: by value, its cells data
+                return (_sc, (link.handle(obj), _callable_info(obj)) + name,
+                        closure_state(obj), None, None, _fill_closure)
         if isinstance(obj, MirrorTarget):
             return NotImplemented
         if isinstance(obj, type):
@@ -1348,6 +1503,7 @@ class SolutionLink:
         self.sock = sock
         self.module = module
         self.objects = {0: module}   # handle -> object
+        self.judge_closures = {}     # id -> (closure made from the judge's, its handle)
         self.ids = {id(module): 0}
         self.infos = {}
         self.request = []            # tensors rebuilt from the current request
@@ -1400,6 +1556,9 @@ class SolutionLink:
 
     def judge_ref(self, handle, dunders=None):
         return judge_object(handle, dunders)
+
+    def judge_closure(self, func, handle):
+        self.judge_closures[id(func)] = (func, handle)
 
     # tensors of a request
     def received_tensor(self, value, note, ref, gout, origin=None):
@@ -2206,6 +2365,7 @@ class JudgeLink:
         self.mirror_ids = {}       # id(mirror) -> handle
         self.judge_objects = {}    # judge handle -> object
         self.judge_ids = {}
+        self.made_closures = {}    # id -> a closure made from the solution's (its cells adopted)
         self.request = []          # the judge's tensors in the current request
         self.grad_request = []
         self.arrays = {}           # ref -> the judge's array sent (during a top-level call)
@@ -3050,6 +3210,18 @@ def _adopt(link, new, pairs, done, changed, depth=0):
             done[key] = orig
             return orig
         done[key] = new
+        return new
+    if type(new) is types.FunctionType and link.made_closures.get(key) is new:
+        # a closure the reply made from the judge's code: its cells hold what the
+        # solution's held, so the judge's own objects where they pair (the forward hook's
+        # FeatureExtractor is the one the test's model holds)
+        done[key] = new
+        for cell in new.__closure__ or ():
+            try:
+                content = cell.cell_contents
+            except ValueError:
+                continue
+            cell.cell_contents = _adopt(link, content, pairs, done, changed, depth + 1)
         return new
     if isinstance(new, JUDGE_OWN_TYPES) or _numba_dispatcher(new):
         # the judge's own, named by the reply (a library's module or compiled function):
