@@ -605,7 +605,9 @@ def _sc(handle, info, module, qualname, line, fingerprint):
 
 def _fill_closure(func, state):
     """The cells, defaults and keyword defaults of a closure this message made (never of
-    any other function)."""
+    any other function). One whose name fell back to a handle has none to fill."""
+    if type(func) is not types.FunctionType:
+        return None
     if _FRESH_CLOSURES.get(id(func)) is not func:
         raise NotData("a message that changes a function it did not make")
     del _FRESH_CLOSURES[id(func)]

@@ -162,3 +162,79 @@ def test_a_librarys_compiled_function_named_by_a_message_is_never_changed_by_it(
     with pytest.raises(boundary.NotData, match="changes an object the judge holds"):
         boundary.judge_loads(message)
     assert fastlib.dist.py_func is honest and fastlib.dist(1.0, 3.0) == 2.0
+
+
+CLOSURES = '''def outer(box):
+    def inner(x):
+        box.append(x)
+        return len(box)
+
+    return inner
+
+
+def other(box):
+    def inner(x):
+        return -1
+
+    return inner
+'''
+
+
+class _Closure:
+    """Pickles as `_sc(...)` then `_fill_closure(made, state)`: a closure named by a
+    message, with the cells it chooses."""
+
+    def __init__(self, args, state):
+        self.args, self.state = args, state
+
+    def __reduce__(self):
+        return boundary._sc, self.args, self.state, None, None, boundary._fill_closure
+
+
+class _FakeJudgeLink:
+    def __init__(self, held=None):
+        self.made_closures, self.held = {}, held
+
+    def solution_ref(self, handle, kind, info):
+        return ("handle", handle, kind)
+
+    def own_object(self, handle):
+        return self.held
+
+
+def test_a_closure_named_by_a_message_is_made_from_the_judges_code_and_only_filled_once(
+        tmp_path, monkeypatch):
+    """A closure of a module both sides have crosses as its name and its cells: the judge
+    makes it from its own code, never from the message's; a name whose code differs on
+    the judge's side stays the solution's (a handle); and no message fills the cells of a
+    function it did not make, a held closure of the judge's included."""
+    (tmp_path / "closurelib.py").write_text(CLOSURES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import closurelib
+
+    monkeypatch.setattr(boundary, "ALLOWED_ROOTS", {*boundary.ALLOWED_ROOTS, "closurelib"})
+    box = []
+    honest = closurelib.outer(box)
+    name = boundary.closure_name(honest)
+    assert name is not None and name[:2] == ("closurelib", "outer.<locals>.inner")
+    monkeypatch.setattr(boundary, "_LINK", [_FakeJudgeLink(held=honest)])
+    made = boundary.judge_loads(pickle.dumps(
+        _Closure((7, None) + name, (((True, [1, 2]),), None, None)), protocol=5))
+    assert made is not honest and made.__code__ is honest.__code__ and made(3) == 3
+    # code of another body under that name (the solution's `other`) is not the judge's
+    lying = (7, None, "closurelib", "outer.<locals>.inner", name[2],
+             boundary._code_print(closurelib.other([]).__code__))
+    assert boundary.judge_loads(pickle.dumps(
+        _Closure(lying, (((True, []),), None, None)), protocol=5)) == ("handle", 7, "function")
+
+    class _Refill:   # `_fill_closure` applied to the judge's own closure, held by handle
+        def __reduce__(self):
+            return boundary._fill_closure, (_Held(), (((True, ["x"]),), None, None))
+
+    class _Held:
+        def __reduce__(self):
+            return boundary._ji, (1,)
+
+    with pytest.raises(boundary.NotData, match="a function it did not make"):
+        boundary.judge_loads(pickle.dumps(_Refill(), protocol=5))
+    assert honest.__closure__[0].cell_contents is box and honest(5) == 1 and box == [5]
