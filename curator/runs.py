@@ -398,7 +398,8 @@ def triage(store: Store, workspace: Workspace, ids: Iterable[str], runs: int = T
     fails_upstream: fails every time for another reason, and also in one run of the
     upstream checkout with nothing served across the judge/solution boundary; a test that
     passes there fails for this tool's limit: the problem is not green, "boundary: ...",
-    and that test is not excluded) and is excluded from the problem
+    and that test's cause is `boundary`, never excluded; a test that upstream run never
+    reached is run upstream alone first) and is excluded from the problem
     with that cause as the reason (the record `candidates accept --exclude` writes); the
     problem is green when its remaining tests pass (one more run, which stores the
     baseline) and a stub of the function fails at least one of them. A problem with no
