@@ -1047,7 +1047,7 @@ class JudgePickler(_Pickler):
         if isinstance(obj, (types.FunctionType, types.MethodType, types.BuiltinMethodType)):
             if not isinstance(obj, types.MethodType) and _importable(obj):
                 return NotImplemented
-            name = closure_name(obj)
+            name = closure_name(obj) if link.requesting else None
             if name is not None:   # made from a module both have: by value, its cells data
                 return (_jc, (link.judge_handle(obj), served_dunders(obj)) + name,
                         closure_state(obj), None, None, _fill_closure)
@@ -1204,10 +1204,10 @@ class SolutionPickler(_Pickler):
         if isinstance(obj, JudgeObject):
             return _ji, (object.__getattribute__(obj, "_handle"),)
         if cls is types.FunctionType:
-            handle = link.judge_closures.get(id(obj), (None, None))
+            handle = getattr(link, "judge_closures", {}).get(id(obj), (None, None))
             if handle[0] is obj:
                 return _ji, (handle[1],)   # the judge's closure made here: its own back
-            name = closure_name(obj) if obj.__module__ != __name__ else None
+            name = closure_name(obj) if getattr(link, "replying", False) else None
             if name is not None:   # made from a module both have: by value, its cells data
                 return (_sc, (link.handle(obj), _callable_info(obj)) + name,
                         closure_state(obj), None, None, _fill_closure)
@@ -1506,6 +1506,7 @@ class SolutionLink:
         self.module = module
         self.objects = {0: module}   # handle -> object
         self.judge_closures = {}     # id -> (closure made from the judge's, its handle)
+        self.replying = False
         self.ids = {id(module): 0}
         self.infos = {}
         self.request = []            # tensors rebuilt from the current request
@@ -1674,6 +1675,16 @@ class SolutionLink:
         SolutionPickler(self, buffer).dump(value)
         return buffer.getvalue()
 
+    def dumps_reply(self, value):
+        """A call's reply: the arguments come back with it and the judge adopts them, so
+        a closure over them crosses by value (never in a callback's request, where what
+        its cells hold stays here)."""
+        self.replying = True
+        try:
+            return self.dumps(value)
+        finally:
+            self.replying = False
+
     def loads(self, data):
         return pickle.loads(data)
 
@@ -1737,7 +1748,8 @@ class SolutionLink:
             self.request, self.versions, self.origins_of = request, versions, origins
             try:
                 self.outputs = None
-                reply = self.dumps((exception_record(exc), sent, _rebound(placed, sent)))
+                reply = self.dumps_reply((exception_record(exc), sent,
+                                          _rebound(placed, sent)))
                 send_frame(self.sock, b"E", reply)
             except BaseException as inner:
                 send_frame(self.sock, b"X", self.dumps(_describe(inner)))
@@ -1747,7 +1759,7 @@ class SolutionLink:
         self.request, self.versions, self.origins_of = request, versions, origins
         self.outputs = [] if inputs else None
         try:
-            reply = self.dumps((result, sent, _rebound(placed, sent)))
+            reply = self.dumps_reply((result, sent, _rebound(placed, sent)))
         except BaseException as exc:
             self.outputs = None
             send_frame(self.sock, b"X", self.dumps(_describe(exc)))
@@ -2368,6 +2380,7 @@ class JudgeLink:
         self.judge_objects = {}    # judge handle -> object
         self.judge_ids = {}
         self.made_closures = {}    # id -> a closure made from the solution's (its cells adopted)
+        self.requesting = False    # encoding a call's request (its arguments come back)
         self.request = []          # the judge's tensors in the current request
         self.grad_request = []
         self.arrays = {}           # ref -> the judge's array sent (during a top-level call)
@@ -2884,7 +2897,11 @@ class JudgeLink:
         try:
             around = ambient(self.base_env)
             around["rng"] = self._rng_for_call()
-            payload = self.dumps((target, sent, grad_enabled, around))
+            self.requesting = True
+            try:
+                payload = self.dumps((target, sent, grad_enabled, around))
+            finally:
+                self.requesting = False
         except BoundaryError:
             raise
         except CannotSend as exc:

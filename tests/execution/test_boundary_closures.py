@@ -8,7 +8,8 @@ handle: it filled the judge's feature dict, and the solution's copy stayed empty
 handle of the solution's: the judge's forward passes after fit filled the solution's copy,
 and the judge's own stayed empty. Now the closure crosses as its name and its cells, made
 on the receiving side from that side's own code; the cells pair with the receiving side's
-objects.
+objects. Only in a call and its reply, whose arguments come back: a closure the solution
+hands to a judge object in a callback stays a handle, its cells' data where it is.
 """
 
 from __future__ import annotations
@@ -49,10 +50,24 @@ FEATURES = textwrap.dedent("""\
         def with_features(self, x):
             out = self.model(x)
             return out, self.features[self.last_name]
+
+
+    def recorder(seen):
+        def hook(_, inputs, __):
+            seen["in"] = inputs[0].detach()
+
+        return hook
     """)
 
 FIT = textwrap.dedent("""\
-    from pkg.features import Extractor
+    from pkg.features import Extractor, recorder
+
+
+    def watch(model, x):
+        seen = {}
+        model.register_forward_hook(recorder(seen))
+        model(x)
+        return seen["in"]
 
 
     class Fitter:
@@ -99,6 +114,28 @@ TESTS = textwrap.dedent("""\
     """)
 
 
+WATCH_TESTS = textwrap.dedent("""\
+    import torch
+    from torch import nn
+
+    from pkg.fit import watch
+
+
+    class Net(nn.Module):   # the test's own class: a judge handle in the solution process
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.lin(x)
+
+
+    def test_a_hook_given_to_a_judge_object():
+        x = torch.ones(2, 3)
+        assert torch.equal(watch(Net(), x), x)
+    """)
+
+
 def make_repo(root):
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
@@ -106,23 +143,27 @@ def make_repo(root):
     (root / "pkg" / "fit.py").write_text(FIT)
     (root / "tests").mkdir()
     (root / "tests" / "test_fit.py").write_text(TESTS)
+    (root / "tests" / "test_watch.py").write_text(WATCH_TESTS)
     return root
 
 
-def job(repo, text, reference=False):
+def job(repo, text, reference=False, symbol="Fitter.fit", tests="tests/test_fit.py"):
     return Job(problem_id="fit", solution=text, repo_dir=str(repo),
-               overlay={"pkg/fit.py": text}, node_ids=["tests/test_fit.py"],
-               symbol="Fitter.fit", python=sys.executable, reference=reference,
-               limits=Limits(timeout_s=120))
+               overlay={"pkg/fit.py": text}, node_ids=[tests], symbol=symbol,
+               python=sys.executable, reference=reference, limits=Limits(timeout_s=120))
 
 
 def test_a_forward_hook_closure_fills_the_features_of_the_side_that_runs_it(
         engine, tmp_path):
     repo = make_repo(tmp_path / "repo")
     wrong = FIT.replace("features.sum()", "features.sum() + 1")
-    jobs = [job(repo, FIT, reference=True), job(repo, wrong)]
+    jobs = [job(repo, FIT, reference=True), job(repo, wrong),
+            job(repo, FIT, reference=True, symbol="watch", tests="tests/test_watch.py")]
     results = {r.job_id: r for r in engine.run(jobs)}
-    reference, wrong_run = (results[j.job_id] for j in jobs)
+    reference, wrong_run, watched = (results[j.job_id] for j in jobs)
+    # a closure the solution hands to a judge object in a callback stays the solution's:
+    # what its cells hold (the dict `watch` reads) is there
+    assert watched.outcome == "passed", (watched.reason, watched.stdout[-3000:])
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert reference.env.get("boundary"), reference.env
     assert {t["id"].split("::")[-1]: t["outcome"] for t in wrong_run.tests} == {
