@@ -32,6 +32,7 @@ from __future__ import annotations
 import builtins
 import collections
 import collections.abc
+import copyreg
 import functools
 import inspect
 import io
@@ -628,6 +629,25 @@ def _fill_closure(func, state):
     return None
 
 
+def _hook_handle(obj):
+    """torch's RemovableHandle whose dicts are gone (a copy of a module's hook dict that
+    nothing else held) pickles their dead references as None, which its __setstate__
+    cannot make a weak reference to: the same handle with empty dicts in their place,
+    whose references die as soon as the message is decoded. None for anything else."""
+    hooks = sys.modules.get("torch.utils.hooks")
+    if hooks is None or type(obj) is not getattr(hooks, "RemovableHandle", None):
+        return None
+    state = obj.__getstate__()
+    if not isinstance(state, tuple) or len(state) < 2:
+        return None
+    fixed = list(state)
+    if fixed[0] is None:
+        fixed[0] = collections.OrderedDict()
+    if len(fixed) > 2 and isinstance(fixed[2], tuple):
+        fixed[2] = tuple(collections.OrderedDict() if d is None else d for d in fixed[2])
+    return copyreg.__newobj__, (type(obj),), tuple(fixed)
+
+
 def _numba_dispatcher(obj):
     dispatcher = sys.modules.get("numba.core.dispatcher")
     return dispatcher is not None and isinstance(obj, dispatcher.Dispatcher)
@@ -1063,6 +1083,9 @@ class JudgePickler(_Pickler):
             # what the judge could not rebuild when it comes back (a DataLoader the test
             # passes: Laplace's fit iterates it) goes as a handle, never as a copy
             return _j, (link.judge_handle(obj), served_dunders(obj))
+        handle_reduce = _hook_handle(obj)
+        if handle_reduce is not None:
+            return handle_reduce
         return NotImplemented
 
 
@@ -1245,6 +1268,9 @@ class SolutionPickler(_Pickler):
         if allowed_class(cls) and not _solution_defined(cls):
             if torch is not None and isinstance(obj, torch.Generator):
                 return NotImplemented
+            handle_reduce = _hook_handle(obj)
+            if handle_reduce is not None:
+                return handle_reduce
             if _is_iterator(obj) and cls.__module__ == "builtins":
                 return _s, (link.handle(obj), "object", None)
             return NotImplemented

@@ -238,3 +238,17 @@ def test_a_closure_named_by_a_message_is_made_from_the_judges_code_and_only_fill
     with pytest.raises(boundary.NotData, match="a function it did not make"):
         boundary.judge_loads(pickle.dumps(_Refill(), protocol=5))
     assert honest.__closure__[0].cell_contents is box and honest(5) == 1 and box == [5]
+
+
+def test_a_hook_handle_whose_dicts_are_gone_still_decodes():
+    """Laplace's find_last_layer keeps the RemovableHandles a judge module's
+    register_forward_hook returned; their dicts were copies nothing else held, so torch
+    pickles the dead references as None and its __setstate__ cannot make a weak reference
+    to None: the whole reply did not decode (the reference was `tampered`)."""
+    module = torch.nn.Linear(2, 2)
+    handle = module.register_forward_hook(lambda *a: None)
+    del module
+    assert handle.__getstate__()[0] is None
+    back = boundary.judge_loads(solution_dumps({"handle": handle}))["handle"]
+    assert isinstance(back, torch.utils.hooks.RemovableHandle) and back.id == handle.id
+    back.remove()   # nothing left to remove, as on the solution's side
