@@ -303,6 +303,9 @@ def _run_json(run_id: int, result: RunResult) -> dict:
 
 TRIAGE_RUNS = 3
 CAUSES = ("needs_gpu", "needs_network", "flaky", "fails_upstream")
+# A test that fails only with the target served across the judge/solution boundary (it
+# passes in the upstream checkout): this tool's limit, recorded, never excluded for it.
+BOUNDARY = "boundary"
 # A run that ended before every test ran: its missing tests were not reached.
 ENDED_EARLY = ("timeout", "crashed", "oom")
 OK_OUTCOMES = ("passed", "skipped", "xfailed", "xpassed", "deselected")
@@ -395,7 +398,8 @@ def triage(store: Store, workspace: Workspace, ids: Iterable[str], runs: int = T
     fails_upstream: fails every time for another reason, and also in one run of the
     upstream checkout with nothing served across the judge/solution boundary; a test that
     passes there fails for this tool's limit: the problem is not green, "boundary: ...",
-    and that test is not excluded) and is excluded from the problem
+    and that test's cause is `boundary`, never excluded; a test that upstream run never
+    reached is run upstream alone first) and is excluded from the problem
     with that cause as the reason (the record `candidates accept --exclude` writes); the
     problem is green when its remaining tests pass (one more run, which stores the
     baseline) and a stub of the function fails at least one of them. A problem with no
@@ -479,6 +483,37 @@ def upstream_job(job: Job) -> Job | None:
         return None
     return replace(job, overlay={relpath: original}, symbol="", entry_point="",
                    job_id=uuid.uuid4().hex)
+
+
+def _upstream_outcomes(store: Store, engine: Engine, job: Job, suspects: list[str],
+                       hash_: str, cancelled: CancelCheck | None, test_progress
+                       ) -> tuple[dict[str, str], int] | None:
+    """({node id: outcome}, runs made) of the reference's failing tests run as upstream
+    runs them (`upstream_job`): the whole job once, then each suspect that run never
+    reached (it timed out or crashed first: pyro's RWS tests take ~90 s each, so a 300 s
+    limit reached three of eleven) alone, all at once on the engine's workers; a test no
+    run reached has no outcome. None when cancelled."""
+    native = upstream_job(job)
+    if native is None:
+        return {}, 0
+    ran = _run_jobs(store, engine, [native], hash_, cancelled, test_progress,
+                    record_runs=False)
+    if not ran:
+        return None
+    outcomes = {t["id"]: t["outcome"] for r in ran for t in r.tests}
+    unreached = [tid for tid in suspects if tid not in outcomes]
+    if not unreached or ran[0].outcome not in ENDED_EARLY:
+        return outcomes, len(ran)
+    alone = [replace(native, node_ids=[tid], deselect=[], job_id=uuid.uuid4().hex)
+             for tid in unreached]
+    more = _run_jobs(store, engine, alone, hash_, cancelled, test_progress,
+                     record_runs=False)
+    if len(more) < len(alone):
+        return None
+    for result in more:
+        outcomes.update((t["id"], t["outcome"]) for t in result.tests
+                        if t["id"] in unreached)
+    return outcomes, len(ran) + len(more)
 
 
 def _run_jobs(store: Store, engine: Engine, jobs: list[Job], hash_: str,
@@ -579,18 +614,25 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
         causes[tid] = cause
         reasons[tid] = f"{cause}: {detail}"[:500]
     crossing: list[str] = []
-    if "fails_upstream" in causes.values():
-        native = upstream_job(jobs[0])
-        ran = _run_jobs(store, engine, [native], hash_, cancelled, test_progress,
-                        record_runs=False) if native is not None else []
-        if native is not None and not ran:
+    suspects = [tid for tid, cause in causes.items() if cause == "fails_upstream"]
+    if suspects:
+        upstream = _upstream_outcomes(store, engine, jobs[0], suspects, hash_, cancelled,
+                                      test_progress)
+        if upstream is None:
             return None
-        done += len(ran)
-        passing = {t["id"] for r in ran for t in r.tests if t["outcome"] == "passed"}
-        crossing = [tid for tid, cause in causes.items()
-                    if cause == "fails_upstream" and tid in passing]
+        outcomes, ran = upstream
+        done += ran
+        crossing = [tid for tid in suspects if outcomes.get(tid) == "passed"]
         for tid in crossing:   # this tool's limit, not upstream's: never excluded for it
-            del causes[tid], reasons[tid]
+            causes[tid] = BOUNDARY
+            del reasons[tid]
+        for tid in suspects:
+            if tid not in outcomes and ran:
+                # no upstream run finished it (pyro's slowest RWS tests, alone, under
+                # load): the evidence is that, not an upstream failure
+                reasons[tid] = (f"fails_upstream: no run in the upstream checkout finished "
+                                f"it (limit {jobs[0].limits.timeout_s:g} s); across the "
+                                f"boundary: {reasons[tid].split(': ', 1)[1]}")[:500]
     with store.transaction():
         for tid, reason in reasons.items():
             add_excluded(store, problem.id, tid, reason, stamp)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import builtins
 import collections
 import collections.abc
+import copyreg
 import functools
 import inspect
 import io
@@ -66,6 +67,11 @@ PROTOCOL = 5
 # The libraries whose classes the judge rebuilds from its own definitions (the standard
 # library's exact numbers too: a Fraction or Decimal pickles as its class and its digits).
 ALLOWED_ROOTS = {"torch", "numpy", "collections", "pathlib", "fractions", "decimal"}
+# Closures cross by value (`closure_name`) only from the packages a repository run adds to
+# these (its own, its test libraries): made in the judge from its own code with cells the
+# solution filled, a closure of torch or numpy (which holds closures that set process-wide
+# state: default dtype, grad mode, seeds) would be trusted code run on the solution's data.
+BASE_ROOTS = frozenset(ALLOWED_ROOTS)
 DENIED_PREFIXES = ("torch.package", "torch.jit", "torch.fx", "torch.distributed",
                    "torch.multiprocessing", "torch.hub", "torch.utils.cpp_extension",
                    "torch._dynamo", "torch._inductor", "torch.library", "torch._ops",
@@ -553,6 +559,167 @@ def _lf(module, qualname):
     return target
 
 
+# -- closures of a module both processes have -----------------------------------------
+# A function nested in a function of the repository or an allowed library (Laplace's
+# FeatureExtractor registers `hook`, a closure over itself, as a forward hook of the
+# model's last layer) crosses as its name and its cells: the receiving side makes it from
+# its own module's code object (the same bytes, else it stays a handle), the cells are
+# data like any instance's state. So the hook fills the copy of the feature dict that the
+# side running the forward pass holds, not the other side's. A closure the judge makes
+# this way runs the judge's own code; one the solution process makes from the judge's
+# goes back as the judge's own function.
+
+
+def _code_print(code):
+    """What makes two code objects the same function body on the two sides (both fork
+    from one worker: one hash seed, one interpreter)."""
+    import hashlib
+
+    parts = [code.co_code, repr(code.co_names), repr(code.co_varnames),
+             repr(code.co_freevars), repr(code.co_cellvars)]
+    parts += [_code_print(c) if isinstance(c, types.CodeType) else repr(c).encode()
+              for c in code.co_consts]
+    return hashlib.sha256(b"\0".join(p if isinstance(p, bytes) else p.encode()
+                                      for p in parts)).hexdigest()
+
+
+def _nested_code(module, qualname, line):
+    """This side's code object of the function `qualname` (nested: it has `<locals>`)
+    defined at `line` of `module`, found from the function that encloses it; None."""
+    if not isinstance(module, str) or not isinstance(qualname, str) or \
+            type(line) is not int or "<locals>" not in qualname or \
+            not _module_allowed(module) or _root(module) in JUDGE_MODULES or \
+            _root(module) in BASE_ROOTS:
+        return None
+    target = sys.modules.get(module)
+    outer, _, _ = qualname.partition(".<locals>")
+    for part in outer.split("."):
+        if not part or part.startswith("__"):
+            return None
+        target = inspect.getattr_static(target, part, None)
+        if isinstance(target, (staticmethod, classmethod)):
+            target = target.__func__
+    if type(target) is not types.FunctionType:
+        return None
+    name = qualname.rpartition(".")[2]
+    stack = [target.__code__]
+    while stack:
+        code = stack.pop()
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                if const.co_name == name and const.co_firstlineno == line:
+                    return const
+                stack.append(const)
+    return None
+
+
+def closure_name(func):
+    """(module, qualname, line, print) of a closure made from the code of a module both
+    processes have (the code object its module holds: not one the solution made or
+    changed), with no attributes of its own; None otherwise."""
+    if type(func) is not types.FunctionType or func.__closure__ is None:
+        return None
+    module, qualname = func.__module__, func.__qualname__
+    if not isinstance(module, str) or module not in sys.modules or \
+            not _shared_module(sys.modules[module]) or func.__dict__:
+        return None
+    code = func.__code__
+    if _nested_code(module, qualname, code.co_firstlineno) is not code:
+        return None
+    return module, qualname, code.co_firstlineno, _code_print(code)
+
+
+def closure_state(func):
+    cells = []
+    for cell in func.__closure__:
+        try:
+            cells.append((True, cell.cell_contents))
+        except ValueError:   # not bound yet
+            cells.append((False, None))
+    return tuple(cells), func.__defaults__, func.__kwdefaults__
+
+
+def make_closure(module, qualname, line, fingerprint):
+    """This side's function of that name, with empty cells (`_fill_closure` fills them);
+    None when this side has no such code, or other code under that name."""
+    code = _nested_code(module, qualname, line)
+    if code is None or _code_print(code) != fingerprint:
+        return None
+    cells = tuple(types.CellType() for _ in code.co_freevars)
+    func = types.FunctionType(code, sys.modules[module].__dict__, code.co_name, None, cells)
+    func.__qualname__ = qualname
+    return func
+
+
+_FRESH_CLOSURES = {}   # id -> a closure this message made and has not filled yet
+
+
+def _jc(handle, dunders, module, qualname, line, fingerprint):
+    """In the solution process: a closure of the judge's, made from this process's own
+    code (or the judge's handle when this process has other code under its name)."""
+    func = make_closure(module, qualname, line, fingerprint)
+    if func is None:
+        return _LINK[0].judge_ref(handle, dunders)
+    _LINK[0].judge_closure(func, handle)
+    _FRESH_CLOSURES[id(func)] = func
+    return func
+
+
+def _sc(handle, info, module, qualname, line, fingerprint):
+    """In the judge: a closure of the solution process's, made from the judge's own code
+    of that name (or a handle of the solution's function when the judge has other code)."""
+    func = make_closure(module, qualname, line, fingerprint)
+    if func is None:
+        return _LINK[0].solution_ref(int(handle), "function", info)
+    _LINK[0].made_closures[id(func)] = func
+    _FRESH_CLOSURES[id(func)] = func
+    return func
+
+
+def _fill_closure(func, state):
+    """The cells, defaults and keyword defaults of a closure this message made (never of
+    any other function). One whose name fell back to a handle has none to fill."""
+    if type(func) is not types.FunctionType:
+        return None
+    if _FRESH_CLOSURES.get(id(func)) is not func:
+        raise NotData("a message that changes a function it did not make")
+    del _FRESH_CLOSURES[id(func)]
+    if not isinstance(state, tuple) or len(state) != 3:
+        raise NotData("a closure of the wrong shape")
+    cells, defaults, kwdefaults = state
+    if not isinstance(cells, tuple) or len(cells) != len(func.__closure__) or \
+            not (defaults is None or type(defaults) is tuple) or \
+            not (kwdefaults is None or type(kwdefaults) is dict):
+        raise NotData("a closure of the wrong shape")
+    for cell, item in zip(func.__closure__, cells):
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise NotData("a closure of the wrong shape")
+        if item[0]:
+            cell.cell_contents = item[1]
+    func.__defaults__ = defaults
+    func.__kwdefaults__ = kwdefaults
+    return None
+
+
+def _hook_handle(obj):
+    """torch's RemovableHandle whose dicts are gone (a copy of a module's hook dict that
+    nothing else held) pickles their dead references as None, which its __setstate__
+    cannot make a weak reference to: the same handle with empty dicts in their place,
+    whose references die as soon as the message is decoded. None for anything else."""
+    hooks = sys.modules.get("torch.utils.hooks")
+    if hooks is None or type(obj) is not getattr(hooks, "RemovableHandle", None):
+        return None
+    state = obj.__getstate__()
+    if not isinstance(state, tuple) or len(state) < 2:
+        return None
+    fixed = list(state)
+    if fixed[0] is None:
+        fixed[0] = collections.OrderedDict()
+    if len(fixed) > 2 and isinstance(fixed[2], tuple):
+        fixed[2] = tuple(collections.OrderedDict() if d is None else d for d in fixed[2])
+    return copyreg.__newobj__, (type(obj),), tuple(fixed)
+
+
 def _numba_dispatcher(obj):
     dispatcher = sys.modules.get("numba.core.dispatcher")
     return dispatcher is not None and isinstance(obj, dispatcher.Dispatcher)
@@ -589,7 +756,7 @@ JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "
 
 REBUILDERS = {name: globals()[name] for name in
               ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_dv", "_lg", "_rx", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
-               "_mod", "_lf")}
+               "_mod", "_lf", "_sc", "_fill_closure")}
 
 
 
@@ -897,10 +1064,12 @@ def _unpickle(data):
     try:
         return JudgeUnpickler(io.BytesIO(data)).load()
     except _Recheck:
+        _FRESH_CLOSURES.clear()
         return _CheckedUnpickler(io.BytesIO(data)).load()
 
 
 def judge_loads(data):
+    _FRESH_CLOSURES.clear()   # a closure is filled by the message that made it, or never
     try:
         return _unpickle(data)
     except NotData:
@@ -912,6 +1081,8 @@ def judge_loads(data):
     except Exception as exc:
         raise NotData("a message that does not decode: %s: %s"
                       % (type(exc).__name__, str(exc)[:200])) from None
+    finally:
+        _FRESH_CLOSURES.clear()
 
 
 # -- encoding ------------------------------------------------------------------------------
@@ -974,6 +1145,10 @@ class JudgePickler(_Pickler):
         if isinstance(obj, (types.FunctionType, types.MethodType, types.BuiltinMethodType)):
             if not isinstance(obj, types.MethodType) and _importable(obj):
                 return NotImplemented
+            name = closure_name(obj) if link.requesting else None
+            if name is not None:   # made from a module both have: by value, its cells data
+                return (_jc, (link.judge_handle(obj), served_dunders(obj)) + name,
+                        closure_state(obj), None, None, _fill_closure)
             return _j, (link.judge_handle(obj), served_dunders(obj))
         if isinstance(obj, type):
             if _importable(obj):
@@ -986,6 +1161,9 @@ class JudgePickler(_Pickler):
             # what the judge could not rebuild when it comes back (a DataLoader the test
             # passes: Laplace's fit iterates it) goes as a handle, never as a copy
             return _j, (link.judge_handle(obj), served_dunders(obj))
+        handle_reduce = _hook_handle(obj)
+        if handle_reduce is not None:
+            return handle_reduce
         return NotImplemented
 
 
@@ -1126,6 +1304,14 @@ class SolutionPickler(_Pickler):
             return _a, (*_array_record(obj), note)
         if isinstance(obj, JudgeObject):
             return _ji, (object.__getattribute__(obj, "_handle"),)
+        if cls is types.FunctionType:
+            handle = getattr(link, "judge_closures", {}).get(id(obj), (None, None))
+            if handle[0] is obj:
+                return _ji, (handle[1],)   # the judge's closure made here: its own back
+            name = closure_name(obj) if getattr(link, "replying", False) else None
+            if name is not None:   # made from a module both have: by value, its cells data
+                return (_sc, (link.handle(obj), _callable_info(obj)) + name,
+                        closure_state(obj), None, None, _fill_closure)
         if isinstance(obj, MirrorTarget):
             return NotImplemented
         if isinstance(obj, type):
@@ -1160,6 +1346,9 @@ class SolutionPickler(_Pickler):
         if allowed_class(cls) and not _solution_defined(cls):
             if torch is not None and isinstance(obj, torch.Generator):
                 return NotImplemented
+            handle_reduce = _hook_handle(obj)
+            if handle_reduce is not None:
+                return handle_reduce
             if _is_iterator(obj) and cls.__module__ == "builtins":
                 return _s, (link.handle(obj), "object", None)
             return NotImplemented
@@ -1433,6 +1622,8 @@ class SolutionLink:
         self.sock = sock
         self.module = module
         self.objects = {0: module}   # handle -> object
+        self.judge_closures = {}     # id -> (closure made from the judge's, its handle)
+        self.replying = False
         self.ids = {id(module): 0}
         self.infos = {}
         self.request = []            # tensors rebuilt from the current request
@@ -1485,6 +1676,9 @@ class SolutionLink:
 
     def judge_ref(self, handle, dunders=None):
         return judge_object(handle, dunders)
+
+    def judge_closure(self, func, handle):
+        self.judge_closures[id(func)] = (func, handle)
 
     # tensors of a request
     def received_tensor(self, value, note, ref, gout, origin=None):
@@ -1598,6 +1792,16 @@ class SolutionLink:
         SolutionPickler(self, buffer).dump(value)
         return buffer.getvalue()
 
+    def dumps_reply(self, value):
+        """A call's reply: the arguments come back with it and the judge adopts them, so
+        a closure over them crosses by value (never in a callback's request, where what
+        its cells hold stays here)."""
+        self.replying = True
+        try:
+            return self.dumps(value)
+        finally:
+            self.replying = False
+
     def loads(self, data):
         return pickle.loads(data)
 
@@ -1661,7 +1865,8 @@ class SolutionLink:
             self.request, self.versions, self.origins_of = request, versions, origins
             try:
                 self.outputs = None
-                reply = self.dumps((exception_record(exc), sent, _rebound(placed, sent)))
+                reply = self.dumps_reply((exception_record(exc), sent,
+                                          _rebound(placed, sent)))
                 send_frame(self.sock, b"E", reply)
             except BaseException as inner:
                 send_frame(self.sock, b"X", self.dumps(_describe(inner)))
@@ -1671,7 +1876,7 @@ class SolutionLink:
         self.request, self.versions, self.origins_of = request, versions, origins
         self.outputs = [] if inputs else None
         try:
-            reply = self.dumps((result, sent, _rebound(placed, sent)))
+            reply = self.dumps_reply((result, sent, _rebound(placed, sent)))
         except BaseException as exc:
             self.outputs = None
             send_frame(self.sock, b"X", self.dumps(_describe(exc)))
@@ -2291,6 +2496,8 @@ class JudgeLink:
         self.mirror_ids = {}       # id(mirror) -> handle
         self.judge_objects = {}    # judge handle -> object
         self.judge_ids = {}
+        self.made_closures = {}    # id -> a closure made from the solution's (its cells adopted)
+        self.requesting = False    # encoding a call's request (its arguments come back)
         self.request = []          # the judge's tensors in the current request
         self.grad_request = []
         self.arrays = {}           # ref -> the judge's array sent (during a top-level call)
@@ -2817,7 +3024,11 @@ class JudgeLink:
         try:
             around = ambient(self.base_env)
             around["rng"] = self._rng_for_call()
-            payload = self.dumps((target, sent, grad_enabled, around))
+            self.requesting = True
+            try:
+                payload = self.dumps((target, sent, grad_enabled, around))
+            finally:
+                self.requesting = False
         except BoundaryError:
             raise
         except CannotSend as exc:
@@ -3145,6 +3356,18 @@ def _adopt(link, new, pairs, done, changed, depth=0):
             done[key] = orig
             return orig
         done[key] = new
+        return new
+    if type(new) is types.FunctionType and link.made_closures.get(key) is new:
+        # a closure the reply made from the judge's code: its cells hold what the
+        # solution's held, so the judge's own objects where they pair (the forward hook's
+        # FeatureExtractor is the one the test's model holds)
+        done[key] = new
+        for cell in new.__closure__ or ():
+            try:
+                content = cell.cell_contents
+            except ValueError:
+                continue
+            cell.cell_contents = _adopt(link, content, pairs, done, changed, depth + 1)
         return new
     if isinstance(new, JUDGE_OWN_TYPES) or _numba_dispatcher(new):
         # the judge's own, named by the reply (a library's module or compiled function):

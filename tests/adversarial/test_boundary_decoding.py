@@ -181,3 +181,93 @@ def test_a_logger_or_pattern_a_message_names_is_the_judges_own_and_never_given_s
     assert boundary.judge_loads(solution_dumps(victim)) is victim
     assert boundary.judge_loads(solution_dumps(re.compile("a+", re.I))) == \
         re.compile("a+", re.I)
+
+
+CLOSURES = '''def outer(box):
+    def inner(x):
+        box.append(x)
+        return len(box)
+
+    return inner
+
+
+def other(box):
+    def inner(x):
+        return -1
+
+    return inner
+'''
+
+
+class _Closure:
+    """Pickles as `_sc(...)` then `_fill_closure(made, state)`: a closure named by a
+    message, with the cells it chooses."""
+
+    def __init__(self, args, state):
+        self.args, self.state = args, state
+
+    def __reduce__(self):
+        return boundary._sc, self.args, self.state, None, None, boundary._fill_closure
+
+
+class _FakeJudgeLink:
+    def __init__(self, held=None):
+        self.made_closures, self.held = {}, held
+
+    def solution_ref(self, handle, kind, info):
+        return ("handle", handle, kind)
+
+    def own_object(self, handle):
+        return self.held
+
+
+def test_a_closure_named_by_a_message_is_made_from_the_judges_code_and_only_filled_once(
+        tmp_path, monkeypatch):
+    """A closure of a module both sides have crosses as its name and its cells: the judge
+    makes it from its own code, never from the message's; a name whose code differs on
+    the judge's side stays the solution's (a handle); and no message fills the cells of a
+    function it did not make, a held closure of the judge's included."""
+    (tmp_path / "closurelib.py").write_text(CLOSURES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import closurelib
+
+    monkeypatch.setattr(boundary, "ALLOWED_ROOTS", {*boundary.ALLOWED_ROOTS, "closurelib"})
+    box = []
+    honest = closurelib.outer(box)
+    name = boundary.closure_name(honest)
+    assert name is not None and name[:2] == ("closurelib", "outer.<locals>.inner")
+    monkeypatch.setattr(boundary, "_LINK", [_FakeJudgeLink(held=honest)])
+    made = boundary.judge_loads(pickle.dumps(
+        _Closure((7, None) + name, (((True, [1, 2]),), None, None)), protocol=5))
+    assert made is not honest and made.__code__ is honest.__code__ and made(3) == 3
+    # code of another body under that name (the solution's `other`) is not the judge's
+    lying = (7, None, "closurelib", "outer.<locals>.inner", name[2],
+             boundary._code_print(closurelib.other([]).__code__))
+    assert boundary.judge_loads(pickle.dumps(
+        _Closure(lying, (((True, []),), None, None)), protocol=5)) == ("handle", 7, "function")
+
+    class _Refill:   # `_fill_closure` applied to the judge's own closure, held by handle
+        def __reduce__(self):
+            return boundary._fill_closure, (_Held(), (((True, ["x"]),), None, None))
+
+    class _Held:
+        def __reduce__(self):
+            return boundary._ji, (1,)
+
+    with pytest.raises(boundary.NotData, match="a function it did not make"):
+        boundary.judge_loads(pickle.dumps(_Refill(), protocol=5))
+    assert honest.__closure__[0].cell_contents is box and honest(5) == 1 and box == [5]
+
+
+def test_a_hook_handle_whose_dicts_are_gone_still_decodes():
+    """Laplace's find_last_layer keeps the RemovableHandles a judge module's
+    register_forward_hook returned; their dicts were copies nothing else held, so torch
+    pickles the dead references as None and its __setstate__ cannot make a weak reference
+    to None: the whole reply did not decode (the reference was `tampered`)."""
+    module = torch.nn.Linear(2, 2)
+    handle = module.register_forward_hook(lambda *a: None)
+    del module
+    assert handle.__getstate__()[0] is None
+    back = boundary.judge_loads(solution_dumps({"handle": handle}))["handle"]
+    assert isinstance(back, torch.utils.hooks.RemovableHandle) and back.id == handle.id
+    back.remove()   # nothing left to remove, as on the solution's side

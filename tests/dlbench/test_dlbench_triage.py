@@ -189,9 +189,42 @@ def test_a_test_that_fails_only_across_the_boundary_is_not_excluded(tmp_path):
         assert result.reason.startswith(
             "boundary: tests/test_ops.py::test_counted passes in the upstream checkout"), \
             result.reason
-        assert result.causes == {"tests/test_ops.py::test_broken_upstream": "fails_upstream"}
+        assert result.causes == {"tests/test_ops.py::test_broken_upstream": "fails_upstream",
+                                 "tests/test_ops.py::test_counted": "boundary"}
         assert [r["node_id"] for r in runs.excluded(store, "bump")] == \
             ["tests/test_ops.py::test_broken_upstream"]
+
+
+def test_a_test_the_upstream_run_never_reached_is_not_called_fails_upstream(tmp_path):
+    """pyro's RWS tests (~90 s each) fail quickly across the boundary; the upstream run of
+    all eleven reached three within its limit, and the eight it never reached were
+    excluded as fails_upstream although they pass upstream. A failing test that upstream
+    run did not reach is run upstream alone: passing there, it is the boundary's."""
+    ops = ('CALLS = 0\n\n\ndef bump(x):\n    """x, counted."""\n    global CALLS\n'
+           '    CALLS += 1\n    return x\n')
+    slow = ("    assert ops.bump(3) == 3\n    assert ops.CALLS > 0\n"
+            "    time.sleep(12)\n")
+    tests = ("import time\n\nfrom pkg import ops\n\n\n"
+             f"def test_a_counted():\n{slow}\n\ndef test_b_counted():\n{slow}\n\n"
+             f"def test_c_counted_slower():\n{slow.replace('12', '40')}")
+    upstream = make_repo(tmp_path / "slowcounts", {
+        "pkg/__init__.py": "", "pkg/ops.py": ops, "tests/test_ops.py": tests})
+    ws, _ = mine_and_accept(tmp_path, upstream, "bump", "bump", isolation="weak")
+    ws = _with_first_timeout(ws, 20)   # one test fits, both do not
+    with Store(ws.db_path, "tester") as store:
+        (result,) = runs.triage(store, ws, ["bump"])
+        assert not result.green
+        assert result.reason.startswith("boundary: tests/test_ops.py::test_a_counted "
+                                        "passes in the upstream checkout"), result.reason
+        assert result.causes == {"tests/test_ops.py::test_a_counted": "boundary",
+                                 "tests/test_ops.py::test_b_counted": "boundary",
+                                 "tests/test_ops.py::test_c_counted_slower": "fails_upstream"}
+        # one that no upstream run finished, even alone, says so: not an upstream failure
+        (row,) = runs.excluded(store, "bump")
+        assert row["node_id"] == "tests/test_ops.py::test_c_counted_slower"
+        assert row["reason"].startswith(
+            "fails_upstream: no run in the upstream checkout finished it (limit 20 s); "
+            "across the boundary: "), row["reason"]
 
 
 def test_a_module_the_environment_left_out_is_named_with_why(tmp_path):
