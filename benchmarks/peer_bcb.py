@@ -241,7 +241,7 @@ def worker_start(workers: int) -> float:
 PHASES = [("prepare", "before the run (hidden tests compiled, files)"),
           ("solution_start", "solution process (zygote fork, its folder)"),
           ("judge_fork", "judge fork"),
-          ("collection", "judge start to collected (pytest, imports, collection)"),
+          ("collection", "judge start to collected (session, imports, collection)"),
           ("tests", "tests, of which:"),
           ("test_bodies", "  test bodies (pytest's durations)"),
           ("boundary_codec", "  boundary codec (judge side)"),
@@ -293,7 +293,7 @@ def where_time_goes(ours: dict, workers: int) -> None:
         timings = [json.loads(r[5] or "{}").get("timing") or {} for r in ours["rows"]]
         exchanged = sum(t["exchange"] for t in timings if isinstance(t.get("exchange"), float))
         print(f"    worker start, measured apart    {ours['warm_up']:6.1f} s "
-              f"(sandbox, torch and pytest imported, zygote)")
+              f"(sandbox, torch and pytest imported, zygote, pytest configured)")
         print(f"    the command with nothing to run {ours['idle']:6.1f} s "
               f"(interpreter, imports, queries)")
         if exchanged:

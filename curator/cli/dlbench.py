@@ -14,11 +14,11 @@ from curator.cli.context import (
     interruptible,
     json_option,
     pass_ctx,
-    print_errors,
     print_json,
     progress_bar,
 )
-from curator.dlbench import importer, rebuild, taxonomy_data
+from curator.cli.samples import import_taxonomy
+from curator.dlbench import importer, rebuild
 from curator.dlbench import resolve as resolve_mod
 from curator.errors import CuratorError
 from curator.limits import one_line
@@ -184,30 +184,6 @@ def taxonomy_cmd(ctx: CliContext, folders: tuple[str, ...], model: str, techniqu
                  as_json: bool) -> None:
     """Import DL-Bench's Taxonomy-Data folder: samples with the outcomes DL-Bench recorded."""
     import_taxonomy(ctx, folders, model, technique, as_json)
-
-
-def import_taxonomy(ctx: CliContext, folders: tuple[str, ...], model: str | None,
-                     technique: str | None, as_json: bool) -> None:
-    if not model:
-        raise CuratorError("--format dlbench-taxonomy needs --model NAME")
-    reports = []
-    for folder in folders:
-        with progress_bar("importing", enabled=not as_json) as bar:
-            reports.append(taxonomy_data.import_taxonomy(ctx.store, folder, model, technique,
-                                                    progress=bar))
-    errors = [e for r in reports for e in r.errors]
-    if as_json:
-        print_json(reports[0].to_json() if len(reports) == 1 else
-                   [r.to_json() for r in reports])
-    else:
-        print_errors(errors)
-        for report in reports:
-            mix = ", ".join(f"{k} {v}" for k, v in sorted(report.outcomes.items()))
-            click.echo(f"{report.imported} imported ({mix or 'no outcomes'}; judged "
-                       f"elsewhere), {report.duplicates} duplicate(s), {report.pending} "
-                       f"without an outcome, {len(report.errors)} error(s)")
-    if errors:
-        sys.exit(1)
 
 
 COMMANDS = [dlbench_group, import_dlbench_alias]

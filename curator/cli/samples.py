@@ -21,8 +21,8 @@ from curator.cli.context import (
     progress_bar,
     rich_table,
 )
-from curator.cli.dlbench import import_taxonomy
 from curator.cli.engine import allow_weak_option, backend_options, cluster_line
+from curator.dlbench import taxonomy_data
 from curator.errors import CuratorError
 from curator.evaluation import evaluate, generate
 from curator.evaluation import report as report_mod
@@ -318,6 +318,30 @@ def taxonomy_cmd(ctx: CliContext, load_path: str | None, export_path: str | None
                title="DL-specific sub-categories (use as CATEGORY/SUB, e.g. 8/dl-api-usage)")
     rich_table(["verdict", "name", "definition"],
                [[c.id, c.name, c.definition] for c in current.verdicts], title="verdicts")
+
+
+def import_taxonomy(ctx: CliContext, folders: tuple[str, ...], model: str | None,
+                     technique: str | None, as_json: bool) -> None:
+    if not model:
+        raise CuratorError("--format dlbench-taxonomy needs --model NAME")
+    reports = []
+    for folder in folders:
+        with progress_bar("importing", enabled=not as_json) as bar:
+            reports.append(taxonomy_data.import_taxonomy(ctx.store, folder, model, technique,
+                                                    progress=bar))
+    errors = [e for r in reports for e in r.errors]
+    if as_json:
+        print_json(reports[0].to_json() if len(reports) == 1 else
+                   [r.to_json() for r in reports])
+    else:
+        print_errors(errors)
+        for report in reports:
+            mix = ", ".join(f"{k} {v}" for k, v in sorted(report.outcomes.items()))
+            click.echo(f"{report.imported} imported ({mix or 'no outcomes'}; judged "
+                       f"elsewhere), {report.duplicates} duplicate(s), {report.pending} "
+                       f"without an outcome, {len(report.errors)} error(s)")
+    if errors:
+        sys.exit(1)
 
 
 COMMANDS = [samples_group, report_cmd, taxonomy_cmd]

@@ -123,6 +123,8 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
         if engine is not None:
             trust.check(engine.isolation, untrusted_work(store, todo, references),
                         trust.allowed(conf, allow_weak))
+            if own:   # workers warm up (seconds) while the jobs are claimed and built
+                engine.start()
         if references:
             refs = runs.run_problems(
                 store, workspace, references, engine=engine, cancelled=cancelled,

@@ -30,8 +30,10 @@ import signal
 import socket
 import stat
 import sys
+import threading
 import time
 import traceback
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
@@ -119,7 +121,9 @@ class Worker:
         self.private.mkdir(mode=0o700, exist_ok=True)
         self.harness_dir = Path(settings.tmp_root) / ".curator-harness"
         self.versions = {"python": sys.version.split()[0], "torch": None}
-        self._config = None  # pytest's Config, parsed once (warm workers)
+        self._config = None  # pytest's Config, parsed and configured once (warm workers)
+        self._judge_state: tuple | None = None   # what configuring installed, for judges
+        self._judge_fds: frozenset[int] = frozenset()   # descriptors it opened (/dev/null)
         self._zygote: Zygote | None = None  # forks solution processes; never sees a job
 
     # -- start-up ---------------------------------------------------------------------
@@ -159,14 +163,18 @@ class Worker:
                 changed = [k for k, v in _stdlib_primitives().items() if before[k] is not v]
                 if changed:
                     raise PreloadPatched(name, changed)
-            if not self.settings.repo_mode:   # a repository's own ini decides its options
-                problems += self._prepare_pytest()
         sandbox.become_subreaper()
         gc.collect()
         gc.freeze()  # children then do not copy pages just to touch GC headers
         # Forked before any job is read: no solution process ever holds a test, a
-        # baseline or another run's job in its memory.
+        # baseline or another run's job in its memory; and before pytest is configured,
+        # so it holds no pytest configuration either (its plugins, options, hooks).
         self._zygote = Zygote(self)
+        if self.settings.warm and not self.settings.repo_mode:
+            # a repository's own ini decides its options
+            problems += self._prepare_pytest()
+            gc.collect()
+            gc.freeze()
         return problems
 
     @property
@@ -180,10 +188,17 @@ class Worker:
                 "--confcutdir", str(rundir), verdict.TEST_FILE]
 
     def _prepare_pytest(self) -> list[str]:
-        """Parse pytest's command line once here; each child starts from this Config.
+        """Parse pytest's command line and configure its plugins once here; each judge
+        starts from this Config.
 
-        Parsing (plugin registration, option tables, ini) is most of pytest.main's fixed
-        cost; what depends on the run (collection, the reporter) happens in the child.
+        Parsing (plugin registration, option tables, ini) and every plugin's
+        pytest_configure are most of pytest.main's fixed cost, and were paid again in every
+        judge; what depends on the run (the session, collection, the reporter) happens in
+        the judge. What configuring installs in the process (the unraisable-exception and
+        thread-exception hooks, the warning filters) is taken back from the worker and
+        handed to each judge (`_enter_judge_state`), and the descriptors it opens (the
+        logging plugin's log file, /dev/null) stay open in the judge, not closed under a
+        handler that would then write to whatever reuses the number.
         """
         from _pytest.config import _prepareconfig
 
@@ -194,13 +209,42 @@ class Worker:
         try:
             os.chdir(rundir)
             self._config = _prepareconfig(self.pytest_args(), plugins=[])
-            return []
         except Exception as exc:  # fall back to pytest.main in every child
             self._config = None
-            return [f"pytest: cannot pre-parse its configuration: {exc}"]
-        finally:
             os.chdir(here)
             shutil.rmtree(rundir, ignore_errors=True)
+            return [f"pytest: cannot pre-parse its configuration: {exc}"]
+        before = (sys.unraisablehook, threading.excepthook, list(warnings.filters))
+        holders = _hold_low_fds(CHANNEL_FD)   # what it opens must not be a judge's 0-4
+        fds = _open_fds()
+        try:
+            self._config._do_configure()
+            opened = _open_fds() - fds
+            if any(_fd_target(fd) != os.devnull or fd <= CHANNEL_FD for fd in opened):
+                raise RuntimeError("it opened descriptors a judge cannot keep: " + ", ".join(
+                    f"{fd} {_fd_target(fd)}" for fd in sorted(opened)))
+            self._judge_state = (sys.unraisablehook, threading.excepthook,
+                                 list(warnings.filters))
+            self._judge_fds = frozenset(opened)
+            # configured once: the judge's pytest_cmdline_main must not configure again
+            self._config._do_configure = _configured_already
+            return []
+        except Exception as exc:  # configure in every judge, as pytest.main does
+            self._config = None
+            return [f"pytest: cannot configure its plugins ahead of runs: {exc}"]
+        finally:
+            for fd in holders:
+                os.close(fd)
+            sys.unraisablehook, threading.excepthook = before[0], before[1]
+            _set_warning_filters(before[2])
+            os.chdir(here)
+            shutil.rmtree(rundir, ignore_errors=True)
+
+    def _enter_judge_state(self) -> None:
+        """In the judge: the hooks and warning filters pytest's configuring installed."""
+        if self._judge_state is not None:
+            sys.unraisablehook, threading.excepthook, filters = self._judge_state
+            _set_warning_filters(filters)
 
     @staticmethod
     def threads() -> int:
@@ -467,7 +511,8 @@ class Worker:
         os.dup2(out_fds[1], 2)
         os.dup2(write_end, RESULT_FD, inheritable=job.repo_backed)
         cold = job.repo_backed and not self.settings.repo_mode   # no channel: it execs
-        os.closerange(RESULT_FD + 1 if cold else CHANNEL_FD + 1, 1 << 16)
+        _close_from(RESULT_FD + 1 if cold else CHANNEL_FD + 1,
+                    keep=set() if job.repo_backed else self._judge_fds)
         reporter = Reporter(RESULT_FD, token)
         try:
             env = self._enter_run(job, marker, rundir)
@@ -603,6 +648,7 @@ class Worker:
             import pytest
 
             return int(pytest.main(self.pytest_args(), plugins=[reporter, tests]))
+        self._enter_judge_state()
         config.pluginmanager.register(reporter, "curator-reporter")
         config.pluginmanager.register(tests, "curator-tests")
         try:
@@ -820,6 +866,57 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     else:
         code = boundary.solution_main(3, str(path), source)
     _flush_and_exit(code)
+
+
+def _set_warning_filters(filters: list) -> None:
+    warnings.filters[:] = filters
+    mutated = getattr(warnings, "_filters_mutated", None)   # the module's cache of them
+    if mutated is not None:
+        mutated()
+
+
+def _configured_already() -> None:
+    """Config._do_configure of a Config the worker configured before forking the judge."""
+
+
+def _hold_low_fds(highest: int) -> list[int]:
+    """Occupy the free descriptors up to `highest` (with /dev/null), so what is opened
+    next gets a higher number; close them afterwards."""
+    held = []
+    while True:
+        fd = os.open(os.devnull, os.O_RDONLY)
+        if fd > highest:
+            os.close(fd)
+            return held
+        held.append(fd)
+
+
+def _open_fds() -> set[int]:
+    fds = set()
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            os.fstat(fd)   # the listing's own descriptor is gone by now
+        except OSError:
+            continue
+        fds.add(fd)
+    return fds
+
+
+def _fd_target(fd: int) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return "?"
+
+
+def _close_from(low: int, keep=frozenset()) -> None:
+    """Close every descriptor from `low` up, except those in `keep`."""
+    start = low
+    for fd in sorted(f for f in keep if f >= low):
+        os.closerange(start, fd)
+        start = fd + 1
+    os.closerange(start, 1 << 16)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -472,3 +472,58 @@ def test_cli_doctor(workspace):
     assert {c["check"] for c in report["checks"]} >= {"bubblewrap", "rlimits"}
     if report["isolation"] == "weak":
         assert any("bubblewrap" in m for m in report["missing"])
+
+
+# -- pytest configured once per worker ----------------------------------------------------
+
+HOLDS_NO_PYTEST_CONFIG = """\
+import sys
+
+def _pytest_configs():
+    found, frame = [], sys._getframe()
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            config = getattr(value, "_config", None)
+            if type(config).__module__ == "_pytest.config":
+                found.append(config)
+        frame = frame.f_back
+    return found
+
+HELD = _pytest_configs()
+
+def add(a, b):
+    return a + b if not HELD else 0
+"""
+
+
+def test_the_solution_process_holds_no_pytest_configuration(engine):
+    """The zygote is forked before the worker parses and configures pytest: a solution
+    process finds no Config (its options, plugins, the judge's hooks) in its memory."""
+    result = run_one(engine, HOLDS_NO_PYTEST_CONFIG)
+    assert result.outcome == "passed", (result.reason, result.stderr[-2000:])
+
+
+LOGGING_TESTS = """\
+import logging
+
+from solution import add
+
+
+def test_a_log_record_lands_in_no_file_of_the_test(tmp_path):
+    path = tmp_path / "data.txt"
+    with open(path, "w") as fh:
+        logging.getLogger("judge").warning("a record of the test")
+        logging.getLogger("judge").error("another record of the test")
+        fh.write("data")
+    assert path.read_text() == "data"
+    assert add(1, 2) == 3
+"""
+
+
+def test_pytest_configured_in_the_worker_logs_into_no_file_of_a_run(engine):
+    """pytest's logging plugin opens its log file (/dev/null) when the worker configures
+    it; the judge keeps that descriptor, so a record never goes to a file the test opened
+    under the same number."""
+    for _ in range(2):   # the second run's judge is forked from the same configuration
+        result = run_one(engine, GOOD_SOLUTION, LOGGING_TESTS)
+        assert result.outcome == "passed", (result.reason, result.stderr[-2000:])
