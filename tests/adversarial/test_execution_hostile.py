@@ -297,21 +297,28 @@ def test_worker_killed_from_outside_is_replaced(engine):
     slow = job("import time\ndef add(a, b):\n    time.sleep(30)\n    return a + b\n",
                timeout=60)
 
+    done = threading.Event()
+
     def kill_workers():
-        # once a worker has taken the job (a loaded machine may take seconds to get there)
-        deadline = time.monotonic() + 30
-        busy = []
-        while not busy and time.monotonic() < deadline:
-            time.sleep(0.5)
-            busy = engine.pool.worker_pids(busy_only=True)
-        time.sleep(1.0)   # and has read it: killed before, the job would go to a new one
-        for pid in busy:
-            os.kill(pid, 9)
+        # Whichever worker has the job, a second after it took it, until the run ends: a
+        # worker killed before it read the job (a loaded machine) hands it to a new one,
+        # which is killed in turn; one that had read it makes the run crashed.
+        while not done.is_set():
+            if engine.pool.worker_pids(busy_only=True) and not done.wait(1.0):
+                for pid in engine.pool.worker_pids(busy_only=True):
+                    try:
+                        os.kill(pid, 9)
+                    except ProcessLookupError:
+                        pass
+            done.wait(0.5)
 
     killer = threading.Thread(target=kill_workers)
     killer.start()
-    results = list(engine.run([slow]))
-    killer.join()
+    try:
+        results = list(engine.run([slow]))
+    finally:
+        done.set()
+        killer.join()
     assert results[0].outcome == "crashed"
     assert "worker" in results[0].reason
     assert run_one(engine, GOOD_SOLUTION).outcome == "passed"
