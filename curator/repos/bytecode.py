@@ -67,11 +67,15 @@ def _digest(path: Path) -> str | None:
 
 
 def _place(source: Path, target: Path) -> bool:
-    """Link (else copy) `source` to `target` atomically; whether it is there."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")
-    os.close(fd)
-    os.unlink(tmp)
+    """Link (else copy) `source` to `target` atomically; whether it is there (a store or
+    folder that cannot be written is only a missed share: the file is compiled instead)."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError:
+        return False
     try:
         try:
             os.link(source, tmp)

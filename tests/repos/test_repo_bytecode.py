@@ -69,3 +69,12 @@ def test_an_environment_without_a_store_entry_still_gets_bytecode(tmp_path):
     assert counts["failed"] >= 1   # the file that does not compile is left to its imports
     assert _pyc(site, "lonely_mod").is_file()
     assert not list((site / "__pycache__").glob("broken_mod.*.pyc"))
+
+
+def test_a_store_that_cannot_be_written_still_leaves_the_environment_compiled(tmp_path):
+    python, site = _env(tmp_path / "env", {"plain_mod.py": "VALUE = 2\n"})
+    store = tmp_path / "store"
+    store.write_text("a file where the store's folder would be", encoding="utf-8")
+    counts = bytecode.share(python, store)
+    assert counts["compiled"] >= 1 and counts["linked"] == 0, counts
+    assert _pyc(site, "plain_mod").is_file()
