@@ -1865,7 +1865,7 @@ class SolutionLink:
             self.request, self.versions, self.origins_of = request, versions, origins
             try:
                 self.outputs = None
-                reply = self.dumps_reply((exception_record(exc), sent,
+                reply = self.dumps_reply((exception_record(exc, self), sent,
                                           _rebound(placed, sent)))
                 send_frame(self.sock, b"E", reply)
             except BaseException as inner:
@@ -1899,12 +1899,17 @@ class SolutionLink:
 
     def send_warnings(self, caught):
         """The warnings the call issued, for the judge to issue again (pytest.warns, the
-        repository's filterwarnings): category as its nearest library class, text."""
+        repository's filterwarnings): category as its nearest library class (or the
+        solution's own category, a standin there), text."""
         if not caught:
             return
         records = []
         for item in caught[:MAX_WARNINGS]:
             category = _warning_base(item.category)
+            if isinstance(item.category, type) and _solution_defined(item.category):
+                # the solution's own category: its standin in the judge, a subclass of
+                # that base (`pytest.warns(solution.MyWarning)` matches it)
+                category = item.category
             records.append((category, str(item.message)[:2000],
                             str(item.filename)[:500], int(item.lineno or 0)))
         self.send_aside(b"W", records)
@@ -2354,7 +2359,11 @@ def _describe(exc):
     return "%s: %s" % (type(exc).__name__, str(exc)[:500])
 
 
-def exception_record(exc):
+def exception_record(exc, link=None):
+    """(module, qualname, args, message, text, original) of an exception: its nearest
+    allowed class, or (with the solution's link) for an exception class the solution
+    defines on an Exception, None and that class's description with the instance's plain
+    attributes (`state`), so the judge raises its standin: `pytest.raises(solution.E)`."""
     cls = type(exc)
     base = BaseException
     for klass in cls.__mro__:
@@ -2373,6 +2382,12 @@ def exception_record(exc):
     text = "".join(traceback.format_exception(cls, exc, exc.__traceback__))[-6000:]
     original = cls.__qualname__ if cls.__module__ == "builtins" else \
         "%s.%s" % (cls.__module__, cls.__qualname__)
+    if link is not None and issubclass(base, Exception) and _solution_defined(cls):
+        info = dict(link.class_info(cls))
+        info["state"] = {key: value for key, value in getattr(exc, "__dict__", {}).items()
+                         if type(key) is str and not key.startswith("__") and
+                         type(value) in (str, int, float, bool, type(None))}
+        return (None, info, tuple(args), _safe_str(exc), text, original)
     return (base.__module__, base.__qualname__, tuple(args), _safe_str(exc), text, original)
 
 
@@ -2618,9 +2633,9 @@ class JudgeLink:
         module, qualname = info["base"]
         base = _resolve(module, qualname) if module != "builtins" else getattr(
             builtins, qualname, object)
-        if not isinstance(base, type) or base in VALUE_BASES or \
-                issubclass(base, BaseException) or base is type:
-            base = object
+        if not isinstance(base, type) or base in VALUE_BASES or base is type or (
+                issubclass(base, BaseException) and not issubclass(base, Exception)):
+            base = object   # an Exception base stays: the standin of a solution's error
         if torch is not None and issubclass(base, torch.Tensor):
             base = object
         link = self
@@ -2640,8 +2655,11 @@ class JudgeLink:
         def __init__(self, *args, **kwargs):
             pass
 
-        namespace["__new__"] = __new__
-        namespace["__init__"] = __init__
+        if not issubclass(base, BaseException):
+            # an error or warning class is made here, as data (its args): the judge's
+            # warnings machinery makes the category's instance itself
+            namespace["__new__"] = __new__
+            namespace["__init__"] = __init__
         # The description comes from the solution process: only the names a mirror may
         # forward become its members. A dunder would decide how the judge compares,
         # hashes, converts or dispatches (`__eq__`, `__torch_function__`,
@@ -2746,6 +2764,8 @@ class JudgeLink:
         return out
 
     def exception(self, module, qualname, args, message, text, original):
+        if module is None and isinstance(qualname, dict):
+            return self.solution_exception(qualname, args, message, text, original)
         try:
             cls = _resolve(module, qualname)
         except NotData:
@@ -2763,6 +2783,26 @@ class JudgeLink:
                 exc = RuntimeError(str(message))
         if type(exc) is not cls and not isinstance(exc, Exception):
             exc = RuntimeError(str(message))
+        if isinstance(text, str) and text:
+            exc.add_note("raised in the solution process (%s):\n%s" % (original, text))
+        return exc
+
+    def solution_exception(self, info, args, message, text, original):
+        """An exception of a class the solution defines on an Exception: an instance of
+        the judge's standin of that class (so `pytest.raises(solution.ShapeError)` and
+        `except ValueError` both catch it), made here with its args and plain attributes
+        as data; nothing of the solution runs to make it."""
+        cls = self.standin(info)
+        if not (isinstance(cls, type) and issubclass(cls, Exception)):
+            return self.exception("builtins", "RuntimeError", args, message, text, original)
+        exc = BaseException.__new__(cls)
+        exc.args = tuple(a for a in args if type(a) in (str, int, float, bool, type(None)))
+        state = info.get("state")
+        for key, value in (state.items() if isinstance(state, dict) else ()):
+            if type(key) is str and _forwardable(key) and \
+                    type(value) in (str, int, float, bool, type(None)) and \
+                    not hasattr(cls, key):
+                exc.__dict__[key] = value
         if isinstance(text, str) and text:
             exc.add_note("raised in the solution process (%s):\n%s" % (original, text))
         return exc

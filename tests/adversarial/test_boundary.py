@@ -1128,6 +1128,64 @@ def test_a_class_the_tests_derive_from_a_solution_class_is_a_named_crossing_erro
     assert "cannot cross from the judge" in result.reason
 
 
+ERROR_TESTS = """\
+import pytest
+
+import solution
+
+
+def test_its_own_error():
+    with pytest.raises(solution.ShapeError, match="negative") as caught:
+        solution.check(-1)
+    assert caught.value.code == 7 and isinstance(caught.value, ValueError)
+
+
+def test_its_own_warning():
+    with pytest.warns(solution.ShapeWarning):
+        assert solution.check(0) == 0
+"""
+ERROR_SOLUTION = """\
+import warnings
+
+
+class ShapeError(ValueError):
+    def __init__(self, message, code=7):
+        super().__init__(message)
+        self.code = code
+
+
+class OtherError(ValueError):
+    pass
+
+
+class ShapeWarning(UserWarning):
+    pass
+
+
+def check(x):
+    if x < 0:
+        raise ShapeError("negative input")
+    if x == 0:
+        warnings.warn("an empty shape", ShapeWarning)
+    return x
+"""
+
+
+def test_a_solutions_own_error_and_warning_classes_are_what_the_tests_catch(engine):
+    """`pytest.raises(solution.ShapeError)` and `pytest.warns(solution.ShapeWarning)`: the
+    judge's standins of the solution's classes, subclasses of their library base, made
+    and raised in the judge from data. They arrived as a plain ValueError/UserWarning (or
+    the warning's category was constructed in the solution process and could not cross)."""
+    result = run_one(engine, ERROR_SOLUTION, ERROR_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
+    wrong = run_one(engine, ERROR_SOLUTION.replace('raise ShapeError("negative input")',
+                                                   'raise OtherError("negative input")')
+                    .replace("an empty shape\", ShapeWarning", "an empty shape\", UserWarning"),
+                    ERROR_TESTS, timeout=60)
+    assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
+    assert [t["outcome"] for t in wrong.tests] == ["failed"] * 2, wrong.tests
+
+
 # -- nothing stops a batch ----------------------------------------------------------------------
 
 SURROGATE_ROWS = [
