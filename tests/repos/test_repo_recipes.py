@@ -842,19 +842,9 @@ def test_a_dependencys_pin_that_does_not_build_here_is_overridden(
     assert "# tinyplot>=1.0: overrides a dependency's exact pin" in env["lock"]
 
 
-def test_a_package_that_does_not_import_as_of_the_date_is_resolved_as_of_its_commit(
-        tmp_path, monkeypatch):
-    """avalanche as of 2024-09-20 is its commit of 2024-06-03, which imports
-    `DwsConvBlock` from pytorchcv; pytorchcv 0.0.68, released between the two days, moved
-    it, so `import avalanche` fails with the dependencies as of the date. A package that
-    does not import so is resolved once more as of its commit's date (said in the lock);
-    when that does not import either, the environment is as it was, with the first
-    reason. (The resolver and installer are stand-ins: dates on a local index are not
-    what this is about.)"""
+def _contin_workspace(tmp_path):
+    """A workspace with `contin` (depends on `tinycv`) mined and its `scale` accepted."""
     from repo_support import mine_and_accept
-
-    from curator.repos import identity
-    from curator.store import Store
 
     upstream = tmp_path / "contin"
     upstream.mkdir()
@@ -867,6 +857,36 @@ def test_a_package_that_does_not_import_as_of_the_date_is_resolved_as_of_its_com
                              "    assert scale(2) == 6\n"})
     commit(upstream, "first")
     ws, _base = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    return ws
+
+
+def _stand_in_resolution(monkeypatch, resolve, install, check_env):
+    """The resolver, installer and import check replaced; a venv is a folder."""
+    def new_venv(target, version, options):
+        (Path(target) / ".curator").mkdir(parents=True, exist_ok=True)
+        return sys.executable
+
+    monkeypatch.setattr(uv, "resolve", resolve)
+    monkeypatch.setattr(uv, "install", install)
+    monkeypatch.setattr(uv, "new_venv", new_venv)
+    monkeypatch.setattr(uv, "installed", lambda *a, **k: [])
+    monkeypatch.setattr(environments, "broken_companions", lambda *a, **k: {})
+    monkeypatch.setattr(importcheck, "check_env", check_env)
+
+
+def test_a_package_that_does_not_import_as_of_the_date_is_resolved_as_of_its_commit(
+        tmp_path, monkeypatch):
+    """avalanche as of 2024-09-20 is its commit of 2024-06-03, which imports
+    `DwsConvBlock` from pytorchcv; pytorchcv 0.0.68, released between the two days, moved
+    it, so `import avalanche` fails with the dependencies as of the date. A package that
+    does not import so is resolved once more as of its commit's date (said in the lock);
+    when that does not import either, the environment is as it was, with the first
+    reason. (The resolver and installer are stand-ins: dates on a local index are not
+    what this is about.)"""
+    from curator.repos import identity
+    from curator.store import Store
+
+    ws = _contin_workspace(tmp_path)
     days, installed = [], []
 
     def resolve(env_python, wanted, extras, torch, day, *args, **kwargs):
@@ -877,10 +897,6 @@ def test_a_package_that_does_not_import_as_of_the_date_is_resolved_as_of_its_com
         installed.append(lock.splitlines()[-1])
         return ""
 
-    def new_venv(target, version, options):
-        (Path(target) / ".curator").mkdir(parents=True, exist_ok=True)
-        return sys.executable
-
     imports_with = {"tinycv==0.0.67"}
 
     def check_env(python, checkout, frameworks, package, settings=None):
@@ -889,12 +905,7 @@ def test_a_package_that_does_not_import_as_of_the_date_is_resolved_as_of_its_com
         return False, (f"import {package}: ImportError: cannot import name 'DwsConvBlock' "
                        "from 'tinycv.models.common'")
 
-    monkeypatch.setattr(uv, "resolve", resolve)
-    monkeypatch.setattr(uv, "install", install)
-    monkeypatch.setattr(uv, "new_venv", new_venv)
-    monkeypatch.setattr(uv, "installed", lambda *a, **k: [])
-    monkeypatch.setattr(environments, "broken_companions", lambda *a, **k: {})
-    monkeypatch.setattr(importcheck, "check_env", check_env)
+    _stand_in_resolution(monkeypatch, resolve, install, check_env)
     with Store(ws.db_path, "tester") as store:
         row = identity.find(store, "contin")
         identity.set_as_of(store, row["id"], "2099-01-01")
@@ -927,22 +938,10 @@ def test_a_module_the_commit_dates_dependencies_miss_is_added_to_that_resolution
     resolution's are (`setuptools<81`, said in the lock); when nothing makes it import,
     the reason says why the older dependencies did not do either. (Stand-ins for the
     resolver and installer, as above.)"""
-    from repo_support import mine_and_accept
-
     from curator.repos import identity
     from curator.store import Store
 
-    upstream = tmp_path / "contin"
-    upstream.mkdir()
-    git(upstream, "init", "-q", "-b", "main")
-    write(upstream, {
-        "pyproject.toml": '[project]\nname = "contin"\nversion = "0.1"\n'
-                          'dependencies = ["tinycv"]\n',
-        "contin/__init__.py": "", "contin/ops.py": "def scale(x):\n    return 3 * x\n",
-        "tests/test_ops.py": "from contin.ops import scale\n\n\ndef test_scale():\n"
-                             "    assert scale(2) == 6\n"})
-    commit(upstream, "first")
-    ws, _base = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    ws = _contin_workspace(tmp_path)
     installed: list[str] = []
 
     def resolve(env_python, wanted, extras, torch, day, *args, **kwargs):
@@ -952,10 +951,6 @@ def test_a_module_the_commit_dates_dependencies_miss_is_added_to_that_resolution
     def install(env_python, lock, *args, **kwargs):
         installed.append(lock)
         return ""
-
-    def new_venv(target, version, options):
-        (Path(target) / ".curator").mkdir(parents=True, exist_ok=True)
-        return sys.executable
 
     fixed = {"setuptools<81"}
 
@@ -968,12 +963,7 @@ def test_a_module_the_commit_dates_dependencies_miss_is_added_to_that_resolution
                            "'pkg_resources'")
         return True, ""
 
-    monkeypatch.setattr(uv, "resolve", resolve)
-    monkeypatch.setattr(uv, "install", install)
-    monkeypatch.setattr(uv, "new_venv", new_venv)
-    monkeypatch.setattr(uv, "installed", lambda *a, **k: [])
-    monkeypatch.setattr(environments, "broken_companions", lambda *a, **k: {})
-    monkeypatch.setattr(importcheck, "check_env", check_env)
+    _stand_in_resolution(monkeypatch, resolve, install, check_env)
     with Store(ws.db_path, "tester") as store:
         row = identity.find(store, "contin")
         identity.set_as_of(store, row["id"], "2099-01-01")
