@@ -34,6 +34,7 @@ import collections
 import collections.abc
 import copyreg
 import functools
+import hashlib
 import inspect
 import io
 import json
@@ -205,6 +206,34 @@ def _own_bytes(flat):
     return ctypes.string_at(flat.data_ptr(), flat.numel() * flat.element_size())
 
 
+def _tensor_state(t, seen=None):
+    """What tells whether the solution changed a tensor of the judge's: its version, grad,
+    requires_grad and a digest of its values. The version alone misses writes through
+    `.data` and `.numpy()`, which torch does not count (a target network's soft update,
+    `t.data.copy_(tau * s.data + (1 - tau) * t.data)`, never came back to the judge).
+    Given the state it had (`seen`), the digest is computed only when the rest is equal."""
+    state = (t._version, id(t.grad), t.requires_grad)
+    if seen is not None and seen[:3] != state:
+        return state
+    return state + (_values_digest(t),)
+
+
+def _values_digest(t):
+    """The digest of a dense CPU tensor's values, with its shape, strides and dtype; None
+    for one with no values here (meta, sparse, quantized, another device)."""
+    with torch._C.DisableTorchFunctionSubclass():
+        data = torch.Tensor.detach(t)
+        if data.layout != torch.strided or data.is_quantized or data.device.type != "cpu":
+            return None
+        shape, strides, dtype = tuple(data.shape), data.stride(), str(data.dtype)
+        flat = data.contiguous().reshape(-1)
+        if not flat.numel():
+            return shape, strides, dtype
+        raw = _own_bytes(flat.view(torch.uint8)) if np is None else \
+            flat.view(torch.uint8).numpy()
+    return shape, strides, dtype, hashlib.blake2b(raw, digest_size=16).digest()
+
+
 def _tensor_form(data):
     """What a tensor's values as bytes leave out and the other side makes again: its
     sparse layout, per-tensor quantization and channels-last memory format (a correct
@@ -343,8 +372,6 @@ def _array_record(a):
 
 
 def _array_fingerprint(a):
-    import hashlib
-
     return (a.shape, a.strides, a.dtype.str, hashlib.blake2b(a.tobytes(), digest_size=16)
             .digest())
 
@@ -573,8 +600,6 @@ def _lf(module, qualname):
 def _code_print(code):
     """What makes two code objects the same function body on the two sides (both fork
     from one worker: one hash seed, one interpreter)."""
-    import hashlib
-
     parts = [code.co_code, repr(code.co_names), repr(code.co_varnames),
              repr(code.co_freevars), repr(code.co_cellvars)]
     parts += [_code_print(c) if isinstance(c, types.CodeType) else repr(c).encode()
@@ -1686,7 +1711,7 @@ class SolutionLink:
             while len(self.request) <= ref:
                 self.request.append(None)
             self.request[ref] = value
-            self.versions[id(value)] = (value._version, id(value.grad), value.requires_grad)
+            self.versions[id(value)] = _tensor_state(value)
             if origin in ("graph", "leaf"):
                 self.origins_of[ref] = origin
         if value.requires_grad:
@@ -1697,8 +1722,8 @@ class SolutionLink:
         for index, tensor in enumerate(self.request):
             if tensor is obj:
                 seen = self.versions.get(id(obj))
-                now = (obj._version, id(obj.grad), obj.requires_grad)
-                return index if seen == now else None
+                return index if seen is not None and _tensor_state(obj, seen) == seen \
+                    else None
         return None
 
     # arrays of the judge's (kept until the next call from the judge's top level)
@@ -1769,7 +1794,7 @@ class SolutionLink:
             return
         copy = self.request[index]
         copy.grad = grad
-        self.versions[id(copy)] = (copy._version, id(copy.grad), copy.requires_grad)
+        self.versions[id(copy)] = _tensor_state(copy)
 
     def limit(self, what):
         """A computation the boundary cannot serve honestly: the run ends with the reason
