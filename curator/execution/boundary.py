@@ -1188,6 +1188,11 @@ class JudgePickler(_Pickler):
             return _j, (link.judge_handle(obj), served_dunders(obj))
         handle_reduce = _hook_handle(obj)
         if handle_reduce is not None:
+            if not link.requesting:
+                # a hook the solution registered on a judge object it holds a handle to
+                # (a callback's value): its remove() must reach the judge's hook dict, not
+                # a copy (Grad-CAM's hooks on a test's own module stayed registered)
+                return _j, (link.judge_handle(obj), served_dunders(obj))
             return handle_reduce
         return NotImplemented
 
@@ -2547,6 +2552,7 @@ class JudgeLink:
         self.notes = []
         self.namedtuples = {}
         self.broken = None
+        self.left_behind = {}      # id -> (solution code a call left in a judge object, where)
         self.decoding = 0          # inside _loads: no call may reach the solution process
         self.pending_warnings = []
         self.base_env = dict(os.environ)
@@ -2583,6 +2589,12 @@ class JudgeLink:
 
     def cannot_cross(self, what):
         self.broken = "%s %s" % (what, CANNOT_CROSS)
+        self.report("crossing", message=self.broken)
+        return BoundaryError(self.broken)
+
+    def ran_after_the_call(self, where):
+        self.broken = "solution code the call left in the test's %s ran after the call " \
+            "returned: it %s" % (where, CANNOT_CROSS)
         self.report("crossing", message=self.broken)
         return BoundaryError(self.broken)
 
@@ -3083,7 +3095,14 @@ class JudgeLink:
         self.stats["calls"] += 1
         if self.broken:
             raise BoundaryError(self.broken)
+        left = self.left_behind.get(id(self_obj))
+        if left is not None and left[0] is self_obj and self.open_calls == 1:
+            raise self.ran_after_the_call(left[1])
         sent = (self_obj, tuple(args), dict(kwargs))
+        # the solution's code the judge's objects hold before a call of the test's: what
+        # they hold after it besides, the call left there (see _solution_code_inside)
+        held = _solution_code_inside(self, self._fence_roots(sent)) \
+            if self.open_calls == 1 else None
         self.request, self.grad_request = [], []
         grad_enabled = torch.is_grad_enabled() if torch is not None else False
         try:
@@ -3129,6 +3148,11 @@ class JudgeLink:
         if rebound is None:
             raise self.violation("a reply of the wrong shape")
         restored = adopt_reply(self, sent, after, value, current["changed"], rebound)
+        if held is not None:
+            for key, (obj, where) in _solution_code_inside(
+                    self, self._fence_roots(sent)).items():
+                if key not in held:
+                    self.left_behind[key] = (obj, where)
         self.issue_warnings()
         if kind == b"E":
             record = restored
@@ -3136,6 +3160,11 @@ class JudgeLink:
                 raise self.violation("an exception of the wrong shape")
             raise self.exception(*record)
         return restored
+
+    def _fence_roots(self, sent):
+        """Where the judge's objects a call may change are: its arguments, and the
+        objects of the judge's the solution holds handles to (it may call them later)."""
+        return [sent, list(self.judge_objects.values())]
 
     def target(self, qualname):
         """A symbol of the candidate's module in the solution process (a dotted name)."""
@@ -3166,6 +3195,53 @@ class JudgeLink:
         exc = ImportError("the solution did not import: %s" % last)
         exc.add_note(text if isinstance(text, str) else "")
         return exc
+
+
+def _is_solution_code(link, obj):
+    """A callable or object whose code runs in the solution process: a function or object
+    handle, a solution class's standin, an instance of one (a mirror), a bound method."""
+    if isinstance(obj, (RemoteFunction, RemoteObject, _BoundMethod, _UnboundMethod,
+                        _ClassFunction)):
+        return True
+    cls = obj if isinstance(obj, type) else _TYPE(obj)
+    try:
+        return cls.__dict__.get("__curator_class__") is not None
+    except Exception:
+        return False
+
+
+def _solution_code_inside(link, roots):
+    """id -> (object, where) of the solution's code held inside the judge's own instances
+    reachable from `roots` (through containers and instances' attributes, never into the
+    solution's objects): a hook in a test's module's `_forward_hooks`, a solution module
+    in its `_modules`. The judge's own methods call what they hold, so solution code left
+    there would answer for the test's own computations after a call (`expected =
+    model(x)` through a forward hook the solution registered: the wrong answer's double).
+    Plain containers the test passed hold it in the open: only the test reads them."""
+    found, seen, stack = {}, _SET(), [(root, None) for root in roots]
+    while stack and _LEN(seen) < MAX_PLACES:
+        obj, where = stack.pop()
+        if obj is None or _IS_INSTANCE(obj, _ATOMS) or _ID(obj) in seen:
+            continue
+        seen.add(_ID(obj))
+        if _is_solution_code(link, obj):
+            if where is not None:
+                found[_ID(obj)] = (obj, where)
+            continue
+        if (torch is not None and _IS_INSTANCE(obj, torch.Tensor)) or \
+                (np is not None and _IS_INSTANCE(obj, np.ndarray)):
+            continue
+        if _IS_INSTANCE(obj, (list, tuple, set, frozenset)):
+            stack.extend((v, where) for v in obj)
+        elif _IS_INSTANCE(obj, _DICT):
+            stack.extend((v, where) for v in dict.values(obj))
+        else:
+            namespace = _namespace(obj)
+            if namespace is None:
+                continue
+            name = _TYPE(obj).__name__
+            stack.extend((v, "%s (%s)" % (name, k)) for k, v in namespace.items())
+    return found
 
 
 def _named(obj):

@@ -69,3 +69,105 @@ def test_values_written_past_the_version_counter_come_back(engine, name):
     control = run_one(engine, "def soft_update(target, source, tau):\n    pass\n",
                       SOFT_UPDATE_TESTS, timeout=60)
     assert control.outcome == "failed", control.reason
+
+
+# The test computes its expected value with its own model after the call. The wrong
+# solution (three times the model's output, not two) leaves code of its own in the model:
+# a forward hook scaling by 1.5 or a module appended to the Sequential, on the test's module
+# or one inside it. Left alone, `expected = model(x) * 2` went through it and matched.
+LEFT_TESTS = """\
+import torch
+
+from solution import apply, scale_hook
+
+
+class Net(torch.nn.Module):   # the test's own class: a judge handle, changed by callbacks
+    def __init__(self):
+        super().__init__()
+        self.seq = torch.nn.Sequential(torch.nn.Linear(3, 2))
+
+    def forward(self, x):
+        return self.seq(x)
+
+
+def _model(make):
+    torch.manual_seed(0)
+    return make(), torch.randn(4, 3)
+
+
+def test_a_library_module():
+    model, x = _model(lambda: torch.nn.Sequential(torch.nn.Linear(3, 2)))
+    out = apply(model, x)
+    expected = model(x) * 2
+    assert torch.allclose(out, expected)
+
+
+def test_the_tests_own_module():
+    model, x = _model(Net)
+    out = apply(model, x)
+    expected = model(x) * 2
+    assert torch.allclose(out, expected)
+
+
+def test_a_hook_the_test_registers_itself():
+    model, x = _model(lambda: torch.nn.Linear(3, 2))
+    plain = model(x)
+    model.register_forward_hook(scale_hook)
+    assert torch.allclose(model(x), plain * 10)
+"""
+LEFT_COMMON = """\
+import torch
+
+
+def scale_hook(module, inputs, output):
+    return output * 10
+
+
+class Half(torch.nn.Module):
+    def forward(self, x):
+        return x * 1.5
+
+
+def inner(model):
+    return model if isinstance(model, torch.nn.Sequential) else model.seq
+"""
+LEFT_REFERENCE = LEFT_COMMON + """
+
+def apply(model, x):
+    # a hook used during the call and removed: nothing is left behind
+    handle = model.register_forward_hook(lambda m, i, o: o * 2)
+    out = model(x)
+    handle.remove()
+    return out
+"""
+LEFT_CONTROL = LEFT_COMMON + """
+
+def apply(model, x):
+    return model(x) * 3
+"""
+LEFT_BEHIND = {
+    "a forward hook": "    model.register_forward_hook(lambda m, i, o: o * 1.5)\n",
+    "a forward hook on an inner module":
+        "    inner(model)[0].register_forward_hook(lambda m, i, o: o * 1.5)\n",
+    "a forward pre-hook":
+        "    model.register_forward_pre_hook(lambda m, i: (i[0] * 1.5,))\n",
+    "a solution module appended": "    inner(model).append(Half())\n",
+}
+
+
+def test_a_hook_removed_during_the_call_is_gone_from_the_tests_own_module(engine):
+    # registered through a callback on the test's Net, the handle came back as a copy:
+    # its remove() emptied the copy's dict and the hook doubled the test's expected value
+    reference = run_one(engine, LEFT_REFERENCE, LEFT_TESTS, timeout=60)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+
+
+def test_solution_code_left_in_the_tests_objects_never_answers_for_them(engine):
+    control = run_one(engine, LEFT_CONTROL, LEFT_TESTS, timeout=60)
+    assert control.outcome == "failed", control.reason
+    for name, trick in LEFT_BEHIND.items():
+        attack = LEFT_CONTROL.replace("    return model(x) * 3\n",
+                                      "    out = model(x) * 3\n" + trick + "    return out\n")
+        result = run_one(engine, attack, LEFT_TESTS, timeout=60)
+        assert result.outcome not in ("passed", "tampered"), (name, result.reason)
+        assert "ran after the call returned" in (result.reason or ""), (name, result.reason)
