@@ -3231,14 +3231,14 @@ def _solution_code_inside(link, roots):
         if (torch is not None and _IS_INSTANCE(obj, torch.Tensor)) or \
                 (np is not None and _IS_INSTANCE(obj, np.ndarray)):
             continue
-        if _IS_INSTANCE(obj, (list, tuple, set, frozenset)):
+        if _IS_INSTANCE(obj, (list, tuple, set, frozenset, collections.deque)):
             stack.extend((v, where) for v in obj)
         elif _IS_INSTANCE(obj, _DICT):
             stack.extend((v, where) for v in dict.values(obj))
-        else:
-            namespace = _namespace(obj)
-            if namespace is None:
-                continue
+            if _IS_INSTANCE(obj, collections.defaultdict):
+                stack.append((obj.default_factory, where))
+        namespace = _namespace(obj)
+        if namespace is not None:
             name = _TYPE(obj).__name__
             stack.extend((v, "%s (%s)" % (name, k)) for k, v in namespace.items())
     return found

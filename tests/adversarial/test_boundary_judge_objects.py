@@ -171,3 +171,71 @@ def test_solution_code_left_in_the_tests_objects_never_answers_for_them(engine):
         result = run_one(engine, attack, LEFT_TESTS, timeout=60)
         assert result.outcome not in ("passed", "tampered"), (name, result.reason)
         assert "ran after the call returned" in (result.reason or ""), (name, result.reason)
+
+
+# The same through what the judge's objects call besides hooks: a scheduler's lr lambda,
+# a defaultdict's default_factory (in a namespace the test passes by value).
+FACTORY_TESTS = """\
+import argparse
+import collections
+
+import torch
+
+from solution import step
+
+
+def test_a_default_factory():
+    book = argparse.Namespace(counts=collections.defaultdict(int))
+    out = step(book, "a")
+    assert out == 1 + book.counts["unseen"]
+
+
+def test_a_schedulers_lambda():
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda epoch: 0.5 ** epoch)
+    out = step(scheduler, "schedule")
+    scheduler.step()
+    assert out == optimizer.param_groups[0]["lr"]
+"""
+FACTORY_REFERENCE = """\
+def step(obj, key):
+    if key == "schedule":
+        return 0.5
+    obj.counts[key] += 1
+    return obj.counts[key]
+"""
+FACTORY_CONTROL = """\
+import collections
+
+
+def step(obj, key):
+    if key == "schedule":
+        return 0.25
+    obj.counts[key] += 2
+    return obj.counts[key]
+"""
+FACTORY_ATTACK = FACTORY_CONTROL.replace("def step(obj, key):\n", """\
+def step(obj, key):
+    out = wrong(obj, key)
+    if key == "schedule":
+        obj.lr_lambdas[0] = lambda epoch: 0.25 if epoch else 1.0
+    else:   # the wrong count (2) is what the test's own count now says (1 + 1)
+        counts = collections.defaultdict(lambda: 1)
+        counts.update(obj.counts)
+        obj.counts = counts
+    return out
+
+
+def wrong(obj, key):
+""")
+
+
+def test_a_factory_or_lambda_left_in_the_tests_objects_never_answers(engine):
+    reference = run_one(engine, FACTORY_REFERENCE, FACTORY_TESTS, timeout=60)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    control = run_one(engine, FACTORY_CONTROL, FACTORY_TESTS, timeout=60)
+    assert control.outcome == "failed", control.reason
+    attack = run_one(engine, FACTORY_ATTACK, FACTORY_TESTS, timeout=60)
+    assert attack.outcome not in ("passed", "tampered"), attack.reason
+    assert "ran after the call returned" in (attack.reason or ""), attack.reason
