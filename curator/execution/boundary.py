@@ -516,6 +516,22 @@ def _rx(pattern, flags):
     return re.compile(pattern, flags)
 
 
+def _fi(kind, dtype_name):
+    """torch's finfo or iinfo of a dtype, made here from the dtype's name (torch cannot
+    pickle them: a correct `return torch.finfo(x.dtype)` was an error)."""
+    dtype = getattr(torch, str(dtype_name), None)
+    if kind not in ("finfo", "iinfo") or not isinstance(dtype, torch.dtype):
+        raise NotData("a %s of an unknown dtype" % (kind,))
+    return getattr(torch, kind)(dtype)
+
+
+def _type_info(obj):
+    """(_fi, (kind, dtype)) for torch's finfo or iinfo; None for anything else."""
+    if torch is not None and type(obj) in (torch.finfo, torch.iinfo):
+        return _fi, (type(obj).__name__, str(obj.dtype))
+    return None
+
+
 def _stdlib_held(obj):
     """(_lg, (name,)) or (_rx, (text, flags)) for a library's logger or a compiled
     pattern; None for anything else."""
@@ -780,7 +796,7 @@ JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "
 
 
 REBUILDERS = {name: globals()[name] for name in
-              ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_dv", "_lg", "_rx", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
+              ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_dv", "_lg", "_rx", "_fi", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
                "_mod", "_lf", "_sc", "_fill_closure")}
 
 
@@ -1181,6 +1197,9 @@ class JudgePickler(_Pickler):
             return _j, (link.judge_handle(obj), served_dunders(obj))
         if _tf_graph_tensor(obj):
             return _tf_constant(obj)
+        type_info = _type_info(obj)
+        if type_info is not None:
+            return type_info
         if not _importable(type(obj)) or isinstance(obj, types.GeneratorType) or \
                 isinstance(obj, (io.IOBase,)) or denied_class(type(obj)):
             # what the judge could not rebuild when it comes back (a DataLoader the test
@@ -1373,6 +1392,9 @@ class SolutionPickler(_Pickler):
         if isinstance(obj, (io.IOBase, socket.socket)):
             raise CannotCross("an open file or socket (%s.%s)"
                               % (cls.__module__, cls.__qualname__))
+        type_info = _type_info(obj)
+        if type_info is not None:
+            return type_info
         if allowed_class(cls) and not _solution_defined(cls):
             if torch is not None and isinstance(obj, torch.Generator):
                 return NotImplemented

@@ -1347,3 +1347,39 @@ def test_tensors_keep_their_layout_quantization_and_memory_format(engine):
     channels-last format: a correct `to_sparse()` failed `assert result.is_sparse`."""
     result = run_one(engine, FORM_SOLUTION, FORM_TESTS, timeout=60)
     assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
+
+
+# torch cannot pickle finfo and iinfo: a correct solution returning one (or given one by
+# the test) was an error "cannot pickle 'torch.finfo' object"; they cross as their dtype.
+TYPE_INFO_TESTS = """\
+import torch
+
+from solution import eps_of, info
+
+
+def test_returned():
+    assert info(torch.float32).eps == torch.finfo(torch.float32).eps
+    assert info(torch.int8).min == -128
+
+
+def test_given():
+    assert eps_of(torch.finfo(torch.float64)) == torch.finfo(torch.float64).eps
+"""
+TYPE_INFO_SOLUTION = """\
+import torch
+
+
+def info(dtype):
+    return torch.finfo(dtype) if dtype.is_floating_point else torch.iinfo(dtype)
+
+
+def eps_of(finfo):
+    return finfo.eps
+"""
+
+
+def test_torchs_finfo_and_iinfo_cross_as_their_dtype(engine):
+    result = run_one(engine, TYPE_INFO_SOLUTION, TYPE_INFO_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
+    wrong = TYPE_INFO_SOLUTION.replace("finfo(dtype) if", "finfo(torch.bfloat16) if")
+    assert run_one(engine, wrong, TYPE_INFO_TESTS, timeout=60).outcome == "failed"
