@@ -120,7 +120,9 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
         job.repo = environments.portable_spec(store, source["repo"], source["commit"], python)
     left_out = [row["node_id"] for row in excluded(store, problem.id)]
     job.node_ids = [n for n in problem.test_node_ids if n not in left_out]
-    job.deselect = [n for n in left_out if n not in problem.test_node_ids]
+    # every one, also those the problem names itself: another of its node ids (their
+    # module, their class) would collect them again
+    job.deselect = left_out
     job.tests = None
     return job
 
