@@ -593,6 +593,17 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
         bad = next(r for r in results if r.outcome != "passed")
         if bad.outcome == "timeout":
             return TriageResult(problem.id, False, _timeout_reason(results), runs=done)
+        if bad.outcome == "failed" and all(
+                t["outcome"] == "deselected" for r in results for t in r.tests):
+            # every test its node ids collect is excluded (a module it runs whole, its
+            # tests in the recipe's [exclude]): nothing left, said why, as before it ran
+            rows = {row["node_id"]: row["reason"] for row in excluded(store, problem.id)
+                    if any(row["node_id"].startswith(n + "::") or row["node_id"] == n
+                           for n in problem.test_node_ids)}
+            if rows:
+                kept = {node: why.split(":", 1)[0].strip() for node, why in rows.items()}
+                return TriageResult(problem.id, False, _nothing_left(kept, rows),
+                                    {k: v for k, v in kept.items() if v in CAUSES}, done)
         why = environments.left_out_because(store, (problem.source or {}).get("repo") or "",
                                             bad.reason)
         return TriageResult(problem.id, False, f"{bad.outcome}: {bad.reason}" +
