@@ -120,7 +120,9 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
         job.repo = environments.portable_spec(store, source["repo"], source["commit"], python)
     left_out = [row["node_id"] for row in excluded(store, problem.id)]
     job.node_ids = [n for n in problem.test_node_ids if n not in left_out]
-    job.deselect = [n for n in left_out if n not in problem.test_node_ids]
+    # every one, also those the problem names itself: another of its node ids (their
+    # module, their class) would collect them again
+    job.deselect = left_out
     job.tests = None
     return job
 
@@ -542,13 +544,11 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
     if problem.test_node_ids and not jobs[0].node_ids:
         # every test of the problem excluded before it ran (the recipe's exclusions: a
         # test module that cannot be collected here): nothing to run, said why
-        kept = {row["node_id"]: row["reason"].split(":", 1)[0].strip()
-                for row in excluded(store, problem.id)
+        rows = {row["node_id"]: row["reason"] for row in excluded(store, problem.id)
                 if row["node_id"] in problem.test_node_ids}
-        tally = Counter(kept.values())
-        return TriageResult(problem.id, False, "no test left: " + ", ".join(
-            f"{n} {c}" for c, n in sorted(tally.items())),
-            {k: v for k, v in kept.items() if v in CAUSES}, 0)
+        kept = {node: why.split(":", 1)[0].strip() for node, why in rows.items()}
+        return TriageResult(problem.id, False, _nothing_left(kept, rows),
+                            {k: v for k, v in kept.items() if v in CAUSES}, 0)
     # The first run alone (on two workers the three take two rounds either way): one that
     # does not finish within the limit leaves nothing to compare, and the others would
     # only spend the limit again.
@@ -586,13 +586,24 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
         with store.transaction():
             for node in problem.test_node_ids:
                 add_excluded(store, problem.id, node, reason, stamp)
-        return TriageResult(problem.id, False, (
-            f"no test left: {len(problem.test_node_ids)} {cause} ({detail})")[:500],
-            {node: cause for node in problem.test_node_ids}, done)
+        causes = {node: cause for node in problem.test_node_ids}
+        return TriageResult(problem.id, False, _nothing_left(
+            causes, {node: reason for node in problem.test_node_ids}), causes, done)
     if not failing:
         bad = next(r for r in results if r.outcome != "passed")
         if bad.outcome == "timeout":
             return TriageResult(problem.id, False, _timeout_reason(results), runs=done)
+        if bad.outcome == "failed" and all(
+                t["outcome"] == "deselected" for r in results for t in r.tests):
+            # every test its node ids collect is excluded (a module it runs whole, its
+            # tests in the recipe's [exclude]): nothing left, said why, as before it ran
+            rows = {row["node_id"]: row["reason"] for row in excluded(store, problem.id)
+                    if any(row["node_id"].startswith(n + "::") or row["node_id"] == n
+                           for n in problem.test_node_ids)}
+            if rows:
+                kept = {node: why.split(":", 1)[0].strip() for node, why in rows.items()}
+                return TriageResult(problem.id, False, _nothing_left(kept, rows),
+                                    {k: v for k, v in kept.items() if v in CAUSES}, done)
         why = environments.left_out_because(store, (problem.source or {}).get("repo") or "",
                                             bad.reason)
         return TriageResult(problem.id, False, f"{bad.outcome}: {bad.reason}" +
@@ -647,9 +658,7 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
     kept = [tid for tid, tests in per_test.items() if tid not in failing and
             any(t["outcome"] == "passed" for t in tests)]
     if not kept:
-        tally = Counter(causes.values())
-        return TriageResult(problem.id, False, "no test left: " + ", ".join(
-            f"{n} {c}" for c, n in sorted(tally.items())), causes, done)
+        return TriageResult(problem.id, False, _nothing_left(causes, reasons), causes, done)
     confirm = job_for(store, workspace, problem, problem.solution, "reference", limits)
     (last,) = _run_jobs(store, engine, [confirm], hash_, cancelled, test_progress) or [None]
     if last is None:
@@ -660,6 +669,22 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
                             f"excluded: {last.reason}", causes, done)
     return _stub_check(store, workspace, problem, engine, cancelled,
                        TriageResult(problem.id, True, causes=causes, runs=done), stub)
+
+
+def _nothing_left(causes: dict[str, str], reasons: dict[str, str]) -> str:
+    """Why a problem has no test left: how many of its tests went for each cause, and
+    the first one's message (stanza's "3 needs_network" did not say that every one was a
+    download of resources_1.9.0.json from raw.githubusercontent.com). `reasons`: node id
+    -> "cause: message", the excluded tests' record."""
+    tally = Counter(causes.values())
+    reason = "no test left: " + ", ".join(f"{n} {c}" for c, n in sorted(tally.items()))
+    node = next((n for n in sorted(causes) if reasons.get(n)), None)
+    if node is None:
+        return reason
+    detail = " ".join(reasons[node].split(":", 1)[-1].split())
+    if not detail.startswith(node.split("::", 1)[0] + ": "):   # a module's error names it
+        detail = f"{node}: {detail}"
+    return f"{reason} ({detail})"[:500]
 
 
 def _timeout_reason(results: list[RunResult]) -> str:

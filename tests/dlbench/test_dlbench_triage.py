@@ -128,7 +128,10 @@ def test_a_problem_with_nothing_left_is_not_green_with_the_reason(tmp_path):
     with Store(ws.db_path, "tester") as store:
         (result,) = runs.triage(store, ws, ["scale"])
         assert not result.green
-        assert result.reason == "no test left: 1 needs_gpu"
+        # how many went for which cause, and the first one's message
+        assert result.reason.startswith(
+            "no test left: 1 needs_gpu (tests/test_cuda.py::test_scale_cuda: "), result.reason
+        assert "Found no NVIDIA driver on your system." in result.reason
         (row,) = runs.excluded(store, "scale")
         assert row["reason"].startswith("needs_gpu: ") and "NVIDIA" in row["reason"]
         # a run says which test finished and how many are done, while it runs
@@ -361,6 +364,48 @@ def test_a_test_module_that_needs_the_network_to_import_is_excluded_with_that_ca
         (row,) = runs.excluded(store, "scale")
         assert row["reason"].startswith("needs_network: ") and "urlopen" in row["reason"]
         (again,) = runs.triage(store, ws, ["scale"], resume=False, keep={row["node_id"]})
-        assert (again.green, again.reason, again.runs) == \
-            (False, "no test left: 1 needs_network", 0)
+        assert (again.green, again.reason, again.runs) == (False, result.reason, 0)
         assert again.causes == {row["node_id"]: "needs_network"}
+
+
+NETWORK_TESTS = '''import urllib.request
+
+from pkg.ops import scale
+
+
+def test_scale_downloads_weights():
+    scale(1)
+    urllib.request.urlopen("http://127.0.0.1:9/weights.pt", timeout=5)
+
+
+def test_scale_downloads_config():
+    scale(1)
+    urllib.request.urlopen("http://127.0.0.1:9/config.json", timeout=5)
+'''
+
+
+def test_a_module_whose_every_test_is_excluded_already_has_no_test_left(tmp_path):
+    """The problem runs a test module whole and every test in it is excluded already (a
+    recipe's [exclude] from an earlier rebuild: stanza's resplit_mwt, both tests of
+    tests/mwt/test_utils.py needs_network): no test left, with the causes and the first
+    message, not "failed: no test passed (2 deselected)"."""
+    upstream = make_repo(tmp_path / "net", {
+        "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": NETWORK_TESTS})
+    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    nodes = ["tests/test_ops.py::test_scale_downloads_config",
+             "tests/test_ops.py::test_scale_downloads_weights"]
+    with Store(ws.db_path, "tester") as store:
+        problem = problem_store.get(store, "scale")
+        problem.test_node_ids = ["tests/test_ops.py"]
+        problem_store.save(store, problem)
+        with store.transaction():
+            for node in nodes:
+                runs.add_excluded(store, "scale", node,
+                                  "needs_network: urllib.error.URLError: <urlopen error "
+                                  "[Errno 111] Connection refused>", "2024-09-20T00:00:00Z")
+        (result,) = runs.triage(store, ws, ["scale"], keep=set(nodes))
+    assert not result.green
+    assert result.reason == (
+        "no test left: 2 needs_network (tests/test_ops.py::test_scale_downloads_config: "
+        "urllib.error.URLError: <urlopen error [Errno 111] Connection refused>)"), result.reason
+    assert result.causes == {node: "needs_network" for node in nodes}

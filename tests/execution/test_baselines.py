@@ -149,6 +149,31 @@ def test_repo_backed_baseline_with_skip_xfail_xpass_and_an_excluded_test(tmp_pat
     assert wrong.outcome == "failed" and "test_negative" in wrong.reason
 
 
+def test_an_excluded_test_the_problem_also_names_inside_a_module_it_runs_does_not_run(
+        tmp_path):
+    """A problem that runs a test module whole and also names one of its tests, which is
+    excluded (stanza's parse_tokenized_sentences: the release's module and the tests that
+    use the function, one of them in that module, needs_network): the module must not run
+    the excluded test. It ran, failed the reference, and a triage that kept the exclusion
+    crashed recording it again (UNIQUE constraint failed: excluded_tests)."""
+    upstream = make_repo(tmp_path / "lib", {
+        "conftest.py": "", "lib/__init__.py": "", "lib/code.py": CODE,
+        "tests/test_code.py": TESTS})
+    excluded = "tests/test_code.py::TestMore::test_needs_network"
+    ws, base = mine_and_accept(tmp_path, upstream, "double", "double", isolation="weak",
+                               exclude=[excluded])
+    with Store(ws.db_path, "tester") as store:
+        problem = problem_store.get(store, "double")
+        problem.test_node_ids = ["tests/test_code.py", excluded]
+        problem_store.save(store, problem)
+    code, report = run_json(base, "double")
+    (run,) = report["runs"]
+    assert (run["outcome"], code) == ("passed", 0), run["reason"]
+    outcomes = {t["id"]: t["outcome"] for t in run["tests"]}
+    assert outcomes.get(excluded, "deselected") == "deselected", outcomes
+    assert outcomes["tests/test_code.py::TestMore::test_negative"] == "passed"
+
+
 def test_accept_refuses_an_exclusion_without_a_reason_or_outside_its_tests(tmp_path):
     upstream = make_repo(tmp_path / "lib", {
         "conftest.py": "", "lib/__init__.py": "", "lib/code.py": CODE,
