@@ -119,7 +119,10 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
     if source.get("repo") and source.get("commit"):
         job.repo = environments.portable_spec(store, source["repo"], source["commit"], python)
     left_out = [row["node_id"] for row in excluded(store, problem.id)]
-    job.node_ids = [n for n in problem.test_node_ids if n not in left_out]
+    # every one of them excluded: only they are collected (each deselected), never the
+    # whole repository's tests, which empty node ids would run
+    job.node_ids = [n for n in problem.test_node_ids if n not in left_out] or \
+        list(problem.test_node_ids)
     # every one, also those the problem names itself: another of its node ids (their
     # module, their class) would collect them again
     job.deselect = left_out

@@ -126,6 +126,12 @@ def test_a_problem_with_nothing_left_is_not_green_with_the_reason(tmp_path):
         "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_cuda.py": GPU_ONLY})
     ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
     with Store(ws.db_path, "tester") as store:
+        # a run says which test finished and how many are done, while it runs
+        labels = []
+        runs.run_problems(store, ws, ["scale"], workers=1,
+                          progress=lambda done, total, label: labels.append(label))
+        assert any(label.startswith("scale: test 1/1 tests/test_cuda.py::test_scale_cuda")
+                   for label in labels), labels
         (result,) = runs.triage(store, ws, ["scale"])
         assert not result.green
         # how many went for which cause, and the first one's message
@@ -134,12 +140,12 @@ def test_a_problem_with_nothing_left_is_not_green_with_the_reason(tmp_path):
         assert "Found no NVIDIA driver on your system." in result.reason
         (row,) = runs.excluded(store, "scale")
         assert row["reason"].startswith("needs_gpu: ") and "NVIDIA" in row["reason"]
-        # a run says which test finished and how many are done, while it runs
-        labels = []
-        runs.run_problems(store, ws, ["scale"], workers=1,
-                          progress=lambda done, total, label: labels.append(label))
-        assert any(label.startswith("scale: test 1/1 tests/test_cuda.py::test_scale_cuda")
-                   for label in labels), labels
+        # a later run collects only the problem's own tests, every one left out: never
+        # the rest of the repository's tests
+        job = runs.job_for(store, ws, problem_store.get(store, "scale"),
+                           OPS, "sample")
+        assert job.node_ids == ["tests/test_cuda.py::test_scale_cuda"]
+        assert job.deselect == ["tests/test_cuda.py::test_scale_cuda"]
 
 
 def test_a_stub_that_passes_the_remaining_tests_is_not_green(tmp_path):
