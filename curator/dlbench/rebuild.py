@@ -31,7 +31,7 @@ from curator.dlbench.upstream import Snapshot, tests_calling
 from curator.errors import CuratorError
 from curator.progress import CancelCheck, checkpoint
 from curator.repos import checkout, environments, recipes, requirements
-from curator.repos.gitcache import GitError, cache_for
+from curator.repos.gitcache import GitError, cache_for, normalise_source
 from curator.store import Store
 from curator.store import problem_imports as import_store
 from curator.store import problems as problem_store
@@ -129,6 +129,15 @@ def rebuild(store: Store, workspace: Workspace, sources: dict[str, str] | None =
     return report
 
 
+def _same_source(given: str, registered: dict) -> bool:
+    """Whether `given` (a --repo SOURCE) is where the registered repository comes from."""
+    try:
+        source = normalise_source(given)
+    except Exception:
+        return False
+    return source == (registered.get("source") or registered.get("url"))
+
+
 def _one(store: Store, workspace: Workspace, name: str, rows: list[dict],
          sources: dict[str, str], as_of: str | None, note: RepoProgress,
          cancelled: CancelCheck | None, engine) -> RepoResult:
@@ -142,7 +151,12 @@ def _one(store: Store, workspace: Workspace, name: str, rows: list[dict],
         return result
     note(name, "resolving", 0, len(rows))
     # A repository resolved before at the same date keeps its pins (resume); a new
-    # source or date resolves again.
+    # source or date resolves again. The same source given again (the same command run
+    # again after a stop) is no new source: resolving again would put back the release's
+    # tests in place of those the rebuild chose, and triage them all again.
+    if given and registered is not None and _same_source(next(iter(given.values())),
+                                                         registered):
+        given = {}
     if given or as_of is not None or not all(_is_resolved(r) for r in rows):
         if not (registered is not None and not given and as_of is not None and
                 str(registered.get("as_of") or "") == as_of and all(_is_resolved(r)

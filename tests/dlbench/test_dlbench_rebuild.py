@@ -111,6 +111,17 @@ def test_a_module_only_the_tests_import_goes_into_the_recipe(tmp_path,
     assert repo["green_ids"] == ["checksscale1"], repo["not_green"]
     recipe = recipes.load(workspace_mod.discover(str(ws.root)), url)
     assert recipe is not None and recipe.extras == ["tinycheck"]
+    # the same command again (after a stop) resumes: the same source is no new one, so
+    # nothing is resolved again (the rebuild's own choices of tests would be lost)
+    count = "SELECT COUNT(*) AS n FROM {} WHERE {}"
+    with Store(ws.db_path, "tester") as store:
+        resolves = store.one(count.format("audit", "action = 'resolve'"))["n"]
+        runs_before = store.one(count.format("runs", "1"))["n"]
+    again = rebuild(base, "--repo", f"checks={checks}")
+    assert again["repos"][0]["green_ids"] == ["checksscale1"]
+    with Store(ws.db_path, "tester") as store:
+        assert store.one(count.format("audit", "action = 'resolve'"))["n"] == resolves
+        assert store.one(count.format("runs", "1"))["n"] == runs_before
 
 
 def test_tests_failing_for_a_plugin_fixture_or_a_module_want_the_environment_fixed(tmp_path):
