@@ -544,7 +544,7 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
     limits = default_limits(store, workspace, problem)
     jobs = [job_for(store, workspace, problem, problem.solution, "reference", limits)
             for _ in range(max(1, runs))]
-    if problem.test_node_ids and not jobs[0].node_ids:
+    if problem.test_node_ids and not set(jobs[0].node_ids) - set(jobs[0].deselect or ()):
         # every test of the problem excluded before it ran (the recipe's exclusions: a
         # test module that cannot be collected here): nothing to run, said why
         rows = {row["node_id"]: row["reason"] for row in excluded(store, problem.id)
