@@ -547,11 +547,9 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
     if problem.test_node_ids and not set(jobs[0].node_ids) - set(jobs[0].deselect or ()):
         # every test of the problem excluded before it ran (the recipe's exclusions: a
         # test module that cannot be collected here): nothing to run, said why
-        rows = {row["node_id"]: row["reason"] for row in excluded(store, problem.id)
-                if row["node_id"] in problem.test_node_ids}
-        kept = {node: why.split(":", 1)[0].strip() for node, why in rows.items()}
-        return TriageResult(problem.id, False, _nothing_left(kept, rows),
-                            {k: v for k, v in kept.items() if v in CAUSES}, 0)
+        return _nothing_left_result(problem.id, {
+            row["node_id"]: row["reason"] for row in excluded(store, problem.id)
+            if row["node_id"] in problem.test_node_ids}, 0)
     # The first run alone (on two workers the three take two rounds either way): one that
     # does not finish within the limit leaves nothing to compare, and the others would
     # only spend the limit again.
@@ -604,9 +602,7 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
                     if any(row["node_id"].startswith(n + "::") or row["node_id"] == n
                            for n in problem.test_node_ids)}
             if rows:
-                kept = {node: why.split(":", 1)[0].strip() for node, why in rows.items()}
-                return TriageResult(problem.id, False, _nothing_left(kept, rows),
-                                    {k: v for k, v in kept.items() if v in CAUSES}, done)
+                return _nothing_left_result(problem.id, rows, done)
         why = environments.left_out_because(store, (problem.source or {}).get("repo") or "",
                                             bad.reason)
         return TriageResult(problem.id, False, f"{bad.outcome}: {bad.reason}" +
@@ -672,6 +668,14 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
                             f"excluded: {last.reason}", causes, done)
     return _stub_check(store, workspace, problem, engine, cancelled,
                        TriageResult(problem.id, True, causes=causes, runs=done), stub)
+
+
+def _nothing_left_result(problem_id: str, rows: dict[str, str], runs: int) -> TriageResult:
+    """Not green for want of tests: `rows`, node id -> "cause: message", are the
+    problem's excluded tests (their causes as recorded; the four of triage kept)."""
+    kept = {node: why.split(":", 1)[0].strip() for node, why in rows.items()}
+    return TriageResult(problem_id, False, _nothing_left(kept, rows),
+                        {k: v for k, v in kept.items() if v in CAUSES}, runs)
 
 
 def _nothing_left(causes: dict[str, str], reasons: dict[str, str]) -> str:

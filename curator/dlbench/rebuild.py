@@ -133,7 +133,7 @@ def _same_source(given: str, registered: dict) -> bool:
     """Whether `given` (a --repo SOURCE) is where the registered repository comes from."""
     try:
         source = normalise_source(given)
-    except Exception:
+    except GitError:   # not a URL and no such folder: not the registered source
         return False
     return source == (registered.get("source") or registered.get("url"))
 

@@ -2411,6 +2411,11 @@ def _describe(exc):
     return "%s: %s" % (type(exc).__name__, str(exc)[:500])
 
 
+# What of an exception crosses as itself (its args, a solution error's attributes); the
+# rest as text. Exact types: a str subclass would bring its own methods.
+PLAIN_ARGS = (str, int, float, bool, type(None))
+
+
 def exception_record(exc, link=None):
     """(module, qualname, args, message, text, original) of an exception: its nearest
     allowed class, or (with the solution's link) for an exception class the solution
@@ -2426,8 +2431,7 @@ def exception_record(exc, link=None):
             break
     args = []
     for arg in getattr(exc, "args", ()) or ():
-        if isinstance(arg, (str, int, float, bool, type(None))) and type(arg) in (
-                str, int, float, bool, type(None)):
+        if type(arg) in PLAIN_ARGS:
             args.append(arg)
         else:
             args.append(_safe_str(arg))
@@ -2438,7 +2442,7 @@ def exception_record(exc, link=None):
         info = dict(link.class_info(cls))
         info["state"] = {key: value for key, value in getattr(exc, "__dict__", {}).items()
                          if type(key) is str and not key.startswith("__") and
-                         type(value) in (str, int, float, bool, type(None))}
+                         type(value) in PLAIN_ARGS}
         return (None, info, tuple(args), _safe_str(exc), text, original)
     return (base.__module__, base.__qualname__, tuple(args), _safe_str(exc), text, original)
 
@@ -2855,11 +2859,11 @@ class JudgeLink:
         if not (isinstance(cls, type) and issubclass(cls, Exception)):
             return self.exception("builtins", "RuntimeError", args, message, text, original)
         exc = BaseException.__new__(cls)
-        exc.args = tuple(a for a in args if type(a) in (str, int, float, bool, type(None)))
+        exc.args = tuple(a for a in args if type(a) in PLAIN_ARGS)
         state = info.get("state")
         for key, value in (state.items() if isinstance(state, dict) else ()):
             if type(key) is str and _forwardable(key) and \
-                    type(value) in (str, int, float, bool, type(None)) and \
+                    type(value) in PLAIN_ARGS and \
                     not hasattr(cls, key):
                 exc.__dict__[key] = value
         if isinstance(text, str) and text:
@@ -3219,7 +3223,7 @@ class JudgeLink:
         return exc
 
 
-def _is_solution_code(link, obj):
+def _is_solution_code(obj):
     """A callable or object whose code runs in the solution process: a function or object
     handle, a solution class's standin, an instance of one (a mirror), a bound method."""
     if isinstance(obj, (RemoteFunction, RemoteObject, _BoundMethod, _UnboundMethod,
@@ -3246,7 +3250,7 @@ def _solution_code_inside(link, roots):
         if obj is None or _IS_INSTANCE(obj, _ATOMS) or _ID(obj) in seen:
             continue
         seen.add(_ID(obj))
-        if _is_solution_code(link, obj):
+        if _is_solution_code(obj):
             if where is not None:
                 found[_ID(obj)] = (obj, where)
             continue
