@@ -142,7 +142,9 @@ class WorkerProcess:
         worker_settings = {
             "warm": self.warm, "preload": list(self.preload),
             "isolation": self.isolation, "host_pid_ns": os.readlink("/proc/self/ns/pid"),
-            "uid": sandbox.run_uid(self.isolation), "nproc_base": self.nproc_base,
+            "uid": sandbox.run_uid(self.isolation),
+            "read_grant": sandbox.needs_read_grant(self.isolation),
+            "nproc_base": self.nproc_base,
             "tmp_root": tmp_root, "wipe_tmp": strong,
             "slot_cgroup": self.group is not None, "repo_mode": self.repo_mode,
             "shared_checkout": strong and any(i == REPO_MOUNT for _, i in self.ro_binds)}

@@ -79,16 +79,20 @@ def resolve_isolation(requested: str = "auto") -> tuple[str, str]:
 
 
 def run_uid(isolation: str = "strong") -> int | None:
-    """The uid runs switch to: nobody when we are root, so RLIMIT_NPROC applies.
-
-    Without a sandbox that rebinds the interpreter, nobody must be able to read it where
-    it is; when it cannot (an interpreter under /root), runs keep root.
-    """
+    """The uid runs switch to: nobody when we are root, so RLIMIT_NPROC applies and
+    neither root's processes nor root's files are within reach of a run."""
     if os.geteuid() != 0:
         return None
-    if isolation == "strong" or all(_world_readable(p) for p in python_paths(None)):
-        return NOBODY
-    return None
+    return NOBODY
+
+
+def needs_read_grant(isolation: str = "strong") -> bool:
+    """Whether runs dropped to nobody must keep the right to read every file to start at
+    all: weak isolation as root with an interpreter nobody can read where it is (a pyenv
+    Python under /root). The strong sandbox mounts the interpreter where nobody can."""
+    if os.geteuid() != 0 or isolation == "strong":
+        return False
+    return not all(_world_readable(p) for p in python_paths(None))
 
 
 def _world_readable(path: str) -> bool:
@@ -176,7 +180,7 @@ def interpreter_problem(python: str) -> str | None:
     real = os.path.realpath(python)
     if not os.path.exists(real):
         return f"{python} is a symlink to {real}, which does not exist"
-    if not os.access(real, os.X_OK):
+    if not os.access(real, os.X_OK, effective_ids=os.access in os.supports_effective_ids):
         return f"{python} is not executable"
     return None
 
@@ -421,9 +425,42 @@ def fresh_keyrings() -> bool:
     return ok
 
 
-def drop_privileges(uid: int | None) -> None:
+CAP_DAC_READ_SEARCH = 2
+PR_CAPBSET_DROP = 24
+PR_SET_KEEPCAPS = 8
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_RAISE = 2
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+
+def drop_privileges(uid: int | None, read_grant: bool = False) -> None:
+    """Switch to `uid` for good. With `read_grant` the process keeps one capability,
+    CAP_DAC_READ_SEARCH (read any file, search any folder), also across exec, and no
+    other: the interpreter under /root stays readable, while root's processes (their
+    /proc entries, signals) and writing root's files stay out of reach."""
     if uid is None:
         return
+    if read_grant:
+        last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+        for cap in range(last + 1):   # nothing but the grant can come back through exec
+            if cap != CAP_DAC_READ_SEARCH:
+                _prctl(PR_CAPBSET_DROP, cap)
+        _prctl(PR_SET_KEEPCAPS, 1)
     os.setgroups([])
     os.setgid(uid)
     os.setuid(uid)
+    if read_grant:
+        _prctl(PR_SET_KEEPCAPS, 0)
+        _capset(1 << CAP_DAC_READ_SEARCH)
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_DAC_READ_SEARCH, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAP_AMBIENT_RAISE) failed")
+
+
+def _capset(mask: int) -> None:
+    """Effective, permitted and inheritable capabilities all set to `mask` (< 2**32)."""
+    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)(mask, mask, mask, 0, 0, 0)
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.capset(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")

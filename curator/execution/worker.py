@@ -71,6 +71,7 @@ class Settings:
     isolation: str = "weak"
     host_pid_ns: str | None = None
     uid: int | None = None
+    read_grant: bool = False   # runs keep CAP_DAC_READ_SEARCH (sandbox.needs_read_grant)
     nproc_base: int = 0
     tmp_root: str = "/tmp"
     wipe_tmp: bool = False   # /dev/shm is ours too (strong isolation)
@@ -395,10 +396,9 @@ class Worker:
 
     def solution_uid(self) -> int | None:
         """The solution process's own uid: never the judge's when we can choose."""
-        # Runs drop to `nobody` when we are root and the interpreter is readable to it
-        # (always in the strong sandbox); the solution then takes the uid below it. When
-        # runs keep our uid (weak isolation with an interpreter others cannot read), the
-        # solution keeps it too and the judge relies on not being dumpable.
+        # Runs drop to `nobody` when we are root; the solution then takes the uid below
+        # it. Started by an ordinary user, judge and solution keep that user's uid and
+        # the judge relies on not being dumpable.
         if os.geteuid() != 0 or self.settings.uid is None:
             return None
         return self.settings.uid - 1
@@ -592,7 +592,7 @@ class Worker:
         sandbox.no_new_privileges()
         if os.geteuid() == 0 or self.settings.isolation == "strong":
             sandbox.new_ipc_namespace()
-        sandbox.drop_privileges(self.settings.uid)
+        sandbox.drop_privileges(self.settings.uid, self.settings.read_grant)
         sandbox.fresh_keyrings()
         os.mkdir(rundir, 0o700)
         limits = job.limits
@@ -820,7 +820,7 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     sandbox.no_new_privileges()
     if os.geteuid() == 0 or settings.isolation == "strong":
         sandbox.new_ipc_namespace()
-    sandbox.drop_privileges(spec.get("uid"))
+    sandbox.drop_privileges(spec.get("uid"), settings.read_grant)
     sandbox.fresh_keyrings()
     rundir = Path(spec["rundir"])
     os.mkdir(rundir, 0o700)

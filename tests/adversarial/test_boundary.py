@@ -9,6 +9,7 @@ code without the trick. Neither may pass; the reference of the same tests passes
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 
 import pytest
@@ -364,11 +365,11 @@ HOST_REACHING = {"the judge process signalled, traced or read through /proc"}
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_attack_and_its_control_do_not_pass(engine, name):
-    if name in HOST_REACHING and engine.isolation == "weak":
-        # Weak isolation may run the solution as this machine's root (an interpreter other
-        # users cannot read): it can then stop and read any process, this test run's own
-        # workers included. Only the strong sandbox promises to hold against that.
-        pytest.skip("reaches other processes of the host: the strong sandbox's promise")
+    if name in HOST_REACHING and engine.isolation == "weak" and os.geteuid() != 0:
+        # Weak isolation started by an ordinary user runs the solution as that user: it
+        # can then stop and read the user's processes, this test run's own workers
+        # included. Started by root, runs are nobody (the solution a uid of its own).
+        pytest.skip("reaches the user's other processes: the strong sandbox's promise")
     attack = run_one(engine, WRONG + ATTACKS[name], TESTS, timeout=60)
     control = run_one(engine, WRONG + "\n\ndef scale(x):\n    return _wrong(x)\n", TESTS)
     assert control.outcome == "failed", (control.outcome, control.reason)

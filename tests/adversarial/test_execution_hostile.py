@@ -685,6 +685,46 @@ def test_sysv_ipc_does_not_outlive_a_run(engine):
         assert result.outcome == "passed", result.reason
 
 
+def test_runs_started_by_root_reach_neither_roots_processes_nor_its_files(engine, tmp_path):
+    # Weak isolation with an interpreter under /root (pyenv) kept runs at uid 0: a solution
+    # could then read any process's descriptors (it stole from another worker's job pipe)
+    # and write root's files. Runs now drop to nobody whatever the interpreter's place.
+    if os.geteuid() != 0:
+        pytest.skip("runs keep the caller's uid when it is not root")
+    owned = tmp_path / "owned-by-root"
+    owned.write_text("root's\n")
+    owned.chmod(0o644)
+    tmp_path.chmod(0o755)
+    result = run_one(engine, f"""\
+        import os
+
+        def add(a, b):
+            reached = []
+            try:
+                with open("/proc/{os.getpid()}/environ", "rb") as fh:
+                    fh.read(1)
+                reached.append("read the test process")
+            except OSError:
+                pass
+            try:
+                os.kill({os.getpid()}, 0)
+                reached.append("signalled the test process")
+            except OSError:
+                pass
+            try:
+                with open({str(owned)!r}, "a") as fh:
+                    fh.write("solution's")
+                reached.append("wrote root's file")
+            except OSError:
+                pass
+            print("REACHED", reached)
+            return a + b
+        """)
+    assert result.outcome == "passed", result.reason
+    assert "REACHED []" in result.stdout, result.stdout[-2000:]
+    assert owned.read_text() == "root's\n"
+
+
 def test_keyring_is_not_carried_over(engine):
     if os.geteuid() != 0 or sandbox.run_uid(engine.isolation) is None:
         pytest.skip("runs keep the caller's uid here")
