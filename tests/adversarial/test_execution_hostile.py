@@ -183,8 +183,10 @@ def test_deleting_the_test_file_changes_nothing(engine):
         import os
 
         def add(a, b):
-            if os.path.exists("test_solution.py"):
+            try:   # the judge's folder, which a run keeping the right to read sees
                 os.remove("test_solution.py")
+            except OSError:
+                pass
             return a + b
         """)
     assert wrong.outcome == "failed" and "test_small" in wrong.reason
