@@ -424,7 +424,8 @@ def triage(store: Store, workspace: Workspace, ids: Iterable[str], runs: int = T
         for index, pid in enumerate(ids):
             checkpoint(cancelled, "triage")
             problem = problem_store.get(store, pid)
-            hash_ = triage_key(problem)
+            hash_ = triage_key(problem, environments.lock_for(
+                store, (problem.source or {}).get("repo")) if problem.repo_backed else "")
             before = triage_store.get(store, pid)
             if resume and before is not None and before["solution_hash"] == hash_:
                 results.append(TriageResult(pid, before["green"], before["reason"],
@@ -448,11 +449,14 @@ def triage(store: Store, workspace: Workspace, ids: Iterable[str], runs: int = T
     return results
 
 
-def triage_key(problem: Problem) -> str:
-    """What a stored triage holds for: the reference and the tests it runs (a problem
+def triage_key(problem: Problem, lock: str = "") -> str:
+    """What a stored triage holds for: the reference, the tests it runs (a problem
     resolved again with other node ids, as sparseml's once its expanded test was named
-    by its class, is triaged again, not resumed with the old tests' verdict)."""
-    return solution_hash("\0".join([problem.solution, *problem.test_node_ids]))
+    by its class, is triaged again, not resumed with the old tests' verdict) and the lock
+    of the environment it ran in (pyod's, built again with another combo, made its
+    uncollectable test module collect: its old verdict no longer held)."""
+    return solution_hash("\0".join([problem.solution, *problem.test_node_ids,
+                                     *([lock] if lock else [])]))
 
 
 def _uncollectable_here(problem: Problem, results: list[RunResult]

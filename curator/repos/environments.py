@@ -800,6 +800,13 @@ def list_envs(store: Store) -> list[dict]:
     return repo_envs.list_with_repos(store)
 
 
+def lock_for(store: Store, url: str | None) -> str:
+    """The lock of the environment this repository's runs use now ("" when it has none)."""
+    record = identity.record_for(store, url) if url else None
+    row = repo_envs.get(store, record["id"]) if record is not None else None
+    return str((row or {}).get("lock") or "")
+
+
 def preload_for(store: Store, url: str | None, python: str) -> list[str]:
     """Modules warm workers of this repository's environment import once: those recorded
     when `repo env` built it, else torch and numpy (a module that is missing is skipped)."""

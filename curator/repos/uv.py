@@ -448,6 +448,11 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
     # leaves the whole resolution free to build, as before.
     wheels = {"only": True}
     sourced: list[str] = []
+    # The repository's own distribution, when a dependency requires it (pyod's plugin
+    # combo>=0.1 requires pyod, which has sdists only): read from its source, never
+    # emitted. From wheels only, combo fell back to 0.0.5, the last release without that
+    # requirement, which imports a module scikit-learn removed in 0.24.
+    own = requirements.requirement_name(wanted.project) if wanted.project else None
 
     def compile_(items: list[str], name: str = "requirements.in") -> str:
         source = work / name
@@ -456,9 +461,11 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
                             sorted(dropped))
         if override_file(work).is_file():
             args += ["--override", str(override_file(work))]
+        if own:   # the checkout is installed: the index's release only says what it needs
+            args += ["--no-emit-package", own]
         if wheels["only"]:
             args += ["--only-binary", ":all:"]
-            for wheelless in sourced:
+            for wheelless in [*sourced, *([own] if own else [])]:
                 args += ["--no-binary", wheelless]
         else:
             for binary in binary_only:

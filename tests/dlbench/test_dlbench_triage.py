@@ -4,13 +4,19 @@ and a stub of the function fails them. Runs are real (the sandboxed engine)."""
 
 from __future__ import annotations
 
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 from repo_support import make_repo, mine_and_accept
 
 from curator import runs
 from curator.cli import main
-from curator.store import Store
+from curator.repos import identity
+from curator.store import Store, repo_envs
 from curator.store import problems as problem_store
 from curator.store import triage as triage_store
 
@@ -72,8 +78,17 @@ pytestmark = pytest.mark.timeout(1200)
 
 
 @pytest.fixture
-def triaged_repo(tmp_path):
-    counter = tmp_path / "counter"
+def counter():
+    """A file the runs may write, outside the sandbox: a folder every uid can write
+    (weak runs started by root are nobody; the test's tmp_path is root's alone)."""
+    folder = Path(tempfile.mkdtemp(prefix="triage-counter-"))
+    folder.chmod(0o777)
+    yield folder / "counter"
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def triaged_repo(tmp_path, counter):
     upstream = make_repo(tmp_path / "triaged", {
         "pkg/__init__.py": "", "pkg/ops.py": OPS,
         "tests/test_ops.py": TESTS.format(counter=str(counter))})
@@ -110,6 +125,19 @@ def test_triage_gives_each_failing_test_its_cause_and_the_rest_is_the_baseline(t
         assert again.skipped and again.causes == result.causes
         count = store.one("SELECT COUNT(*) AS n FROM runs WHERE problem_id = 'scale'")["n"]
         assert count == 4
+        # another environment (built again with another lock): triaged again, not resumed
+        record = identity.record_for(store, problem_store.get(store, "scale").source["repo"])
+        folder = ws.root / "db" / "envs" / "same-python"
+        folder.mkdir(parents=True)
+        repo_envs.save(store, {"repo_id": record["id"], "commit_sha": "0" * 40, "key": "k",
+                               "path": str(folder), "python": sys.executable,
+                               "python_version": "%d.%d.%d" % sys.version_info[:3],
+                               "lock": "tinyunits==1.2.0\n", "packages": [], "preload": [],
+                               "built_at": "2026-12-03T00:00:00Z", "actor": "tester"},
+                       replaced=False)
+        (rebuilt,) = runs.triage(store, ws, ["scale"])
+        assert not rebuilt.skipped and rebuilt.runs   # (the flaky test passes from now on)
+        assert rebuilt.causes == {k: v for k, v in result.causes.items() if v != "flaky"}
         # other tests (the problem resolved again): triaged again, not resumed
         problem = problem_store.get(store, "scale")
         problem.test_node_ids = [n for n in problem.test_node_ids if "gpu" not in n]
@@ -296,10 +324,9 @@ def test_a_reference_slower_than_the_first_limit_is_run_once_with_the_reason(tmp
         assert count == 1
 
 
-def test_a_test_a_timed_out_run_never_reached_is_not_flaky(tmp_path):
+def test_a_test_a_timed_out_run_never_reached_is_not_flaky(tmp_path, counter):
     """One of the 3 runs times out (a machine under load) before a test that fails in every
     run that reached it: that test fails upstream, it is not flaky."""
-    counter = tmp_path / "counter"
     tests = ("import time\n\nfrom pkg.ops import scale\n\nCOUNTER = {counter!r}\n\n\n"
              "def test_a_slow_once():\n"
              "    with open(COUNTER, 'a+') as handle:\n"

@@ -421,6 +421,26 @@ def test_wheels_are_taken_over_old_sources_when_the_runtime_has_them(
     assert any(line.startswith("tinycheck==0.3.0") for line in pins)
     assert [i["requirement"] for i in resolution.left_out] == ["tinycore==1.0"]
 
+@pytest.mark.slow
+def test_a_dependency_that_requires_the_repository_itself_is_not_held_back(
+        tmp_path, offline_index):  # noqa: F811
+    """pyod's test extra names combo, whose releases since 0.1 require pyod, which the
+    index has as sdists only. Resolved from wheels, combo fell back to 0.0.5 (no such
+    requirement), which imports a module scikit-learn no longer has: every test of the
+    module failed to collect. The repository's own distribution is read from its source
+    and never locked (the checkout is what gets installed)."""
+    _sdist_that_does_not_build(offline_index, "tinyrepo", "1.0")
+    _wheel(offline_index, "tinyplugin", "0.1", {"tinyplugin/__init__.py": ""})
+    _wheel(offline_index, "tinyplugin", "0.2", {"tinyplugin/__init__.py": ""},
+           requires=["tinyrepo"])
+    resolution = _compile(tmp_path, requirements.Declared(
+        runtime=["tinycheck"], test=["tinyplugin"], project="tinyrepo", package="tinyrepo"))
+    pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
+    assert any(line.startswith("tinyplugin==0.2") for line in pins), resolution.lock
+    assert not any(line.startswith("tinyrepo") for line in pins), resolution.lock
+    assert not resolution.left_out
+
+
 NMS_MISSING = "raise RuntimeError('operator torchvision::nms does not exist')\n"
 
 
