@@ -452,7 +452,20 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
     # combo>=0.1 requires pyod, which has sdists only): read from its source, never
     # emitted. From wheels only, combo fell back to 0.0.5, the last release without that
     # requirement, which imports a module scikit-learn removed in 0.24.
-    own = requirements.requirement_name(wanted.project) if wanted.project else None
+    # Only when the index has no wheel of it: a wheel-only one (pennylane, which its
+    # plugin pennylane-lightning requires) has no source to read.
+    own = {"name": requirements.requirement_name(wanted.project) if wanted.project else None,
+           "sourced": None}
+
+    def own_from_source() -> bool:
+        if own["name"] is None or own["sourced"] is not None:
+            return bool(own["sourced"])
+        own["sourced"] = False   # (while asking, the question is not asked again)
+        try:
+            compile_([own["name"]], "own.in")
+        except UvError as exc:
+            own["sourced"] = wheel_less(exc.stderr) == own["name"]
+        return own["sourced"]
 
     def compile_(items: list[str], name: str = "requirements.in") -> str:
         source = work / name
@@ -461,11 +474,11 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
                             sorted(dropped))
         if override_file(work).is_file():
             args += ["--override", str(override_file(work))]
-        if own:   # the checkout is installed: the index's release only says what it needs
-            args += ["--no-emit-package", own]
+        if own["name"]:   # the checkout is installed: the index's release says what it needs
+            args += ["--no-emit-package", own["name"]]
         if wheels["only"]:
             args += ["--only-binary", ":all:"]
-            for wheelless in [*sourced, *([own] if own else [])]:
+            for wheelless in [*sourced, *([own["name"]] if own_from_source() else [])]:
                 args += ["--no-binary", wheelless]
         else:
             for binary in binary_only:

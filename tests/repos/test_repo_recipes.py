@@ -439,6 +439,16 @@ def test_a_dependency_that_requires_the_repository_itself_is_not_held_back(
     assert any(line.startswith("tinyplugin==0.2") for line in pins), resolution.lock
     assert not any(line.startswith("tinyrepo") for line in pins), resolution.lock
     assert not resolution.left_out
+    # pennylane has wheels only, and its plugin pennylane-lightning requires it: there is
+    # no source to read, and its wheel says what it needs
+    _wheel(offline_index, "tinywheelrepo", "1.0", {"tinywheelrepo/__init__.py": ""})
+    _wheel(offline_index, "tinyplugin", "0.3", {"tinyplugin/__init__.py": ""},
+           requires=["tinywheelrepo"])
+    resolution = _compile(tmp_path, requirements.Declared(
+        runtime=["tinyplugin>=0.3"], project="tinywheelrepo", package="tinywheelrepo"))
+    pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
+    assert any(line.startswith("tinyplugin==0.3") for line in pins), resolution.lock
+    assert not any(line.startswith("tinywheelrepo") for line in pins), resolution.lock
 
 
 NMS_MISSING = "raise RuntimeError('operator torchvision::nms does not exist')\n"
