@@ -1159,6 +1159,9 @@ class JudgePickler(_Pickler):
             except CannotCross:
                 return NotImplemented
             return _a, (*record, None, link.register_request_array(obj))
+        if link.coupled and link.coupled.get(id(obj)) is obj:
+            # an optimizer over a handle module's parameters (see coupled_handles)
+            return _j, (link.judge_handle(obj), served_dunders(obj))
         mirror = link.mirror_handle_of(obj)
         if mirror is not None:
             handle, class_handle = mirror
@@ -1214,6 +1217,75 @@ class JudgePickler(_Pickler):
                 return _j, (link.judge_handle(obj), served_dunders(obj))
             return handle_reduce
         return NotImplemented
+
+
+def _crosses_as_handle(obj):
+    """A judge module the solution process gets as a handle (a test's own nn.Module
+    subclass, a scripted module): its forward runs in the judge, on its own parameters."""
+    cls = type(obj)
+    return not _importable(cls) or denied_class(cls)
+
+
+def _arguments_and_their_items(sent):
+    """A call's arguments and, one level down, the items of those that are plain
+    containers and the attributes of judge objects that cross as handles."""
+    self_obj, args, kwargs = sent
+    top = [self_obj, *args, *kwargs.values()]
+    out = list(top)
+    for value in top:
+        if type(value) in (list, tuple):
+            out.extend(value)
+        elif type(value) is dict:
+            out.extend(value.values())
+        elif torch is not None and not isinstance(value, torch.nn.Module) and \
+                value is not None and _crosses_as_handle(value):
+            namespace = _namespace(value)
+            if namespace is not None:
+                out.extend(namespace.values())
+    return out
+
+
+def coupled_handles(sent):
+    """id -> object: the optimizers (and the schedulers over them) in a call's arguments
+    that must cross as handles to stay coherent with the model they optimize. A module
+    that crosses as a handle (a test's own nn.Module subclass) runs forward and backward
+    in the judge on the judge's parameters; an optimizer over those parameters sent as a
+    copy would step copies of them, and the test's model would never move (ignite's
+    create_supervised_trainer: `optimizer.step()` in the solution, the weight the test
+    reads unchanged). As a handle its zero_grad and step run in the judge, on the
+    judge's parameters and their gradients. An optimizer over modules that cross by value
+    crosses by value with them (one pickle: the same tensors) and comes back.
+    Cheap on the common call: nothing is walked unless an argument is an optimizer or
+    scheduler and another a module crossing as a handle."""
+    if torch is None or "torch.optim" not in sys.modules:
+        return {}
+    optim = torch.optim
+    items = _arguments_and_their_items(sent)
+    optimizers, schedulers, modules = [], [], []
+    for value in items:
+        if isinstance(value, optim.Optimizer):
+            optimizers.append(value)
+        elif isinstance(value, torch.nn.Module):
+            if _crosses_as_handle(value):
+                modules.append(value)
+        elif isinstance((_namespace(value) or {}).get("optimizer"), optim.Optimizer):
+            schedulers.append(value)   # an lr scheduler (anything holding `optimizer`)
+            optimizers.append(_namespace(value)["optimizer"])
+    if not optimizers or not modules:
+        return {}
+    held = set()
+    for module in modules:
+        held.update(id(p) for p in module.parameters())
+    coupled = {}
+    for optimizer in optimizers:
+        groups = getattr(optimizer, "param_groups", None) or ()
+        if any(id(p) in held for group in groups if isinstance(group, dict)
+               for p in group.get("params", ())):
+            coupled[id(optimizer)] = optimizer
+    for scheduler in schedulers:
+        if id(_namespace(scheduler)["optimizer"]) in coupled:
+            coupled[id(scheduler)] = scheduler
+    return coupled
 
 
 def _tf_ops():
@@ -1986,7 +2058,12 @@ class SolutionLink:
             self.origins_of = saved
 
     def callback(self, handle, op, name, args, kwargs):
-        return self.ask_judge(b"C", self.dumps((handle, op, name, args, kwargs)), b"r")
+        """A judge object's call, read or iteration. Its value is read into the current
+        call's state: the judge's tensors in it join this call's request, so a loss the
+        solution computes from a judge module's output differentiates into the judge's
+        parameters (`loss.backward()` across, `adopt_grad`)."""
+        return self.ask_judge(b"C", self.dumps((handle, op, name, args, kwargs)), b"r",
+                              in_this_call=bool(self.serving))
 
 
 # -- the global random generators across a call --------------------------------------------
@@ -2569,6 +2646,7 @@ class JudgeLink:
         self.judge_ids = {}
         self.made_closures = {}    # id -> a closure made from the solution's (its cells adopted)
         self.requesting = False    # encoding a call's request (its arguments come back)
+        self.coupled = {}          # id -> judge object sent as a handle (coupled_handles)
         self.request = []          # the judge's tensors in the current request
         self.grad_request = []
         self.arrays = {}           # ref -> the judge's array sent (during a top-level call)
@@ -3046,11 +3124,11 @@ class JudgeLink:
         self.current = None
         try:
             with _outside_tf_graph():
-                self._serve_callback_eagerly(payload)
+                self._serve_callback_eagerly(payload, saved[:2])
         finally:
             self.request, self.grad_request, self.current = saved
 
-    def _serve_callback_eagerly(self, payload):
+    def _serve_callback_eagerly(self, payload, call_request):
         try:
             request = self._loads(payload)
             if not isinstance(request, tuple) or len(request) != 5:
@@ -3075,7 +3153,10 @@ class JudgeLink:
                 result = _judge_clone(target)
             else:
                 result = apply_op(None, target, op, name, args, kwargs)
-            self.request, self.grad_request = [], []
+            # the value's tensors join the open call's request (the solution reads it in
+            # that call's state: `callback`), so its autograd can name them; no call open,
+            # a request of their own
+            self.request, self.grad_request = call_request if self.open_calls else ([], [])
             self._send(b"r", self.dumps(result))
         except BoundaryError:
             raise
@@ -3135,10 +3216,12 @@ class JudgeLink:
             around = ambient(self.base_env)
             around["rng"] = self._rng_for_call()
             self.requesting = True
+            self.coupled = coupled_handles(sent)
             try:
                 payload = self.dumps((target, sent, grad_enabled, around))
             finally:
                 self.requesting = False
+                self.coupled = {}
         except BoundaryError:
             raise
         except CannotSend as exc:

@@ -1,0 +1,110 @@
+"""Objects that belong together stay together across the boundary: an optimizer and the
+model it optimizes are both handles or both copies, so the solution's `optimizer.step()`
+moves the test's own model (ignite's create_supervised_trainer with the test's
+DummyModel: the weight the test read never moved)."""
+
+from __future__ import annotations
+
+from execution_support import engine_fixture, run_one
+
+engine = engine_fixture(("strong",))
+
+TRAIN_TESTS = """\
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+from solution import make_update, train_step
+
+
+class Net(nn.Module):   # the test's own class: crosses as a handle
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def build(kind, optimizer_kind):
+    torch.manual_seed(0)
+    model = Net() if kind == "own" else nn.Sequential(nn.Linear(2, 1))
+    if optimizer_kind == "sgd":
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    else:
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+    return model, optimizer, scheduler
+
+
+def expected_after(kind, optimizer_kind, batches, with_scheduler):
+    model, optimizer, scheduler = build(kind, optimizer_kind)
+    for x, y in batches:
+        optimizer.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+        if with_scheduler:
+            scheduler.step()
+    return model, optimizer
+
+
+BATCHES = [(torch.tensor([[1.0, 2.0], [3.0, -1.0]]), torch.tensor([[1.0], [0.0]])),
+           (torch.tensor([[0.5, 1.0], [2.0, 2.0]]), torch.tensor([[0.0], [2.0]]))]
+
+
+@pytest.mark.parametrize("kind", ["own", "sequential"])
+@pytest.mark.parametrize("optimizer_kind", ["sgd", "adam"])
+def test_a_train_step_moves_the_tests_model(kind, optimizer_kind):
+    model, optimizer, scheduler = build(kind, optimizer_kind)
+    for batch in BATCHES:
+        train_step(model, optimizer, nn.MSELoss(), batch, scheduler)
+    twin, twin_optimizer = expected_after(kind, optimizer_kind, BATCHES, True)
+    for mine, theirs in zip(model.parameters(), twin.parameters()):
+        assert torch.allclose(mine, theirs), (mine, theirs)
+    assert optimizer.param_groups[0]["lr"] == twin_optimizer.param_groups[0]["lr"]
+    if optimizer_kind == "adam":
+        state = optimizer.state[next(iter(model.parameters()))]
+        assert int(state["step"]) == len(BATCHES)
+
+
+@pytest.mark.parametrize("optimizer_kind", ["sgd", "adam"])
+def test_an_update_function_made_once_moves_the_tests_model(optimizer_kind):
+    model, optimizer, _ = build("own", optimizer_kind)
+    update = make_update(model, optimizer, nn.functional.mse_loss)
+    for batch in BATCHES:
+        update(batch)
+    twin, _ = expected_after("own", optimizer_kind, BATCHES, False)
+    for mine, theirs in zip(model.parameters(), twin.parameters()):
+        assert torch.allclose(mine, theirs), (mine, theirs)
+"""
+TRAIN_REFERENCE = """\
+def train_step(model, optimizer, loss_fn, batch, scheduler=None):
+    x, y = batch
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    if scheduler is not None:
+        scheduler.step()
+    return loss.item()
+
+
+def make_update(model, optimizer, loss_fn):
+    def update(batch):
+        return train_step(model, optimizer, loss_fn, batch)
+    return update
+"""
+# wrong: the scheduler never steps
+TRAIN_WRONG = TRAIN_REFERENCE.replace("        scheduler.step()", "        pass")
+
+
+def test_an_optimizer_steps_the_model_it_was_made_for(engine):
+    result = run_one(engine, TRAIN_REFERENCE, TRAIN_TESTS, timeout=120)
+    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
+    wrong = run_one(engine, TRAIN_WRONG, TRAIN_TESTS, timeout=120)
+    assert wrong.outcome == "failed", wrong.reason
+    failed = {t["id"].split("::")[-1] for t in wrong.tests if t["outcome"] == "failed"}
+    assert failed == {"test_a_train_step_moves_the_tests_model[%s-%s]" % (o, k)
+                      for o in ("sgd", "adam") for k in ("own", "sequential")}, wrong.tests
