@@ -33,6 +33,7 @@ import builtins
 import collections
 import collections.abc
 import copyreg
+import enum
 import functools
 import hashlib
 import inspect
@@ -782,6 +783,87 @@ def _library_function_name(obj):
     return (module, qualname) if target is obj else None
 
 
+# -- enum members ----------------------------------------------------------------------------
+# An enum's member is one object its class holds, not a value: torchvision's WeightsEnum
+# pickles as `ResNet50_Weights(value)`, a lookup by value, and a value the test patched
+# (`monkeypatch.setattr(weights.value, 'url', tmp)`) or one holding modules (equal only to
+# themselves) is no member on the other side. A member of a class both sides have crosses
+# as its class and name: the judge gets its own member back and takes no state with it;
+# the solution process gets its own member with the plain data attributes the judge's
+# member and its value hold now (what the test patched on them), set there.
+_ENUM_OWN = frozenset({"_name_", "_value_", "_sort_order_", "__objclass__"})
+
+
+def _plain(value, depth=0):
+    """Data with no object of its own: atoms, and lists, tuples and dicts of them."""
+    if value is None or type(value) in (bool, int, float, str, bytes):
+        return True
+    if depth > 4:
+        return False
+    if type(value) in (list, tuple):
+        return all(_plain(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return all(_plain(k, depth + 1) and _plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def _enum_member(obj):
+    """(class, name) of an enum member its class holds under that name; None for
+    anything else (a Flag's combination has no name of its own)."""
+    if not isinstance(obj, enum.Enum):
+        return None
+    cls = type(obj)
+    name = (_namespace(obj) or {}).get("_name_")
+    members = cls.__dict__.get("_member_map_")
+    if type(name) is not str or not isinstance(members, dict) or members.get(name) is not obj:
+        return None
+    return cls, name
+
+
+def _enum_state(member):
+    """The plain data attributes of a member and of its value, as the judge holds them."""
+    own = {k: v for k, v in vars(member).items()
+           if type(k) is str and k not in _ENUM_OWN and _plain(v)}
+    value = vars(member).get("_value_")
+    namespace = None if _plain(value) else _namespace(value)
+    held = {k: v for k, v in namespace.items() if type(k) is str and _plain(v)} \
+        if namespace is not None else {}
+    return own, held
+
+
+def _set_enum_state(member, state):
+    """In the solution process: the judge's plain attributes on this process's member."""
+    own, held = state
+    for key, value in own.items():
+        if type(key) is str and key not in _ENUM_OWN and \
+                vars(member).get(key, _MISSING) != value:
+            vars(member)[key] = value
+    value = vars(member).get("_value_")
+    namespace = None if _plain(value) else _namespace(value)
+    if namespace is not None:
+        for key, value in held.items():
+            if namespace.get(key, _MISSING) != value:
+                namespace[key] = value
+
+
+def _en(cls, name):
+    """An enum member by its class and name: this side's own member of that name."""
+    members = cls.__dict__.get("_member_map_") if isinstance(cls, enum.EnumMeta) else None
+    member = members.get(name) if isinstance(members, dict) and type(name) is str else None
+    if not isinstance(member, cls):
+        raise NotData("an enum member that is not one")
+    return member
+
+
+def _ens(cls, name, state):
+    """In the solution process: the judge's member with its plain attributes as the judge
+    holds them (`_enum_state`). Not a rebuild function of the judge's (not in REBUILDERS):
+    no message gives state to a member the judge holds."""
+    member = _en(cls, name)
+    _set_enum_state(member, state)
+    return member
+
+
 def _mod(name):
     """A module, as the side that reads the message already has it (never imported)."""
     module = sys.modules.get(str(name))
@@ -797,7 +879,7 @@ JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "
 
 REBUILDERS = {name: globals()[name] for name in
               ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_dv", "_lg", "_rx", "_fi", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
-               "_mod", "_lf", "_sc", "_fill_closure")}
+               "_mod", "_lf", "_sc", "_fill_closure", "_en")}
 
 
 
@@ -936,7 +1018,7 @@ def _resolve(module, name):
 # in-process). Classes stay on the C path (a module or an optimizer comes back from most
 # calls that take one): the classes a message names are compared after decoding with
 # what they held before, and one it changed is put back and the message refused.
-HELD_REBUILDERS = frozenset({"_mod", "_lf", "_j", "_ji", "_si", "_s", "_lg", "_rx"})
+HELD_REBUILDERS = frozenset({"_mod", "_lf", "_j", "_ji", "_si", "_s", "_lg", "_rx", "_en"})
 _HEAPTYPE, _IMMUTABLETYPE = 1 << 9, 1 << 8
 
 
@@ -947,7 +1029,10 @@ class _Recheck(Exception):
 def _changeable(found):
     """Whether an object `find_class` returned, that the judge held before the message, is
     one a state opcode could change and a snapshot would not cover: a held handle's
-    rebuild function, or a Python function (its defaults, its __dict__)."""
+    rebuild function, or a Python function (its defaults, its __dict__), or an enum class
+    (calling one gives a member it holds, whose state BUILD would set)."""
+    if isinstance(found, enum.EnumMeta):
+        return True
     if isinstance(found, types.FunctionType):
         return found.__module__ != __name__ or found.__name__ in HELD_REBUILDERS
     return False
@@ -1056,7 +1141,8 @@ class _CheckedUnpickler(pickle._Unpickler):
         maker = func.func if type(func) is functools.partial else func
         obj = self.stack[-1]
         if self.makers.get(id(maker)) is maker and \
-                not isinstance(obj, (type, types.ModuleType, types.FunctionType)):
+                not isinstance(obj, (type, types.ModuleType, types.FunctionType,
+                                     enum.Enum)):
             self.made[id(obj)] = obj
 
     def target(self, obj):
@@ -1203,6 +1289,9 @@ class JudgePickler(_Pickler):
         type_info = _type_info(obj)
         if type_info is not None:
             return type_info
+        member = _enum_member(obj) if isinstance(obj, enum.Enum) else None
+        if member is not None and _importable(member[0]):
+            return _ens, (*member, _enum_state(obj))
         if not _importable(type(obj)) or isinstance(obj, types.GeneratorType) or \
                 isinstance(obj, (io.IOBase,)) or denied_class(type(obj)):
             # what the judge could not rebuild when it comes back (a DataLoader the test
@@ -1470,6 +1559,9 @@ class SolutionPickler(_Pickler):
         if allowed_class(cls) and not _solution_defined(cls):
             if torch is not None and isinstance(obj, torch.Generator):
                 return NotImplemented
+            member = _enum_member(obj) if isinstance(obj, enum.Enum) else None
+            if member is not None:
+                return _en, member   # the judge's own member of that name
             handle_reduce = _hook_handle(obj)
             if handle_reduce is not None:
                 return handle_reduce
@@ -3619,7 +3711,8 @@ def _adopt(link, new, pairs, done, changed, depth=0):
                 continue
             cell.cell_contents = _adopt(link, content, pairs, done, changed, depth + 1)
         return new
-    if isinstance(new, JUDGE_OWN_TYPES) or _numba_dispatcher(new):
+    if isinstance(new, JUDGE_OWN_TYPES) or _numba_dispatcher(new) or \
+            isinstance(new, enum.Enum):
         # the judge's own, named by the reply (a library's module or compiled function):
         # never walked nor rewritten (a numba dispatcher holds the compiler's state, weak
         # proxies among it: umap's second nearest_neighbors call was a ReferenceError)

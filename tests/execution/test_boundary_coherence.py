@@ -5,7 +5,11 @@ DummyModel: the weight the test read never moved)."""
 
 from __future__ import annotations
 
+import sys
+
 from execution_support import engine_fixture, run_one
+
+from curator.execution.job import Job, Limits
 
 engine = engine_fixture(("strong",))
 
@@ -108,3 +112,89 @@ def test_an_optimizer_steps_the_model_it_was_made_for(engine):
     failed = {t["id"].split("::")[-1] for t in wrong.tests if t["outcome"] == "failed"}
     assert failed == {"test_a_train_step_moves_the_tests_model[%s-%s]" % (o, k)
                       for o in ("sgd", "adam") for k in ("own", "sequential")}, wrong.tests
+
+
+# An enum member of the repository's own class crosses as its class and name (torchgeo's
+# weights: the test patches the member's value, `monkeypatch.setattr(weights.value,
+# 'url', tmp)`, and calls the model builder with the member). Sent as `Kind(value)`, a
+# lookup by value, the patched value (or one holding a module, equal only to itself) was
+# no member of the solution process's class: "could not read the call's arguments".
+ENUM_API = """\
+import dataclasses
+import enum
+
+import torch
+
+
+@dataclasses.dataclass
+class Weights:
+    url: str
+    transforms: torch.nn.Module
+
+
+class Kind(enum.Enum):
+    A = Weights("https://example.invalid/a", torch.nn.Identity())
+    B = Weights("https://example.invalid/b", torch.nn.Identity())
+"""
+ENUM_MODELS = """\
+from pkg.api import Kind
+
+
+def load_url(weights):
+    if isinstance(weights, str):
+        return Kind[weights]
+    if weights.value.url.startswith("/"):
+        with open(weights.value.url) as f:
+            return f.read()
+    return weights
+"""
+ENUM_TESTS = """\
+import pytest
+
+from pkg.api import Kind
+from pkg.models import load_url
+
+
+@pytest.fixture
+def patched(tmp_path, monkeypatch):
+    path = tmp_path / "a.pth"
+    path.write_text("weights of A")
+    monkeypatch.setattr(Kind.A.value, "url", str(path))
+    return Kind.A
+
+
+def test_a_member_whose_value_the_test_patched(patched):
+    assert load_url(patched) == "weights of A"
+
+
+def test_members_come_back_as_the_tests_own():
+    assert load_url("B") is Kind.B
+    assert load_url(Kind.B) is Kind.B
+    assert Kind.B.value.url == "https://example.invalid/b"
+"""
+
+
+def enum_job(root, text, reference=False):
+    return Job(problem_id="enum", solution=text, repo_dir=str(root),
+               overlay={"pkg/models.py": text}, node_ids=["tests/test_enum.py"],
+               symbol="load_url", python=sys.executable, reference=reference,
+               limits=Limits(timeout_s=120))
+
+
+def test_an_enum_member_crosses_as_the_member_the_test_patched(engine, tmp_path):
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "api.py").write_text(ENUM_API)
+    (root / "pkg" / "models.py").write_text(ENUM_MODELS)
+    (root / "tests" / "test_enum.py").write_text(ENUM_TESTS)
+    wrong = ENUM_MODELS.replace("f.read()", "f.read().upper()")
+    jobs = [enum_job(root, ENUM_MODELS, True), enum_job(root, wrong)]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, candidate = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])
+    outcomes = {t["id"].split("::")[-1]: t["outcome"] for t in candidate.tests}
+    assert outcomes == {"test_a_member_whose_value_the_test_patched": "failed",
+                        "test_members_come_back_as_the_tests_own": "passed"}, outcomes
