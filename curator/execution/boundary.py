@@ -1248,6 +1248,9 @@ class JudgePickler(_Pickler):
         if link.coupled and link.coupled.get(id(obj)) is obj:
             # an optimizer over a handle module's parameters (see coupled_handles)
             return _j, (link.judge_handle(obj), served_dunders(obj))
+        if link.callback_value and torch is not None and \
+                isinstance(obj, torch.nn.Module) and link.part_of_a_handle(obj):
+            return _j, (link.judge_handle(obj), served_dunders(obj))
         mirror = link.mirror_handle_of(obj)
         if mirror is not None:
             handle, class_handle = mirror
@@ -2739,6 +2742,8 @@ class JudgeLink:
         self.made_closures = {}    # id -> a closure made from the solution's (its cells adopted)
         self.requesting = False    # encoding a call's request (its arguments come back)
         self.coupled = {}          # id -> judge object sent as a handle (coupled_handles)
+        self.callback_value = False   # encoding a callback's value (part_of_a_handle)
+        self.handle_parts = None
         self.request = []          # the judge's tensors in the current request
         self.grad_request = []
         self.arrays = {}           # ref -> the judge's array sent (during a top-level call)
@@ -2833,6 +2838,20 @@ class JudgeLink:
         if obj is None:
             raise NotData("an unknown judge handle")
         return obj
+
+    def part_of_a_handle(self, module):
+        """Whether a module in a callback's value is part of a module the solution holds
+        as a handle (a test's own model: its layers, read as `model.layer4` or from
+        `model.named_modules()`). Such a part is a handle too: a copy would take the
+        solution's forward hooks and changes where the judge's forward never sees them
+        (Grad-CAM's hook on `model.layer4`, Laplace's on each of `named_modules()`). A
+        module the callback made (a test's factory) is no part of one and crosses by
+        value. The parts are listed once per callback value."""
+        if self.handle_parts is None:
+            nn = torch.nn
+            self.handle_parts = {id(part): part for root in list(self.judge_objects.values())
+                                 if isinstance(root, nn.Module) for part in root.modules()}
+        return self.handle_parts.get(id(module)) is module
 
     def solution_ref(self, handle, kind, info):
         known = self.handles.get(handle)
@@ -3249,7 +3268,12 @@ class JudgeLink:
             # that call's state: `callback`), so its autograd can name them; no call open,
             # a request of their own
             self.request, self.grad_request = call_request if self.open_calls else ([], [])
-            self._send(b"r", self.dumps(result))
+            self.callback_value, self.handle_parts = True, None
+            try:
+                value = self.dumps(result)
+            finally:
+                self.callback_value, self.handle_parts = False, None
+            self._send(b"r", value)
         except BoundaryError:
             raise
         except BaseException as exc:

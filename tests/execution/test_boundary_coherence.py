@@ -198,3 +198,74 @@ def test_an_enum_member_crosses_as_the_member_the_test_patched(engine, tmp_path)
     outcomes = {t["id"].split("::")[-1]: t["outcome"] for t in candidate.tests}
     assert outcomes == {"test_a_member_whose_value_the_test_patched": "failed",
                         "test_members_come_back_as_the_tests_own": "passed"}, outcomes
+
+
+# A layer the solution reads from the test's own model (a handle) is that model's layer:
+# a forward hook registered on it fires in the model's forward (Grad-CAM's hook on
+# `model.layer4`; Laplace's FeatureExtractor hooks every module of `named_modules()`). As
+# a copy it took the hook where the judge's forward never ran it.
+HOOK_TESTS = """\
+import torch
+from torch import nn
+
+from solution import activation, leaf_inputs
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer4 = nn.Sequential(nn.Linear(3, 4), nn.ReLU())
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.layer4(x))
+
+
+def test_a_hook_on_a_layer_of_the_tests_model():
+    torch.manual_seed(0)
+    model, x = Net(), torch.randn(2, 3)
+    assert torch.allclose(activation(model, x), model.layer4(x))
+    assert not model.layer4._forward_hooks
+
+
+def test_hooks_on_the_modules_the_model_names():
+    torch.manual_seed(0)
+    model, x = Net(), torch.randn(2, 3)
+    assert leaf_inputs(model, x) == {"layer4.0": [2, 3], "layer4.1": [2, 4], "head": [2, 4]}
+    assert not any(m._forward_hooks for m in model.modules())
+"""
+HOOK_REFERENCE = """\
+def activation(model, x):
+    store = {}
+    handle = model.layer4.register_forward_hook(
+        lambda module, inputs, output: store.update(act=output.detach()))
+    try:
+        model(x)
+    finally:
+        handle.remove()
+    return store["act"]
+
+
+def leaf_inputs(model, x):
+    shapes, handles = {}, []
+    for name, module in model.named_modules():
+        if len(list(module.children())) == 0:
+            def hook(module, inputs, output, name=name):
+                shapes[name] = list(inputs[0].shape)
+            handles.append(module.register_forward_hook(hook))
+    model(x)
+    for handle in handles:
+        handle.remove()
+    return shapes
+"""
+HOOK_WRONG = HOOK_REFERENCE.replace("model.layer4.register", "model.head.register")
+
+
+def test_a_hook_on_a_layer_of_the_tests_own_model_fires(engine):
+    result = run_one(engine, HOOK_REFERENCE, HOOK_TESTS, timeout=120)
+    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
+    wrong = run_one(engine, HOOK_WRONG, HOOK_TESTS, timeout=120)
+    assert wrong.outcome == "failed", wrong.reason
+    outcomes = {t["id"].split("::")[-1]: t["outcome"] for t in wrong.tests}
+    assert outcomes == {"test_a_hook_on_a_layer_of_the_tests_model": "failed",
+                        "test_hooks_on_the_modules_the_model_names": "passed"}, outcomes
