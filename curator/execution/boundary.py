@@ -1232,7 +1232,10 @@ class JudgePickler(_Pickler):
     def reducer_override(self, obj):
         link = self.link
         if torch is not None and isinstance(obj, torch.Tensor):
-            index = link.register_request_tensor(obj)
+            # a callback's value joins the open call's request only with the tensors
+            # autograd across may name (see JudgeLink.callback_value)
+            index = None if link.callback_value and not obj.requires_grad else \
+                link.register_request_tensor(obj)
             record = _tensor_record(obj)
             origin = None
             if record[3]:   # requires grad: a leaf of the judge or part of its graph
@@ -1248,8 +1251,8 @@ class JudgePickler(_Pickler):
         if link.coupled and link.coupled.get(id(obj)) is obj:
             # an optimizer over a handle module's parameters (see coupled_handles)
             return _j, (link.judge_handle(obj), served_dunders(obj))
-        if link.callback_value and torch is not None and \
-                isinstance(obj, torch.nn.Module) and link.part_of_a_handle(obj):
+        if torch is not None and isinstance(obj, torch.nn.Module) and \
+                link.part_of_a_handle(obj):
             return _j, (link.judge_handle(obj), served_dunders(obj))
         mirror = link.mirror_handle_of(obj)
         if mirror is not None:
@@ -1521,10 +1524,16 @@ class SolutionPickler(_Pickler):
             handle = getattr(link, "judge_closures", {}).get(id(obj), (None, None))
             if handle[0] is obj:
                 return _ji, (handle[1],)   # the judge's closure made here: its own back
-            name = closure_name(obj) if getattr(link, "replying", False) else None
-            if name is not None:   # made from a module both have: by value, its cells data
+            name = closure_name(obj)
+            if name is not None and getattr(link, "replying", False):
+                # made from a module both have: by value, its cells data
                 return (_sc, (link.handle(obj), _callable_info(obj)) + name,
                         closure_state(obj), None, None, _fill_closure)
+            lent = getattr(link, "lent", None)
+            if name is not None and lent is not None:
+                # lent to the judge as a handle (a forward hook a callback registers on
+                # the test's module): the reply sends it by value (see SolutionLink.lent)
+                lent[link.handle(obj)] = obj
         if isinstance(obj, MirrorTarget):
             return NotImplemented
         if isinstance(obj, type):
@@ -1842,6 +1851,11 @@ class SolutionLink:
         self.module = module
         self.objects = {0: module}   # handle -> object
         self.judge_closures = {}     # id -> (closure made from the judge's, its handle)
+        # handle -> closure of a module both have that this call's callbacks gave the
+        # judge as a handle (Laplace's hook, registered on a layer of the test's own
+        # model): the reply sends each by value, and the judge puts the closure it makes
+        # from its own code where the handle is (JudgeLink.replace_lent)
+        self.lent = {}
         self.replying = False
         self.ids = {id(module): 0}
         self.infos = {}
@@ -2043,6 +2057,7 @@ class SolutionLink:
     def serve_call(self, payload):
         if not self.serving:
             self.arrays = {}
+            self.lent = {}
         self.serving += 1
         try:
             self._serve_call(payload)
@@ -2060,7 +2075,7 @@ class SolutionLink:
         except Exception as exc:
             unread = TypeError("the solution process could not read the call's arguments: "
                                "%s: %s" % (type(exc).__name__, str(exc)[:300]))
-            send_frame(self.sock, b"E", self.dumps((exception_record(unread), None, [])))
+            send_frame(self.sock, b"E", self.dumps((exception_record(unread), None, [], [])))
             return
         request, versions, inputs = self.request, self.versions, self.grad_inputs
         origins = self.origins_of
@@ -2085,7 +2100,7 @@ class SolutionLink:
             try:
                 self.outputs = None
                 reply = self.dumps_reply((exception_record(exc, self), sent,
-                                          _rebound(placed, sent)))
+                                          _rebound(placed, sent), self.lent_now()))
                 send_frame(self.sock, b"E", reply)
             except BaseException as inner:
                 send_frame(self.sock, b"X", self.dumps(_describe(inner)))
@@ -2095,7 +2110,8 @@ class SolutionLink:
         self.request, self.versions, self.origins_of = request, versions, origins
         self.outputs = [] if inputs else None
         try:
-            reply = self.dumps_reply((result, sent, _rebound(placed, sent)))
+            reply = self.dumps_reply((result, sent, _rebound(placed, sent),
+                                      self.lent_now()))
         except BaseException as exc:
             self.outputs = None
             send_frame(self.sock, b"X", self.dumps(_describe(exc)))
@@ -2104,6 +2120,11 @@ class SolutionLink:
             self.graphs[call_id] = (self.outputs, inputs)
         self.outputs = None
         send_frame(self.sock, b"R", self.dumps(call_id) + reply)
+
+    def lent_now(self):
+        """The closures lent to the judge, with the reply of the judge's top-level call
+        (where the arguments they close over come back too)."""
+        return list(self.lent.items()) if self.serving == 1 else []
 
     def send_aside(self, kind, value):
         """A frame beside the reply (W, L, O, G): what cannot be sent is left out, never
@@ -2742,8 +2763,11 @@ class JudgeLink:
         self.made_closures = {}    # id -> a closure made from the solution's (its cells adopted)
         self.requesting = False    # encoding a call's request (its arguments come back)
         self.coupled = {}          # id -> judge object sent as a handle (coupled_handles)
-        self.callback_value = False   # encoding a callback's value (part_of_a_handle)
-        self.handle_parts = None
+        self.handle_parts = (0, {})   # (handles, id -> module): see part_of_a_handle
+        # encoding a callback's value: its tensors that require grad join the open call's
+        # request; the others are plain values, not kept for the rest of the call (a
+        # state dict a test's loader returns: swin_v2_b's 350 MB twice over)
+        self.callback_value = False
         self.request = []          # the judge's tensors in the current request
         self.grad_request = []
         self.arrays = {}           # ref -> the judge's array sent (during a top-level call)
@@ -2840,18 +2864,22 @@ class JudgeLink:
         return obj
 
     def part_of_a_handle(self, module):
-        """Whether a module in a callback's value is part of a module the solution holds
-        as a handle (a test's own model: its layers, read as `model.layer4` or from
-        `model.named_modules()`). Such a part is a handle too: a copy would take the
-        solution's forward hooks and changes where the judge's forward never sees them
-        (Grad-CAM's hook on `model.layer4`, Laplace's on each of `named_modules()`). A
-        module the callback made (a test's factory) is no part of one and crosses by
-        value. The parts are listed once per callback value."""
-        if self.handle_parts is None:
+        """Whether a module is part of a module the solution holds as a handle (a test's
+        own model: its layers, read as `model.layer4` or from `model.named_modules()`, or
+        handed to a hook the solution registered). Such a part is a handle too: a copy
+        would take the solution's forward hooks and changes where the judge's forward
+        never sees them (Grad-CAM's hook on `model.layer4`, Laplace's on each of
+        `named_modules()`), and one handed to a hook would come back into the judge's
+        layer with the copy's hooks. A module a callback makes (a test's factory) is no
+        part of one and crosses by value. The parts are listed again when the judge has
+        given a new handle, or at a new call of the test's (`_call`)."""
+        count, parts = self.handle_parts
+        if count != len(self.judge_objects):
             nn = torch.nn
-            self.handle_parts = {id(part): part for root in list(self.judge_objects.values())
-                                 if isinstance(root, nn.Module) for part in root.modules()}
-        return self.handle_parts.get(id(module)) is module
+            parts = {id(part): part for root in list(self.judge_objects.values())
+                     if isinstance(root, nn.Module) for part in root.modules()}
+            self.handle_parts = (len(self.judge_objects), parts)
+        return parts.get(id(module)) is module
 
     def solution_ref(self, handle, kind, info):
         known = self.handles.get(handle)
@@ -3268,11 +3296,11 @@ class JudgeLink:
             # that call's state: `callback`), so its autograd can name them; no call open,
             # a request of their own
             self.request, self.grad_request = call_request if self.open_calls else ([], [])
-            self.callback_value, self.handle_parts = True, None
+            self.callback_value = True
             try:
                 value = self.dumps(result)
             finally:
-                self.callback_value, self.handle_parts = False, None
+                self.callback_value = False
             self._send(b"r", value)
         except BoundaryError:
             raise
@@ -3333,6 +3361,8 @@ class JudgeLink:
             around["rng"] = self._rng_for_call()
             self.requesting = True
             self.coupled = coupled_handles(sent)
+            if self.open_calls == 1:
+                self.handle_parts = (0, {})   # a test's model may have changed since
             try:
                 payload = self.dumps((target, sent, grad_enabled, around))
             finally:
@@ -3366,13 +3396,18 @@ class JudgeLink:
             current = self.current
         finally:
             self.current = None
-        if not isinstance(decoded, tuple) or len(decoded) != 3:
+        if not isinstance(decoded, tuple) or len(decoded) != 4:
             raise self.violation("a reply of the wrong shape")
-        value, after, rebound = decoded
+        value, after, rebound, lent = decoded
         rebound = _paths(rebound)
-        if rebound is None:
+        if rebound is None or not isinstance(lent, list) or not all(
+                isinstance(item, tuple) and len(item) == 2 and type(item[0]) is int
+                for item in lent):
             raise self.violation("a reply of the wrong shape")
-        restored = adopt_reply(self, sent, after, value, current["changed"], rebound)
+        restored, lent = adopt_reply(self, sent, after, (value, lent), current["changed"],
+                                     rebound)
+        if lent and self.open_calls == 1:
+            self.replace_lent(lent, self._fence_roots(sent))
         if held is not None:
             for key, (obj, where) in _solution_code_inside(
                     self, self._fence_roots(sent)).items():
@@ -3385,6 +3420,23 @@ class JudgeLink:
                 raise self.violation("an exception of the wrong shape")
             raise self.exception(*record)
         return restored
+
+    def replace_lent(self, lent, roots):
+        """Where the judge's objects hold a handle of a closure the solution lent them
+        (a forward hook registered through a callback on the test's own module), the
+        closure the reply made from the judge's own code of that name, its cells adopted
+        into the judge's objects (Laplace's hook fills the FeatureExtractor the test's
+        Laplace object holds), as the same hook left on a module passed by value comes
+        back. A handle whose code the judge does not have stays, and answers for nothing
+        after the call (`ran_after_the_call`)."""
+        swap = {}
+        for handle, made in lent:
+            old = self.handles.get(handle)
+            if isinstance(old, RemoteFunction) and type(made) is types.FunctionType and \
+                    self.made_closures.get(id(made)) is made:
+                swap[id(old)] = (old, made)
+        if swap:
+            _replace_inside(roots, swap)
 
     def _fence_roots(self, sent):
         """Where the judge's objects a call may change are: its arguments, and the
@@ -3467,6 +3519,42 @@ def _solution_code_inside(link, roots):
             name = _TYPE(obj).__name__
             stack.extend((v, "%s (%s)" % (name, k)) for k, v in namespace.items())
     return found
+
+
+def _replace_inside(roots, swap):
+    """Put swap[id(old)][1] wherever the judge's containers and instances reachable from
+    `roots` hold swap[id(old)][0] (the walk of _solution_code_inside)."""
+    seen, stack = _SET(), list(roots)
+    while stack and _LEN(seen) < MAX_PLACES:
+        obj = stack.pop()
+        if obj is None or _IS_INSTANCE(obj, _ATOMS) or _ID(obj) in seen or \
+                _is_solution_code(obj):
+            continue
+        seen.add(_ID(obj))
+        if (torch is not None and _IS_INSTANCE(obj, torch.Tensor)) or \
+                (np is not None and _IS_INSTANCE(obj, np.ndarray)):
+            continue
+        if _IS_INSTANCE(obj, list):
+            for index, value in _ENUMERATE(list(obj)):
+                entry = swap.get(_ID(value))
+                if entry is not None and entry[0] is value:
+                    list.__setitem__(obj, index, entry[1])
+            stack.extend(obj)
+        elif _IS_INSTANCE(obj, (tuple, set, frozenset, collections.deque)):
+            stack.extend(obj)
+        elif _IS_INSTANCE(obj, _DICT):
+            for key, value in list(dict.items(obj)):
+                entry = swap.get(_ID(value))
+                if entry is not None and entry[0] is value:
+                    dict.__setitem__(obj, key, entry[1])
+            stack.extend(dict.values(obj))
+        namespace = _namespace(obj)
+        if namespace is not None:
+            for key, value in list(namespace.items()):
+                entry = swap.get(_ID(value))
+                if entry is not None and entry[0] is value:
+                    namespace[key] = entry[1]
+            stack.extend(namespace.values())
 
 
 def _named(obj):

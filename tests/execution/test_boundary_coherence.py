@@ -269,3 +269,87 @@ def test_a_hook_on_a_layer_of_the_tests_own_model_fires(engine):
     outcomes = {t["id"].split("::")[-1]: t["outcome"] for t in wrong.tests}
     assert outcomes == {"test_a_hook_on_a_layer_of_the_tests_model": "failed",
                         "test_hooks_on_the_modules_the_model_names": "passed"}, outcomes
+
+
+# The hook the repository's own code registers on a layer of the test's model through a
+# handle (Laplace's FeatureExtractor.set_last_layer: a closure over the extractor) stays
+# there after the call, as in-process: the test's own forward afterwards runs it. It is
+# made in the judge from the repository's code of that name, its cell the extractor the
+# test holds, as when the model crossed by value.
+FEATURES = """\
+class FeatureExtractor:
+    def __init__(self, model):
+        self.model = model
+        self.features = {}
+        self.last_layer = None
+
+    def hook_for(self, name):
+        def hook(module, inputs, output):
+            self.features[name] = inputs[0].detach()
+        return hook
+
+    def set_last_layer(self, name):
+        self.last_layer = dict(self.model.named_modules())[name]
+        self.last_layer.register_forward_hook(self.hook_for(name))
+"""
+FIT = """\
+def fit(extractor, x):
+    last = [name for name, module in extractor.model.named_modules()
+            if not list(module.children())][-1]
+    extractor.set_last_layer(last)
+    extractor.model(x)
+    return last
+"""
+FIT_TESTS = """\
+import torch
+from torch import nn
+
+from pkg.features import FeatureExtractor
+from pkg.fit import fit
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3, 4)
+        self.fc2 = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+def test_the_last_layers_hook_stays_with_the_test():
+    torch.manual_seed(0)
+    model = Model()
+    extractor = FeatureExtractor(model)
+    x = torch.randn(5, 3)
+    assert fit(extractor, x) == "fc2"
+    assert extractor.last_layer is model.fc2
+    assert torch.allclose(extractor.features["fc2"], torch.relu(model.fc1(x)))
+    y = torch.randn(2, 3)
+    model(y)   # the hook fills the extractor the test holds
+    assert torch.allclose(extractor.features["fc2"], torch.relu(model.fc1(y)))
+"""
+
+
+def test_a_repository_hook_on_the_tests_own_model_stays_after_the_call(engine, tmp_path):
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "features.py").write_text(FEATURES)
+    (root / "pkg" / "fit.py").write_text(FIT)
+    (root / "tests" / "test_fit.py").write_text(FIT_TESTS)
+    wrong = FIT.replace("[-1]", "[0]")
+
+    def fit_job(text, reference=False):
+        return Job(problem_id="fit", solution=text, repo_dir=str(root),
+                   overlay={"pkg/fit.py": text}, node_ids=["tests/test_fit.py"],
+                   symbol="fit", python=sys.executable, reference=reference,
+                   limits=Limits(timeout_s=120))
+
+    jobs = [fit_job(FIT, True), fit_job(wrong)]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, candidate = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])
