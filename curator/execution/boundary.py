@@ -2174,12 +2174,14 @@ class SolutionLink:
             self.origins_of = saved
 
     def callback(self, handle, op, name, args, kwargs):
-        """A judge object's call, read or iteration. Its value is read into the current
-        call's state: the judge's tensors in it join this call's request, so a loss the
-        solution computes from a judge module's output differentiates into the judge's
-        parameters (`loss.backward()` across, `adopt_grad`)."""
+        """A judge object's call, read or iteration. A call's value is read into the
+        current call's state: the judge's tensors in it that require grad join this
+        call's request, so a loss the solution computes from a judge module's output
+        differentiates into the judge's parameters (`loss.backward()` across,
+        `adopt_grad`). What a read or an iteration gives (a DataLoader's batches) is data,
+        read in a fresh state, as the judge encodes it (`_serve_callback_eagerly`)."""
         return self.ask_judge(b"C", self.dumps((handle, op, name, args, kwargs)), b"r",
-                              in_this_call=bool(self.serving))
+                              in_this_call=bool(self.serving) and op == "call")
 
 
 # -- the global random generators across a call --------------------------------------------
@@ -3292,11 +3294,14 @@ class JudgeLink:
                 result = _judge_clone(target)
             else:
                 result = apply_op(None, target, op, name, args, kwargs)
-            # the value's tensors join the open call's request (the solution reads it in
-            # that call's state: `callback`), so its autograd can name them; no call open,
-            # a request of their own
-            self.request, self.grad_request = call_request if self.open_calls else ([], [])
-            self.callback_value = True
+            # a call's value: its tensors that require grad join the open call's request
+            # (the solution reads it in that call's state: `callback`), so its autograd
+            # can name them; a read's or an iteration's (a DataLoader's batch, which
+            # Laplace's fit differentiates with create_graph down to its own copies) and
+            # any value outside a call: a request of their own
+            self.request, self.grad_request = call_request \
+                if self.open_calls and op == "call" else ([], [])
+            self.callback_value = op == "call"
             try:
                 value = self.dumps(result)
             finally:

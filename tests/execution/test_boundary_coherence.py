@@ -20,7 +20,9 @@ import pytest
 import torch
 from torch import nn
 
-from solution import make_update, train_step
+from torch.utils.data import DataLoader, TensorDataset
+
+from solution import jacobian_norm, make_update, train_step
 
 
 class Net(nn.Module):   # the test's own class: crosses as a handle
@@ -82,8 +84,31 @@ def test_an_update_function_made_once_moves_the_tests_model(optimizer_kind):
     twin, _ = expected_after("own", optimizer_kind, BATCHES, False)
     for mine, theirs in zip(model.parameters(), twin.parameters()):
         assert torch.allclose(mine, theirs), (mine, theirs)
+
+
+def test_batches_the_tests_loader_gives_are_data():
+    # the batches require grad in the judge (slices of X): the solution's gradient with
+    # create_graph down to its own copy of the model needs nothing of the judge's graph
+    torch.manual_seed(0)
+    X = torch.randn(6, 3)
+    X.requires_grad = True
+    loader = DataLoader(TensorDataset(X, torch.randn(6, 1)), batch_size=3)
+    model = nn.Linear(3, 1)
+    expected = sum((X[i:i + 3].detach().sum(0) ** 2).sum() for i in (0, 3))
+    assert torch.allclose(jacobian_norm(model, loader), expected)
 """
 TRAIN_REFERENCE = """\
+import torch
+
+
+def jacobian_norm(model, loader):
+    total = 0
+    for x, _ in loader:
+        (g,) = torch.autograd.grad(model(x).sum(), model.weight, create_graph=True)
+        total = total + (g ** 2).sum()
+    return total.detach()
+
+
 def train_step(model, optimizer, loss_fn, batch, scheduler=None):
     x, y = batch
     optimizer.zero_grad()
