@@ -822,27 +822,36 @@ def _enum_member(obj):
 
 def _enum_state(member):
     """The plain data attributes of a member and of its value, as the judge holds them."""
-    own = {k: v for k, v in vars(member).items()
+    namespace = _namespace(member) or {}
+    own = {k: v for k, v in namespace.items()
            if type(k) is str and k not in _ENUM_OWN and _plain(v)}
-    value = vars(member).get("_value_")
+    value = namespace.get("_value_")
     namespace = None if _plain(value) else _namespace(value)
     held = {k: v for k, v in namespace.items() if type(k) is str and _plain(v)} \
         if namespace is not None else {}
     return own, held
 
 
+def _differs(old, plain):
+    """Whether `old` is not the plain value `plain` (compared only as the same type: an
+    attribute holding a tensor is never asked `!=`)."""
+    return type(old) is not type(plain) or old != plain
+
+
 def _set_enum_state(member, state):
     """In the solution process: the judge's plain attributes on this process's member."""
     own, held = state
+    mine = _namespace(member)
+    if mine is None:
+        return
     for key, value in own.items():
-        if type(key) is str and key not in _ENUM_OWN and \
-                vars(member).get(key, _MISSING) != value:
-            vars(member)[key] = value
-    value = vars(member).get("_value_")
+        if type(key) is str and key not in _ENUM_OWN and _differs(mine.get(key), value):
+            mine[key] = value
+    value = mine.get("_value_")
     namespace = None if _plain(value) else _namespace(value)
     if namespace is not None:
         for key, value in held.items():
-            if namespace.get(key, _MISSING) != value:
+            if _differs(namespace.get(key), value):
                 namespace[key] = value
 
 
