@@ -565,10 +565,11 @@ def _si(handle):
     return _LINK[0].own_object(handle)
 
 
-def _j(handle, dunders=None):
+def _j(handle, dunders=None, posed=None):
     """A judge object the solution holds a handle of (with the protocol dunders the
-    judge's object has)."""
-    return _LINK[0].judge_ref(handle, dunders)
+    judge's object has, and posing as the nearest class of its both processes have:
+    `posed_class`)."""
+    return _LINK[0].judge_ref(handle, dunders, posed)
 
 
 def _ji(handle):
@@ -1259,10 +1260,10 @@ class JudgePickler(_Pickler):
             return _a, (*record, None, link.register_request_array(obj))
         if link.coupled and link.coupled.get(id(obj)) is obj:
             # an optimizer over a handle module's parameters (see coupled_handles)
-            return _j, (link.judge_handle(obj), served_dunders(obj))
+            return _j, (link.judge_handle(obj), served_dunders(obj), posed_class(obj))
         if torch is not None and isinstance(obj, torch.nn.Module) and \
                 link.part_of_a_handle(obj):
-            return _j, (link.judge_handle(obj), served_dunders(obj))
+            return _j, (link.judge_handle(obj), served_dunders(obj), posed_class(obj))
         mirror = link.mirror_handle_of(obj)
         if mirror is not None:
             handle, class_handle = mirror
@@ -1277,7 +1278,7 @@ class JudgePickler(_Pickler):
                 # a module passed as an argument (umap's tests pass np.random): the
                 # solution process's own module of that name
                 return _import_module, (obj.__name__,)   # the solution may import it
-            return _j, (link.judge_handle(obj), served_dunders(obj))
+            return _j, (link.judge_handle(obj), served_dunders(obj), posed_class(obj))
         if obj is Ellipsis or obj is NotImplemented:
             return NotImplemented
         view = _dict_view(obj)
@@ -1294,11 +1295,11 @@ class JudgePickler(_Pickler):
             if name is not None:   # made from a module both have: by value, its cells data
                 return (_jc, (link.judge_handle(obj), served_dunders(obj)) + name,
                         closure_state(obj), None, None, _fill_closure)
-            return _j, (link.judge_handle(obj), served_dunders(obj))
+            return _j, (link.judge_handle(obj), served_dunders(obj), posed_class(obj))
         if isinstance(obj, type):
             if _importable(obj):
                 return NotImplemented
-            return _j, (link.judge_handle(obj), served_dunders(obj))
+            return _j, (link.judge_handle(obj), served_dunders(obj), posed_class(obj))
         if _tf_graph_tensor(obj):
             return _tf_constant(obj)
         type_info = _type_info(obj)
@@ -1311,14 +1312,14 @@ class JudgePickler(_Pickler):
                 isinstance(obj, (io.IOBase,)) or denied_class(type(obj)):
             # what the judge could not rebuild when it comes back (a DataLoader the test
             # passes: Laplace's fit iterates it) goes as a handle, never as a copy
-            return _j, (link.judge_handle(obj), served_dunders(obj))
+            return _j, (link.judge_handle(obj), served_dunders(obj), posed_class(obj))
         handle_reduce = _hook_handle(obj)
         if handle_reduce is not None:
             if not link.requesting:
                 # a hook the solution registered on a judge object it holds a handle to
                 # (a callback's value): its remove() must reach the judge's hook dict, not
                 # a copy (Grad-CAM's hooks on a test's own module stayed registered)
-                return _j, (link.judge_handle(obj), served_dunders(obj))
+                return _j, (link.judge_handle(obj), served_dunders(obj), posed_class(obj))
             return handle_reduce
         return NotImplemented
 
@@ -1825,16 +1826,60 @@ HANDLE_DUNDERS = {"__call__": _handle_call, "__iter__": _handle_iter,
 _HANDLE_CLASSES = {}
 
 
-def judge_object(handle, dunders=None):
-    """A handle with the dunders the judge said its object has (None: all of them)."""
+def judge_object(handle, dunders=None, posed=None):
+    """A handle with the dunders the judge said its object has (None: all of them), whose
+    `__class__` is `posed` when the judge names one (see posed_class)."""
     names = frozenset(HANDLE_DUNDERS) if dunders is None else \
         frozenset(name for name in dunders if name in HANDLE_DUNDERS)
-    cls = _HANDLE_CLASSES.get(names)
+    if not isinstance(posed, type):
+        posed = None
+    cls = _HANDLE_CLASSES.get((names, posed))
     if cls is None:
         namespace = {"__slots__": (), "__qualname__": "JudgeObject"}
         namespace.update((name, HANDLE_DUNDERS[name]) for name in sorted(names))
-        cls = _HANDLE_CLASSES[names] = type("JudgeObject", (JudgeObject,), namespace)
+        if posed is not None:
+            namespace["__class__"] = property(lambda self, posed=posed: posed)
+        cls = _HANDLE_CLASSES[(names, posed)] = type("JudgeObject", (JudgeObject,), namespace)
     return cls(handle)
+
+
+POSED_BASES = ("torch.nn.Module", "torch.optim.Optimizer",
+               "torch.optim.lr_scheduler.LRScheduler", "torch.utils.data.DataLoader",
+               "torch.utils.data.Dataset")
+
+
+def posed_class(obj):
+    """The class a handle of a judge object answers `isinstance` with in the solution
+    process: the nearest class of the object's (its own, or a base: a test's own
+    nn.Module subclass poses as nn.Module) that the solution process has too, for a
+    module, an optimizer or scheduler, a data loader or data set (Laplace's
+    `isinstance(self.last_layer, nn.Linear)` on a layer of the test's own model, now a
+    handle). Its methods are still the judge's, reached through the handle; None for
+    anything else."""
+    if torch is None or not isinstance(obj, _posed_bases()):
+        return None
+    for klass in type(obj).__mro__:
+        if klass in _posed_bases() or (
+                klass is not object and _importable(klass) and not denied_class(klass)):
+            return klass
+    return None
+
+
+_POSED = []
+
+
+def _posed_bases():
+    if not _POSED:
+        import importlib
+        bases = []
+        for name in POSED_BASES:
+            module, _, qualname = name.rpartition(".")
+            try:
+                bases.append(getattr(importlib.import_module(module), qualname))
+            except Exception:
+                pass
+        _POSED.append(tuple(bases))
+    return _POSED[0]
 
 
 def served_dunders(obj):
@@ -1916,8 +1961,8 @@ class SolutionLink:
         self.handle(obj)
         return obj
 
-    def judge_ref(self, handle, dunders=None):
-        return judge_object(handle, dunders)
+    def judge_ref(self, handle, dunders=None, posed=None):
+        return judge_object(handle, dunders, posed)
 
     def judge_closure(self, func, handle):
         self.judge_closures[id(func)] = (func, handle)
@@ -2980,7 +3025,7 @@ class JudgeLink:
     def mirror_target(self, handle, class_handle):
         raise NotData("a mirror addressed to the solution")
 
-    def judge_ref(self, handle, dunders=None):
+    def judge_ref(self, handle, dunders=None, posed=None):
         return self.own_object(handle)
 
     # -- tensors

@@ -228,7 +228,8 @@ def test_an_enum_member_crosses_as_the_member_the_test_patched(engine, tmp_path)
 # A layer the solution reads from the test's own model (a handle) is that model's layer:
 # a forward hook registered on it fires in the model's forward (Grad-CAM's hook on
 # `model.layer4`; Laplace's FeatureExtractor hooks every module of `named_modules()`). As
-# a copy it took the hook where the judge's forward never ran it.
+# a copy it took the hook where the judge's forward never ran it. The handle answers
+# `isinstance` with the layer's class (Laplace: "Use model with a linear last layer").
 HOOK_TESTS = """\
 import torch
 from torch import nn
@@ -256,10 +257,13 @@ def test_a_hook_on_a_layer_of_the_tests_model():
 def test_hooks_on_the_modules_the_model_names():
     torch.manual_seed(0)
     model, x = Net(), torch.randn(2, 3)
-    assert leaf_inputs(model, x) == {"layer4.0": [2, 3], "layer4.1": [2, 4], "head": [2, 4]}
+    assert leaf_inputs(model, x) == {"layer4.0": [2, 3], "head": [2, 4]}
     assert not any(m._forward_hooks for m in model.modules())
 """
 HOOK_REFERENCE = """\
+import torch
+
+
 def activation(model, x):
     store = {}
     handle = model.layer4.register_forward_hook(
@@ -273,8 +277,9 @@ def activation(model, x):
 
 def leaf_inputs(model, x):
     shapes, handles = {}, []
+    assert isinstance(model, torch.nn.Module)
     for name, module in model.named_modules():
-        if len(list(module.children())) == 0:
+        if isinstance(module, torch.nn.Linear):   # Laplace asks its last layer this
             def hook(module, inputs, output, name=name):
                 shapes[name] = list(inputs[0].shape)
             handles.append(module.register_forward_hook(hook))
