@@ -33,6 +33,7 @@ import builtins
 import collections
 import collections.abc
 import copyreg
+import enum
 import functools
 import hashlib
 import inspect
@@ -564,10 +565,11 @@ def _si(handle):
     return _LINK[0].own_object(handle)
 
 
-def _j(handle, dunders=None):
+def _j(handle, dunders=None, posed=None):
     """A judge object the solution holds a handle of (with the protocol dunders the
-    judge's object has)."""
-    return _LINK[0].judge_ref(handle, dunders)
+    judge's object has, and posing as the nearest class of its both processes have:
+    `posed_class`)."""
+    return _LINK[0].judge_ref(handle, dunders, posed)
 
 
 def _ji(handle):
@@ -782,6 +784,96 @@ def _library_function_name(obj):
     return (module, qualname) if target is obj else None
 
 
+# -- enum members ----------------------------------------------------------------------------
+# An enum's member is one object its class holds, not a value: torchvision's WeightsEnum
+# pickles as `ResNet50_Weights(value)`, a lookup by value, and a value the test patched
+# (`monkeypatch.setattr(weights.value, 'url', tmp)`) or one holding modules (equal only to
+# themselves) is no member on the other side. A member of a class both sides have crosses
+# as its class and name: the judge gets its own member back and takes no state with it;
+# the solution process gets its own member with the plain data attributes the judge's
+# member and its value hold now (what the test patched on them), set there.
+_ENUM_OWN = frozenset({"_name_", "_value_", "_sort_order_", "__objclass__"})
+
+
+def _plain(value, depth=0):
+    """Data with no object of its own: atoms, and lists, tuples and dicts of them."""
+    if value is None or type(value) in (bool, int, float, str, bytes):
+        return True
+    if depth > 4:
+        return False
+    if type(value) in (list, tuple):
+        return all(_plain(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return all(_plain(k, depth + 1) and _plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def _enum_member(obj):
+    """(class, name) of an enum member its class holds under that name; None for
+    anything else (a Flag's combination has no name of its own)."""
+    if not isinstance(obj, enum.Enum):
+        return None
+    cls = type(obj)
+    name = (_namespace(obj) or {}).get("_name_")
+    members = cls.__dict__.get("_member_map_")
+    if type(name) is not str or not isinstance(members, dict) or members.get(name) is not obj:
+        return None
+    return cls, name
+
+
+def _enum_state(member):
+    """The plain data attributes of a member and of its value, as the judge holds them."""
+    namespace = _namespace(member) or {}
+    own = {k: v for k, v in namespace.items()
+           if type(k) is str and k not in _ENUM_OWN and _plain(v)}
+    value = namespace.get("_value_")
+    namespace = None if _plain(value) else _namespace(value)
+    held = {k: v for k, v in namespace.items() if type(k) is str and _plain(v)} \
+        if namespace is not None else {}
+    return own, held
+
+
+def _differs(old, plain):
+    """Whether `old` is not the plain value `plain` (compared only as the same type: an
+    attribute holding a tensor is never asked `!=`)."""
+    return type(old) is not type(plain) or old != plain
+
+
+def _set_enum_state(member, state):
+    """In the solution process: the judge's plain attributes on this process's member."""
+    own, held = state
+    mine = _namespace(member)
+    if mine is None:
+        return
+    for key, value in own.items():
+        if type(key) is str and key not in _ENUM_OWN and _differs(mine.get(key), value):
+            mine[key] = value
+    value = mine.get("_value_")
+    namespace = None if _plain(value) else _namespace(value)
+    if namespace is not None:
+        for key, value in held.items():
+            if _differs(namespace.get(key), value):
+                namespace[key] = value
+
+
+def _en(cls, name):
+    """An enum member by its class and name: this side's own member of that name."""
+    members = cls.__dict__.get("_member_map_") if isinstance(cls, enum.EnumMeta) else None
+    member = members.get(name) if isinstance(members, dict) and type(name) is str else None
+    if not isinstance(member, cls):
+        raise NotData("an enum member that is not one")
+    return member
+
+
+def _ens(cls, name, state):
+    """In the solution process: the judge's member with its plain attributes as the judge
+    holds them (`_enum_state`). Not a rebuild function of the judge's (not in REBUILDERS):
+    no message gives state to a member the judge holds."""
+    member = _en(cls, name)
+    _set_enum_state(member, state)
+    return member
+
+
 def _mod(name):
     """A module, as the side that reads the message already has it (never imported)."""
     module = sys.modules.get(str(name))
@@ -797,7 +889,7 @@ JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "
 
 REBUILDERS = {name: globals()[name] for name in
               ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_dv", "_lg", "_rx", "_fi", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
-               "_mod", "_lf", "_sc", "_fill_closure")}
+               "_mod", "_lf", "_sc", "_fill_closure", "_en")}
 
 
 
@@ -936,7 +1028,7 @@ def _resolve(module, name):
 # in-process). Classes stay on the C path (a module or an optimizer comes back from most
 # calls that take one): the classes a message names are compared after decoding with
 # what they held before, and one it changed is put back and the message refused.
-HELD_REBUILDERS = frozenset({"_mod", "_lf", "_j", "_ji", "_si", "_s", "_lg", "_rx"})
+HELD_REBUILDERS = frozenset({"_mod", "_lf", "_j", "_ji", "_si", "_s", "_lg", "_rx", "_en"})
 _HEAPTYPE, _IMMUTABLETYPE = 1 << 9, 1 << 8
 
 
@@ -947,7 +1039,10 @@ class _Recheck(Exception):
 def _changeable(found):
     """Whether an object `find_class` returned, that the judge held before the message, is
     one a state opcode could change and a snapshot would not cover: a held handle's
-    rebuild function, or a Python function (its defaults, its __dict__)."""
+    rebuild function, or a Python function (its defaults, its __dict__), or an enum class
+    (calling one gives a member it holds, whose state BUILD would set)."""
+    if isinstance(found, enum.EnumMeta):
+        return True
     if isinstance(found, types.FunctionType):
         return found.__module__ != __name__ or found.__name__ in HELD_REBUILDERS
     return False
@@ -1056,7 +1151,8 @@ class _CheckedUnpickler(pickle._Unpickler):
         maker = func.func if type(func) is functools.partial else func
         obj = self.stack[-1]
         if self.makers.get(id(maker)) is maker and \
-                not isinstance(obj, (type, types.ModuleType, types.FunctionType)):
+                not isinstance(obj, (type, types.ModuleType, types.FunctionType,
+                                     enum.Enum)):
             self.made[id(obj)] = obj
 
     def target(self, obj):
@@ -1146,7 +1242,10 @@ class JudgePickler(_Pickler):
     def reducer_override(self, obj):
         link = self.link
         if torch is not None and isinstance(obj, torch.Tensor):
-            index = link.register_request_tensor(obj)
+            # a callback's value joins the open call's request only with the tensors
+            # autograd across may name (see JudgeLink.callback_value)
+            index = None if link.callback_value and not obj.requires_grad else \
+                link.register_request_tensor(obj)
             record = _tensor_record(obj)
             origin = None
             if record[3]:   # requires grad: a leaf of the judge or part of its graph
@@ -1159,6 +1258,12 @@ class JudgePickler(_Pickler):
             except CannotCross:
                 return NotImplemented
             return _a, (*record, None, link.register_request_array(obj))
+        if link.coupled and link.coupled.get(id(obj)) is obj:
+            # an optimizer over a handle module's parameters (see coupled_handles)
+            return _j, (link.judge_handle(obj), served_dunders(obj), posed_class(obj))
+        if torch is not None and isinstance(obj, torch.nn.Module) and \
+                link.part_of_a_handle(obj):
+            return _j, (link.judge_handle(obj), served_dunders(obj), posed_class(obj))
         mirror = link.mirror_handle_of(obj)
         if mirror is not None:
             handle, class_handle = mirror
@@ -1173,7 +1278,7 @@ class JudgePickler(_Pickler):
                 # a module passed as an argument (umap's tests pass np.random): the
                 # solution process's own module of that name
                 return _import_module, (obj.__name__,)   # the solution may import it
-            return _j, (link.judge_handle(obj), served_dunders(obj))
+            return _j, (link.judge_handle(obj), served_dunders(obj), posed_class(obj))
         if obj is Ellipsis or obj is NotImplemented:
             return NotImplemented
         view = _dict_view(obj)
@@ -1190,30 +1295,102 @@ class JudgePickler(_Pickler):
             if name is not None:   # made from a module both have: by value, its cells data
                 return (_jc, (link.judge_handle(obj), served_dunders(obj)) + name,
                         closure_state(obj), None, None, _fill_closure)
-            return _j, (link.judge_handle(obj), served_dunders(obj))
+            return _j, (link.judge_handle(obj), served_dunders(obj), posed_class(obj))
         if isinstance(obj, type):
             if _importable(obj):
                 return NotImplemented
-            return _j, (link.judge_handle(obj), served_dunders(obj))
+            return _j, (link.judge_handle(obj), served_dunders(obj), posed_class(obj))
         if _tf_graph_tensor(obj):
             return _tf_constant(obj)
         type_info = _type_info(obj)
         if type_info is not None:
             return type_info
+        member = _enum_member(obj) if isinstance(obj, enum.Enum) else None
+        if member is not None and _importable(member[0]):
+            return _ens, (*member, _enum_state(obj))
         if not _importable(type(obj)) or isinstance(obj, types.GeneratorType) or \
                 isinstance(obj, (io.IOBase,)) or denied_class(type(obj)):
             # what the judge could not rebuild when it comes back (a DataLoader the test
             # passes: Laplace's fit iterates it) goes as a handle, never as a copy
-            return _j, (link.judge_handle(obj), served_dunders(obj))
+            return _j, (link.judge_handle(obj), served_dunders(obj), posed_class(obj))
         handle_reduce = _hook_handle(obj)
         if handle_reduce is not None:
             if not link.requesting:
                 # a hook the solution registered on a judge object it holds a handle to
                 # (a callback's value): its remove() must reach the judge's hook dict, not
                 # a copy (Grad-CAM's hooks on a test's own module stayed registered)
-                return _j, (link.judge_handle(obj), served_dunders(obj))
+                return _j, (link.judge_handle(obj), served_dunders(obj), posed_class(obj))
             return handle_reduce
         return NotImplemented
+
+
+def _crosses_as_handle(obj):
+    """A judge module the solution process gets as a handle (a test's own nn.Module
+    subclass, a scripted module): its forward runs in the judge, on its own parameters."""
+    cls = type(obj)
+    return not _importable(cls) or denied_class(cls)
+
+
+def _arguments_and_their_items(sent):
+    """A call's arguments and, one level down, the items of those that are plain
+    containers and the attributes of judge objects that cross as handles."""
+    self_obj, args, kwargs = sent
+    top = [self_obj, *args, *kwargs.values()]
+    out = list(top)
+    for value in top:
+        if type(value) in (list, tuple):
+            out.extend(value)
+        elif type(value) is dict:
+            out.extend(value.values())
+        elif torch is not None and not isinstance(value, torch.nn.Module) and \
+                value is not None and _crosses_as_handle(value):
+            namespace = _namespace(value)
+            if namespace is not None:
+                out.extend(namespace.values())
+    return out
+
+
+def coupled_handles(sent):
+    """id -> object: the optimizers (and the schedulers over them) in a call's arguments
+    that must cross as handles to stay coherent with the model they optimize. A module
+    that crosses as a handle (a test's own nn.Module subclass) runs forward and backward
+    in the judge on the judge's parameters; an optimizer over those parameters sent as a
+    copy would step copies of them, and the test's model would never move (ignite's
+    create_supervised_trainer: `optimizer.step()` in the solution, the weight the test
+    reads unchanged). As a handle its zero_grad and step run in the judge, on the
+    judge's parameters and their gradients. An optimizer over modules that cross by value
+    crosses by value with them (one pickle: the same tensors) and comes back.
+    Cheap on the common call: nothing is walked unless an argument is an optimizer or
+    scheduler and another a module crossing as a handle."""
+    if torch is None or "torch.optim" not in sys.modules:
+        return {}
+    optim = torch.optim
+    items = _arguments_and_their_items(sent)
+    optimizers, schedulers, modules = [], [], []
+    for value in items:
+        if isinstance(value, optim.Optimizer):
+            optimizers.append(value)
+        elif isinstance(value, torch.nn.Module):
+            if _crosses_as_handle(value):
+                modules.append(value)
+        elif isinstance((_namespace(value) or {}).get("optimizer"), optim.Optimizer):
+            schedulers.append(value)   # an lr scheduler (anything holding `optimizer`)
+            optimizers.append(_namespace(value)["optimizer"])
+    if not optimizers or not modules:
+        return {}
+    held = set()
+    for module in modules:
+        held.update(id(p) for p in module.parameters())
+    coupled = {}
+    for optimizer in optimizers:
+        groups = getattr(optimizer, "param_groups", None) or ()
+        if any(id(p) in held for group in groups if isinstance(group, dict)
+               for p in group.get("params", ())):
+            coupled[id(optimizer)] = optimizer
+    for scheduler in schedulers:
+        if id(_namespace(scheduler)["optimizer"]) in coupled:
+            coupled[id(scheduler)] = scheduler
+    return coupled
 
 
 def _tf_ops():
@@ -1357,10 +1534,16 @@ class SolutionPickler(_Pickler):
             handle = getattr(link, "judge_closures", {}).get(id(obj), (None, None))
             if handle[0] is obj:
                 return _ji, (handle[1],)   # the judge's closure made here: its own back
-            name = closure_name(obj) if getattr(link, "replying", False) else None
-            if name is not None:   # made from a module both have: by value, its cells data
+            name = closure_name(obj)
+            if name is not None and getattr(link, "replying", False):
+                # made from a module both have: by value, its cells data
                 return (_sc, (link.handle(obj), _callable_info(obj)) + name,
                         closure_state(obj), None, None, _fill_closure)
+            lent = getattr(link, "lent", None)
+            if name is not None and lent is not None:
+                # lent to the judge as a handle (a forward hook a callback registers on
+                # the test's module): the reply sends it by value (see SolutionLink.lent)
+                lent[link.handle(obj)] = obj
         if isinstance(obj, MirrorTarget):
             return NotImplemented
         if isinstance(obj, type):
@@ -1398,6 +1581,9 @@ class SolutionPickler(_Pickler):
         if allowed_class(cls) and not _solution_defined(cls):
             if torch is not None and isinstance(obj, torch.Generator):
                 return NotImplemented
+            member = _enum_member(obj) if isinstance(obj, enum.Enum) else None
+            if member is not None:
+                return _en, member   # the judge's own member of that name
             handle_reduce = _hook_handle(obj)
             if handle_reduce is not None:
                 return handle_reduce
@@ -1640,16 +1826,60 @@ HANDLE_DUNDERS = {"__call__": _handle_call, "__iter__": _handle_iter,
 _HANDLE_CLASSES = {}
 
 
-def judge_object(handle, dunders=None):
-    """A handle with the dunders the judge said its object has (None: all of them)."""
+def judge_object(handle, dunders=None, posed=None):
+    """A handle with the dunders the judge said its object has (None: all of them), whose
+    `__class__` is `posed` when the judge names one (see posed_class)."""
     names = frozenset(HANDLE_DUNDERS) if dunders is None else \
         frozenset(name for name in dunders if name in HANDLE_DUNDERS)
-    cls = _HANDLE_CLASSES.get(names)
+    if not isinstance(posed, type):
+        posed = None
+    cls = _HANDLE_CLASSES.get((names, posed))
     if cls is None:
         namespace = {"__slots__": (), "__qualname__": "JudgeObject"}
         namespace.update((name, HANDLE_DUNDERS[name]) for name in sorted(names))
-        cls = _HANDLE_CLASSES[names] = type("JudgeObject", (JudgeObject,), namespace)
+        if posed is not None:
+            namespace["__class__"] = property(lambda self, posed=posed: posed)
+        cls = _HANDLE_CLASSES[(names, posed)] = type("JudgeObject", (JudgeObject,), namespace)
     return cls(handle)
+
+
+POSED_BASES = ("torch.nn.Module", "torch.optim.Optimizer",
+               "torch.optim.lr_scheduler.LRScheduler", "torch.utils.data.DataLoader",
+               "torch.utils.data.Dataset")
+
+
+def posed_class(obj):
+    """The class a handle of a judge object answers `isinstance` with in the solution
+    process: the nearest class of the object's (its own, or a base: a test's own
+    nn.Module subclass poses as nn.Module) that the solution process has too, for a
+    module, an optimizer or scheduler, a data loader or data set (Laplace's
+    `isinstance(self.last_layer, nn.Linear)` on a layer of the test's own model, now a
+    handle). Its methods are still the judge's, reached through the handle; None for
+    anything else."""
+    if torch is None or not isinstance(obj, _posed_bases()):
+        return None
+    for klass in type(obj).__mro__:
+        if klass in _posed_bases() or (
+                klass is not object and _importable(klass) and not denied_class(klass)):
+            return klass
+    return None
+
+
+_POSED = []
+
+
+def _posed_bases():
+    if not _POSED:
+        import importlib
+        bases = []
+        for name in POSED_BASES:
+            module, _, qualname = name.rpartition(".")
+            try:
+                bases.append(getattr(importlib.import_module(module), qualname))
+            except Exception:
+                pass
+        _POSED.append(tuple(bases))
+    return _POSED[0]
 
 
 def served_dunders(obj):
@@ -1675,6 +1905,11 @@ class SolutionLink:
         self.module = module
         self.objects = {0: module}   # handle -> object
         self.judge_closures = {}     # id -> (closure made from the judge's, its handle)
+        # handle -> closure of a module both have that this call's callbacks gave the
+        # judge as a handle (Laplace's hook, registered on a layer of the test's own
+        # model): the reply sends each by value, and the judge puts the closure it makes
+        # from its own code where the handle is (JudgeLink.replace_lent)
+        self.lent = {}
         self.replying = False
         self.ids = {id(module): 0}
         self.infos = {}
@@ -1726,8 +1961,8 @@ class SolutionLink:
         self.handle(obj)
         return obj
 
-    def judge_ref(self, handle, dunders=None):
-        return judge_object(handle, dunders)
+    def judge_ref(self, handle, dunders=None, posed=None):
+        return judge_object(handle, dunders, posed)
 
     def judge_closure(self, func, handle):
         self.judge_closures[id(func)] = (func, handle)
@@ -1876,6 +2111,7 @@ class SolutionLink:
     def serve_call(self, payload):
         if not self.serving:
             self.arrays = {}
+            self.lent = {}
         self.serving += 1
         try:
             self._serve_call(payload)
@@ -1893,7 +2129,7 @@ class SolutionLink:
         except Exception as exc:
             unread = TypeError("the solution process could not read the call's arguments: "
                                "%s: %s" % (type(exc).__name__, str(exc)[:300]))
-            send_frame(self.sock, b"E", self.dumps((exception_record(unread), None, [])))
+            send_frame(self.sock, b"E", self.dumps((exception_record(unread), None, [], [])))
             return
         request, versions, inputs = self.request, self.versions, self.grad_inputs
         origins = self.origins_of
@@ -1918,7 +2154,7 @@ class SolutionLink:
             try:
                 self.outputs = None
                 reply = self.dumps_reply((exception_record(exc, self), sent,
-                                          _rebound(placed, sent)))
+                                          _rebound(placed, sent), self.lent_now()))
                 send_frame(self.sock, b"E", reply)
             except BaseException as inner:
                 send_frame(self.sock, b"X", self.dumps(_describe(inner)))
@@ -1928,7 +2164,8 @@ class SolutionLink:
         self.request, self.versions, self.origins_of = request, versions, origins
         self.outputs = [] if inputs else None
         try:
-            reply = self.dumps_reply((result, sent, _rebound(placed, sent)))
+            reply = self.dumps_reply((result, sent, _rebound(placed, sent),
+                                      self.lent_now()))
         except BaseException as exc:
             self.outputs = None
             send_frame(self.sock, b"X", self.dumps(_describe(exc)))
@@ -1937,6 +2174,11 @@ class SolutionLink:
             self.graphs[call_id] = (self.outputs, inputs)
         self.outputs = None
         send_frame(self.sock, b"R", self.dumps(call_id) + reply)
+
+    def lent_now(self):
+        """The closures lent to the judge, with the reply of the judge's top-level call
+        (where the arguments they close over come back too)."""
+        return list(self.lent.items()) if self.serving == 1 else []
 
     def send_aside(self, kind, value):
         """A frame beside the reply (W, L, O, G): what cannot be sent is left out, never
@@ -1986,7 +2228,14 @@ class SolutionLink:
             self.origins_of = saved
 
     def callback(self, handle, op, name, args, kwargs):
-        return self.ask_judge(b"C", self.dumps((handle, op, name, args, kwargs)), b"r")
+        """A judge object's call, read or iteration. A call's value is read into the
+        current call's state: the judge's tensors in it that require grad join this
+        call's request, so a loss the solution computes from a judge module's output
+        differentiates into the judge's parameters (`loss.backward()` across,
+        `adopt_grad`). What a read or an iteration gives (a DataLoader's batches) is data,
+        read in a fresh state, as the judge encodes it (`_serve_callback_eagerly`)."""
+        return self.ask_judge(b"C", self.dumps((handle, op, name, args, kwargs)), b"r",
+                              in_this_call=bool(self.serving) and op == "call")
 
 
 # -- the global random generators across a call --------------------------------------------
@@ -2569,6 +2818,12 @@ class JudgeLink:
         self.judge_ids = {}
         self.made_closures = {}    # id -> a closure made from the solution's (its cells adopted)
         self.requesting = False    # encoding a call's request (its arguments come back)
+        self.coupled = {}          # id -> judge object sent as a handle (coupled_handles)
+        self.handle_parts = (0, {})   # (handles, id -> module): see part_of_a_handle
+        # encoding a callback's value: its tensors that require grad join the open call's
+        # request; the others are plain values, not kept for the rest of the call (a
+        # state dict a test's loader returns: swin_v2_b's 350 MB twice over)
+        self.callback_value = False
         self.request = []          # the judge's tensors in the current request
         self.grad_request = []
         self.arrays = {}           # ref -> the judge's array sent (during a top-level call)
@@ -2664,6 +2919,24 @@ class JudgeLink:
             raise NotData("an unknown judge handle")
         return obj
 
+    def part_of_a_handle(self, module):
+        """Whether a module is part of a module the solution holds as a handle (a test's
+        own model: its layers, read as `model.layer4` or from `model.named_modules()`, or
+        handed to a hook the solution registered). Such a part is a handle too: a copy
+        would take the solution's forward hooks and changes where the judge's forward
+        never sees them (Grad-CAM's hook on `model.layer4`, Laplace's on each of
+        `named_modules()`), and one handed to a hook would come back into the judge's
+        layer with the copy's hooks. A module a callback makes (a test's factory) is no
+        part of one and crosses by value. The parts are listed again when the judge has
+        given a new handle, or at a new call of the test's (`_call`)."""
+        count, parts = self.handle_parts
+        if count != len(self.judge_objects):
+            nn = torch.nn
+            parts = {id(part): part for root in list(self.judge_objects.values())
+                     if isinstance(root, nn.Module) for part in root.modules()}
+            self.handle_parts = (len(self.judge_objects), parts)
+        return parts.get(id(module)) is module
+
     def solution_ref(self, handle, kind, info):
         known = self.handles.get(handle)
         if known is not None:
@@ -2752,7 +3025,7 @@ class JudgeLink:
     def mirror_target(self, handle, class_handle):
         raise NotData("a mirror addressed to the solution")
 
-    def judge_ref(self, handle, dunders=None):
+    def judge_ref(self, handle, dunders=None, posed=None):
         return self.own_object(handle)
 
     # -- tensors
@@ -3046,11 +3319,11 @@ class JudgeLink:
         self.current = None
         try:
             with _outside_tf_graph():
-                self._serve_callback_eagerly(payload)
+                self._serve_callback_eagerly(payload, saved[:2])
         finally:
             self.request, self.grad_request, self.current = saved
 
-    def _serve_callback_eagerly(self, payload):
+    def _serve_callback_eagerly(self, payload, call_request):
         try:
             request = self._loads(payload)
             if not isinstance(request, tuple) or len(request) != 5:
@@ -3075,8 +3348,19 @@ class JudgeLink:
                 result = _judge_clone(target)
             else:
                 result = apply_op(None, target, op, name, args, kwargs)
-            self.request, self.grad_request = [], []
-            self._send(b"r", self.dumps(result))
+            # a call's value: its tensors that require grad join the open call's request
+            # (the solution reads it in that call's state: `callback`), so its autograd
+            # can name them; a read's or an iteration's (a DataLoader's batch, which
+            # Laplace's fit differentiates with create_graph down to its own copies) and
+            # any value outside a call: a request of their own
+            self.request, self.grad_request = call_request \
+                if self.open_calls and op == "call" else ([], [])
+            self.callback_value = op == "call"
+            try:
+                value = self.dumps(result)
+            finally:
+                self.callback_value = False
+            self._send(b"r", value)
         except BoundaryError:
             raise
         except BaseException as exc:
@@ -3135,10 +3419,14 @@ class JudgeLink:
             around = ambient(self.base_env)
             around["rng"] = self._rng_for_call()
             self.requesting = True
+            self.coupled = coupled_handles(sent)
+            if self.open_calls == 1:
+                self.handle_parts = (0, {})   # a test's model may have changed since
             try:
                 payload = self.dumps((target, sent, grad_enabled, around))
             finally:
                 self.requesting = False
+                self.coupled = {}
         except BoundaryError:
             raise
         except CannotSend as exc:
@@ -3167,13 +3455,18 @@ class JudgeLink:
             current = self.current
         finally:
             self.current = None
-        if not isinstance(decoded, tuple) or len(decoded) != 3:
+        if not isinstance(decoded, tuple) or len(decoded) != 4:
             raise self.violation("a reply of the wrong shape")
-        value, after, rebound = decoded
+        value, after, rebound, lent = decoded
         rebound = _paths(rebound)
-        if rebound is None:
+        if rebound is None or not isinstance(lent, list) or not all(
+                isinstance(item, tuple) and len(item) == 2 and type(item[0]) is int
+                for item in lent):
             raise self.violation("a reply of the wrong shape")
-        restored = adopt_reply(self, sent, after, value, current["changed"], rebound)
+        restored, lent = adopt_reply(self, sent, after, (value, lent), current["changed"],
+                                     rebound)
+        if lent and self.open_calls == 1:
+            self.replace_lent(lent, self._fence_roots(sent))
         if held is not None:
             for key, (obj, where) in _solution_code_inside(
                     self, self._fence_roots(sent)).items():
@@ -3186,6 +3479,23 @@ class JudgeLink:
                 raise self.violation("an exception of the wrong shape")
             raise self.exception(*record)
         return restored
+
+    def replace_lent(self, lent, roots):
+        """Where the judge's objects hold a handle of a closure the solution lent them
+        (a forward hook registered through a callback on the test's own module), the
+        closure the reply made from the judge's own code of that name, its cells adopted
+        into the judge's objects (Laplace's hook fills the FeatureExtractor the test's
+        Laplace object holds), as the same hook left on a module passed by value comes
+        back. A handle whose code the judge does not have stays, and answers for nothing
+        after the call (`ran_after_the_call`)."""
+        swap = {}
+        for handle, made in lent:
+            old = self.handles.get(handle)
+            if isinstance(old, RemoteFunction) and type(made) is types.FunctionType and \
+                    self.made_closures.get(id(made)) is made:
+                swap[id(old)] = (old, made)
+        if swap:
+            _replace_inside(roots, swap)
 
     def _fence_roots(self, sent):
         """Where the judge's objects a call may change are: its arguments, and the
@@ -3268,6 +3578,42 @@ def _solution_code_inside(link, roots):
             name = _TYPE(obj).__name__
             stack.extend((v, "%s (%s)" % (name, k)) for k, v in namespace.items())
     return found
+
+
+def _replace_inside(roots, swap):
+    """Put swap[id(old)][1] wherever the judge's containers and instances reachable from
+    `roots` hold swap[id(old)][0] (the walk of _solution_code_inside)."""
+    seen, stack = _SET(), list(roots)
+    while stack and _LEN(seen) < MAX_PLACES:
+        obj = stack.pop()
+        if obj is None or _IS_INSTANCE(obj, _ATOMS) or _ID(obj) in seen or \
+                _is_solution_code(obj):
+            continue
+        seen.add(_ID(obj))
+        if (torch is not None and _IS_INSTANCE(obj, torch.Tensor)) or \
+                (np is not None and _IS_INSTANCE(obj, np.ndarray)):
+            continue
+        if _IS_INSTANCE(obj, list):
+            for index, value in _ENUMERATE(list(obj)):
+                entry = swap.get(_ID(value))
+                if entry is not None and entry[0] is value:
+                    list.__setitem__(obj, index, entry[1])
+            stack.extend(obj)
+        elif _IS_INSTANCE(obj, (tuple, set, frozenset, collections.deque)):
+            stack.extend(obj)
+        elif _IS_INSTANCE(obj, _DICT):
+            for key, value in list(dict.items(obj)):
+                entry = swap.get(_ID(value))
+                if entry is not None and entry[0] is value:
+                    dict.__setitem__(obj, key, entry[1])
+            stack.extend(dict.values(obj))
+        namespace = _namespace(obj)
+        if namespace is not None:
+            for key, value in list(namespace.items()):
+                entry = swap.get(_ID(value))
+                if entry is not None and entry[0] is value:
+                    namespace[key] = entry[1]
+            stack.extend(namespace.values())
 
 
 def _named(obj):
@@ -3536,7 +3882,8 @@ def _adopt(link, new, pairs, done, changed, depth=0):
                 continue
             cell.cell_contents = _adopt(link, content, pairs, done, changed, depth + 1)
         return new
-    if isinstance(new, JUDGE_OWN_TYPES) or _numba_dispatcher(new):
+    if isinstance(new, JUDGE_OWN_TYPES) or _numba_dispatcher(new) or \
+            isinstance(new, enum.Enum):
         # the judge's own, named by the reply (a library's module or compiled function):
         # never walked nor rewritten (a numba dispatcher holds the compiler's state, weak
         # proxies among it: umap's second nearest_neighbors call was a ReferenceError)

@@ -271,3 +271,32 @@ def test_a_hook_handle_whose_dicts_are_gone_still_decodes():
     back = boundary.judge_loads(solution_dumps({"handle": handle}))["handle"]
     assert isinstance(back, torch.utils.hooks.RemovableHandle) and back.id == handle.id
     back.remove()   # nothing left to remove, as on the solution's side
+
+
+def test_an_enum_member_a_message_looks_up_is_never_given_state():
+    """Calling an enum class (`Kind(value)`, what an enum pickles as) gives back a member
+    the judge holds: BUILD after it set that member's name and value for the rest of the
+    run. A member crosses by its class and name and is the judge's own, without state."""
+    from torch.ao.quantization.quant_type import QuantType
+
+    member = QuantType.DYNAMIC
+    for message in (pickle.dumps(_Stateful(QuantType, (0,), {"_value_": 2, "_name_": "QAT"}),
+                                 protocol=5),
+                    pickle.dumps(_Stateful(boundary._en, (QuantType, "DYNAMIC"),
+                                           {"_value_": 2}), protocol=5)):
+        with pytest.raises(boundary.NotData, match="changes an object the judge holds"):
+            boundary.judge_loads(message)
+        assert member.value == 0 and member.name == "DYNAMIC"
+    # nor state of the solution's choosing as an argument (the function that sets it is
+    # the solution process's, never one the judge resolves)
+    for message in (pickle.dumps(_Stateful(boundary._en, (QuantType, "DYNAMIC", (
+                        {"extra": 1}, {})), None), protocol=5),
+                    pickle.dumps(_Stateful(boundary._ens, (QuantType, "DYNAMIC", (
+                        {"extra": 1}, {})), None), protocol=5)):
+        with pytest.raises(boundary.NotData):
+            boundary.judge_loads(message)
+    assert "extra" not in vars(member)
+    # the honest message: the member by name, the judge's own
+    assert boundary.judge_loads(solution_dumps([member, QuantType.QAT])) == \
+        [member, QuantType.QAT]
+    assert boundary.judge_loads(solution_dumps(member)) is member
