@@ -19,7 +19,7 @@ def report(requested: str = "auto") -> dict:
         missing.append(f"{detail}. Without it runs are not cut off from the network, the "
                        "file system (they can write where you can) or your other "
                        "processes.")
-    uid = sandbox.run_uid(level)
+    uid = sandbox.run_uid()
     if os.geteuid() == 0:
         grant = sandbox.needs_read_grant(level)
         checks.append({"check": "unprivileged runs", "ok": True,

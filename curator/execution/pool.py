@@ -142,7 +142,7 @@ class WorkerProcess:
         worker_settings = {
             "warm": self.warm, "preload": list(self.preload),
             "isolation": self.isolation, "host_pid_ns": os.readlink("/proc/self/ns/pid"),
-            "uid": sandbox.run_uid(self.isolation),
+            "uid": sandbox.run_uid(),
             "read_grant": sandbox.needs_read_grant(self.isolation),
             "nproc_base": self.nproc_base,
             "tmp_root": tmp_root, "wipe_tmp": strong,
@@ -318,7 +318,7 @@ class LocalPool(Pool):
     # -- Pool --------------------------------------------------------------------------
 
     def start(self) -> None:
-        uid = sandbox.run_uid(self.isolation)
+        uid = sandbox.run_uid()
         self._nproc_base = sandbox.count_tasks(os.getuid() if uid is None else uid)
         cgroups.sweep()   # the groups of engines that died without closing their pool
         for slot in range(max(1, self.settings.workers)):

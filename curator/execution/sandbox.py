@@ -78,7 +78,7 @@ def resolve_isolation(requested: str = "auto") -> tuple[str, str]:
     return "weak", detail
 
 
-def run_uid(isolation: str = "strong") -> int | None:
+def run_uid() -> int | None:
     """The uid runs switch to: nobody when we are root, so RLIMIT_NPROC applies and
     neither root's processes nor root's files are within reach of a run."""
     if os.geteuid() != 0:
@@ -371,9 +371,9 @@ def apply_rlimits(*, address_space: int, cpu_s: int, processes: int | None, file
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
-def _prctl(option: int, arg: int) -> None:
+def _prctl(option: int, arg: int, arg3: int = 0) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(option, arg, 0, 0, 0) != 0:
+    if libc.prctl(option, arg, arg3, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
 
 
@@ -452,9 +452,7 @@ def drop_privileges(uid: int | None, read_grant: bool = False) -> None:
     if read_grant:
         _prctl(PR_SET_KEEPCAPS, 0)
         _capset(1 << CAP_DAC_READ_SEARCH)
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_DAC_READ_SEARCH, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_CAP_AMBIENT_RAISE) failed")
+        _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_DAC_READ_SEARCH)
 
 
 def _capset(mask: int) -> None:

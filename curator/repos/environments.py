@@ -800,18 +800,21 @@ def list_envs(store: Store) -> list[dict]:
     return repo_envs.list_with_repos(store)
 
 
+def _env_of(store: Store, url: str | None) -> dict | None:
+    """The environment row of the repository registered under `url`, or None."""
+    record = identity.record_for(store, url) if url else None
+    return repo_envs.get(store, record["id"]) if record is not None else None
+
+
 def lock_for(store: Store, url: str | None) -> str:
     """The lock of the environment this repository's runs use now ("" when it has none)."""
-    record = identity.record_for(store, url) if url else None
-    row = repo_envs.get(store, record["id"]) if record is not None else None
-    return str((row or {}).get("lock") or "")
+    return str((_env_of(store, url) or {}).get("lock") or "")
 
 
 def preload_for(store: Store, url: str | None, python: str) -> list[str]:
     """Modules warm workers of this repository's environment import once: those recorded
     when `repo env` built it, else torch and numpy (a module that is missing is skipped)."""
-    record = identity.record_for(store, url) if url else None
-    row = repo_envs.get(store, record["id"]) if record is not None else None
+    row = _env_of(store, url)
     if row is not None and row["python"] == python:
         # An environment recorded before preloads were import names holds distribution
         # names (scikit_learn): they are read again from what it installed.

@@ -39,9 +39,9 @@ def strong_engine(engine):
 
 def _nproc_enforced(engine) -> bool:
     # A pids cgroup per worker slot; else RLIMIT_NPROC, which never applies to root (runs
-    # drop to nobody unless weak mode cannot).
+    # started by root drop to nobody).
     return engine.info().get("slot_cgroups") or os.geteuid() != 0 or \
-        sandbox.run_uid(engine.isolation) is not None
+        sandbox.run_uid() is not None
 
 
 def test_syntax_error(engine):
@@ -288,7 +288,7 @@ def test_killing_its_worker_costs_only_that_run(engine):
     good = [job(GOOD_SOLUTION) for _ in range(3)]
     results = {r.job_id: r for r in engine.run([killer, *good])}
     outcome = results[killer.job_id].outcome
-    if sandbox.run_uid(engine.isolation) is None:
+    if sandbox.run_uid() is None:
         assert outcome == "crashed", results[killer.job_id]
     else:  # runs are nobody and cannot signal the worker at all
         assert outcome == "error" and "PermissionError" in results[killer.job_id].reason
@@ -728,7 +728,7 @@ def test_runs_started_by_root_reach_neither_roots_processes_nor_its_files(engine
 
 
 def test_keyring_is_not_carried_over(engine):
-    if os.geteuid() != 0 or sandbox.run_uid(engine.isolation) is None:
+    if os.geteuid() != 0 or sandbox.run_uid() is None:
         pytest.skip("runs keep the caller's uid here")
     add_key = ("import ctypes\n"
                "libc = ctypes.CDLL(None)\n"

@@ -129,11 +129,18 @@ def make_update(model, optimizer, loss_fn):
 TRAIN_WRONG = TRAIN_REFERENCE.replace("        scheduler.step()", "        pass")
 
 
-def test_an_optimizer_steps_the_model_it_was_made_for(engine):
-    result = run_one(engine, TRAIN_REFERENCE, TRAIN_TESTS, timeout=120)
+def _reference_passes_and_wrong_fails(engine, reference, wrong, tests):
+    """The reference passes and the wrong solution fails: the wrong run, for its tests."""
+    result = run_one(engine, reference, tests, timeout=120)
     assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
-    wrong = run_one(engine, TRAIN_WRONG, TRAIN_TESTS, timeout=120)
-    assert wrong.outcome == "failed", wrong.reason
+    failed = run_one(engine, wrong, tests, timeout=120)
+    assert failed.outcome == "failed", failed.reason
+    return failed
+
+
+def test_an_optimizer_steps_the_model_it_was_made_for(engine):
+    wrong = _reference_passes_and_wrong_fails(engine, TRAIN_REFERENCE, TRAIN_WRONG,
+                                              TRAIN_TESTS)
     failed = {t["id"].split("::")[-1] for t in wrong.tests if t["outcome"] == "failed"}
     assert failed == {"test_a_train_step_moves_the_tests_model[%s-%s]" % (o, k)
                       for o in ("sgd", "adam") for k in ("own", "sequential")}, wrong.tests
@@ -292,10 +299,7 @@ HOOK_WRONG = HOOK_REFERENCE.replace("model.layer4.register", "model.head.registe
 
 
 def test_a_hook_on_a_layer_of_the_tests_own_model_fires(engine):
-    result = run_one(engine, HOOK_REFERENCE, HOOK_TESTS, timeout=120)
-    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
-    wrong = run_one(engine, HOOK_WRONG, HOOK_TESTS, timeout=120)
-    assert wrong.outcome == "failed", wrong.reason
+    wrong = _reference_passes_and_wrong_fails(engine, HOOK_REFERENCE, HOOK_WRONG, HOOK_TESTS)
     outcomes = {t["id"].split("::")[-1]: t["outcome"] for t in wrong.tests}
     assert outcomes == {"test_a_hook_on_a_layer_of_the_tests_model": "failed",
                         "test_hooks_on_the_modules_the_model_names": "passed"}, outcomes
