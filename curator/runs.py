@@ -205,7 +205,8 @@ def run_problems(store: Store, workspace: Workspace, ids: Iterable[str] | None =
                         else workers or conf.workers,
                         preload=conf.preload, isolation=conf.isolation,
                         hide=[str(workspace.root)], backend=backend, address=address,
-                        extra=dict(REPO_PREPARING))
+                        extra=dict(REPO_PREPARING),
+                        eager=not all(job.repo_backed for job in jobs))
     try:
         wanted = {job.problem_id for job in jobs}
         trust.check(engine.isolation, untrusted([p for p in problems if p.id in wanted]),
@@ -382,7 +383,7 @@ def _engine_for(workspace: Workspace, jobs: int) -> Engine:
     conf = settings(workspace)
     return Engine(workers=min(conf.workers or _cpus(), max(1, jobs)),
                   preload=conf.preload, isolation=conf.isolation,
-                  hide=[str(workspace.root)], extra=dict(REPO_PREPARING))
+                  hide=[str(workspace.root)], extra=dict(REPO_PREPARING), eager=False)
 
 
 def _missing_paths(store: Store, workspace: Workspace, problem: Problem) -> list[str]:

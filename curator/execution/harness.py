@@ -33,6 +33,10 @@ import threading
 import time
 import types
 
+from pluggy import HookimplMarker
+
+_hookimpl = HookimplMarker("pytest")
+
 ENV_VAR = "CURATOR_HARNESS"  # "<fd>:<token>", for runs started with -p _curator_harness
 SHADOW_VAR = "CURATOR_SHADOW"  # JSON {module: [patched file, package folder or null]}
 TRUSTED_VAR = "CURATOR_TRUSTED"  # "1": the run is the repository's own code (no guard)
@@ -215,6 +219,48 @@ class Reporter:
                    torch=getattr(torch, "__version__", None))
 
 
+class EndWhenReported:
+    """Ends the judge as soon as pytest has reported the session, exit status kept.
+
+    What pytest does after its terminal summary (the unconfigure hooks, then its
+    cleanups: `gc.collect()` five times to find unraisable exceptions, the temporary
+    folders, interpreter shutdown) decides nothing and took up to 2 s per repository run
+    with torch and a repository loaded. Only a session whose every `pytest_sessionfinish`
+    returned ends here; output pytest still held (captured during collection) is written
+    first.
+    """
+
+    def __init__(self):
+        self.session = None
+
+    @_hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        outcome = yield
+        if outcome.excinfo is None:
+            self.session = session
+
+    @_hookimpl(tryfirst=True)
+    def pytest_unconfigure(self, config):
+        if self.session is None:
+            return
+        try:
+            status = int(self.session.exitstatus)
+        except (TypeError, ValueError):
+            return
+        capture = config.pluginmanager.getplugin("capturemanager")
+        try:
+            if capture is not None:
+                capture.stop_global_capturing()
+        except Exception:
+            pass
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(status)
+
+
 def _final_outcome(reports):
     """One outcome per test from its setup, call and teardown reports."""
     if not reports:
@@ -241,6 +287,7 @@ def pytest_configure(config):
     reporter, guard = _EARLY[0] if _EARLY else _start(spec)
     reporter.guard = guard
     config.pluginmanager.register(reporter, "curator-reporter")
+    config.pluginmanager.register(EndWhenReported(), "curator-end")
 
 
 def _start(spec):

@@ -104,6 +104,9 @@ class PoolSettings:
     tmp_mb: int = 2048
     shm_mb: int = 512
     warm_repos: bool = True        # repo-backed runs fork from a warm worker of their env
+    # each slot warms its worker of plain runs at once (False: when a plain job first
+    # comes; a batch of repository runs never needs it)
+    eager: bool = True
     extra: dict = field(default_factory=dict)
 
 
@@ -394,7 +397,8 @@ class LocalPool(Pool):
     def _serve(self, slot: int) -> None:
         worker = None
         try:
-            worker = self._start_worker(slot)
+            if self.settings.eager:
+                worker = self._start_worker(slot)
             while True:
                 item = self._jobs.get()
                 if item is None:
@@ -433,6 +437,8 @@ class LocalPool(Pool):
 
     def wait_ready(self, timeout_s: float = READY_TIMEOUT_S) -> bool:
         """Block until every worker has warmed up (or failed to); True when all did."""
+        if not self.settings.eager:
+            return True   # nothing warms before its first job
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             workers = [self._workers.get(slot) for slot in range(len(self._threads))]

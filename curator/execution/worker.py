@@ -41,6 +41,7 @@ from curator.execution import boundary, proctree, sandbox, verdict
 from curator.execution.harness import ENV_VAR as HARNESS_ENV
 from curator.execution.harness import (
     SHADOW_VAR,
+    EndWhenReported,
     HiddenTests,
     Reporter,
     compiled_tests,
@@ -548,7 +549,7 @@ class Worker:
                                                    report=reporter.send, whole=whole)
             installer.start()
             code = pytest.main(repo_pytest_args(job, os.getcwd()),
-                               plugins=[reporter, installer])
+                               plugins=[reporter, installer, EndWhenReported()])
             _flush_and_exit(code)
         if job.repo_backed:
             shadow = json.loads(env.get(SHADOW_VAR, "{}"))
@@ -647,10 +648,12 @@ class Worker:
         if config is None:
             import pytest
 
-            return int(pytest.main(self.pytest_args(), plugins=[reporter, tests]))
+            return int(pytest.main(self.pytest_args(),
+                                   plugins=[reporter, tests, EndWhenReported()]))
         self._enter_judge_state()
         config.pluginmanager.register(reporter, "curator-reporter")
         config.pluginmanager.register(tests, "curator-tests")
+        config.pluginmanager.register(EndWhenReported(), "curator-end")
         try:
             return int(config.hook.pytest_cmdline_main(config=config))
         finally:

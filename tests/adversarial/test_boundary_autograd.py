@@ -11,7 +11,9 @@ from __future__ import annotations
 import pytest
 from execution_support import engine_fixture, run_one
 
-engine = engine_fixture()
+# What crosses and how does not depend on the sandbox around the two processes: the
+# default (strong) one only. Both levels: tests/adversarial/test_boundary.py, _repos.py.
+engine = engine_fixture(("strong",))
 
 DIFF_TESTS = """\
 import pytest

@@ -12,7 +12,9 @@ from __future__ import annotations
 import pytest
 from execution_support import engine_fixture, run_one
 
-engine = engine_fixture()
+# What crosses and how does not depend on the sandbox around the two processes: the
+# default (strong) one only. Both levels: tests/adversarial/test_boundary.py, _repos.py.
+engine = engine_fixture(("strong",))
 
 # DQN's and DDPG's target update, BYOL's and MoCo's momentum encoder: written through
 # `.data`, which torch's version counter does not see; and through a numpy view.

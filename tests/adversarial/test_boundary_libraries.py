@@ -22,7 +22,9 @@ from execution_support import job as self_contained_job
 
 from curator.execution.job import Job, Limits
 
-engine = engine_fixture()
+# What crosses and how does not depend on the sandbox around the two processes: the
+# default (strong) one only. Both levels: tests/adversarial/test_boundary.py, _repos.py.
+engine = engine_fixture(("strong",))
 
 
 def in_order(engine, jobs):

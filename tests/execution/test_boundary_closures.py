@@ -21,7 +21,9 @@ from execution_support import engine_fixture
 
 from curator.execution.job import Job, Limits
 
-engine = engine_fixture()
+# What crosses and how does not depend on the sandbox around the two processes: the
+# default (strong) one only. Both levels: tests/adversarial/test_boundary.py, _repos.py.
+engine = engine_fixture(("strong",))
 
 FEATURES = textwrap.dedent("""\
     from torch import nn

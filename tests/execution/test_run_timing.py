@@ -4,7 +4,12 @@ the result read), nested as they happen."""
 
 from __future__ import annotations
 
-from execution_support import engine_fixture, run_one
+import sys
+
+from execution_support import engine_fixture, needs_bwrap, run_one
+
+from curator.execution.engine import Engine
+from curator.execution.job import Job, Limits
 
 engine = engine_fixture(("strong",))
 
@@ -21,3 +26,64 @@ def test_a_runs_timing_holds_the_workers_and_the_engines_view(engine):
     assert timing["prepare"] + result.duration_s <= timing["worker"] <= timing["exchange"]
     phases = ("solution_start", "judge_fork", "collection", "tests", "judge_exit")
     assert abs(sum(timing[p] for p in phases) - result.duration_s) < 0.01
+
+
+SLOW_END = '''import time
+
+
+def pytest_unconfigure(config):
+    time.sleep(60)   # what pytest does after its report decides nothing
+'''
+SCALE_TESTS = '''from pkg.ops import scale
+
+
+def test_scale():
+    assert scale(2) == 6
+'''
+
+
+def scale_repo(repo, conftest=""):
+    for path, text in {"pkg/__init__.py": "", "pkg/ops.py": "def scale(x):\n    return 3 * x\n",
+                       "tests/conftest.py": conftest,
+                       "tests/test_ops.py": SCALE_TESTS}.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    return repo
+
+
+def scale_job(repo, text, reference=False):
+    return Job(problem_id="scale", solution=text, repo_dir=str(repo),
+               overlay={"pkg/ops.py": text}, node_ids=["tests/test_ops.py"],
+               symbol="scale", python=sys.executable, reference=reference,
+               limits=Limits(timeout_s=45))
+
+
+def test_a_repository_run_ends_once_pytest_has_reported(engine, tmp_path):
+    repo = scale_repo(tmp_path / "repo", SLOW_END)
+
+    right = "def scale(x):\n    return 3 * x\n"
+    jobs = [scale_job(repo, right, reference=True), scale_job(repo, right.replace("3 *", "2 *"))]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, wrong = (results[j.job_id] for j in jobs)
+    # the exit status and every test's outcome are kept; the 60 s of the conftest's
+    # unconfigure hook never run (the limit is 45 s)
+    assert reference.outcome == "passed", (reference.reason, reference.stderr[-2000:])
+    assert wrong.outcome == "failed", (wrong.reason, wrong.stderr[-2000:])
+    assert "assert 4 == 6" in wrong.stdout   # pytest's own report was written
+    for result in (reference, wrong):
+        assert result.duration_s < 30, result.env["timing"]
+
+
+@needs_bwrap
+def test_a_pool_of_repository_runs_starts_no_worker_of_plain_runs(tmp_path):
+    """Its plain worker (torch, pytest and a zygote, warmed per slot) starts with the first
+    plain job, not before: a batch of repository runs never needs it."""
+    repo = scale_repo(tmp_path / "repo")
+    with Engine(workers=1, isolation="strong", eager=False) as engine:
+        assert engine.pool.wait_ready()
+        (result,) = engine.run([scale_job(repo, "def scale(x):\n    return 3 * x\n")])
+        assert result.outcome == "passed", result.reason
+        assert engine.pool.worker_pids() == []
+        plain = run_one(engine, SOLUTION)   # started when it is needed
+        assert plain.outcome == "passed", plain.reason
+        assert len(engine.pool.worker_pids()) == 1
