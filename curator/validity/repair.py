@@ -187,7 +187,8 @@ def propose(store: Store, workspace: Workspace, problems: list[Problem],
         jobs = [j for item in batch for j in item[2:]]
         own = engine is None
         if own:
-            engine = engine_for(workspace, workers, len(jobs))
+            engine = engine_for(workspace, workers, len(jobs),
+                                plain=not all(job.repo_backed for job in jobs))
         try:
             consent(engine, workspace, problems, allow_weak)
             results = {r.job_id: r for r in engine.run(jobs, progress=progress,

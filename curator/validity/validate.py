@@ -221,11 +221,13 @@ class _Plan:
     error: str | None = None
 
 
-def engine_for(workspace: Workspace, workers: int | None, jobs: int) -> Engine:
+def engine_for(workspace: Workspace, workers: int | None, jobs: int,
+               plain: bool = True) -> Engine:
+    """plain: whether any job runs without a repository (else no plain worker warms)."""
     conf = runs.settings(workspace)
     return Engine(workers=max(1, min(workers or conf.workers or runs._cpus(), jobs)),
                   preload=conf.preload, isolation=conf.isolation,
-                  hide=[str(workspace.root)], extra=dict(runs.REPO_PREPARING))
+                  hide=[str(workspace.root)], extra=dict(runs.REPO_PREPARING), eager=plain)
 
 
 def needs_consent(store: Store, ids: Iterable[str] | None = None) -> list[str]:
@@ -307,7 +309,8 @@ def validate(store: Store, workspace: Workspace, ids: Iterable[str] | None = Non
     counter = _Counter(progress, sum(repeat + 1 + len(p.mutants) for p in todo))
     own = engine is None
     if own:
-        engine = engine_for(workspace, workers, counter.total)
+        engine = engine_for(workspace, workers, counter.total,
+                            plain=not all(p.problem.repo_backed for p in todo))
     try:
         consent(engine, workspace, [p.problem for p in todo], allow_weak)
         report.isolation = engine.isolation
