@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import textwrap
 
 import pytest
@@ -41,6 +42,23 @@ def run_one(engine: Engine, solution: str, tests: str = ADD_TESTS, timeout: floa
     results = list(engine.run([job(solution, tests, timeout, **limits)]))
     assert len(results) == 1
     return results[0]
+
+
+def write_repo(root, files: dict[str, str]):
+    """A generated repository (no git): each path's text, folders made as needed."""
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    return root
+
+
+def repo_job(root, path: str, text: str, tests: str, symbol: str, reference: bool = False,
+             timeout: float = 120.0, problem_id: str | None = None) -> Job:
+    """A run of `text` as the repository's file `path` (target `symbol`), judged by the
+    node id `tests`, in this interpreter."""
+    return Job(problem_id=problem_id or symbol, solution=text, repo_dir=str(root),
+               overlay={path: text}, node_ids=[tests], symbol=symbol,
+               python=sys.executable, reference=reference, limits=Limits(timeout_s=timeout))
 
 
 def start_engine(isolation: str, workers: int = 2) -> Engine:

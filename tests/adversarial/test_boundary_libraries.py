@@ -13,14 +13,11 @@ repository's own callers would see it (cleanlab's create_knn_graph_and_index).
 from __future__ import annotations
 
 import os
-import sys
 import textwrap
 
 import pytest
-from execution_support import engine_fixture, run_one
+from execution_support import engine_fixture, repo_job, run_one, write_repo
 from execution_support import job as self_contained_job
-
-from curator.execution.job import Job, Limits
 
 # What crosses and how does not depend on the sandbox around the two processes: the
 # default (strong) one only. Both levels: tests/adversarial/test_boundary.py, _repos.py.
@@ -85,20 +82,14 @@ KNN_TESTS = textwrap.dedent("""\
 
 def one_module_repo(root, module, text, test_file, tests):
     """A generated repository: package `pkg` holding one module, and one test file."""
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / f"{module}.py").write_text(text)
-    (root / "tests").mkdir()
-    (root / "tests" / test_file).write_text(tests)
-    return root
+    return write_repo(root, {"pkg/__init__.py": "", f"pkg/{module}.py": text,
+                             f"tests/{test_file}": tests})
 
 
 def module_job(repo, module, test_file, text, symbol, reference=False):
     """A run of `text` as pkg/MODULE.py, judged by tests/TEST_FILE, target `symbol`."""
-    return Job(problem_id=module, solution=text, repo_dir=str(repo),
-               overlay={f"pkg/{module}.py": text}, node_ids=[f"tests/{test_file}"],
-               symbol=symbol, python=sys.executable, reference=reference,
-               limits=Limits(timeout_s=120))
+    return repo_job(repo, f"pkg/{module}.py", text, f"tests/{test_file}", symbol, reference,
+                    problem_id=module)
 
 
 def make_repo(root):

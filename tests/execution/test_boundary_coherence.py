@@ -5,11 +5,7 @@ DummyModel: the weight the test read never moved)."""
 
 from __future__ import annotations
 
-import sys
-
-from execution_support import engine_fixture, run_one
-
-from curator.execution.job import Job, Limits
+from execution_support import engine_fixture, repo_job, run_one, write_repo
 
 engine = engine_fixture(("strong",))
 
@@ -207,20 +203,14 @@ def test_members_come_back_as_the_tests_own():
 
 
 def enum_job(root, text, reference=False):
-    return Job(problem_id="enum", solution=text, repo_dir=str(root),
-               overlay={"pkg/models.py": text}, node_ids=["tests/test_enum.py"],
-               symbol="load_url", python=sys.executable, reference=reference,
-               limits=Limits(timeout_s=120))
+    return repo_job(root, "pkg/models.py", text, "tests/test_enum.py", "load_url",
+                    reference, problem_id="enum")
 
 
 def test_an_enum_member_crosses_as_the_member_the_test_patched(engine, tmp_path):
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "api.py").write_text(ENUM_API)
-    (root / "pkg" / "models.py").write_text(ENUM_MODELS)
-    (root / "tests" / "test_enum.py").write_text(ENUM_TESTS)
+    root = write_repo(tmp_path / "repo", {
+        "pkg/__init__.py": "", "pkg/api.py": ENUM_API, "pkg/models.py": ENUM_MODELS,
+        "tests/test_enum.py": ENUM_TESTS})
     wrong = ENUM_MODELS.replace("f.read()", "f.read().upper()")
     jobs = [enum_job(root, ENUM_MODELS, True), enum_job(root, wrong)]
     results = {r.job_id: r for r in engine.run(jobs)}
@@ -367,20 +357,13 @@ def test_the_last_layers_hook_stays_with_the_test():
 
 
 def test_a_repository_hook_on_the_tests_own_model_stays_after_the_call(engine, tmp_path):
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "features.py").write_text(FEATURES)
-    (root / "pkg" / "fit.py").write_text(FIT)
-    (root / "tests" / "test_fit.py").write_text(FIT_TESTS)
+    root = write_repo(tmp_path / "repo", {
+        "pkg/__init__.py": "", "pkg/features.py": FEATURES, "pkg/fit.py": FIT,
+        "tests/test_fit.py": FIT_TESTS})
     wrong = FIT.replace("[-1]", "[0]")
 
     def fit_job(text, reference=False):
-        return Job(problem_id="fit", solution=text, repo_dir=str(root),
-                   overlay={"pkg/fit.py": text}, node_ids=["tests/test_fit.py"],
-                   symbol="fit", python=sys.executable, reference=reference,
-                   limits=Limits(timeout_s=120))
+        return repo_job(root, "pkg/fit.py", text, "tests/test_fit.py", "fit", reference)
 
     jobs = [fit_job(FIT, True), fit_job(wrong)]
     results = {r.job_id: r for r in engine.run(jobs)}

@@ -4,12 +4,9 @@ the result read), nested as they happen."""
 
 from __future__ import annotations
 
-import sys
-
-from execution_support import engine_fixture, needs_bwrap, run_one
+from execution_support import engine_fixture, needs_bwrap, repo_job, run_one, write_repo
 
 from curator.execution.engine import Engine
-from curator.execution.job import Job, Limits
 
 engine = engine_fixture(("strong",))
 
@@ -43,19 +40,14 @@ def test_scale():
 
 
 def scale_repo(repo, conftest=""):
-    for path, text in {"pkg/__init__.py": "", "pkg/ops.py": "def scale(x):\n    return 3 * x\n",
-                       "tests/conftest.py": conftest,
-                       "tests/test_ops.py": SCALE_TESTS}.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text)
-    return repo
+    return write_repo(repo, {"pkg/__init__.py": "",
+                             "pkg/ops.py": "def scale(x):\n    return 3 * x\n",
+                             "tests/conftest.py": conftest, "tests/test_ops.py": SCALE_TESTS})
 
 
 def scale_job(repo, text, reference=False):
-    return Job(problem_id="scale", solution=text, repo_dir=str(repo),
-               overlay={"pkg/ops.py": text}, node_ids=["tests/test_ops.py"],
-               symbol="scale", python=sys.executable, reference=reference,
-               limits=Limits(timeout_s=45))
+    return repo_job(repo, "pkg/ops.py", text, "tests/test_ops.py", "scale", reference,
+                    timeout=45)
 
 
 def test_a_repository_run_ends_once_pytest_has_reported(engine, tmp_path):
