@@ -379,11 +379,14 @@ def stub_of(solution: str, entry_point: str) -> str | None:
     return "".join(head) + f"{indent}raise NotImplementedError\n" + "".join(tail)
 
 
-def _engine_for(workspace: Workspace, jobs: int) -> Engine:
+def _engine_for(workspace: Workspace, jobs: int, workers: int | None = None,
+                plain: bool = False) -> Engine:
+    """An engine of at most `jobs` workers; plain: whether any job runs without a
+    repository (else no plain worker warms)."""
     conf = settings(workspace)
-    return Engine(workers=min(conf.workers or _cpus(), max(1, jobs)),
+    return Engine(workers=max(1, min(workers or conf.workers or _cpus(), jobs)),
                   preload=conf.preload, isolation=conf.isolation,
-                  hide=[str(workspace.root)], extra=dict(REPO_PREPARING), eager=False)
+                  hide=[str(workspace.root)], extra=dict(REPO_PREPARING), eager=plain)
 
 
 def _missing_paths(store: Store, workspace: Workspace, problem: Problem) -> list[str]:

@@ -223,11 +223,7 @@ class _Plan:
 
 def engine_for(workspace: Workspace, workers: int | None, jobs: int,
                plain: bool = True) -> Engine:
-    """plain: whether any job runs without a repository (else no plain worker warms)."""
-    conf = runs.settings(workspace)
-    return Engine(workers=max(1, min(workers or conf.workers or runs._cpus(), jobs)),
-                  preload=conf.preload, isolation=conf.isolation,
-                  hide=[str(workspace.root)], extra=dict(runs.REPO_PREPARING), eager=plain)
+    return runs._engine_for(workspace, jobs, workers, plain)
 
 
 def needs_consent(store: Store, ids: Iterable[str] | None = None) -> list[str]:
