@@ -53,12 +53,14 @@ def write_repo(root, files: dict[str, str]):
 
 
 def repo_job(root, path: str, text: str, tests: str, symbol: str, reference: bool = False,
-             timeout: float = 120.0, problem_id: str | None = None) -> Job:
+             timeout: float = 120.0, problem_id: str | None = None,
+             python: str | None = None) -> Job:
     """A run of `text` as the repository's file `path` (target `symbol`), judged by the
-    node id `tests`, in this interpreter."""
+    node id `tests`, in `python` (this interpreter unless said)."""
     return Job(problem_id=problem_id or symbol, solution=text, repo_dir=str(root),
                overlay={path: text}, node_ids=[tests], symbol=symbol,
-               python=sys.executable, reference=reference, limits=Limits(timeout_s=timeout))
+               python=python or sys.executable, reference=reference,
+               limits=Limits(timeout_s=timeout))
 
 
 def start_engine(isolation: str, workers: int = 2) -> Engine:

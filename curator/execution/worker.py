@@ -30,6 +30,7 @@ import signal
 import socket
 import stat
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -177,6 +178,10 @@ class Worker:
             problems += self._prepare_pytest()
             gc.collect()
             gc.freeze()
+        elif self.settings.warm:
+            problems += self._import_pytest_plugins()
+            gc.collect()
+            gc.freeze()
         return problems
 
     @property
@@ -241,6 +246,64 @@ class Worker:
             _set_warning_filters(before[2])
             os.chdir(here)
             shutil.rmtree(rundir, ignore_errors=True)
+
+    def _import_pytest_plugins(self) -> list[str]:
+        """In a warm worker of a repository's environment: pytest once, on an empty folder,
+        so each judge finds the environment's plugins (pytest11 entry points) and what
+        they import late (hypothesis's terminal summary imports hypothesis) already
+        imported, instead of importing them in every run.
+
+        They are imported through pytest's assertion-rewriting hook, as in any pytest
+        run: a judge's pytest then finds them loaded by that hook and does not warn that
+        they were imported too early to be rewritten (a warning a repository's
+        `filterwarnings = error` would turn into a run that cannot start). Nothing of this
+        session reaches a judge: the repository's own ini, conftests and options are read
+        by each judge's own pytest.main. Returns what went wrong, if anything (the runs
+        then import the plugins themselves, as before).
+        """
+        import pytest
+
+        folder = Path(tempfile.mkdtemp(prefix="plugins-", dir=self.private))
+        (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        saved = {k: os.environ.pop(k) for k in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+                                                "PYTEST_ADDOPTS", "PYTEST_PLUGINS")
+                 if k in os.environ}
+        state = (sys.unraisablehook, threading.excepthook, list(warnings.filters),
+                 list(sys.path), signal.getsignal(signal.SIGALRM))
+        threads = self.threads()
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        kept = [os.dup(1), os.dup(2)]
+        here = os.getcwd()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(quiet, 1)
+            os.dup2(quiet, 2)
+            os.chdir(folder)
+            code = pytest.main(["-q", "-p", "no:cacheprovider", "--rootdir", str(folder),
+                                "-c", str(folder / "pytest.ini"), str(folder)])
+            problem = [] if int(code) in (0, 5) else \
+                [f"pytest: importing its plugins ahead of runs ended with status {int(code)}"]
+        except BaseException as exc:   # noqa: BLE001 - each judge imports them instead
+            problem = [f"pytest: cannot import its plugins ahead of runs: {exc!r}"]
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(kept[0], 1)
+            os.dup2(kept[1], 2)
+            for fd in (quiet, *kept):
+                os.close(fd)
+            os.chdir(here)
+            os.environ.update(saved)
+            sys.unraisablehook, threading.excepthook = state[0], state[1]
+            _set_warning_filters(state[2])
+            sys.path[:] = state[3]
+            signal.signal(signal.SIGALRM, state[4])
+            shutil.rmtree(folder, ignore_errors=True)
+        if self.threads() > threads:   # a plugin left a thread: forks from here may hang
+            problem.append(f"pytest: its plugins left {self.threads() - threads} "
+                           "thread(s) running in the worker")
+        return problem
 
     def _enter_judge_state(self) -> None:
         """In the judge: the hooks and warning filters pytest's configuring installed."""

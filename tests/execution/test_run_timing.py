@@ -79,3 +79,75 @@ def test_a_pool_of_repository_runs_starts_no_worker_of_plain_runs(tmp_path):
         plain = run_one(engine, SOLUTION)   # started when it is needed
         assert plain.outcome == "passed", plain.reason
         assert len(engine.pool.worker_pids()) == 1
+
+
+# A pytest plugin of the repository's environment (a pytest11 entry point) that imports a
+# module late, in its terminal summary, as hypothesis's does.
+PLUGIN = '''import os
+
+IMPORTED_IN = os.getpid()
+
+
+def pytest_terminal_summary(terminalreporter):
+    import tinylate  # noqa: F401
+'''
+PLUGIN_TESTS = '''import os
+import sys
+
+import tinyplug
+from pkg.ops import scale
+
+
+def test_scale():
+    assert scale(2) == 6
+
+
+def test_the_plugins_were_imported_before_the_run():
+    assert tinyplug.IMPORTED_IN != os.getpid()
+    assert "tinylate" in sys.modules
+'''
+
+
+def plugin_venv(folder):
+    """A venv whose site-packages hold the distribution tinyplug (an entry point in group
+    pytest11) beside the suite's own packages."""
+    from repo_support import symlinked_venv
+
+    python = symlinked_venv(folder)
+    (site,) = folder.glob("lib/python*/site-packages")
+    (site / "tinyplug.py").write_text(PLUGIN)
+    (site / "tinylate.py").write_text("LATE = True\n")
+    info = site / "tinyplug-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tinyplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[pytest11]\ntinyplug = tinyplug\n")
+    (info / "top_level.txt").write_text("tinyplug\ntinylate\n")
+    (info / "RECORD").write_text("tinyplug.py,,\ntinylate.py,,\n")
+    return python
+
+
+@needs_bwrap
+def test_a_repository_worker_has_imported_the_environments_pytest_plugins(tmp_path):
+    """A warm worker of a repository's environment imports its pytest plugins, and what
+    they import late, once: each judge starts with them (before, every run imported them
+    again: a second in the suite's own environment). They went through pytest's
+    assertion-rewriting hook, so a repository whose ini turns warnings into errors still
+    starts (pytest warns of a plugin imported too early to be rewritten)."""
+    python = plugin_venv(tmp_path / "venv")
+    repo = write_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\nfilterwarnings =\n    error\n",
+        "pkg/__init__.py": "", "pkg/ops.py": "def scale(x):\n    return 3 * x\n",
+        "tests/test_ops.py": PLUGIN_TESTS})
+    right = "def scale(x):\n    return 3 * x\n"
+    jobs = [repo_job(repo, "pkg/ops.py", text, "tests/test_ops.py", "scale", reference,
+                     python=str(python))
+            for text, reference in ((right, True), (right, False),
+                                    (right.replace("3 *", "2 *"), False))]
+    with Engine(workers=1, isolation="strong", eager=False) as engine:
+        results = {r.job_id: r for r in engine.run(jobs)}
+    reference, again, wrong = (results[j.job_id] for j in jobs)
+    for result in (reference, again):
+        assert result.outcome == "passed", (result.reason, result.stdout[-2000:])
+        assert len(result.tests) == 2
+    assert wrong.outcome == "failed", wrong.reason
+    assert {t["outcome"] for t in wrong.tests} == {"passed", "failed"}
