@@ -240,14 +240,14 @@ def test_a_test_the_upstream_run_never_reached_is_not_called_fails_upstream(tmp_
     ops = ('CALLS = 0\n\n\ndef bump(x):\n    """x, counted."""\n    global CALLS\n'
            '    CALLS += 1\n    return x\n')
     slow = ("    assert ops.bump(3) == 3\n    assert ops.CALLS > 0\n"
-            "    time.sleep(12)\n")
+            "    time.sleep(5)\n")
     tests = ("import time\n\nfrom pkg import ops\n\n\n"
              f"def test_a_counted():\n{slow}\n\ndef test_b_counted():\n{slow}\n\n"
-             f"def test_c_counted_slower():\n{slow.replace('12', '40')}")
+             f"def test_c_counted_slower():\n{slow.replace('(5)', '(30)')}")
     upstream = make_repo(tmp_path / "slowcounts", {
         "pkg/__init__.py": "", "pkg/ops.py": ops, "tests/test_ops.py": tests})
     ws, _ = mine_and_accept(tmp_path, upstream, "bump", "bump", isolation="weak")
-    ws = _with_first_timeout(ws, 20)   # one test fits, both do not
+    ws = _with_first_timeout(ws, 9)   # one test fits, both do not
     with Store(ws.db_path, "tester") as store:
         (result,) = runs.triage(store, ws, ["bump"])
         assert not result.green
@@ -260,7 +260,7 @@ def test_a_test_the_upstream_run_never_reached_is_not_called_fails_upstream(tmp_
         (row,) = runs.excluded(store, "bump")
         assert row["node_id"] == "tests/test_ops.py::test_c_counted_slower"
         assert row["reason"].startswith(
-            "fails_upstream: no run in the upstream checkout finished it (limit 20 s); "
+            "fails_upstream: no run in the upstream checkout finished it (limit 9 s); "
             "across the boundary: "), row["reason"]
 
 
@@ -311,11 +311,11 @@ def test_a_reference_slower_than_the_first_limit_is_run_once_with_the_reason(tmp
     upstream = make_repo(tmp_path / "slow", {
         "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": tests})
     ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
-    ws = _with_first_timeout(ws, 20)
+    ws = _with_first_timeout(ws, 8)
     with Store(ws.db_path, "tester") as store:
         (result,) = runs.triage(store, ws, ["scale"])
         assert not result.green
-        assert result.reason.startswith("timeout: wall-clock limit of 20 s exceeded in 1 of "
+        assert result.reason.startswith("timeout: wall-clock limit of 8 s exceeded in 1 of "
                                         "1 run, after 1 test (0 failed); the slowest, "
                                         "tests/test_ops.py::test_a_quick"), result.reason
         assert result.runs == 1 and result.causes == {}
@@ -339,7 +339,7 @@ def test_a_test_a_timed_out_run_never_reached_is_not_flaky(tmp_path, counter):
     upstream = make_repo(tmp_path / "once", {
         "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": tests})
     ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
-    ws = _with_first_timeout(ws, 30)
+    ws = _with_first_timeout(ws, 10)
     with Store(ws.db_path, "tester") as store:
         (result,) = runs.triage(store, ws, ["scale"])
         if not counter.exists():
