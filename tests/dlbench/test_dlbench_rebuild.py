@@ -322,7 +322,7 @@ def test_a_whole_test_module_that_times_out_is_narrowed_to_the_tests_that_use_it
              "def test_other_slow_thing():\n    time.sleep(600)\n")
     ws, url = _checks_workspace(tmp_path, {
         "pkg/__init__.py": "", "pkg/ops.py": 'def scale(x):\n    return 3 * x\n',
-        "tests/test_ops.py": tests}, CHECKS_RELEASE, "first_timeout_s = 15\n")
+        "tests/test_ops.py": tests}, CHECKS_RELEASE, "first_timeout_s = 8\n")
     engine = runs._engine_for(ws, runs.TRIAGE_RUNS)
     with Store(ws.db_path, "tester") as store, engine:
         (first,) = runs.triage(store, ws, ["checksscale1"], engine=engine)
