@@ -118,7 +118,8 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
                         else workers or conf.workers,
                         preload=conf.preload, isolation=conf.isolation,
                         hide=[str(workspace.root)], backend=backend, address=address,
-                        extra=dict(runs.REPO_PREPARING))
+                        extra=dict(runs.REPO_PREPARING),
+                        eager=not _repository_problems_only(store, todo, references))
     try:
         if engine is not None:
             trust.check(engine.isolation, untrusted_work(store, todo, references),
@@ -142,6 +143,15 @@ def evaluate(store: Store, workspace: Workspace, model: str | None = None,
         if own and engine is not None:
             engine.close()
     return report
+
+
+def _repository_problems_only(store: Store, todo: list[dict], references: list[str]) -> bool:
+    """Whether every sample and reference to run is of a repository's problem: such runs go
+    to workers of the repository's environment, so the engine starts a slot's worker of
+    plain runs only if a plain job still comes (PoolSettings.eager)."""
+    wanted = {s["problem_id"] for s in todo} | set(references)
+    return bool(wanted) and all(problem_store.exists(store, pid) and
+                                problem_store.get(store, pid).repo_backed for pid in wanted)
 
 
 def _run_samples(store: Store, workspace: Workspace, report: EvalReport, todo: list[dict],

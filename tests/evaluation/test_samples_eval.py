@@ -118,3 +118,44 @@ def test_cli_flow_import_eval_report_review(setup, engine):
     assert failed["failing_tests"] and failed["reference"] == ADD_SOLUTION
     out = runner.invoke(main, base + ["samples", "eval", "--json"])
     assert json.loads(out.stdout)["evaluated"] == 0
+
+
+SCALE = 'def scale(x):\n    """Three times x."""\n    return 3 * x\n'
+
+
+@pytest.mark.requires_bwrap
+def test_samples_of_repository_problems_start_no_worker_of_plain_runs(tmp_path, monkeypatch):
+    """Every run of such an evaluation goes to a worker of the repository's environment;
+    a slot's worker of plain runs (torch, pytest and a zygote) would only compete with
+    them. A plain problem's samples still get theirs (the control)."""
+    from repo_support import make_repo, mine_and_accept
+
+    from curator.evaluation import samples as sample_files
+
+    upstream = make_repo(tmp_path / "scales", {
+        "pkg/__init__.py": "", "pkg/ops.py": SCALE,
+        "tests/test_ops.py": "from pkg.ops import scale\n\n\ndef test_scale():\n"
+                             "    assert scale(2) == 6\n"})
+    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale")
+    left_running = []
+
+    class Watched(Engine):
+        def close(self):
+            left_running.append(len(self.pool.worker_pids()))
+            super().close()
+
+    monkeypatch.setattr(evaluate, "Engine", Watched)
+    with Store(ws.db_path, "tester") as store:
+        rows = [{"task_id": "scale", "solution": SCALE},
+                {"task_id": "scale", "solution": SCALE.replace("3 *", "2 *")}]
+        sample_files.import_files(store, [write_jsonl(tmp_path / "r.jsonl", rows)],
+                                  model="m1")
+        report = evaluate.evaluate(store, ws, workers=1)
+        assert report.outcomes == {"passed": 1, "failed": 1}, report.to_json()
+        assert left_running == [0]
+        make_problems(store)
+        sample_files.import_files(store, [write_jsonl(tmp_path / "p.jsonl", ROWS[:2])],
+                                  model="m2")
+        report = evaluate.evaluate(store, ws, model="m2", workers=1)
+        assert report.outcomes == {"passed": 1, "failed": 1}, report.to_json()
+        assert left_running == [0, 1]
