@@ -132,6 +132,13 @@ def _root(name):
 
 
 def _module_denied(module):
+    if _TYPE(module) is str:   # asked for every object encoded: once per name
+        return _name_denied(module)
+    return any(module == p or module.startswith(p + ".") for p in DENIED_PREFIXES)
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_denied(module):
     return any(module == p or module.startswith(p + ".") for p in DENIED_PREFIXES)
 
 
