@@ -392,11 +392,7 @@ class Worker:
         # The worker keeps its copy of the judge's end until the solution is stopped: the
         # judge exiting must not look like an early end of the solution (EOF, then exit 0).
         marks["fork"] = time.monotonic()
-        # Once the judge has reported the session, the solution process is ended while
-        # the judge exits: the two teardowns overlap instead of following each other.
-        data, status, timed_out = self._wait(
-            pid, read_end, job.limits.timeout_s, token,
-            on_finish=(lambda: self._end_solution(solution)) if solution else None)
+        data, status, timed_out = self._wait(pid, read_end, job.limits.timeout_s)
         marks["exit"] = time.monotonic()
         duration = marks["exit"] - started
         os.close(read_end)
@@ -497,26 +493,16 @@ class Worker:
                 os.close(fd)
         return {"pid": pid, "judge_end": judge_end, "out_paths": out_paths, "uid": uid}
 
-    def _end_solution(self, solution: dict) -> None:
-        """Whether the solution process has ended already (before the judge did); if not,
-        kill it. Its status is read by _stop_solution."""
+    def _stop_solution(self, solution: dict) -> dict:
+        """Whether the solution process ended before the judge did; then kill it."""
         zygote = self._zygote
         status = zygote.poll(0) if zygote else None
-        solution["ended"] = (status is not None, status)
+        early = status is not None
         if status is None:
             try:
                 os.kill(solution["pid"], signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-
-    def _stop_solution(self, solution: dict) -> dict:
-        """Whether the solution process ended before the judge did; then kill it (unless
-        that was done when the judge reported its session)."""
-        zygote = self._zygote
-        if "ended" not in solution:
-            self._end_solution(solution)
-        early, status = solution["ended"]
-        if status is None:
             status = zygote.poll(10.0) if zygote else None
         how = "ended"
         if status is not None:
@@ -528,16 +514,13 @@ class Worker:
                 how = f"exited with status {os.WEXITSTATUS(status)}"
         return {"ended_early": early, "how": how}
 
-    def _wait(self, pid: int, read_end: int, timeout_s: float, token: str = "",
-              on_finish=None):
-        """Collect harness events until the child exits or the deadline passes; call
-        on_finish once the judge's own finish event has come."""
+    def _wait(self, pid: int, read_end: int, timeout_s: float):
+        """Collect harness events until the child exits or the deadline passes."""
         deadline = time.monotonic() + timeout_s
         pidfd = os.pidfd_open(pid)
         watched = [read_end, pidfd]
         data = bytearray()
-        seen = {"at": 0, "done": 0, "total": None, "prefix": token.encode() + b" ",
-                "finished": False}
+        seen = {"at": 0, "done": 0, "total": None}
         status, timed_out = None, False
         try:
             while True:
@@ -555,9 +538,6 @@ class Worker:
                     elif len(data) < MAX_EVENT_BYTES:
                         data += chunk
                         self._tell_progress(data, seen)
-                        if seen["finished"] and on_finish is not None:
-                            on_finish()
-                            on_finish = None
                 if pidfd in ready:
                     _, status = os.waitpid(pid, 0)
                     break
@@ -577,9 +557,6 @@ class Worker:
                 continue
             if not isinstance(event, dict):
                 continue
-            if event.get("event") == "finish" and len(seen["prefix"]) > 1 and \
-                    line.startswith(seen["prefix"]):
-                seen["finished"] = True
             if event.get("event") == "collected":
                 seen["total"] = len(event.get("ids") or [])
             elif event.get("event") == "test" and self.tell is not None and \
