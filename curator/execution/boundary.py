@@ -132,9 +132,8 @@ def _root(name):
 
 
 def _module_denied(module):
-    if _TYPE(module) is str:   # asked for every object encoded: once per name
-        return _name_denied(module)
-    return any(module == p or module.startswith(p + ".") for p in DENIED_PREFIXES)
+    # asked for every object encoded: a name's answer is kept
+    return _name_denied(module) if _TYPE(module) is str else _name_denied.__wrapped__(module)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -173,13 +173,10 @@ class Worker:
         # baseline or another run's job in its memory; and before pytest is configured,
         # so it holds no pytest configuration either (its plugins, options, hooks).
         self._zygote = Zygote(self)
-        if self.settings.warm and not self.settings.repo_mode:
-            # a repository's own ini decides its options
-            problems += self._prepare_pytest()
-            gc.collect()
-            gc.freeze()
-        elif self.settings.warm:
-            problems += self._import_pytest_plugins()
+        if self.settings.warm:
+            # a repository's own ini decides its options: its judges configure pytest
+            problems += self._import_pytest_plugins() if self.settings.repo_mode \
+                else self._prepare_pytest()
             gc.collect()
             gc.freeze()
         return problems
