@@ -3898,7 +3898,8 @@ def _adopt(link, new, pairs, done, changed, depth=0):
     namespace = getattr(new, "__dict__", None)
     if isinstance(namespace, dict) and not isinstance(new, (type, RemoteFunction,
                                                             RemoteObject)):
-        target = orig if orig is not None and type(orig) is type(new) else new
+        target = orig if orig is not None and type(orig) is type(new) and \
+            not _state_outside_dict(type(new)) else new
         done[key] = target
         state = {k: _adopt(link, v, pairs, done, changed, depth + 1)
                  for k, v in list(namespace.items())}
@@ -3913,6 +3914,27 @@ def _adopt(link, new, pairs, done, changed, depth=0):
 
 
 JUDGE_OWN_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
+
+
+@functools.lru_cache(maxsize=1024)
+def _state_outside_dict(cls):
+    """Whether instances of `cls` keep state beside their `__dict__`: in `__slots__`, or in
+    the fields of a compiled base class (pandas' BlockManager holds its blocks and axes in
+    its Cython base, its `__dict__` is empty). Such a judge object cannot be brought up to
+    date by its `__dict__`: the object the reply rebuilt takes its place where the judge's
+    containers and instances held it (a DataFrame the function added a column to keeps its
+    identity and gets the new manager; before, it kept the old one and lost the column)."""
+    for klass in cls.__mro__:
+        if klass is object:
+            continue
+        if not klass.__flags__ & _HEAPTYPE and klass.__basicsize__ > object.__basicsize__:
+            return True
+        slots = klass.__dict__.get("__slots__", ())
+        if isinstance(slots, str):
+            slots = (slots,)
+        if any(name not in ("__dict__", "__weakref__") for name in slots):
+            return True
+    return False
 
 
 def _never(value):

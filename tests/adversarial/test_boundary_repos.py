@@ -212,3 +212,75 @@ def test_a_candidate_module_that_does_not_import_fails(engine, tmp_path, text, w
     (result,) = engine.run([repo_job(repo, text, node_ids=["tests/test_ops.py::test_float"])])
     assert result.outcome in ("failed", "error"), (result.outcome, result.reason)
     assert why in result.reason or why in result.stdout, (result.reason, result.stdout[-2000:])
+
+
+# An argument whose state is not all in its `__dict__`: pandas keeps a DataFrame's columns
+# in its BlockManager's compiled base (the manager's `__dict__` is empty). cleanlab's
+# CleanLearning.fit adds a `sample_weight` column to the label-issues frame the test passes
+# (and keeps): the column was lost on the way back, and test_aux_inputs failed the reference.
+FRAME = textwrap.dedent("""\
+    import collections
+
+
+    class Columns:
+        __slots__ = ("names", "__dict__")   # its state beside its (empty) dict
+
+        def __init__(self, names):
+            self.names = list(names)
+
+
+    class History(collections.deque):   # a compiled base's state, and a dict
+        pass
+
+
+    class Frame:
+        def __init__(self, *names):
+            self._columns = Columns(names)
+            self.history = History()
+
+        def insert(self, name):
+            self._columns.names = [*self._columns.names, name]
+
+        def columns(self):
+            return list(self._columns.names)
+
+
+    class Learner:
+        def fit(self, frame):
+            frame.insert("weight")
+            frame.history.append("fit")
+            self.frame = frame
+            return self
+    """)
+FRAME_TESTS = textwrap.dedent("""\
+    from pkg.frame import Frame, Learner
+
+
+    def test_the_callers_frame_gets_the_column():
+        frame = Frame("label")
+        columns = frame._columns
+        learner = Learner()
+        assert learner.fit(frame) is learner
+        assert frame.columns() == ["label", "weight"]
+        assert list(frame.history) == ["fit"]
+        assert learner.frame is frame and frame._columns is not columns
+    """)
+
+
+def test_an_argument_with_state_beside_its_dict_comes_back_whole(engine, tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    (repo / "pkg" / "frame.py").write_text(FRAME)
+    (repo / "tests" / "test_frame.py").write_text(FRAME_TESTS)
+    wrong = FRAME.replace('        frame.insert("weight")\n', "")
+
+    def job(text, reference=False):
+        return Job(problem_id="frame", solution=text, repo_dir=str(repo),
+                   overlay={"pkg/frame.py": text}, node_ids=["tests/test_frame.py"],
+                   symbol="Learner.fit", python=sys.executable, reference=reference,
+                   limits=Limits(timeout_s=120))
+
+    jobs = [job(FRAME, reference=True), job(wrong)]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, control = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert control.outcome == "failed", (control.outcome, control.reason)

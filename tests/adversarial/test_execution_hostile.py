@@ -730,10 +730,13 @@ def test_runs_started_by_root_reach_neither_roots_processes_nor_its_files(engine
 def test_keyring_is_not_carried_over(engine):
     if os.geteuid() != 0 or sandbox.run_uid() is None:
         pytest.skip("runs keep the caller's uid here")
+    # a name of this test's own: the other isolation level's run of this test may add its
+    # key to the same uid's keyring at the same time (concurrent pytest workers)
+    name = f"curator-leak-{engine.isolation}-{os.getpid()}".encode()
     add_key = ("import ctypes\n"
                "libc = ctypes.CDLL(None)\n"
                "libc.syscall.restype = ctypes.c_long\n"
-               "print(libc.syscall(248, b'user', b'curator-leak', b'secret', 6, -4))\n")
+               f"print(libc.syscall(248, b'user', {name!r}, b'secret', 6, -4))\n")
     writer = job(f"""\
         import subprocess, sys
         subprocess.run([sys.executable, "-c", {add_key!r}], check=True)
@@ -744,7 +747,7 @@ def test_keyring_is_not_carried_over(engine):
     find_key = ("import ctypes\n"
                 "libc = ctypes.CDLL(None)\n"
                 "libc.syscall.restype = ctypes.c_long\n"
-                "print(libc.syscall(250, 10, -4, b'user', b'curator-leak', 0))\n")
+                f"print(libc.syscall(250, 10, -4, b'user', {name!r}, 0))\n")
     reader = f"""\
         import subprocess, sys
 
