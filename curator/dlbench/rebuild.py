@@ -27,7 +27,7 @@ from curator import runs, sync
 from curator.dlbench import fileformat
 from curator.dlbench import resolve as resolve_mod
 from curator.dlbench import upstream as upstream_mod
-from curator.dlbench.upstream import Snapshot, tests_calling
+from curator.dlbench.upstream import Snapshot, tests_calling, tests_calling_through
 from curator.errors import CuratorError
 from curator.progress import CancelCheck, checkpoint
 from curator.repos import checkout, environments, recipes, requirements
@@ -349,8 +349,18 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
                                                       f"{exc}")
                 found = []
             user = problem.entry_point.partition(".")[0]
-            if stub:
+            change = [n for n in found if n not in problem.test_node_ids]
+            if stub and not change and commit in snapshots:
+                # no test uses it directly: those that reach it through its callers
+                try:
+                    found, via = tests_calling_through(snapshots[commit],
+                                                       problem.entry_point, path)
+                except (GitError, OSError):
+                    found, via = [], []
                 change = [n for n in found if n not in problem.test_node_ids]
+                if change:
+                    user = f"{', '.join(via)}, which call{'s' * (len(via) == 1)} {user}"
+            if stub:
                 nodes = [*problem.test_node_ids, *change]
                 note = (f"tests {' '.join(change)} added: the release's tests pass with a "
                         f"stub of {problem.entry_point} (found by their use of {user})")

@@ -385,3 +385,43 @@ def test_release_tests_that_never_call_the_function_get_the_tests_that_use_it(tm
                                                        None, options)
         assert same is first and store.one("SELECT COUNT(*) AS n FROM runs")["n"] == count
         assert import_store.for_problem(store, "checksscale1") is not None
+
+
+@pytest.mark.timeout(1200)
+def test_a_function_no_test_names_gets_the_tests_of_its_callers(tmp_path):
+    """GPflow's ndiag_mc: its release tests never call it (a stub passes them) and no test
+    of the repository names it; MonteCarloLikelihood._mc_quadrature calls it, and the
+    tests build its subclass Softmax. The tests that use a caller (a function or class of
+    the repository that calls it, or a subclass of such a class) are added, said in the
+    notes, and the problem is triaged again: green, a stub now fails them."""
+    from curator.dlbench import rebuild as rebuild_mod
+    from curator.store import problems as problem_store
+
+    ws, url = _checks_workspace(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n\n\n'
+                      "def shift(x):\n    return x + 1\n",
+        "pkg/models.py": "from .ops import scale\n\n\n"
+                         "class Base:\n    def run(self, x):\n        return scale(x) + 1\n",
+        "pkg/zoo.py": "from pkg import models\n\n\n"
+                      "class Tripler(models.Base):\n    pass\n",
+        "tests/test_ops.py": "from pkg.ops import shift\n\n\n"
+                             "def test_shift():\n    assert shift(2) == 3\n",
+        "tests/test_zoo.py": "from pkg.zoo import Tripler\n\n\n"
+                             "def test_tripler():\n    assert Tripler().run(2) == 7\n\n\n"
+                             "def test_unrelated():\n    assert 1 + 1 == 2\n"},
+        CHECKS_RELEASE)   # test_cases: tests/test_ops.py
+    engine = runs._engine_for(ws, runs.TRIAGE_RUNS)
+    with Store(ws.db_path, "tester") as store, engine:
+        (first,) = runs.triage(store, ws, ["checksscale1"], engine=engine)
+        assert not first.green and first.reason.startswith(runs.STUB_PASSES)
+        rows = rebuild_mod._fresh_rows(store, ["checksscale1"])
+        (after,) = rebuild_mod._with_tests_that_call_it(store, ws, url, rows, [first], engine,
+                                                        None, dict(keep=frozenset()))
+        assert after.green, after.reason
+        assert problem_store.get(store, "checksscale1").test_node_ids == \
+            ["tests/test_ops.py", "tests/test_zoo.py::test_tripler"]
+        record = json.loads(rebuild_mod._fresh_rows(store, ["checksscale1"])[0]["resolution"])
+        assert record["added_tests"] == ["tests/test_zoo.py::test_tripler"]
+        assert any("found by their use of Tripler, which calls scale" in note
+                   for note in record["notes"]), record["notes"]
