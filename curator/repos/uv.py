@@ -624,7 +624,16 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
         first = fitting(base, items[:half])
         return first + fitting(base + first, items[half:])
 
+    before = len(sourced)
     kept = fitting(core, optional, known_bad=True)
+    if len(sourced) > before and left_out:
+        # a source allowed for a later requirement may be what an earlier one lacked
+        # (small-text's approvaltests, left out before pytest-approvaltests had pyperclip
+        # built): those left out are tried once more
+        again = [item["requirement"] for item in left_out]
+        del left_out[:]
+        kept += fitting(core + kept, again)
+        kept = [r for r in optional if r in kept]
     return done(compile_(core + kept))
 
 

@@ -430,15 +430,21 @@ def test_a_test_requirement_whose_dependency_has_no_wheel_is_kept(
     is built from source, as a runtime one is, and the test requirement is kept; one
     whose own releases need building is still left out."""
     _sdist_that_does_not_build(offline_index, "tinyclip", "1.0")   # no wheel at all
-    _wheel(offline_index, "tinyplugin", "1.0", {"tinyplugin/__init__.py": ""},
+    # approvaltests: an old release with sources only, the new ones need pyperclip
+    _sdist_that_does_not_build(offline_index, "tinyapproval", "0.1")
+    _wheel(offline_index, "tinyapproval", "1.0", {"tinyapproval/__init__.py": ""},
            requires=["tinyclip"])
+    _wheel(offline_index, "tinyplugin", "1.0", {"tinyplugin/__init__.py": ""},
+           requires=["tinyapproval>=1.0"])
     _sdist_that_does_not_build(offline_index, "tinytool", "1.0")   # itself a source
     resolution = _compile(tmp_path, requirements.Declared(
-        runtime=["tinycheck"], test=["tinyplugin", "tinytool"]))
+        runtime=["tinycheck"], test=["tinyapproval", "tinyplugin", "tinytool"]))
     pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
     assert any(line.startswith("tinyplugin==1.0") for line in pins), resolution.lock
+    assert any(line.startswith("tinyapproval==1.0") for line in pins), resolution.lock
     assert any(line.startswith("tinyclip==1.0") for line in pins), resolution.lock
-    assert [i["requirement"] for i in resolution.left_out] == ["tinytool"]
+    # (tinyapproval, tried before tinyclip was allowed a source, is not said left out)
+    assert [i["requirement"] for i in resolution.left_out] == ["tinytool"], resolution.lock
     assert "# tinyclip built from source: no release of it has a wheel" in resolution.lock
 
 
