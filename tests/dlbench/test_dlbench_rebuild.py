@@ -425,3 +425,38 @@ def test_a_function_no_test_names_gets_the_tests_of_its_callers(tmp_path):
         assert record["added_tests"] == ["tests/test_zoo.py::test_tripler"]
         assert any("found by their use of Tripler, which calls scale" in note
                    for note in record["notes"]), record["notes"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_tests_added_for_a_stub_that_passes_may_want_the_environment_fixed(
+        tmp_path, offline_index):  # noqa: F811
+    """small-text's random_text_classification_dataset: its release tests pass with a
+    stub, so the tests that use it are added, and 40 of them then failed for numpy 2's
+    removals, which asks for numpy<2 — but the environment had been fixed before the
+    tests were added, so they were only excluded (fails_upstream) and a stub passed the
+    rest. What the added tests want from the environment is asked for too: here a
+    module only they import, and the reference is green."""
+    checks = make_repo(tmp_path / "checks", {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n\n\n'
+                      "def shift(x):\n    return x + 1\n",
+        "tests/test_ops.py": "from pkg.ops import shift\n\n\n"
+                             "def test_shift():\n    assert shift(2) == 3\n",
+        "tests/test_scaling.py": "from tinycheck import close\n\nfrom pkg.ops import scale\n\n\n"
+                                 "def test_scale():\n    assert close(scale(2), 6)\n"})
+    release = tmp_path / "release"
+    release.mkdir()
+    (release / "checksscale1.txt").write_text(CHECKS_RELEASE)   # test_cases: test_ops.py
+    ws = workspace_mod.init(tmp_path / "ws")
+    url = "https://git.invalid/team/checks"
+    (ws.root / "curator.toml").write_text(f'[dlbench.repos]\nchecks = "{url}"\n')
+    base = ["--workspace", str(ws.root)]
+    loaded = CliRunner().invoke(main, [*base, "dlbench", "import", str(release), "--json"])
+    assert loaded.exit_code == 0, loaded.output
+    data = rebuild(base, "--repo", f"checks={checks}")
+    (repo,) = data["repos"]
+    assert repo["env"] == "ok" and repo["resolved"] == 1, repo
+    assert repo["green_ids"] == ["checksscale1"], repo["not_green"]
+    recipe = recipes.load(workspace_mod.discover(str(ws.root)), url)
+    assert recipe is not None and recipe.extras == ["tinycheck"]
