@@ -361,7 +361,7 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
                                                       f"{exc}")
                 found = []
             user = problem.entry_point.partition(".")[0]
-            change = [n for n in found if n not in problem.test_node_ids]
+            change = _not_covered(found, problem.test_node_ids)
             if stub and not change and commit in snapshots:
                 # no test uses it directly: those that reach it through its callers
                 try:
@@ -369,7 +369,7 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
                                                        problem.entry_point, path)
                 except (GitError, OSError):
                     found, via = [], []
-                change = [n for n in found if n not in problem.test_node_ids]
+                change = _not_covered(found, problem.test_node_ids)
                 if change:
                     user = f"{', '.join(via)}, which call{'s' * (len(via) == 1)} {user}"
             if stub:
@@ -394,6 +394,14 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
                                                    cancelled=cancelled, resume=False,
                                                    **options)}
     return [again.get(t.problem_id, t) for t in triaged]
+
+
+def _not_covered(found: list[str], given: list[str]) -> list[str]:
+    """The node ids of `found` that none of `given` runs already: the release's
+    `f::C` runs `f::C::t`, which it ran with the stub too, and given both, pytest runs
+    only `t` of the class (small-text's QueryStrategiesTest lost its other tests)."""
+    return [n for n in found if not any(n == g or n.startswith((g + "::", g + "["))
+                                        for g in given)]
 
 
 def _environment_reason(reason: str, left: dict[str, str], package: str | None) -> str:

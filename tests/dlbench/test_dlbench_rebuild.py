@@ -460,3 +460,38 @@ def test_tests_added_for_a_stub_that_passes_may_want_the_environment_fixed(
     assert repo["green_ids"] == ["checksscale1"], repo["not_green"]
     recipe = recipes.load(workspace_mod.discover(str(ws.root)), url)
     assert recipe is not None and recipe.extras == ["tinycheck"]
+
+
+@pytest.mark.timeout(1200)
+def test_tests_the_release_runs_already_are_not_added_again(tmp_path):
+    """small-text's get_badge_embeddings: the release gives the class QueryStrategiesTest,
+    a stub passed it, and its test_badge methods were added beside it; given `f::C` and
+    `f::C::t`, pytest runs only `t`, so the class's other tests no longer ran. A test
+    that a release node id runs already (here a skipped one in the release's module) is
+    not added; the release's module still runs whole."""
+    from curator.dlbench import rebuild as rebuild_mod
+    from curator.store import problems as problem_store
+
+    ws, url = _checks_workspace(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n\n\n'
+                      "def shift(x):\n    return x + 1\n",
+        "tests/test_ops.py": "import pytest\n\nfrom pkg.ops import scale, shift\n\n\n"
+                             "def test_shift():\n    assert shift(2) == 3\n\n\n"
+                             "@pytest.mark.skip(reason='slow')\n"
+                             "def test_scale_skipped():\n    assert scale(2) == 6\n",
+        "tests/test_scaling.py": "from pkg.ops import scale\n\n\n"
+                                 "def test_scale():\n    assert scale(2) == 6\n"},
+        CHECKS_RELEASE)   # test_cases: tests/test_ops.py
+    engine = runs._engine_for(ws, runs.TRIAGE_RUNS)
+    with Store(ws.db_path, "tester") as store, engine:
+        (first,) = runs.triage(store, ws, ["checksscale1"], engine=engine)
+        assert not first.green and first.reason.startswith(runs.STUB_PASSES)
+        rows = rebuild_mod._fresh_rows(store, ["checksscale1"])
+        (after,) = rebuild_mod._with_tests_that_call_it(store, ws, url, rows, [first], engine,
+                                                        None, dict(keep=frozenset()))
+        assert after.green, after.reason
+        assert problem_store.get(store, "checksscale1").test_node_ids == \
+            ["tests/test_ops.py", "tests/test_scaling.py::test_scale"]
+        baseline = store.one("SELECT tests FROM baselines WHERE problem_id = 'checksscale1'")
+        assert "tests/test_ops.py::test_shift" in baseline["tests"]
