@@ -450,6 +450,70 @@ def tests_calling(snapshot: Snapshot, qualname: str, path: str,
     return out
 
 
+def callers(snapshot: Snapshot, name: str, path: str) -> list[str]:
+    """The repository's top-level functions and classes (not tests) that call function
+    NAME of PATH, as `module::name`, then the classes that subclass such a class, one
+    level each: GPflow's ndiag_mc is called by MonteCarloLikelihood._mc_quadrature and
+    named by no test, whose tests build its subclasses Softmax and GaussianMC."""
+    home = dotted_path(path)
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    modules = sorted(p for p in snapshot.blobs if p.endswith(".py") and not _is_test_path(p))
+    found: list[str] = []
+    classes: set[str] = set()
+    for module in modules:
+        if not word.search(snapshot.text(module) or ""):
+            continue
+        tree = snapshot.tree(module)
+        if tree is None:
+            continue
+        names, bound = _imported_names(tree, module, name, home)
+        if module == path:
+            names.add(name)
+        for stmt in tree.body:
+            if isinstance(stmt, (*_DEFS, ast.ClassDef)) and \
+                    not (module == path and stmt.name == name) and \
+                    _uses(stmt, names, bound, name):
+                found.append(f"{module}::{stmt.name}")
+                if isinstance(stmt, ast.ClassDef):
+                    classes.add(stmt.name)
+    for cls in sorted(classes):
+        pattern = re.compile(rf"\b{re.escape(cls)}\b")
+        for module in modules:
+            if not pattern.search(snapshot.text(module) or ""):
+                continue
+            for stmt in (snapshot.tree(module) or ast.Module(body=[])).body:
+                if isinstance(stmt, ast.ClassDef) and stmt.name != cls and any(
+                        (isinstance(b, ast.Name) and b.id == cls) or
+                        (isinstance(b, ast.Attribute) and b.attr == cls) for b in stmt.bases):
+                    if f"{module}::{stmt.name}" not in found:
+                        found.append(f"{module}::{stmt.name}")
+    return found
+
+
+def tests_calling_through(snapshot: Snapshot, qualname: str, path: str,
+                          limit: int | None = CALLING_TESTS_MAX
+                          ) -> tuple[list[str], list[str]]:
+    """(node ids, the callers they use) of the tests that reach a function through the
+    repository's code (`callers`) when none uses it directly; ([], []) for a method or
+    when none does. At most `limit` node ids."""
+    if "." in qualname:
+        return [], []
+    out: list[str] = []
+    via: list[str] = []
+    for caller in callers(snapshot, qualname, path):
+        module, _, name = caller.partition("::")
+        nodes = [n for n in tests_calling(snapshot, name, module, limit=None)
+                 if n not in out]
+        if limit is not None:
+            nodes = nodes[:limit - len(out)]
+        if nodes:
+            out = uncovered([*out, *nodes])
+            via.append(name)
+        if limit is not None and len(out) >= limit:
+            break
+    return out, via
+
+
 def class_missing_reason(tree: ast.Module | None, name: str, path: str) -> str:
     """Why the class of method NAME cannot be found in PATH (a one-line reason)."""
     classes = [cls.name for cls, _m in _methods_named(tree, name)] if tree is not None else []

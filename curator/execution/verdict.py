@@ -138,9 +138,13 @@ def _mentions_memory(*texts: str | None) -> bool:
 
 
 def _last_line(text: str) -> str:
-    """": <the last non-empty line>" of a stderr tail, or "" when there is none."""
+    """": <the last line that says error:, else the last non-empty line>" of a stderr
+    tail, or "" when there is none. pytest's usage error (status 4: small-text's
+    pytest.ini addopts named an option of a plugin not installed) ends with its inifile
+    and rootdir lines, which said nothing."""
     lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
-    return f": {lines[-1][:300]}" if lines else ""
+    errors = [line for line in lines if "error:" in line.lower()]
+    return f": {(errors or lines)[-1][:300]}" if lines else ""
 
 
 def _signal_name(number: int) -> str:

@@ -584,6 +584,22 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
         optional = [r for r in optional if r not in core]
         binary_only[:] = [n for n in binary_only
                           if n not in {requirements.requirement_name(c) for c in core}]
+    def built_from_source(exc: UvError) -> bool:
+        """Whether a test requirement failed only for a package it depends on that has no
+        wheel in any release (small-text's pytest-approvaltests: approvaltests needs
+        pyperclip, sdists only): that one is built from source, as a runtime one is, and
+        the requirement tried again (left out, small-text's pytest.ini addopts named the
+        plugin's option and every run stopped before pytest started). A test requirement
+        itself is still taken from a wheel only."""
+        name = wheel_less(exc.stderr)
+        if name is None or name in sourced or name in binary_only or \
+                len(sourced) >= SOURCE_ROUNDS or not never_a_wheel(name):
+            return False
+        sourced.append(name)
+        notes.append(f"{name} built from source: no release of it has a wheel, and a test "
+                     "requirement needs it")
+        return True
+
     def fitting(base: list[str], items: list[str], known_bad: bool = False) -> list[str]:
         """The items kept as one by one in order would keep them (each that does not
         resolve with base and those kept before it is left out, with uv's reason), found
@@ -598,6 +614,8 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
                 return list(items)
             except UvError as exc:
                 if len(items) == 1:
+                    if wheels["only"] and built_from_source(exc):
+                        return fitting(base, items)
                     left_out.append({"requirement": items[0], "reason": str(exc)})
                     return []
         if len(items) == 1:   # known not to fit, with no reason of its own yet
@@ -606,7 +624,16 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
         first = fitting(base, items[:half])
         return first + fitting(base + first, items[half:])
 
+    before = len(sourced)
     kept = fitting(core, optional, known_bad=True)
+    if len(sourced) > before and left_out:
+        # a source allowed for a later requirement may be what an earlier one lacked
+        # (small-text's approvaltests, left out before pytest-approvaltests had pyperclip
+        # built): those left out are tried once more
+        again = [item["requirement"] for item in left_out]
+        del left_out[:]
+        kept += fitting(core + kept, again)
+        kept = [r for r in optional if r in kept]
     return done(compile_(core + kept))
 
 

@@ -385,3 +385,113 @@ def test_release_tests_that_never_call_the_function_get_the_tests_that_use_it(tm
                                                        None, options)
         assert same is first and store.one("SELECT COUNT(*) AS n FROM runs")["n"] == count
         assert import_store.for_problem(store, "checksscale1") is not None
+
+
+@pytest.mark.timeout(1200)
+def test_a_function_no_test_names_gets_the_tests_of_its_callers(tmp_path):
+    """GPflow's ndiag_mc: its release tests never call it (a stub passes them) and no test
+    of the repository names it; MonteCarloLikelihood._mc_quadrature calls it, and the
+    tests build its subclass Softmax. The tests that use a caller (a function or class of
+    the repository that calls it, or a subclass of such a class) are added, said in the
+    notes, and the problem is triaged again: green, a stub now fails them."""
+    from curator.dlbench import rebuild as rebuild_mod
+    from curator.store import problems as problem_store
+
+    ws, url = _checks_workspace(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n\n\n'
+                      "def shift(x):\n    return x + 1\n",
+        "pkg/models.py": "from .ops import scale\n\n\n"
+                         "class Base:\n    def run(self, x):\n        return scale(x) + 1\n",
+        "pkg/zoo.py": "from pkg import models\n\n\n"
+                      "class Tripler(models.Base):\n    pass\n",
+        "tests/test_ops.py": "from pkg.ops import shift\n\n\n"
+                             "def test_shift():\n    assert shift(2) == 3\n",
+        "tests/test_zoo.py": "from pkg.zoo import Tripler\n\n\n"
+                             "def test_tripler():\n    assert Tripler().run(2) == 7\n\n\n"
+                             "def test_unrelated():\n    assert 1 + 1 == 2\n"},
+        CHECKS_RELEASE)   # test_cases: tests/test_ops.py
+    engine = runs._engine_for(ws, runs.TRIAGE_RUNS)
+    with Store(ws.db_path, "tester") as store, engine:
+        (first,) = runs.triage(store, ws, ["checksscale1"], engine=engine)
+        assert not first.green and first.reason.startswith(runs.STUB_PASSES)
+        rows = rebuild_mod._fresh_rows(store, ["checksscale1"])
+        (after,) = rebuild_mod._with_tests_that_call_it(store, ws, url, rows, [first], engine,
+                                                        None, dict(keep=frozenset()))
+        assert after.green, after.reason
+        assert problem_store.get(store, "checksscale1").test_node_ids == \
+            ["tests/test_ops.py", "tests/test_zoo.py::test_tripler"]
+        record = json.loads(rebuild_mod._fresh_rows(store, ["checksscale1"])[0]["resolution"])
+        assert record["added_tests"] == ["tests/test_zoo.py::test_tripler"]
+        assert any("found by their use of Tripler, which calls scale" in note
+                   for note in record["notes"]), record["notes"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_tests_added_for_a_stub_that_passes_may_want_the_environment_fixed(
+        tmp_path, offline_index):  # noqa: F811
+    """small-text's random_text_classification_dataset: its release tests pass with a
+    stub, so the tests that use it are added, and 40 of them then failed for numpy 2's
+    removals, which asks for numpy<2 — but the environment had been fixed before the
+    tests were added, so they were only excluded (fails_upstream) and a stub passed the
+    rest. What the added tests want from the environment is asked for too: here a
+    module only they import, and the reference is green."""
+    checks = make_repo(tmp_path / "checks", {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n\n\n'
+                      "def shift(x):\n    return x + 1\n",
+        "tests/test_ops.py": "from pkg.ops import shift\n\n\n"
+                             "def test_shift():\n    assert shift(2) == 3\n",
+        "tests/test_scaling.py": "from tinycheck import close\n\nfrom pkg.ops import scale\n\n\n"
+                                 "def test_scale():\n    assert close(scale(2), 6)\n"})
+    release = tmp_path / "release"
+    release.mkdir()
+    (release / "checksscale1.txt").write_text(CHECKS_RELEASE)   # test_cases: test_ops.py
+    ws = workspace_mod.init(tmp_path / "ws")
+    url = "https://git.invalid/team/checks"
+    (ws.root / "curator.toml").write_text(f'[dlbench.repos]\nchecks = "{url}"\n')
+    base = ["--workspace", str(ws.root)]
+    loaded = CliRunner().invoke(main, [*base, "dlbench", "import", str(release), "--json"])
+    assert loaded.exit_code == 0, loaded.output
+    data = rebuild(base, "--repo", f"checks={checks}")
+    (repo,) = data["repos"]
+    assert repo["env"] == "ok" and repo["resolved"] == 1, repo
+    assert repo["green_ids"] == ["checksscale1"], repo["not_green"]
+    recipe = recipes.load(workspace_mod.discover(str(ws.root)), url)
+    assert recipe is not None and recipe.extras == ["tinycheck"]
+
+
+@pytest.mark.timeout(1200)
+def test_tests_the_release_runs_already_are_not_added_again(tmp_path):
+    """small-text's get_badge_embeddings: the release gives the class QueryStrategiesTest,
+    a stub passed it, and its test_badge methods were added beside it; given `f::C` and
+    `f::C::t`, pytest runs only `t`, so the class's other tests no longer ran. A test
+    that a release node id runs already (here a skipped one in the release's module) is
+    not added; the release's module still runs whole."""
+    from curator.dlbench import rebuild as rebuild_mod
+    from curator.store import problems as problem_store
+
+    ws, url = _checks_workspace(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n\n\n'
+                      "def shift(x):\n    return x + 1\n",
+        "tests/test_ops.py": "import pytest\n\nfrom pkg.ops import scale, shift\n\n\n"
+                             "def test_shift():\n    assert shift(2) == 3\n\n\n"
+                             "@pytest.mark.skip(reason='slow')\n"
+                             "def test_scale_skipped():\n    assert scale(2) == 6\n",
+        "tests/test_scaling.py": "from pkg.ops import scale\n\n\n"
+                                 "def test_scale():\n    assert scale(2) == 6\n"},
+        CHECKS_RELEASE)   # test_cases: tests/test_ops.py
+    engine = runs._engine_for(ws, runs.TRIAGE_RUNS)
+    with Store(ws.db_path, "tester") as store, engine:
+        (first,) = runs.triage(store, ws, ["checksscale1"], engine=engine)
+        assert not first.green and first.reason.startswith(runs.STUB_PASSES)
+        rows = rebuild_mod._fresh_rows(store, ["checksscale1"])
+        (after,) = rebuild_mod._with_tests_that_call_it(store, ws, url, rows, [first], engine,
+                                                        None, dict(keep=frozenset()))
+        assert after.green, after.reason
+        assert problem_store.get(store, "checksscale1").test_node_ids == \
+            ["tests/test_ops.py", "tests/test_scaling.py::test_scale"]
+        baseline = store.one("SELECT tests FROM baselines WHERE problem_id = 'checksscale1'")
+        assert "tests/test_ops.py::test_shift" in baseline["tests"]

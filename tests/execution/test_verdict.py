@@ -98,6 +98,13 @@ def test_runs_that_did_not_finish():
     assert never == Verdict("crashed", "exited with status 127 before pytest started: "
                                        "python: not found", [])
     assert _decide(Events(), code=1).reason == "exited with status 1 before pytest started"
+    # pytest's usage error: the line that says what is wrong, not the rootdir after it
+    usage = _decide(Events(), code=4, stderr=(
+        "ERROR: usage: pytest [options] [file_or_dir] [file_or_dir] [...]\n"
+        "pytest: error: unrecognized arguments: --approvaltests-use-reporter=PythonNative\n"
+        "  inifile: /tmp/run/repo/pytest.ini\n  rootdir: /tmp/run/repo\n"))
+    assert usage.reason == ("exited with status 4 before pytest started: pytest: error: "
+                            "unrecognized arguments: --approvaltests-use-reporter=PythonNative")
     long = _decide(Events(), code=1, stderr="e" * 400)
     assert long.reason.endswith(": " + "e" * 300)
     begun = _decide(_events(collected=["t.py::a"], finish=False), code=2, stderr="bye")

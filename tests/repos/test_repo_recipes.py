@@ -421,6 +421,33 @@ def test_wheels_are_taken_over_old_sources_when_the_runtime_has_them(
     assert any(line.startswith("tinycheck==0.3.0") for line in pins)
     assert [i["requirement"] for i in resolution.left_out] == ["tinycore==1.0"]
 
+def test_a_test_requirement_whose_dependency_has_no_wheel_is_kept(
+        tmp_path, offline_index):  # noqa: F811
+    """small-text's test requirements name pytest-approvaltests, whose approvaltests needs
+    pyperclip, which has sdists only. Resolved from wheels, the plugin was left out; its
+    pytest.ini addopts names the plugin's option, so every run stopped before pytest
+    started (status 4). A dependency of a test requirement with no wheel in any release
+    is built from source, as a runtime one is, and the test requirement is kept; one
+    whose own releases need building is still left out."""
+    _sdist_that_does_not_build(offline_index, "tinyclip", "1.0")   # no wheel at all
+    # approvaltests: an old release with sources only, the new ones need pyperclip
+    _sdist_that_does_not_build(offline_index, "tinyapproval", "0.1")
+    _wheel(offline_index, "tinyapproval", "1.0", {"tinyapproval/__init__.py": ""},
+           requires=["tinyclip"])
+    _wheel(offline_index, "tinyplugin", "1.0", {"tinyplugin/__init__.py": ""},
+           requires=["tinyapproval>=1.0"])
+    _sdist_that_does_not_build(offline_index, "tinytool", "1.0")   # itself a source
+    resolution = _compile(tmp_path, requirements.Declared(
+        runtime=["tinycheck"], test=["tinyapproval", "tinyplugin", "tinytool"]))
+    pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
+    assert any(line.startswith("tinyplugin==1.0") for line in pins), resolution.lock
+    assert any(line.startswith("tinyapproval==1.0") for line in pins), resolution.lock
+    assert any(line.startswith("tinyclip==1.0") for line in pins), resolution.lock
+    # (tinyapproval, tried before tinyclip was allowed a source, is not said left out)
+    assert [i["requirement"] for i in resolution.left_out] == ["tinytool"], resolution.lock
+    assert "# tinyclip built from source: no release of it has a wheel" in resolution.lock
+
+
 @pytest.mark.slow
 def test_a_dependency_that_requires_the_repository_itself_is_not_held_back(
         tmp_path, offline_index):  # noqa: F811
