@@ -4285,6 +4285,7 @@ class RepositoryTargets:
             for part in parts[:-1]:
                 owner = getattr(owner, part, None)
             name = parts[-1]
+            owner = _source_class(owner, name, module, parts[:-1])
             space = getattr(owner, "__dict__", None)
             if owner is None or not isinstance(space, collections.abc.Mapping) or \
                     name not in space:
@@ -4355,6 +4356,25 @@ class RepositoryTargets:
 
     def pytest_runtest_setup(self, item):
         self.rebind()
+
+
+def _source_class(owner, name, module, path):
+    """The class the module's source names `path` that defines `name` itself. A class
+    decorator that returns a subclass of the class it decorates (small-text's
+    `@constraints`, made with functools.wraps) leaves the subclass at the module's name
+    and the method on the class it wraps: the proxy goes there, where the subclass and
+    every caller find it (it went nowhere, and the tests ran the repository's own method
+    whatever the candidate was)."""
+    space = getattr(owner, "__dict__", None)
+    if not isinstance(owner, type) or (isinstance(space, collections.abc.Mapping) and
+                                       name in space):
+        return owner
+    qualname, module_name = ".".join(path), getattr(module, "__name__", None)
+    for klass in owner.__mro__[1:]:
+        if klass.__qualname__ == qualname and klass.__module__ == module_name and \
+                name in klass.__dict__:
+            return klass
+    return owner
 
 
 class _ProxyLoader:

@@ -284,3 +284,57 @@ def test_an_argument_with_state_beside_its_dict_comes_back_whole(engine, tmp_pat
     reference, control = (results[j.job_id] for j in jobs)
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert control.outcome == "failed", (control.outcome, control.reason)
+
+
+# A class decorator that returns a subclass of the class it decorates (small-text's
+# `@constraints`, made with functools.wraps): the module's name holds the subclass, the
+# target method is the wrapped class's. The proxy went nowhere and the tests ran the
+# repository's own method, so any candidate passed (a stub too).
+DECORATED = textwrap.dedent("""\
+    import functools
+
+
+    def constraints(cls):
+        @functools.wraps(cls, updated=())
+        class Constrained(cls):
+            def query(self, values):
+                assert values, "nothing to query"
+                return super().query(values)
+        return Constrained
+
+
+    @constraints
+    class Strategy:
+        def query(self, values):
+            return self.embed(values)
+
+        def embed(self, values):
+            return [v * 2 for v in values]
+    """)
+DECORATED_TESTS = textwrap.dedent("""\
+    from pkg.strategy import Strategy
+
+
+    def test_query_embeds():
+        assert Strategy().query([1, 2]) == [2, 4]
+    """)
+
+
+def test_a_method_of_a_class_a_decorator_wrapped_is_the_candidates(engine, tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    (repo / "pkg" / "strategy.py").write_text(DECORATED)
+    (repo / "tests" / "test_strategy.py").write_text(DECORATED_TESTS)
+    wrong = DECORATED.replace("v * 2", "v * 3")
+
+    def job(text, reference=False):
+        return Job(problem_id="strategy", solution=text, repo_dir=str(repo),
+                   overlay={"pkg/strategy.py": text}, node_ids=["tests/test_strategy.py"],
+                   symbol="Strategy.embed", python=sys.executable, reference=reference,
+                   limits=Limits(timeout_s=120))
+
+    jobs = [job(DECORATED, reference=True), job(wrong)]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, control = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert reference.env.get("timing", {}).get("boundary_calls"), reference.env
+    assert control.outcome == "failed", (control.outcome, control.reason)
