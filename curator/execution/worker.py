@@ -676,6 +676,15 @@ class Worker:
             workdir = rundir
             (rundir / verdict.TEST_FILE).write_text("", encoding="utf-8")  # tests: in memory
             (rundir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        if job.repo_backed:
+            # The solution process (another uid) follows the paths a repository's tests
+            # hand the candidate into this folder (`Path(__file__).parent / "data"`:
+            # imagededup's test images, read by load_image): the run folder traversed,
+            # never listed; the checkout's links readable, never written. The repository's
+            # tests are no secret (the solution process links the same checkout); a
+            # self-contained problem's run folder stays closed.
+            os.chmod(rundir, 0o711)
+            os.chmod(workdir, 0o755)
         os.chdir(workdir)
         env = sandbox.base_env(str(rundir), python=job.python, plugins_autoload=job.repo_backed)
         env[proctree.MARKER_VAR] = marker

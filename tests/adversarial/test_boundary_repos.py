@@ -338,3 +338,41 @@ def test_a_method_of_a_class_a_decorator_wrapped_is_the_candidates(engine, tmp_p
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert reference.env.get("timing", {}).get("boundary_calls"), reference.env
     assert control.outcome == "failed", (control.outcome, control.reason)
+
+
+# A repository's test hands the candidate a path into the judge's view of the checkout
+# (`Path(__file__).parent / "data"`: imagededup's load_image tests and their images). The
+# solution process, under another uid, could not traverse the judge's run folder: every
+# such reference failed with "Permission denied" raised in the solution process.
+READER = "def read(path):\n    with open(path) as fh:\n        return fh.read().strip()\n"
+READER_TESTS = textwrap.dedent("""\
+    from pathlib import Path
+
+    from pkg.reader import read
+
+
+    def test_reads_the_tests_own_data():
+        assert read(Path(__file__).parent / "data" / "note.txt") == "hello"
+    """)
+
+
+def test_a_path_into_the_judges_checkout_is_readable_by_the_candidate(engine, tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    (repo / "pkg" / "reader.py").write_text(READER)
+    (repo / "tests" / "test_reader.py").write_text(READER_TESTS)
+    (repo / "tests" / "data").mkdir()
+    (repo / "tests" / "data" / "note.txt").write_text("hello\n")
+    wrong = READER.replace(".strip()", ".upper()")
+
+    def job(text, reference=False):
+        return Job(problem_id="reader", solution=text, repo_dir=str(repo),
+                   overlay={"pkg/reader.py": text}, node_ids=["tests/test_reader.py"],
+                   symbol="read", python=sys.executable, reference=reference,
+                   limits=Limits(timeout_s=120))
+
+    jobs = [job(READER, reference=True), job(wrong)]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, control = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    assert "Permission denied" not in control.reason, control.reason
