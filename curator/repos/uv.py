@@ -498,6 +498,17 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
             return wheel_less(exc.stderr) == name
         return False
 
+    def allow_source(exc: UvError) -> str | None:
+        """The package uv's error names as having no wheel, now taken from its source
+        (added to `sourced`); None when none is named, or it is allowed already, binary
+        only, or has a wheel in some release."""
+        name = wheel_less(exc.stderr)   # (uv's hint: past the message's lines)
+        if name is None or name in sourced or name in binary_only or \
+                not never_a_wheel(name):
+            return None
+        sourced.append(name)
+        return name
+
     def core_from_wheels() -> bool:
         """Whether the runtime requirements resolve from wheels (and the sources of
         packages that never have one); `sourced` holds those."""
@@ -506,11 +517,8 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
                 compile_(core)
                 return True
             except UvError as exc:
-                name = wheel_less(exc.stderr)   # (uv's hint: past the message's lines)
-                if name is None or name in sourced or name in binary_only or \
-                        not never_a_wheel(name):
+                if allow_source(exc) is None:
                     return False
-                sourced.append(name)
         return False
 
     for line in pin_overrides(work):
@@ -584,6 +592,7 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
         optional = [r for r in optional if r not in core]
         binary_only[:] = [n for n in binary_only
                           if n not in {requirements.requirement_name(c) for c in core}]
+
     def built_from_source(exc: UvError) -> bool:
         """Whether a test requirement failed only for a package it depends on that has no
         wheel in any release (small-text's pytest-approvaltests: approvaltests needs
@@ -591,11 +600,9 @@ def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], t
         the requirement tried again (left out, small-text's pytest.ini addopts named the
         plugin's option and every run stopped before pytest started). A test requirement
         itself is still taken from a wheel only."""
-        name = wheel_less(exc.stderr)
-        if name is None or name in sourced or name in binary_only or \
-                len(sourced) >= SOURCE_ROUNDS or not never_a_wheel(name):
+        name = allow_source(exc) if len(sourced) < SOURCE_ROUNDS else None
+        if name is None:
             return False
-        sourced.append(name)
         notes.append(f"{name} built from source: no release of it has a wheel, and a test "
                      "requirement needs it")
         return True

@@ -102,10 +102,23 @@ def make_repo(root, conftest=None):
     return root
 
 
-def repo_job(repo, module_text, symbol="scale", node_ids=TEST_IDS, reference=False):
+def repo_job(repo, module_text, symbol="scale", node_ids=TEST_IDS, reference=False,
+             path="pkg/ops.py"):
     return Job(problem_id="repo", solution=module_text, repo_dir=str(repo),
-               overlay={"pkg/ops.py": module_text}, node_ids=list(node_ids), symbol=symbol,
+               overlay={path: module_text}, node_ids=list(node_ids), symbol=symbol,
                python=sys.executable, reference=reference, limits=Limits(timeout_s=120))
+
+
+def reference_and_control(engine, repo, name, text, wrong, tests, symbol):
+    """The results of module pkg/NAME.py (text) as the reference and of `wrong` as a
+    candidate, judged by tests/test_NAME.py (tests), both written into `repo`."""
+    path = f"pkg/{name}.py"
+    (repo / path).write_text(text)
+    (repo / "tests" / f"test_{name}.py").write_text(tests)
+    jobs = [repo_job(repo, text, symbol, [f"tests/test_{name}.py"], True, path),
+            repo_job(repo, wrong, symbol, [f"tests/test_{name}.py"], False, path)]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    return tuple(results[j.job_id] for j in jobs)
 
 
 def with_scale(text):
@@ -268,20 +281,10 @@ FRAME_TESTS = textwrap.dedent("""\
 
 
 def test_an_argument_with_state_beside_its_dict_comes_back_whole(engine, tmp_path):
-    repo = make_repo(tmp_path / "repo")
-    (repo / "pkg" / "frame.py").write_text(FRAME)
-    (repo / "tests" / "test_frame.py").write_text(FRAME_TESTS)
     wrong = FRAME.replace('        frame.insert("weight")\n', "")
-
-    def job(text, reference=False):
-        return Job(problem_id="frame", solution=text, repo_dir=str(repo),
-                   overlay={"pkg/frame.py": text}, node_ids=["tests/test_frame.py"],
-                   symbol="Learner.fit", python=sys.executable, reference=reference,
-                   limits=Limits(timeout_s=120))
-
-    jobs = [job(FRAME, reference=True), job(wrong)]
-    results = {r.job_id: r for r in engine.run(jobs)}
-    reference, control = (results[j.job_id] for j in jobs)
+    reference, control = reference_and_control(
+        engine, make_repo(tmp_path / "repo"), "frame", FRAME, wrong, FRAME_TESTS,
+        "Learner.fit")
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert control.outcome == "failed", (control.outcome, control.reason)
 
@@ -321,20 +324,10 @@ DECORATED_TESTS = textwrap.dedent("""\
 
 
 def test_a_method_of_a_class_a_decorator_wrapped_is_the_candidates(engine, tmp_path):
-    repo = make_repo(tmp_path / "repo")
-    (repo / "pkg" / "strategy.py").write_text(DECORATED)
-    (repo / "tests" / "test_strategy.py").write_text(DECORATED_TESTS)
     wrong = DECORATED.replace("v * 2", "v * 3")
-
-    def job(text, reference=False):
-        return Job(problem_id="strategy", solution=text, repo_dir=str(repo),
-                   overlay={"pkg/strategy.py": text}, node_ids=["tests/test_strategy.py"],
-                   symbol="Strategy.embed", python=sys.executable, reference=reference,
-                   limits=Limits(timeout_s=120))
-
-    jobs = [job(DECORATED, reference=True), job(wrong)]
-    results = {r.job_id: r for r in engine.run(jobs)}
-    reference, control = (results[j.job_id] for j in jobs)
+    reference, control = reference_and_control(
+        engine, make_repo(tmp_path / "repo"), "strategy", DECORATED, wrong, DECORATED_TESTS,
+        "Strategy.embed")
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert reference.env.get("timing", {}).get("boundary_calls"), reference.env
     assert control.outcome == "failed", (control.outcome, control.reason)
@@ -358,21 +351,11 @@ READER_TESTS = textwrap.dedent("""\
 
 def test_a_path_into_the_judges_checkout_is_readable_by_the_candidate(engine, tmp_path):
     repo = make_repo(tmp_path / "repo")
-    (repo / "pkg" / "reader.py").write_text(READER)
-    (repo / "tests" / "test_reader.py").write_text(READER_TESTS)
     (repo / "tests" / "data").mkdir()
     (repo / "tests" / "data" / "note.txt").write_text("hello\n")
     wrong = READER.replace(".strip()", ".upper()")
-
-    def job(text, reference=False):
-        return Job(problem_id="reader", solution=text, repo_dir=str(repo),
-                   overlay={"pkg/reader.py": text}, node_ids=["tests/test_reader.py"],
-                   symbol="read", python=sys.executable, reference=reference,
-                   limits=Limits(timeout_s=120))
-
-    jobs = [job(READER, reference=True), job(wrong)]
-    results = {r.job_id: r for r in engine.run(jobs)}
-    reference, control = (results[j.job_id] for j in jobs)
+    reference, control = reference_and_control(engine, repo, "reader", READER, wrong,
+                                               READER_TESTS, "read")
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert control.outcome == "failed", (control.outcome, control.reason)
     assert "Permission denied" not in control.reason, control.reason

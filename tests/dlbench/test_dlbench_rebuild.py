@@ -287,6 +287,25 @@ def test_what_numpy_2_removed_wants_numpy_1_also_from_a_conftest_that_stops_pyte
             "numpy<2": ["evaluate"], "tinycheck": ["convert"]}
 
 
+# pkg/ops.py of the generated repositories whose release tests (tests/test_ops.py) call only
+# shift, so a stub of scale passes them
+SCALE_AND_SHIFT = ('def scale(x):\n    """Three times x."""\n    return 3 * x\n\n\n'
+                   "def shift(x):\n    return x + 1\n")
+
+
+def _triaged_then_given_tests(store, ws, url, engine, first_reason=runs.STUB_PASSES):
+    """(first, after): the triage of checksscale1, not green for `first_reason`, then that
+    result through the rebuild's search for the tests that use the function."""
+    from curator.dlbench import rebuild as rebuild_mod
+
+    (first,) = runs.triage(store, ws, ["checksscale1"], engine=engine)
+    assert not first.green and first.reason.startswith(first_reason), first.reason
+    rows = rebuild_mod._fresh_rows(store, ["checksscale1"])
+    (after,) = rebuild_mod._with_tests_that_call_it(store, ws, url, rows, [first], engine,
+                                                    None, dict(keep=frozenset()))
+    return first, after
+
+
 def _checks_workspace(tmp_path, files: dict, release_text: str, extra_conf: str = ""):
     """A workspace with one DL-Bench problem of a generated repository `checks`, resolved
     (runs in weak isolation); returns (workspace, url)."""
@@ -325,11 +344,7 @@ def test_a_whole_test_module_that_times_out_is_narrowed_to_the_tests_that_use_it
         "tests/test_ops.py": tests}, CHECKS_RELEASE, "first_timeout_s = 8\n")
     engine = runs._engine_for(ws, runs.TRIAGE_RUNS)
     with Store(ws.db_path, "tester") as store, engine:
-        (first,) = runs.triage(store, ws, ["checksscale1"], engine=engine)
-        assert not first.green and first.reason.startswith("timeout:"), first.reason
-        rows = rebuild_mod._fresh_rows(store, ["checksscale1"])
-        (after,) = rebuild_mod._with_tests_that_call_it(store, ws, url, rows, [first], engine,
-                                                        None, dict(keep=frozenset()))
+        _, after = _triaged_then_given_tests(store, ws, url, engine, "timeout:")
         assert after.green, after.reason
         from curator.store import problems as problem_store
 
@@ -353,8 +368,7 @@ def test_release_tests_that_never_call_the_function_get_the_tests_that_use_it(tm
 
     ws, url = _checks_workspace(tmp_path, {
         "pkg/__init__.py": "",
-        "pkg/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n\n\n'
-                      "def shift(x):\n    return x + 1\n",
+        "pkg/ops.py": SCALE_AND_SHIFT,
         "tests/test_ops.py": "from pkg.ops import shift\n\n\n"
                              "def test_shift():\n    assert shift(2) == 3\n",
         "tests/test_scaling.py": "from pkg.ops import scale\n\n\n"
@@ -363,12 +377,7 @@ def test_release_tests_that_never_call_the_function_get_the_tests_that_use_it(tm
         CHECKS_RELEASE)   # test_cases: tests/test_ops.py
     engine = runs._engine_for(ws, runs.TRIAGE_RUNS)
     with Store(ws.db_path, "tester") as store, engine:
-        (first,) = runs.triage(store, ws, ["checksscale1"], engine=engine)
-        assert not first.green and first.reason.startswith(runs.STUB_PASSES)
-        rows = rebuild_mod._fresh_rows(store, ["checksscale1"])
-        options = dict(keep=frozenset())
-        (after,) = rebuild_mod._with_tests_that_call_it(store, ws, url, rows, [first], engine,
-                                                        None, options)
+        first, after = _triaged_then_given_tests(store, ws, url, engine)
         assert after.green, after.reason
         problem = problem_store.get(store, "checksscale1")
         assert problem.test_node_ids == ["tests/test_ops.py", "tests/test_scaling.py::test_scale"]
@@ -382,7 +391,7 @@ def test_release_tests_that_never_call_the_function_get_the_tests_that_use_it(tm
         count = store.one("SELECT COUNT(*) AS n FROM runs")["n"]
         rows = rebuild_mod._fresh_rows(store, ["checksscale1"])
         (same,) = rebuild_mod._with_tests_that_call_it(store, ws, url, rows, [first], engine,
-                                                       None, options)
+                                                       None, dict(keep=frozenset()))
         assert same is first and store.one("SELECT COUNT(*) AS n FROM runs")["n"] == count
         assert import_store.for_problem(store, "checksscale1") is not None
 
@@ -399,8 +408,7 @@ def test_a_function_no_test_names_gets_the_tests_of_its_callers(tmp_path):
 
     ws, url = _checks_workspace(tmp_path, {
         "pkg/__init__.py": "",
-        "pkg/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n\n\n'
-                      "def shift(x):\n    return x + 1\n",
+        "pkg/ops.py": SCALE_AND_SHIFT,
         "pkg/models.py": "from .ops import scale\n\n\n"
                          "class Base:\n    def run(self, x):\n        return scale(x) + 1\n",
         "pkg/zoo.py": "from pkg import models\n\n\n"
@@ -413,11 +421,7 @@ def test_a_function_no_test_names_gets_the_tests_of_its_callers(tmp_path):
         CHECKS_RELEASE)   # test_cases: tests/test_ops.py
     engine = runs._engine_for(ws, runs.TRIAGE_RUNS)
     with Store(ws.db_path, "tester") as store, engine:
-        (first,) = runs.triage(store, ws, ["checksscale1"], engine=engine)
-        assert not first.green and first.reason.startswith(runs.STUB_PASSES)
-        rows = rebuild_mod._fresh_rows(store, ["checksscale1"])
-        (after,) = rebuild_mod._with_tests_that_call_it(store, ws, url, rows, [first], engine,
-                                                        None, dict(keep=frozenset()))
+        _, after = _triaged_then_given_tests(store, ws, url, engine)
         assert after.green, after.reason
         assert problem_store.get(store, "checksscale1").test_node_ids == \
             ["tests/test_ops.py", "tests/test_zoo.py::test_tripler"]
@@ -439,8 +443,7 @@ def test_tests_added_for_a_stub_that_passes_may_want_the_environment_fixed(
     module only they import, and the reference is green."""
     checks = make_repo(tmp_path / "checks", {
         "pkg/__init__.py": "",
-        "pkg/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n\n\n'
-                      "def shift(x):\n    return x + 1\n",
+        "pkg/ops.py": SCALE_AND_SHIFT,
         "tests/test_ops.py": "from pkg.ops import shift\n\n\n"
                              "def test_shift():\n    assert shift(2) == 3\n",
         "tests/test_scaling.py": "from tinycheck import close\n\nfrom pkg.ops import scale\n\n\n"
@@ -469,13 +472,11 @@ def test_tests_the_release_runs_already_are_not_added_again(tmp_path):
     `f::C::t`, pytest runs only `t`, so the class's other tests no longer ran. A test
     that a release node id runs already (here a skipped one in the release's module) is
     not added; the release's module still runs whole."""
-    from curator.dlbench import rebuild as rebuild_mod
     from curator.store import problems as problem_store
 
     ws, url = _checks_workspace(tmp_path, {
         "pkg/__init__.py": "",
-        "pkg/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n\n\n'
-                      "def shift(x):\n    return x + 1\n",
+        "pkg/ops.py": SCALE_AND_SHIFT,
         "tests/test_ops.py": "import pytest\n\nfrom pkg.ops import scale, shift\n\n\n"
                              "def test_shift():\n    assert shift(2) == 3\n\n\n"
                              "@pytest.mark.skip(reason='slow')\n"
@@ -485,11 +486,7 @@ def test_tests_the_release_runs_already_are_not_added_again(tmp_path):
         CHECKS_RELEASE)   # test_cases: tests/test_ops.py
     engine = runs._engine_for(ws, runs.TRIAGE_RUNS)
     with Store(ws.db_path, "tester") as store, engine:
-        (first,) = runs.triage(store, ws, ["checksscale1"], engine=engine)
-        assert not first.green and first.reason.startswith(runs.STUB_PASSES)
-        rows = rebuild_mod._fresh_rows(store, ["checksscale1"])
-        (after,) = rebuild_mod._with_tests_that_call_it(store, ws, url, rows, [first], engine,
-                                                        None, dict(keep=frozenset()))
+        _, after = _triaged_then_given_tests(store, ws, url, engine)
         assert after.green, after.reason
         assert problem_store.get(store, "checksscale1").test_node_ids == \
             ["tests/test_ops.py", "tests/test_scaling.py::test_scale"]
