@@ -17,6 +17,7 @@ backend runs each job with curator.execution.worker exactly as the local one doe
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import os
 import queue
@@ -484,7 +485,11 @@ class LocalPool(Pool):
             imports = self._conftest_imports[job.repo_dir] = conftest_imports(
                 Path(job.repo_dir))
         preload = tuple(dict.fromkeys([*job.env_preload, *imports]))
-        key = (job.python or sys.executable, os.path.realpath(job.repo_dir), preload)
+        # The lock is part of the key: an environment built again in place (the same
+        # interpreter path with other packages, `repo env` or a rebuild's missing-module
+        # pass) gets fresh workers, not ones that imported the old packages.
+        lock = hashlib.sha256(str((job.repo or {}).get("lock") or "").encode()).hexdigest()
+        key = (job.python or sys.executable, os.path.realpath(job.repo_dir), preload, lock)
         workers = self._repo_workers.setdefault(slot, {})
         worker = workers.pop(key, None)
         if worker is not None and not worker.alive:

@@ -143,3 +143,48 @@ def test_warm_and_cold_repository_runs_agree(tmp_path, isolation):
     worktree = next(p for p in (ws.repos_dir / "worktrees").iterdir()
                     if not p.name.startswith("."))   # .NAME.json lists missing blobs
     assert (worktree / "pkg" / "ops.py").read_text(encoding="utf-8") == CODE
+
+
+ENV_TESTS = '''import envmod
+
+from pkg.ops import value
+
+
+def test_the_environment_as_built_now():
+    assert envmod.VERSION == 2
+    assert value() == 2
+'''
+
+
+@pytest.mark.parametrize("isolation", [
+    pytest.param("strong", marks=needs_strong),
+    "weak"])
+def test_an_environment_built_again_gets_fresh_warm_workers(tmp_path, isolation):
+    """An environment built again in place (same interpreter path, its lock changed:
+    `repo env`, or a rebuild's pass that adds a missing module) is run by new warm
+    workers. Those started before had imported the old packages (their preload), and
+    judged the new environment's tests with them."""
+    from execution_support import repo_job, write_repo
+
+    python = symlinked_venv(tmp_path / "venv")
+    (site,) = (tmp_path / "venv").glob("lib/python*/site-packages")
+    (site / "envmod.py").write_text("VERSION = 1\n", encoding="utf-8")
+    root = write_repo(tmp_path / "repo", {
+        "pkg/__init__.py": "", "tests/test_ops.py": ENV_TESTS,
+        "pkg/ops.py": "import envmod\n\n\ndef value():\n    return envmod.VERSION\n"})
+    text = (root / "pkg" / "ops.py").read_text(encoding="utf-8")
+
+    def job(lock: str):
+        made = repo_job(root, "pkg/ops.py", text, "tests/test_ops.py", "value",
+                        reference=True, python=str(python))
+        made.env_preload = ["envmod"]
+        made.repo = {"url": "https://example.com/pkg", "commit": "c0", "lock": lock,
+                     "python_version": None}
+        return made
+
+    with Engine(workers=1, isolation=isolation) as engine:
+        (before,) = engine.run([job("envmod==1\n")])
+        assert before.outcome == "failed"          # the environment's tests want version 2
+        (site / "envmod.py").write_text("VERSION = 2\n", encoding="utf-8")
+        (after,) = engine.run([job("envmod==2\n")])
+        assert after.outcome == "passed", after.reason
