@@ -51,6 +51,7 @@ import time
 import traceback
 import types
 import warnings
+import zlib
 
 from curator.execution import autograd_across
 from curator.execution.verdict import CANNOT_CROSS, CANNOT_SEND
@@ -238,7 +239,15 @@ def _values_digest(t):
             return shape, strides, dtype
         raw = _own_bytes(flat.view(torch.uint8)) if np is None else \
             flat.view(torch.uint8).numpy()
-    return shape, strides, dtype, hashlib.blake2b(raw, digest_size=16).digest()
+    return shape, strides, dtype, _checksum(raw)
+
+
+def _checksum(raw):
+    """What tells the solution's own copy of a judge's value changed: a CRC-32 with the
+    length, no cryptographic digest (blake2b was a third of a solution process's time in
+    runs that pass a large buffer on every call). A solution that contrived a collision
+    would only keep the judge's values as they were, which it may do openly."""
+    return len(raw), zlib.crc32(raw)
 
 
 def _tensor_form(data):
@@ -379,8 +388,7 @@ def _array_record(a):
 
 
 def _array_fingerprint(a):
-    return (a.shape, a.strides, a.dtype.str, hashlib.blake2b(a.tobytes(), digest_size=16)
-            .digest())
+    return a.shape, a.strides, a.dtype.str, _checksum(a.tobytes())
 
 
 def _record_dtype(fields):
@@ -427,6 +435,25 @@ def _t(dtype_name, shape, raw, requires_grad, kind, grad, note, ref, gout, origi
 
 def _tref(index):
     return _LINK[0].request_tensor(index)
+
+
+# A large tensor of the judge's that does not require grad (a memory bank, a data set, an
+# image) crosses once while it stays as it was: a top-level call sends it with a token
+# (_tt), and the next top-level call names the token (_tk) when the judge's tensor is
+# unchanged since and the reply to the earlier call gave it back unchanged (_tref). Both
+# sides keep only the tokens of the last top-level call, so each knows which the other
+# has without a message about it. Solution side only: the judge never decodes these.
+STICKY_MIN_BYTES = 1 << 16
+
+
+def _tt(token, *record):
+    value = _t(*record)
+    _LINK[0].kept_token(token, value, record[7])
+    return value
+
+
+def _tk(token, ref):
+    return _LINK[0].kept_tensor(token, ref)
 
 
 def _a(dtype_str, shape, raw, note, ref=None):
@@ -1252,11 +1279,16 @@ class JudgePickler(_Pickler):
             # autograd across may name (see JudgeLink.callback_value)
             index = None if link.callback_value and not obj.requires_grad else \
                 link.register_request_tensor(obj)
+            sticky = link.sticky_tensor(obj, index)
+            if type(sticky) is tuple:
+                return sticky
             record = _tensor_record(obj)
             origin = None
             if record[3]:   # requires grad: a leaf of the judge or part of its graph
                 base = torch._C.TensorBase
                 origin = "leaf" if base.is_leaf.__get__(obj) else "graph"
+            if sticky is not None:
+                return _tt, (sticky, *record[:6], None, index, None, origin, record[7])
             return _t, (*record[:6], None, index, None, origin, record[7])
         if np is not None and type(obj) is np.ndarray and not obj.dtype.hasobject:
             try:
@@ -1921,6 +1953,10 @@ class SolutionLink:
         self.infos = {}
         self.request = []            # tensors rebuilt from the current request
         self.versions = {}
+        # the judge's large tensors kept from the last top-level call (see _tt): token ->
+        # (tensor, its state); this call's tokens by request index; those given back
+        # unchanged by this call's reply
+        self.kept, self.tokens_now, self.unchanged_now = {}, {}, set()
         self.arrays = {}             # judge's ref -> (array rebuilt from it, fingerprint)
         self.serving = 0
         self.grad_inputs = []
@@ -1990,9 +2026,37 @@ class SolutionLink:
         for index, tensor in enumerate(self.request):
             if tensor is obj:
                 seen = self.versions.get(id(obj))
-                return index if seen is not None and _tensor_state(obj, seen) == seen \
-                    else None
+                if seen is not None and _tensor_state(obj, seen) == seen:
+                    if self.serving == 1 and self.replying:
+                        self.unchanged_now.add(index)
+                    return index
+                return None
         return None
+
+    def kept_token(self, token, value, ref):
+        if self.serving == 1 and type(token) is int and type(ref) is int:
+            self.tokens_now[ref] = (token, value)
+
+    def kept_tensor(self, token, ref):
+        """The copy of a judge's tensor this process kept from the last top-level call."""
+        entry = self.kept.get(token) if self.serving == 1 else None
+        if entry is None or type(ref) is not int or ref < 0:
+            raise NotData("a reference to a tensor the solution process does not keep")
+        value, state = entry
+        while len(self.request) <= ref:
+            self.request.append(None)
+        self.request[ref] = value
+        self.versions[id(value)] = state
+        self.tokens_now[ref] = (token, value)
+        return value
+
+    def keep_unchanged(self):
+        """After a top-level reply: the large tensors it gave back unchanged are kept
+        for the next top-level call, nothing else."""
+        self.kept = {token: (value, self.versions[id(value)])
+                     for index, (token, value) in self.tokens_now.items()
+                     if index in self.unchanged_now and id(value) in self.versions}
+        self.tokens_now, self.unchanged_now = {}, set()
 
     # arrays of the judge's (kept until the next call from the judge's top level)
     def received_array(self, value, ref):
@@ -2125,6 +2189,16 @@ class SolutionLink:
             self.serving -= 1
 
     def _serve_call(self, payload):
+        if self.serving == 1:
+            self.tokens_now, self.unchanged_now = {}, set()
+            try:
+                self._serve_one_call(payload)
+            finally:
+                self.keep_unchanged()
+            return
+        self._serve_one_call(payload)
+
+    def _serve_one_call(self, payload):
         self.request, self.versions, self.grad_inputs = [], {}, []
         self.origins_of = {}
         self.call_id += 1
@@ -2835,6 +2909,12 @@ class JudgeLink:
         self.arrays = {}           # ref -> the judge's array sent (during a top-level call)
         self.array_refs = 0
         self.open_calls = 0
+        # the large tensors the solution process keeps from the last top-level call (see
+        # _tt): id -> (tensor, its state when sent, token); this call's, by request index;
+        # the request indices the reply gave back unchanged
+        self.sticky, self.tokens_now, self.unchanged_now = {}, {}, set()
+        self.token_count = 0
+        self.reading_reply = False  # decoding a top-level call's reply
         self.current = None
         self.notes = []
         self.namedtuples = {}
@@ -2855,7 +2935,7 @@ class JudgeLink:
         self._gradient = None
         # where a run's boundary time goes: encoding and decoding here, waiting for the
         # solution process (its work and the socket), the solution's import
-        self.stats = {"calls": 0, "codec_s": 0.0, "wait_s": 0.0, "ready_s": 0.0}
+        self.stats = {"calls": 0, "codec_s": 0.0, "wait_s": 0.0, "ready_s": 0.0, "kept": 0}
         self.call = _eager(self.call)
         _LINK[0] = self
         install_jit_forwarding()
@@ -3058,7 +3138,39 @@ class JudgeLink:
     def request_tensor(self, index):
         if not isinstance(index, int) or not 0 <= index < len(self.request):
             raise NotData("a reference to a tensor the judge never sent")
+        if self.reading_reply:
+            self.unchanged_now.add(index)
         return self.request[index]
+
+    def sticky_tensor(self, tensor, index):
+        """How a tensor of a top-level request goes (see _tt): the reduction naming what
+        the solution process keeps, one sending it with a new token, or None (as any)."""
+        if not self.requesting or self.open_calls != 1 or self.callback_value or \
+                type(tensor) is not torch.Tensor or index is None:
+            return None
+        base = torch._C.TensorBase
+        if base.requires_grad.__get__(tensor) or base.grad.__get__(tensor) is not None or \
+                tensor.layout != torch.strided or tensor.device.type != "cpu" or \
+                tensor.is_quantized or tensor.numel() * tensor.element_size() < \
+                STICKY_MIN_BYTES:
+            return None
+        state = (tensor._version, _values_digest(tensor))
+        kept = self.sticky.get(id(tensor))
+        if kept is not None and kept[0] is tensor and kept[1] == state:
+            self.tokens_now[index] = kept
+            self.stats["kept"] += 1
+            return _tk, (kept[2], index)
+        self.token_count += 1
+        self.tokens_now[index] = (tensor, state, self.token_count)
+        return self.token_count
+
+    def keep_unchanged(self):
+        """After a top-level call: what its reply gave back unchanged, the solution process
+        keeps too (and nothing else)."""
+        self.sticky = {id(t): (t, state, token)
+                       for index, (t, state, token) in self.tokens_now.items()
+                       if index in self.unchanged_now}
+        self.tokens_now, self.unchanged_now = {}, set()
 
     def received_tensor(self, value, note, ref, gout, origin=None):
         if note:
@@ -3395,9 +3507,14 @@ class JudgeLink:
         if not self.open_calls:
             self.arrays = {}
         self.open_calls += 1
+        top = self.open_calls == 1
+        if top:
+            self.tokens_now, self.unchanged_now = {}, set()
         try:
             return self._call(target, self_obj, args, kwargs)
         finally:
+            if top:
+                self.keep_unchanged()
             self.open_calls -= 1
 
     def _call(self, target, self_obj, args, kwargs):
@@ -3456,11 +3573,13 @@ class JudgeLink:
         self.current = {"request": request, "grad_inputs": grad_inputs if grad_enabled else [],
                         "grad_refs": [_index_of(request, t) for t in grad_inputs],
                         "call_id": call_id, "changed": {}}
+        self.reading_reply = self.open_calls == 1
         try:
             decoded = self._loads(body)
             current = self.current
         finally:
             self.current = None
+            self.reading_reply = False
         if not isinstance(decoded, tuple) or len(decoded) != 4:
             raise self.violation("a reply of the wrong shape")
         value, after, rebound, lent = decoded

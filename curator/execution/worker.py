@@ -1039,8 +1039,9 @@ def run_timing(marks: dict, events: verdict.Events, tests: list[dict], now: floa
         for key in ("codec_s", "wait_s", "ready_s"):
             if isinstance(boundary_stats.get(key), (int, float)):
                 timing["boundary_" + key[:-2]] = float(boundary_stats[key])
-        if isinstance(boundary_stats.get("calls"), int):
-            timing["boundary_calls"] = boundary_stats["calls"]
+        for key in ("calls", "kept"):   # calls; large tensors not sent again (kept)
+            if isinstance(boundary_stats.get(key), int):
+                timing["boundary_" + key] = boundary_stats[key]
     return {k: round(v, 6) if isinstance(v, float) else v for k, v in timing.items()}
 
 
