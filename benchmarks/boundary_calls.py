@@ -9,8 +9,9 @@ memory bank, pyro's ELBOs): a loss module holding a large buffer (`--bank-kb`), 
 `--calls` times on small batches through a stack of the test's own layers, with a
 backward after each call. Printed per side: wall time of the run (warm: a warm worker of
 the engine; cold: `python -m pytest` in a fresh interpreter), and for the warm side the
-time in the test bodies, per call, in the boundary's codec and waiting for the solution
-process, and how many large tensors were kept instead of sent again (`boundary_kept`).
+time in the test bodies, per call, in the boundary's codec, waiting for the solution
+process and walking the judge's objects for solution code left there, and how many
+large tensors were kept instead of sent again (`boundary_kept`).
 Not a test: the figures depend on the machine.
 """
 
@@ -121,6 +122,7 @@ def main() -> None:
           f"{1000 * bodies / max(1, calls):.1f} ms per boundary call, {calls} calls)")
     print(f"  codec         {statistics.median(t.get('boundary_codec', 0) for t in timings):7.2f} s")
     print(f"  waiting       {statistics.median(t.get('boundary_wait', 0) for t in timings):7.2f} s")
+    print(f"  object walks  {statistics.median(t.get('boundary_walk', 0) for t in timings):7.2f} s")
     print(f"  kept tensors  {timings[-1].get('boundary_kept', 0):7d}")
     print(f"cold pytest     {cold_s:7.2f} s")
     print(f"ratio cold/warm {cold_s / warm_s:7.2f}")

@@ -580,6 +580,9 @@ def _stdlib_held(obj):
 
 def _m(handle, info):
     """A mirror (an instance of a solution class) coming from the solution process."""
+    before = getattr(_LINK[0], "_fence_before", None)
+    if before is not None:
+        before()   # solution code arrives (see JudgeLink.fence)
     return MirrorState(int(handle), info)
 
 
@@ -2220,6 +2223,7 @@ class SolutionLink:
         except Exception:
             pass
         set_ambient(rng)
+        op = None
         try:
             op, name = target
             self_obj, args, kwargs = sent
@@ -2233,7 +2237,7 @@ class SolutionLink:
             self.request, self.versions, self.origins_of = request, versions, origins
             try:
                 self.outputs = None
-                reply = self.dumps_reply((exception_record(exc, self), sent,
+                reply = self.dumps_reply((exception_record(exc, self), self._after(op, sent),
                                           _rebound(placed, sent), self.lent_now()))
                 send_frame(self.sock, b"E", reply)
             except BaseException as inner:
@@ -2244,7 +2248,7 @@ class SolutionLink:
         self.request, self.versions, self.origins_of = request, versions, origins
         self.outputs = [] if inputs else None
         try:
-            reply = self.dumps_reply((result, sent, _rebound(placed, sent),
+            reply = self.dumps_reply((result, self._after(op, sent), _rebound(placed, sent),
                                       self.lent_now()))
         except BaseException as exc:
             self.outputs = None
@@ -2254,6 +2258,18 @@ class SolutionLink:
             self.graphs[call_id] = (self.outputs, inputs)
         self.outputs = None
         send_frame(self.sock, b"R", self.dumps(call_id) + reply)
+
+    def _after(self, op, sent):
+        """The arguments as they are after the call, for the judge to adopt. A callee
+        of this process's own (the target, a solution object or class the judge called
+        through its handle) stays here and is the judge's handle there: it goes back as
+        None, so a reply brings no solution code the call did not place somewhere."""
+        self_obj = sent[0] if isinstance(sent, tuple) and len(sent) == 3 else None
+        handle = self.ids.get(id(self_obj)) if op == "call" and self_obj is not None \
+            else None
+        if handle is not None and self.objects.get(handle) is self_obj:
+            return (None, *sent[1:])
+        return sent
 
     def lent_now(self):
         """The closures lent to the judge, with the reply of the judge's top-level call
@@ -2915,6 +2931,13 @@ class JudgeLink:
         self.sticky, self.tokens_now, self.unchanged_now = {}, {}, set()
         self.token_count = 0
         self.reading_reply = False  # decoding a top-level call's reply
+        # The solution's code the judge's objects hold (see _solution_code_inside) is
+        # listed before a top-level call and after it: what they hold after it besides,
+        # the call left there. Solution code reaches the judge only decoded (`_s`), so the
+        # first list is made when the first such value arrives during the call, before
+        # it is placed anywhere (`_fence_before`), and a call that brought none needs no
+        # list at all: [the call's arguments, the list or None] while a call is open.
+        self.fence = None
         self.current = None
         self.notes = []
         self.namedtuples = {}
@@ -2935,7 +2958,8 @@ class JudgeLink:
         self._gradient = None
         # where a run's boundary time goes: encoding and decoding here, waiting for the
         # solution process (its work and the socket), the solution's import
-        self.stats = {"calls": 0, "codec_s": 0.0, "wait_s": 0.0, "ready_s": 0.0, "kept": 0}
+        self.stats = {"calls": 0, "codec_s": 0.0, "wait_s": 0.0, "ready_s": 0.0, "walk_s": 0.0,
+                      "kept": 0}
         self.call = _eager(self.call)
         _LINK[0] = self
         install_jit_forwarding()
@@ -3024,6 +3048,7 @@ class JudgeLink:
         return parts.get(id(module)) is module
 
     def solution_ref(self, handle, kind, info):
+        self._fence_before()
         known = self.handles.get(handle)
         if known is not None:
             return known
@@ -3047,6 +3072,7 @@ class JudgeLink:
         return made
 
     def standin(self, info):
+        self._fence_before()
         if not isinstance(info, dict):
             raise NotData("a class without its description")
         handle = int(info["handle"])
@@ -3515,6 +3541,7 @@ class JudgeLink:
         finally:
             if top:
                 self.keep_unchanged()
+                self.fence = None
             self.open_calls -= 1
 
     def _call(self, target, self_obj, args, kwargs):
@@ -3534,8 +3561,8 @@ class JudgeLink:
         sent = (self_obj, tuple(args), dict(kwargs))
         # the solution's code the judge's objects hold before a call of the test's: what
         # they hold after it besides, the call left there (see _solution_code_inside)
-        held = _solution_code_inside(self, self._fence_roots(sent)) \
-            if self.open_calls == 1 else None
+        if self.open_calls == 1:
+            self.fence = [sent, None]   # walked when solution code first arrives
         self.request, self.grad_request = [], []
         grad_enabled = torch.is_grad_enabled() if torch is not None else False
         try:
@@ -3592,11 +3619,14 @@ class JudgeLink:
                                      rebound)
         if lent and self.open_calls == 1:
             self.replace_lent(lent, self._fence_roots(sent))
+        held = self.fence[1] if self.open_calls == 1 else None
         if held is not None:
+            walked = time.monotonic()
             for key, (obj, where) in _solution_code_inside(
                     self, self._fence_roots(sent)).items():
                 if key not in held:
                     self.left_behind[key] = (obj, where)
+            self.stats["walk_s"] += time.monotonic() - walked
         self.issue_warnings()
         if kind == b"E":
             record = restored
@@ -3626,6 +3656,13 @@ class JudgeLink:
         """Where the judge's objects a call may change are: its arguments, and the
         objects of the judge's the solution holds handles to (it may call them later)."""
         return [sent, list(self.judge_objects.values())]
+
+    def _fence_before(self):
+        fence = self.fence
+        if fence is not None and fence[1] is None:
+            walked = time.monotonic()
+            fence[1] = _solution_code_inside(self, self._fence_roots(fence[0]))
+            self.stats["walk_s"] += time.monotonic() - walked
 
     def target(self, qualname):
         """A symbol of the candidate's module in the solution process (a dotted name)."""

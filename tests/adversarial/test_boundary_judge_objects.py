@@ -241,3 +241,11 @@ def test_a_factory_or_lambda_left_in_the_tests_objects_never_answers(engine):
     attack = run_one(engine, FACTORY_ATTACK, FACTORY_TESTS, timeout=60)
     assert attack.outcome not in ("passed", "tampered"), attack.reason
     assert "ran after the call returned" in (attack.reason or ""), attack.reason
+    # the function called itself left as the factory: a reply names its callee only
+    # where the call placed it (the callee's own place goes back as None), and that
+    # is enough for the judge to list what its objects held before
+    callee = run_one(engine, FACTORY_ATTACK.replace("collections.defaultdict(lambda: 1)",
+                                                    "collections.defaultdict(step)"),
+                     FACTORY_TESTS, timeout=60)
+    assert callee.outcome not in ("passed", "tampered"), callee.reason
+    assert "ran after the call returned" in (callee.reason or ""), callee.reason
