@@ -13,7 +13,8 @@ import ast
 import sys
 import textwrap
 
-from execution_support import ADD_TESTS, GOOD_SOLUTION, start_engine
+import pytest
+from execution_support import ADD_TESTS, GOOD_SOLUTION, needs_bwrap, start_engine
 
 from curator.execution.job import Job, Limits
 
@@ -57,19 +58,21 @@ def _draws(result) -> str:
     return failed[0]["message"]
 
 
-def test_runs_forked_from_one_warm_worker_draw_differently(tmp_path):
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text(INIT)
-    (tmp_path / "pkg" / "ops.py").write_text(OPS)
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_draws.py").write_text(TESTS)
-    repo = Job(problem_id="repo", solution=OPS, repo_dir=str(tmp_path),
+@pytest.mark.parametrize("isolation", [pytest.param("strong", marks=needs_bwrap), "weak"])
+def test_runs_forked_from_one_warm_worker_draw_differently(tmp_path, isolation):
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text(INIT)
+    (root / "pkg" / "ops.py").write_text(OPS)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_draws.py").write_text(TESTS)
+    repo = Job(problem_id="repo", solution=OPS, repo_dir=str(root),
                overlay={"pkg/ops.py": OPS}, node_ids=["tests/test_draws.py"],
                symbol="scale", python=sys.executable, reference=True,
                env_preload=("pkg",), limits=Limits(timeout_s=120))
     alone = Job(problem_id="p", solution=GOOD_SOLUTION, tests=SELF_CONTAINED_TESTS,
                 limits=Limits(timeout_s=60))
-    engine = start_engine("weak", workers=1)   # one worker: every run forks from it
+    engine = start_engine(isolation, workers=1)   # one worker: every run forks from it
     try:
         for job in (repo, alone):
             first, second = (_draws(r) for r in (next(iter(engine.run([job]))),
