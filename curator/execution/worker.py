@@ -1088,11 +1088,12 @@ def _prefer_as_oom_victim() -> None:
 def fresh_generators() -> None:
     """The global random generators of an interpreter the worker forked, seeded again as a
     fresh one seeds them (from the system's entropy): numpy's global generator and torch's
-    default one, when imported. A fork copies the worker's: every run of a warm worker
-    drew the same numbers after a preloaded package drew at import (pfrl's, from numpy's,
-    which numpy 2 seeds on first use; torch seeds its own at import), so an unseeded
-    test's outcome was the worker's, the same in each of its runs. `random` reseeds
-    itself in a forked child."""
+    default one, when imported. A fork copies the worker's: once a preloaded library had
+    used one at import (gym, preloaded for pfrl, uses numpy's, which numpy 2 seeds on
+    first use; torch seeds its own at import), every run of the worker drew the same
+    numbers, and an unseeded test's outcome was the worker's. A repository that seeds
+    them at import still does so in each run (the run imports its package). `random`
+    reseeds itself in a forked child."""
     numpy_random = sys.modules.get("numpy.random")
     if numpy_random is not None:
         try:
