@@ -17,6 +17,7 @@ test modules the release gives whole runs only their tests that use the function
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections import Counter
@@ -264,7 +265,7 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
         # (what the lock already has would build the same environment again)
         wanted = {r: ids for r, ids in missing_requirements(
                       store, triaged, env.package, test_reader(store, workspace),
-                      excluded_for).items()
+                      excluded_for, lock=env.lock).items()
                   if r not in tried and requirements.requirement_name(r) not in left
                   and not environments.locked_satisfies(r, env.lock)}
         if not wanted:
@@ -416,7 +417,7 @@ def _environment_reason(reason: str, left: dict[str, str], package: str | None) 
 def missing_requirements(store: Store, triaged: list[runs.TriageResult],
                          package: str | None,
                          read_test: Callable[[str, str], str] | None = None,
-                         nodes: dict[str, set[str]] | None = None
+                         nodes: dict[str, set[str]] | None = None, lock: str = ""
                          ) -> dict[str, list[str]]:
     """requirement -> the references not green for want of it: tests that could not be
     collected for a module nobody declared (also a conftest's import, which stops pytest
@@ -435,8 +436,11 @@ def missing_requirements(store: Store, triaged: list[runs.TriageResult],
             requirement = environments.missing_requirement(reason, package)
             if requirement is None and node and read_test is not None:
                 # NameError for a name the test module imports under try/except
+                # (or for a module of the repository's imported there, which imports
+                # a module the environment lacks: read at the problem's commit)
                 requirement = environments.missing_guarded(
-                    reason, read_test(item.problem_id, node.split("::", 1)[0]), package)
+                    reason, read_test(item.problem_id, node.split("::", 1)[0]), package,
+                    functools.partial(read_test, item.problem_id), lock)
             if requirement and item.problem_id not in wanted.get(requirement, []):
                 wanted.setdefault(requirement, []).append(item.problem_id)
             if requirement and node and nodes is not None:

@@ -580,6 +580,7 @@ class Worker:
         except BaseException as exc:  # our fault, not the solution's: say so on the channel
             reporter.send("setup_error", message=f"{type(exc).__name__}: {exc}")
             os._exit(70)
+        fresh_generators()
         if job.repo_backed and self.settings.repo_mode:
             env.pop(SHADOW_VAR, None)
             # the judge compiles too (pynndescent's NNDescent.__setstate__ builds its
@@ -921,6 +922,7 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     time.tzset()
     sys.path[:] = [*roots, *[p for p in sys.path if p not in ("", ".")]]
     sys.argv = ["solution"]
+    fresh_generators()   # what the candidate draws at import is its own, as in a fresh one
     if repo is not None:
         install_shadow(shadow)
     if settings.slot_cgroup:
@@ -1082,6 +1084,29 @@ def _prefer_as_oom_victim() -> None:
             fh.write("1000")
     except OSError:
         pass
+
+
+def fresh_generators() -> None:
+    """The global random generators of an interpreter the worker forked, seeded again as a
+    fresh one seeds them (from the system's entropy): numpy's global generator and torch's
+    default one, when imported. A fork copies the worker's: once a preloaded library had
+    used one at import (gym, preloaded for pfrl, uses numpy's, which numpy 2 seeds on
+    first use; torch seeds its own at import), every run of the worker drew the same
+    numbers, and an unseeded test's outcome was the worker's. A repository that seeds
+    them at import still does so in each run (the run imports its package). `random`
+    reseeds itself in a forked child."""
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:
+        try:
+            numpy_random.seed()
+        except Exception:   # noqa: BLE001 - a numpy without its legacy global generator
+            pass
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            torch.default_generator.seed()
+        except Exception:   # noqa: BLE001 - a torch stub or one without a CPU generator
+            pass
 
 
 def _exercise_torch(torch) -> None:

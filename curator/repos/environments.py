@@ -32,6 +32,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -523,14 +524,65 @@ def guarded_imports(source: str) -> dict[str, str]:
     return out
 
 
-def missing_guarded(reason: str, source: str, package: str | None = None) -> str | None:
+def missing_guarded(reason: str, source: str, package: str | None = None,
+                    read_file: Callable[[str], str] | None = None,
+                    lock: str = "") -> str | None:
     """The requirement of a module a test module imports under `try` when a test of it
-    failed with NameError for the name that import binds (the module is missing)."""
+    failed with NameError for the name that import binds (the module is missing). When
+    that module is the repository's own (recommenders' tests: `try: from
+    recommenders.models.rbm.rbm import RBM` / `except ImportError: pass`, and rbm.py
+    imports tensorflow), what failed is an import of its: the first module it, or an own
+    module it imports, imports unconditionally that is neither the standard library's
+    nor the repository's nor in `lock` (`read_file`: a path in the checkout -> its text,
+    "" when there is none)."""
     found = _NAME_ERROR.search(reason or "")
     module = guarded_imports(source).get(found.group(1)) if found else None
     if module is None:
         return None
+    if package and module.split(".")[0] == package:
+        return None if read_file is None else _missing_of_own(module, package, read_file,
+                                                                 lock)
     return missing_requirement(f"ModuleNotFoundError: No module named '{module}'", package)
+
+
+def _missing_of_own(module: str, package: str, read_file: Callable[[str], str], lock: str,
+                    seen: set[str] | None = None) -> str | None:
+    seen = set() if seen is None else seen
+    if module in seen or len(seen) >= 20:
+        return None
+    seen.add(module)
+    path = module.replace(".", "/")
+    source = next((text for text in (read_file(f"{root}{path}{tail}")
+                                     for root in ("", "src/")
+                                     for tail in (".py", "/__init__.py")) if text), "")
+    try:
+        body = ast.parse(source).body if source else []
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    own = []
+    for stmt in body:   # the module's own statements: an import under try or if is optional
+        if isinstance(stmt, ast.Import):
+            names = [a.name for a in stmt.names]
+        elif isinstance(stmt, ast.ImportFrom) and not stmt.level:
+            names = [stmt.module] if stmt.module else []
+        elif isinstance(stmt, ast.ImportFrom):   # from .rbm import RBM: an own module
+            parts = module.split(".")[:-stmt.level]
+            own += [".".join([*parts, stmt.module] if stmt.module else parts)] if parts else []
+            names = []
+        else:
+            names = []
+        for name in names:
+            top = name.split(".")[0]
+            if top == package:
+                own.append(name)
+            elif top != "__future__" and top not in sys.stdlib_module_names:
+                requirement = missing_requirement(
+                    f"ModuleNotFoundError: No module named '{name}'", package)
+                if requirement and not locked_satisfies(requirement, lock):
+                    return requirement
+    parents = [".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)]
+    return next((r for r in (_missing_of_own(m, package, read_file, lock, seen)
+                             for m in [*own, *parents]) if r), None)
 
 
 def left_out(lock: str) -> dict[str, str]:

@@ -247,6 +247,73 @@ def test_a_name_error_for_a_module_imported_under_try_wants_that_module(tmp_path
         assert nodes == {"tensorflow": {"tests/test_losses.py::test_l2_loss_tf"}}
 
 
+RECOMMENDERS_LIKE_TEST = """\
+import pytest
+
+try:
+    from geo.models.rbm import RBM
+except ImportError:
+    pass  # skip this import if we are in cpu environment
+
+
+def test_class_init():
+    assert RBM(2) is not None
+"""
+# The repository's module the test imports under try, and what it imports: tensorflow,
+# through an own module (relative), after what the lock has and the standard library.
+RECOMMENDERS_LIKE_FILES = {
+    "geo/__init__.py": "",
+    "geo/models/__init__.py": "import geo.version\n",
+    "geo/version.py": "VERSION = '1'\n",
+    "geo/models/rbm.py": "import os\nimport numpy as np\nfrom .base import Base\n\n\n"
+                         "class RBM(Base):\n    pass\n",
+    "geo/models/base.py": "from __future__ import annotations\nimport logging\n\n"
+                          "try:\n    import pandas\nexcept ImportError:\n    pandas = None\n"
+                          "import tensorflow as tf\n\n\nclass Base:\n    pass\n",
+}
+LOCK = "numpy==1.26.4 \\\n    --hash=sha256:00\npytest==8.3.3\n"
+
+
+def test_a_name_error_for_an_own_module_imported_under_try_wants_what_it_imports(tmp_path):
+    """recommenders' tests import the repository's RBM under try/except (its rbm.py
+    imports tensorflow, which the environment lacks) and use `RBM` unguarded: they failed
+    with "NameError: name 'RBM' is not defined", were excluded as failing upstream, and
+    no test of 14 problems was left. The module the own module (or an own module it
+    imports) imports and the lock lacks is asked for: neither numpy (locked), nor
+    `os`/`logging`, nor pandas (imported under try, optional)."""
+    from curator.dlbench import rebuild as rebuild_mod
+    from curator.problem import Problem
+    from curator.repos import environments
+    from curator.runs import TriageResult, add_excluded
+    from curator.store import now
+    from curator.store import problems as problem_store
+
+    reason = "fails_upstream: NameError: name 'RBM' is not defined"
+    read = lambda path: RECOMMENDERS_LIKE_FILES.get(path, "")  # noqa: E731
+    assert environments.missing_guarded(reason, RECOMMENDERS_LIKE_TEST, "geo", read,
+                                        LOCK) == "tensorflow"
+    # without the repository's files, nothing to say (its own package is never asked for)
+    assert environments.missing_guarded(reason, RECOMMENDERS_LIKE_TEST, "geo") is None
+    # with tensorflow locked, the import failed for another reason: nothing is asked
+    assert environments.missing_guarded(reason, RECOMMENDERS_LIKE_TEST, "geo", read,
+                                        LOCK + "tensorflow==2.15.1\n") is None
+    ws = workspace_mod.init(tmp_path / "ws")
+    with Store(ws.db_path, "tester") as store:
+        problem_store.save(store, Problem(id="rbm", title="rbm", entry_point="sample",
+                                          test_node_ids=["tests/test_rbm.py"]))
+        with store.transaction():
+            add_excluded(store, "rbm", "tests/test_rbm.py::test_class_init", reason, now())
+
+        def read_at(pid, path):
+            assert pid == "rbm"
+            return RECOMMENDERS_LIKE_TEST if path == "tests/test_rbm.py" else read(path)
+        nodes: dict = {}
+        assert rebuild_mod.missing_requirements(
+            store, [TriageResult("rbm", False, "no test left: 1 fails_upstream")],
+            "geo", read_at, nodes, lock=LOCK) == {"tensorflow": ["rbm"]}
+        assert nodes == {"tensorflow": {"tests/test_rbm.py::test_class_init"}}
+
+
 def test_what_numpy_2_removed_wants_numpy_1_also_from_a_conftest_that_stops_pytest(tmp_path):
     """emukit's conftest imports GPy, whose paramz imports `numpy.lib.function_base`,
     which numpy 2 removed: pytest stops before it starts (`crashed`), every reference
