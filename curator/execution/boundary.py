@@ -51,6 +51,7 @@ import time
 import traceback
 import types
 import warnings
+import weakref
 import zlib
 
 from curator.execution import autograd_across
@@ -3182,8 +3183,8 @@ class JudgeLink:
             return None
         state = (tensor._version, _values_digest(tensor))
         kept = self.sticky.get(id(tensor))
-        if kept is not None and kept[0] is tensor and kept[1] == state:
-            self.tokens_now[index] = kept
+        if kept is not None and kept[0]() is tensor and kept[1] == state:
+            self.tokens_now[index] = (tensor, state, kept[2])
             self.stats["kept"] += 1
             return _tk, (kept[2], index)
         self.token_count += 1
@@ -3192,8 +3193,9 @@ class JudgeLink:
 
     def keep_unchanged(self):
         """After a top-level call: what its reply gave back unchanged, the solution process
-        keeps too (and nothing else)."""
-        self.sticky = {id(t): (t, state, token)
+        keeps too (and nothing else). Held weakly here: a tensor the test lets go of is
+        not kept alive for the next call (its copy there goes with that call)."""
+        self.sticky = {id(t): (weakref.ref(t), state, token)
                        for index, (t, state, token) in self.tokens_now.items()
                        if index in self.unchanged_now}
         self.tokens_now, self.unchanged_now = {}, set()
