@@ -3179,12 +3179,15 @@ class JudgeLink:
                 type(tensor) is not torch.Tensor or index is None:
             return None
         base = torch._C.TensorBase
-        if base.requires_grad.__get__(tensor) or base.grad.__get__(tensor) is not None or \
-                tensor.layout != torch.strided or tensor.device.type != "cpu" or \
-                tensor.is_quantized or tensor.numel() * tensor.element_size() < \
-                STICKY_MIN_BYTES:
+        try:
+            if base.requires_grad.__get__(tensor) or base.grad.__get__(tensor) is not None \
+                    or tensor.layout != torch.strided or tensor.device.type != "cpu" or \
+                    tensor.is_quantized or tensor.is_inference() or \
+                    tensor.numel() * tensor.element_size() < STICKY_MIN_BYTES:
+                return None   # (an inference tensor has no version counter)
+            state = (tensor._version, _values_digest(tensor))
+        except Exception:   # noqa: BLE001 - sent as any tensor is
             return None
-        state = (tensor._version, _values_digest(tensor))
         kept = self.sticky.get(id(tensor))
         if kept is not None and kept[0]() is tensor and kept[1] == state:
             self.tokens_now[index] = (tensor, state, kept[2])
