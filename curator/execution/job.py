@@ -21,7 +21,9 @@ class Limits:
     """Resource limits for one run.
 
     memory_mb is address space the run may add on top of the interpreter it starts from
-    (a warm worker that has imported torch, or a fresh interpreter for repo-backed runs).
+    (a warm worker that has imported torch, or a fresh interpreter for repo-backed runs),
+    per process: the judge and the solution each, and twice that for the two in the slot's
+    memory cgroup (`pool.run_memory_mb`).
     file_mb caps each file a run writes; it must leave room for what compilers write at
     run time (torch.compile's precompiled header is ~160 MB). What a strong run writes
     in all is bounded by its size-limited /tmp.

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from curator.execution import cgroups, proctree, sandbox
-from curator.execution.job import Job, RunResult
+from curator.execution.job import Job, Limits, RunResult
 from curator.progress import CancelCheck
 
 READY_TIMEOUT_S = 300.0
@@ -71,6 +71,15 @@ def conftest_imports(checkout: Path) -> list[str]:
                     if name.split(".")[0] not in own and name not in found:
                         found.append(name)
     return found
+
+
+def run_memory_mb(limits: Limits) -> int:
+    """The memory a run may add to its slot's cgroup: a share of `memory_mb` for each of
+    its two processes, the judge and the solution, as each one's address-space limit
+    already allows. What crosses the boundary exists in both (the test's model in the
+    judge, its copy in the solution): with one share for the pair, torchgeo's swin_v2_b
+    tests were killed by the memory cgroup two runs in three, and passed alone."""
+    return 2 * limits.memory_mb
 
 
 class Pool(ABC):
@@ -201,7 +210,7 @@ class WorkerProcess:
 
     def _execute(self, job: Job, marker: str) -> RunResult:
         if self.group is not None:
-            self.group.limit(job.limits.processes, job.limits.memory_mb)
+            self.group.limit(job.limits.processes, run_memory_mb(job.limits))
         try:
             return self._exchange(job, marker)
         finally:
