@@ -2186,26 +2186,20 @@ class SolutionLink:
             raise NotData("an unexpected frame %r" % kind)
 
     def serve_call(self, payload):
-        if not self.serving:
+        top = not self.serving
+        if top:
             self.arrays = {}
             self.lent = {}
+            self.tokens_now, self.unchanged_now = {}, set()
         self.serving += 1
         try:
             self._serve_call(payload)
         finally:
             self.serving -= 1
+            if top:
+                self.keep_unchanged()
 
     def _serve_call(self, payload):
-        if self.serving == 1:
-            self.tokens_now, self.unchanged_now = {}, set()
-            try:
-                self._serve_one_call(payload)
-            finally:
-                self.keep_unchanged()
-            return
-        self._serve_one_call(payload)
-
-    def _serve_one_call(self, payload):
         self.request, self.versions, self.grad_inputs = [], {}, []
         self.origins_of = {}
         self.call_id += 1
@@ -3185,7 +3179,7 @@ class JudgeLink:
                     tensor.is_quantized or tensor.is_inference() or \
                     tensor.numel() * tensor.element_size() < STICKY_MIN_BYTES:
                 return None   # (an inference tensor has no version counter)
-            state = (tensor._version, _values_digest(tensor))
+            state = _tensor_state(tensor)
         except Exception:   # noqa: BLE001 - sent as any tensor is
             return None
         kept = self.sticky.get(id(tensor))
@@ -3538,12 +3532,11 @@ class JudgeLink:
         return self.ready
 
     def call(self, target, self_obj, args, kwargs):
-        if not self.open_calls:
-            self.arrays = {}
-        self.open_calls += 1
-        top = self.open_calls == 1
+        top = not self.open_calls
         if top:
+            self.arrays = {}
             self.tokens_now, self.unchanged_now = {}, set()
+        self.open_calls += 1
         try:
             return self._call(target, self_obj, args, kwargs)
         finally:
@@ -3629,12 +3622,9 @@ class JudgeLink:
             self.replace_lent(lent, self._fence_roots(sent))
         held = self.fence[1] if self.open_calls == 1 else None
         if held is not None:
-            walked = time.monotonic()
-            for key, (obj, where) in _solution_code_inside(
-                    self, self._fence_roots(sent)).items():
+            for key, (obj, where) in self._code_inside(sent).items():
                 if key not in held:
                     self.left_behind[key] = (obj, where)
-            self.stats["walk_s"] += time.monotonic() - walked
         self.issue_warnings()
         if kind == b"E":
             record = restored
@@ -3668,8 +3658,14 @@ class JudgeLink:
     def _fence_before(self):
         fence = self.fence
         if fence is not None and fence[1] is None:
-            walked = time.monotonic()
-            fence[1] = _solution_code_inside(self, self._fence_roots(fence[0]))
+            fence[1] = self._code_inside(fence[0])
+
+    def _code_inside(self, sent):
+        """_solution_code_inside of a call's fence, timed."""
+        walked = time.monotonic()
+        try:
+            return _solution_code_inside(self, self._fence_roots(sent))
+        finally:
             self.stats["walk_s"] += time.monotonic() - walked
 
     def target(self, qualname):

@@ -15,7 +15,7 @@ import sys
 import textwrap
 
 import pytest
-from execution_support import ADD_TESTS, GOOD_SOLUTION, needs_bwrap, start_engine
+from execution_support import ADD_TESTS, GOOD_SOLUTION, needs_bwrap, start_engine, write_repo
 
 from curator.execution.job import Job, Limits
 
@@ -53,6 +53,17 @@ OPS = "def scale(x):\n    return x * 2\n"
 INIT = "import numpy\n\nnumpy.random.rand()\n"
 
 
+def _repo_job(root, init: str) -> Job:
+    """The reference run of a repository whose package runs `init` at import and whose
+    test reports what it draws."""
+    write_repo(root, {"pkg/__init__.py": init, "pkg/ops.py": OPS,
+                      "tests/test_draws.py": TESTS})
+    return Job(problem_id="repo", solution=OPS, repo_dir=str(root),
+               overlay={"pkg/ops.py": OPS}, node_ids=["tests/test_draws.py"],
+               symbol="scale", python=sys.executable, reference=True,
+               env_preload=("pkg",), limits=Limits(timeout_s=120))
+
+
 def _draws(result) -> str:
     failed = [t for t in result.tests if t["id"].endswith("test_draws")]
     assert failed and failed[0]["outcome"] == "failed", (result.outcome, result.reason)
@@ -61,16 +72,7 @@ def _draws(result) -> str:
 
 @pytest.mark.parametrize("isolation", [pytest.param("strong", marks=needs_bwrap), "weak"])
 def test_runs_forked_from_one_warm_worker_draw_differently(tmp_path, isolation):
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text(INIT)
-    (root / "pkg" / "ops.py").write_text(OPS)
-    (root / "tests").mkdir()
-    (root / "tests" / "test_draws.py").write_text(TESTS)
-    repo = Job(problem_id="repo", solution=OPS, repo_dir=str(root),
-               overlay={"pkg/ops.py": OPS}, node_ids=["tests/test_draws.py"],
-               symbol="scale", python=sys.executable, reference=True,
-               env_preload=("pkg",), limits=Limits(timeout_s=120))
+    repo = _repo_job(tmp_path / "repo", INIT)
     alone = Job(problem_id="p", solution=GOOD_SOLUTION, tests=SELF_CONTAINED_TESTS,
                 limits=Limits(timeout_s=60))
     engine = start_engine(isolation, workers=1)   # one worker: every run forks from it
@@ -98,16 +100,7 @@ def test_a_repository_seeding_at_import_draws_the_same_in_every_run(tmp_path, is
     import numpy as np
     import torch
 
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text(SEEDING)
-    (root / "pkg" / "ops.py").write_text(OPS)
-    (root / "tests").mkdir()
-    (root / "tests" / "test_draws.py").write_text(TESTS)
-    repo = Job(problem_id="repo", solution=OPS, repo_dir=str(root),
-               overlay={"pkg/ops.py": OPS}, node_ids=["tests/test_draws.py"],
-               symbol="scale", python=sys.executable, reference=True,
-               env_preload=("pkg",), limits=Limits(timeout_s=120))
+    repo = _repo_job(tmp_path / "repo", SEEDING)
     fresh_numpy = float(np.random.RandomState(7).random_sample())
     fresh_torch = float(torch.rand(1, generator=torch.Generator().manual_seed(7)).item())
     engine = start_engine(isolation, workers=1)
