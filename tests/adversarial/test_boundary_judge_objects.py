@@ -249,3 +249,73 @@ def test_a_factory_or_lambda_left_in_the_tests_objects_never_answers(engine):
                      FACTORY_TESTS, timeout=60)
     assert callee.outcome not in ("passed", "tampered"), callee.reason
     assert "ran after the call returned" in (callee.reason or ""), callee.reason
+
+
+# deepchem's MultilayerPerceptron.__init__ sets `self.activation_fn =
+# get_activation('relu')`, torch.nn.functional.relu: torch's own operator, which the
+# judge has too, so it crosses as the judge's own function of that name; it was a handle
+# of the solution process, and the test's forward calling it afterwards ended the run
+# ("solution code the call left ... ran after the call returned").
+LIBRARY_FUNCTION_TESTS = """\
+import torch
+import torch.nn.functional as F
+
+from solution import configure
+
+
+def test_torch_operators_set_on_the_tests_module():
+    holder = torch.nn.Module()
+    configure(holder, "relu")
+    assert holder.activation_fn is F.relu and holder.squash is torch.tanh
+    x = torch.tensor([-1.0, 2.0])
+    assert torch.allclose(holder.activation_fn(x) + holder.squash(x),
+                          F.relu(x) + torch.tanh(x))
+"""
+LIBRARY_FUNCTION_SOLUTION = """\
+import torch
+
+
+def configure(holder, name):
+    holder.activation_fn = getattr(torch.nn.functional, name)
+    holder.squash = torch.tanh
+"""
+
+
+def test_torch_operators_cross_as_the_judges_own(engine):
+    result = run_one(engine, LIBRARY_FUNCTION_SOLUTION, LIBRARY_FUNCTION_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.reason, result.tests)
+
+
+# Only public operators of torch's functional namespaces: anything else of torch a
+# solution leaves in the test's objects (a seed setter, a private helper) stays a handle
+# of the solution process, and the judge calling it after the call ends the run.
+LIBRARY_FUNCTION_ATTACKS = {
+    "a seed setter": "holder.activation_fn = torch.manual_seed",
+    "the default dtype's setter": "holder.activation_fn = torch.set_default_dtype",
+    "a private operator": "holder.activation_fn = torch._C._VariableFunctions._print",
+    "a function of torch.nn.functional's imports": (
+        "holder.activation_fn = torch.nn.functional.handle_torch_function"),
+}
+LIBRARY_FUNCTION_ATTACK_TESTS = """\
+import torch
+
+from solution import configure
+
+
+def test_what_came_back():
+    holder = torch.nn.Module()
+    configure(holder)
+    try:
+        holder.activation_fn(torch.tensor([1.0]))
+    except Exception:
+        pass
+"""
+
+
+@pytest.mark.parametrize("name", sorted(LIBRARY_FUNCTION_ATTACKS))
+def test_other_torch_functions_stay_handles(engine, name):
+    attack = ("import torch\n\n\ndef configure(holder):\n    %s\n"
+              % LIBRARY_FUNCTION_ATTACKS[name])
+    result = run_one(engine, attack, LIBRARY_FUNCTION_ATTACK_TESTS, timeout=60)
+    assert result.outcome not in ("passed", "tampered"), (name, result.reason)
+    assert "ran after the call returned" in (result.reason or ""), (name, result.reason)
