@@ -23,8 +23,8 @@ from curator.execution.engine import Engine, default_workers, resolve_backend
 from curator.execution.job import Job, Limits, RunResult
 from curator.problem import Problem
 from curator.progress import CancelCheck, Progress, checkpoint
-from curator.repos import checkout, environments
-from curator.store import Store, now
+from curator.repos import checkout, environments, identity
+from curator.store import Store, now, repo_envs
 from curator.store import problems as problem_store
 from curator.store.runs import (  # noqa: F401  (re-exported: the runs API in one place)
     SOLUTION_KINDS,
@@ -70,14 +70,21 @@ def default_limits(store: Store, workspace: Workspace | None, problem: Problem,
 
     A fixed limit fails correct solutions on slow machines, so it scales with the
     reference's own measured time; until the reference has been timed, the generous
-    first limit ([execution] first_timeout_s, FIRST_TIMEOUT_S).
+    first limit ([execution] first_timeout_s, FIRST_TIMEOUT_S). A repository problem's
+    reference is timed in its repository's current environment: a time measured before
+    that environment was built (other libraries: a rebuild that adds tensorflow makes
+    collection alone take seconds) does not count.
     """
     conf = settings(workspace)
     limits = Limits(**conf.run_limits())
     if timeout is not None:
         limits.timeout_s = float(timeout)
         return limits
-    measured = reference_time(store, problem.id)
+    repo = (problem.source or {}).get("repo") if problem.repo_backed else None
+    record = identity.record_for(store, repo) if isinstance(repo, str) and repo else None
+    env = repo_envs.get(store, record["id"]) if record else None
+    since = env.get("built_at") if env else None
+    measured = reference_time(store, problem.id, since=since)
     if measured is None:
         first = conf.first_timeout_s if conf.first_timeout_s is not None else conf.timeout_s
         limits.timeout_s = FIRST_TIMEOUT_S if first is None else first

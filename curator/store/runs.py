@@ -17,6 +17,7 @@ from curator.execution import verdict
 from curator.execution.job import RunResult
 from curator.problem import Problem
 from curator.store import Store, now
+from curator.timestamps import parse_or_none
 
 SOLUTION_KINDS = ("reference", "sample")
 
@@ -25,12 +26,21 @@ def solution_hash(solution: str) -> str:
     return hashlib.sha256(solution.encode("utf-8")).hexdigest()
 
 
-def reference_time(store: Store, problem_id: str) -> float | None:
-    """How long the latest passing reference run of this problem took on this machine."""
-    row = store.one(
-        "SELECT duration_s FROM runs WHERE problem_id = ? AND solution_kind = 'reference' "
-        "AND unsaved = 0 AND outcome = 'passed' ORDER BY id DESC LIMIT 1", (problem_id,))
-    return row["duration_s"] if row else None
+def reference_time(store: Store, problem_id: str, since: str | None = None) -> float | None:
+    """How long the latest passing reference run of this problem took on this machine;
+    with `since` (a timestamp: when its repository's environment was built), a run that
+    started before counts for nothing (it ran other libraries, maybe other tests)."""
+    rows = store.query(
+        "SELECT duration_s, started_at FROM runs WHERE problem_id = ? AND "
+        "solution_kind = 'reference' AND unsaved = 0 AND outcome = 'passed' "
+        "ORDER BY id DESC LIMIT 1", (problem_id,))
+    if not rows:
+        return None
+    if since is not None:
+        started, built = parse_or_none(rows[0]["started_at"]), parse_or_none(since)
+        if started is not None and built is not None and started < built:
+            return None
+    return rows[0]["duration_s"]
 
 
 # -- baselines and excluded tests -----------------------------------------------------------

@@ -442,3 +442,45 @@ def test_a_module_whose_every_test_is_excluded_already_has_no_test_left(tmp_path
         "no test left: 2 needs_network (tests/test_ops.py::test_scale_downloads_config: "
         "urllib.error.URLError: <urlopen error [Errno 111] Connection refused>)"), result.reason
     assert result.causes == {node: "needs_network" for node in nodes}
+
+
+def test_a_reference_timed_in_an_environment_built_before_is_given_the_first_limit(
+        tmp_path):
+    """The timeout scales with the reference's measured time, but only a time measured in
+    the repository's current environment: deepchem's loss references passed in 1.2 s
+    before the rebuild added tensorflow (their tf tests failing at once with NameError),
+    and with tensorflow their collection alone took 8-10 s, so the next triage timed them
+    out at 10-12.5 s, 'after 0 tests'. A run from before the environment was built counts
+    for nothing: the first limit again."""
+    upstream = make_repo(tmp_path / "timed", {
+        "pkg/__init__.py": "", "pkg/ops.py": OPS,
+        "tests/test_ops.py": "from pkg.ops import scale\n\n\ndef test_scale():\n"
+                             "    assert scale(2) == 6\n"})
+    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    from curator.execution.job import RunResult
+
+    def passed(duration):
+        return RunResult(job_id="j", problem_id="scale", outcome="passed",
+                         tests=[{"id": "t::a", "outcome": "passed", "duration_s": 0.1}],
+                         duration_s=duration, env={"isolation": "weak"}, timeout_s=9)
+
+    with Store(ws.db_path, "tester") as store:
+        problem = problem_store.get(store, "scale")
+        first = runs.default_limits(store, ws, problem).timeout_s
+        runs.record(store, passed(0.2), "reference", "h",
+                               started_at="2026-12-04T22:19:35.280226+00:00")
+        assert runs.default_limits(store, ws, problem).timeout_s == runs.TIMEOUT_FLOOR_S
+        record = identity.record_for(store, problem.source["repo"])
+        saved = store.one("SELECT * FROM repo_envs WHERE repo_id = ?", (record["id"],))
+        repo_envs.save(store, {
+            "repo_id": record["id"], "commit_sha": problem.source["commit"], "key": "k2",
+            "path": str(tmp_path / "env"), "python": sys.executable,
+            "python_version": "3.11", "package": "pkg", "packages": [], "preload": [],
+            "lock": "tinyunits==1.2.0\n", "seconds": 1,
+            "built_at": "2026-12-04T22:21:36.015396+00:00", "actor": "tester"},
+            replaced=saved is not None)
+        # timed before this environment was built: the first limit
+        assert runs.default_limits(store, ws, problem).timeout_s == first > 30
+        runs.record(store, passed(3.0), "reference", "h",
+                               started_at="2026-12-04T22:25:10Z")
+        assert runs.default_limits(store, ws, problem).timeout_s == 30.0
