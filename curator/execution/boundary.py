@@ -2488,6 +2488,114 @@ def set_ambient(state):
             pass
 
 
+# A call that drew from a generator leaves it, in the judge, where the solution's draws
+# took it, when that state is the judge's own moved forward by draws: the three
+# generators are Mersenne twisters, so the judge twists its own array until it is the
+# solution's (at most MAX_RNG_TWISTS times, about ten million 32-bit draws, and
+# RNG_WALK_S of a run in all). Nothing of the solution's is taken but how far it drew,
+# which an in-process function chooses as well: the array is the judge's own, a cached
+# normal sample the call changed is dropped, and a state no draws reach (the function
+# seeded) gives the fixed mark (set_rng_mark). A test that seeds, builds a model with
+# the function and then draws its input (deepchem's MultilayerPerceptron) draws what it
+# draws in-process.
+MAX_RNG_TWISTS = 16384
+RNG_WALK_S = 2.0
+_MT_N = 624
+_TORCH_RNG_BYTES = 5056          # torch's CPU generator state (CPUGeneratorImplState)
+_TORCH_RNG_ARRAY = 24            # offset of its 624 words, each held in 64 bits
+_TORCH_RNG_CACHES = 24 + 8 * _MT_N   # its cached normal samples, to the end
+_TORCH_RNG_VALID = ((_TORCH_RNG_CACHES + 24, 4), (_TORCH_RNG_CACHES + 36, 1))
+
+
+def _mt_twist(mt):
+    """The Mersenne twister's next array (624 uint32 words) from `mt`."""
+    upper, lower, matrix = np.uint32(0x80000000), np.uint32(0x7FFFFFFF), np.uint32(0x9908B0DF)
+    new = np.empty_like(mt)
+
+    def part(lo, hi, following, far):
+        y = (mt[lo:hi] & upper) | (following & lower)
+        new[lo:hi] = far ^ (y >> np.uint32(1)) ^ ((y & np.uint32(1)) * matrix)
+
+    part(0, 227, mt[1:228], mt[397:624])
+    part(227, 454, mt[228:455], new[0:227])
+    part(454, 623, mt[455:624], new[227:396])
+    part(623, 624, new[0:1], new[396:397])
+    return new
+
+
+def _mt_parts(key, state):
+    """(array, position: words of it drawn, the rest) of a generator's state; None when it
+    is not a Mersenne twister's as the judge knows it."""
+    try:
+        if key == "random":
+            version, words, gauss = state
+            if len(words) != _MT_N + 1:
+                return None
+            return np.array(words[:_MT_N], dtype=np.uint32), int(words[_MT_N]), gauss
+        if key == "numpy":
+            kind, keys, pos, has_gauss, cached = state
+            if kind != "MT19937":
+                return None
+            return np.frombuffer(keys, dtype=np.uint32).copy(), int(pos), \
+                (has_gauss, cached)
+        if key == "torch" and isinstance(state, bytes) and len(state) == _TORCH_RNG_BYTES:
+            words = np.frombuffer(state, dtype="<u8", count=_MT_N, offset=_TORCH_RNG_ARRAY)
+            if (words >> np.uint64(32)).any():
+                return None
+            left = struct.unpack_from("<i", state, 8)[0]
+            return words.astype(np.uint32), _MT_N + 1 - left, state[_TORCH_RNG_CACHES:]
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return None
+
+
+def _mt_state(key, given, array, pos, caches_kept):
+    """The judge's state of generator `key`: `given` with the array and position set and
+    its cached normal sample dropped unless the call left it as it was."""
+    if key == "random":
+        version, _words, gauss = given
+        return (version, tuple(int(w) for w in array) + (pos,),
+                gauss if caches_kept else None)
+    if key == "numpy":
+        kind, _keys, _pos, has_gauss, cached = given
+        return (kind, array.astype(np.uint32).tobytes(), pos,
+                *((has_gauss, cached) if caches_kept else (0, 0.0)))
+    state = bytearray(given)
+    state[_TORCH_RNG_ARRAY:_TORCH_RNG_CACHES] = array.astype("<u8").tobytes()
+    struct.pack_into("<i", state, 8, _MT_N + 1 - pos)
+    struct.pack_into("<Q", state, 16, pos)
+    if not caches_kept:
+        for offset, size in _TORCH_RNG_VALID:
+            state[offset:offset + size] = bytes(size)
+    return bytes(state)
+
+
+def rng_continuation(key, given, solution, deadline):
+    """The judge's state of generator `key` after the call when the solution's is `given`
+    moved forward by draws (see MAX_RNG_TWISTS), else None."""
+    if np is None:
+        return None
+    start, end = _mt_parts(key, given), _mt_parts(key, solution)
+    if start is None or end is None or not 0 <= end[1] <= _MT_N:
+        return None
+    array, pos = start[0], start[1]
+    if np.array_equal(array, end[0]):
+        if end[1] < pos:
+            return None
+    else:
+        for twists in range(MAX_RNG_TWISTS):
+            array = _mt_twist(array)
+            if np.array_equal(array, end[0]):
+                break
+            if twists % 64 == 63 and time.monotonic() > deadline:
+                return None
+        else:
+            return None
+        if end[1] < 1:
+            return None
+    return _mt_state(key, given, array, end[1], end[2] == start[2])
+
+
 def _valid_rng_state(state):
     if not isinstance(state, dict) or not set(state) <= {"random", "torch", "numpy"}:
         return False
@@ -3015,9 +3123,10 @@ class JudgeLink:
         self.rng_marks = 0
         self._gradient = None
         # where a run's boundary time goes: encoding and decoding here, waiting for the
-        # solution process (its work and the socket), the solution's import
+        # solution process (its work and the socket), the solution's import, walks of
+        # the judge's objects, twists of its random generators
         self.stats = {"calls": 0, "codec_s": 0.0, "wait_s": 0.0, "ready_s": 0.0, "walk_s": 0.0,
-                      "kept": 0}
+                      "rng_s": 0.0, "kept": 0}
         self.call = _eager(self.call)
         _LINK[0] = self
         install_jit_forwarding()
@@ -3437,10 +3546,22 @@ class JudgeLink:
         nncf's tests seed numpy before each call of a function that draws from it."""
         given, solution = self.rng_given or {}, self.rng_solution or {}
         drawn = [key for key in given if key in solution and solution[key] != given[key]]
-        if drawn:
+        if not drawn:
+            return
+        started = time.monotonic()
+        deadline = started + max(0.0, RNG_WALK_S - self.stats["rng_s"])
+        moved = {}
+        for key in drawn:
+            state = rng_continuation(key, given[key], solution[key], deadline)
+            if state is not None:
+                moved[key] = state
+        self.stats["rng_s"] += time.monotonic() - started
+        set_rng_state(moved)
+        marked = [key for key in drawn if key not in moved]
+        if marked:
             self.rng_marks += 1
-            set_rng_mark(drawn, RNG_MARK + self.rng_marks)
-            self.rng_sent = rng_state()
+            set_rng_mark(marked, RNG_MARK + self.rng_marks)
+        self.rng_sent = rng_state()
 
     def _logs_received(self, payload):
         records = self._loads(payload)

@@ -1038,7 +1038,7 @@ def run_timing(marks: dict, events: verdict.Events, tests: list[dict], now: floa
             timing["judge_exit"] = exit_ - finished
     boundary_stats = finish.get("boundary")
     if isinstance(boundary_stats, dict):
-        for key in ("codec_s", "wait_s", "ready_s", "walk_s"):
+        for key in ("codec_s", "wait_s", "ready_s", "walk_s", "rng_s"):
             if isinstance(boundary_stats.get(key), (int, float)):
                 timing["boundary_" + key[:-2]] = float(boundary_stats[key])
         for key in ("calls", "kept"):   # calls; large tensors not sent again (kept)
