@@ -73,7 +73,8 @@ def default_limits(store: Store, workspace: Workspace | None, problem: Problem,
     first limit ([execution] first_timeout_s, FIRST_TIMEOUT_S). A repository problem's
     reference is timed in its repository's current environment: a time measured before
     that environment was built (other libraries: a rebuild that adds tensorflow makes
-    collection alone take seconds) does not count.
+    collection alone take seconds) does not count, nor does one measured on other tests
+    than its node ids now name (tests added to it).
     """
     conf = settings(workspace)
     limits = Limits(**conf.run_limits())
@@ -84,7 +85,11 @@ def default_limits(store: Store, workspace: Workspace | None, problem: Problem,
     record = identity.record_for(store, repo) if isinstance(repo, str) and repo else None
     env = repo_envs.get(store, record["id"]) if record else None
     since = env.get("built_at") if env else None
-    measured = reference_time(store, problem.id, since=since)
+    nodes = None
+    if problem.repo_backed:
+        left_out = {row["node_id"] for row in excluded(store, problem.id)}
+        nodes = [n for n in problem.test_node_ids if n not in left_out]
+    measured = reference_time(store, problem.id, since=since, node_ids=nodes)
     if measured is None:
         first = conf.first_timeout_s if conf.first_timeout_s is not None else conf.timeout_s
         limits.timeout_s = FIRST_TIMEOUT_S if first is None else first

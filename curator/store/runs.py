@@ -26,12 +26,16 @@ def solution_hash(solution: str) -> str:
     return hashlib.sha256(solution.encode("utf-8")).hexdigest()
 
 
-def reference_time(store: Store, problem_id: str, since: str | None = None) -> float | None:
+def reference_time(store: Store, problem_id: str, since: str | None = None,
+                   node_ids: list[str] | None = None) -> float | None:
     """How long the latest passing reference run of this problem took on this machine;
     with `since` (a timestamp: when its repository's environment was built), a run that
-    started before counts for nothing (it ran other libraries, maybe other tests)."""
+    started before counts for nothing (it ran other libraries, maybe other tests); with
+    `node_ids` (the tests the next run runs), neither does a run that ran none of one of
+    them: the problem's tests changed since (tests added to a problem a stub passed:
+    Laplace's `laplace` was timed on 3 tests, then given 169)."""
     rows = store.query(
-        "SELECT duration_s, started_at FROM runs WHERE problem_id = ? AND "
+        "SELECT duration_s, started_at, tests FROM runs WHERE problem_id = ? AND "
         "solution_kind = 'reference' AND unsaved = 0 AND outcome = 'passed' "
         "ORDER BY id DESC LIMIT 1", (problem_id,))
     if not rows:
@@ -40,7 +44,25 @@ def reference_time(store: Store, problem_id: str, since: str | None = None) -> f
         started, built = parse_or_none(rows[0]["started_at"]), parse_or_none(since)
         if started is not None and built is not None and started < built:
             return None
+    if node_ids and not _ran_all(node_ids, rows[0]["tests"]):
+        return None
     return rows[0]["duration_s"]
+
+
+def _ran_all(node_ids: list[str], tests: str | None) -> bool:
+    """Whether a run's tests (its stored JSON) include some of each node id."""
+    try:
+        ran = [t.get("id") for t in json.loads(tests or "[]") if isinstance(t, dict)]
+    except (TypeError, ValueError):
+        return False
+    ran = [t for t in ran if isinstance(t, str)]
+
+    def covered(node: str) -> bool:
+        node = node.rstrip("/")
+        return any(t == node or t.startswith((node + "::", node + "[", node + "/"))
+                   for t in ran)
+
+    return all(covered(n) for n in node_ids)
 
 
 # -- baselines and excluded tests -----------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -459,13 +460,16 @@ def test_a_reference_timed_in_an_environment_built_before_is_given_the_first_lim
     ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
     from curator.execution.job import RunResult
 
+    with Store(ws.db_path, "tester") as store:
+        problem = problem_store.get(store, "scale")
+
     def passed(duration):
         return RunResult(job_id="j", problem_id="scale", outcome="passed",
-                         tests=[{"id": "t::a", "outcome": "passed", "duration_s": 0.1}],
+                         tests=[{"id": n, "outcome": "passed", "duration_s": 0.1}
+                                for n in problem.test_node_ids],
                          duration_s=duration, env={"isolation": "weak"}, timeout_s=9)
 
     with Store(ws.db_path, "tester") as store:
-        problem = problem_store.get(store, "scale")
         first = runs.default_limits(store, ws, problem).timeout_s
         runs.record(store, passed(0.2), "reference", "h",
                                started_at="2026-12-04T22:19:35.280226+00:00")
@@ -483,4 +487,46 @@ def test_a_reference_timed_in_an_environment_built_before_is_given_the_first_lim
         assert runs.default_limits(store, ws, problem).timeout_s == first > 30
         runs.record(store, passed(3.0), "reference", "h",
                                started_at="2026-12-04T22:25:10Z")
+        assert runs.default_limits(store, ws, problem).timeout_s == 30.0
+
+
+def test_a_reference_timed_on_other_tests_is_given_the_first_limit(tmp_path):
+    """A time counts for the tests it was measured on: Laplace's `laplace` reference was
+    timed on the release's 3 tests (2 s), then a stub passed them and 166 tests that use
+    the function were added; its next run got 10 x 2 s and timed out after 53 of them.
+    A passing run that ran none of one of the problem's node ids (but for those
+    excluded) counts for nothing: the first limit again."""
+    upstream = make_repo(tmp_path / "timed", {
+        "pkg/__init__.py": "", "pkg/ops.py": OPS,
+        "tests/test_ops.py": "from pkg.ops import scale\n\n\ndef test_scale():\n"
+                             "    assert scale(2) == 6\n\n\ndef test_more():\n"
+                             "    assert scale(1) == 3\n"})
+    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    from curator.execution.job import RunResult
+
+    def passed(duration, ids):
+        return RunResult(job_id="j", problem_id="scale", outcome="passed",
+                         tests=[{"id": i, "outcome": "passed", "duration_s": 0.1}
+                                for i in ids], duration_s=duration,
+                         env={"isolation": "weak"}, timeout_s=9)
+
+    with Store(ws.db_path, "tester") as store:
+        problem = problem_store.get(store, "scale")
+        first = runs.default_limits(store, ws, problem).timeout_s
+        problem = replace(problem, test_node_ids=["tests/test_ops.py::test_scale"])
+        problem_store.save(store, problem)
+        runs.record(store, passed(0.2, ["tests/test_ops.py::test_scale"]), "reference", "h")
+        assert runs.default_limits(store, ws, problem).timeout_s == runs.TIMEOUT_FLOOR_S
+        # tests added: the time was measured on fewer
+        problem = replace(problem, test_node_ids=["tests/test_ops.py::test_scale",
+                                                  "tests/test_ops.py::test_more"])
+        problem_store.save(store, problem)
+        assert runs.default_limits(store, ws, problem).timeout_s == first > 30
+        # that one excluded: what is left was timed
+        runs.add_excluded(store, "scale", "tests/test_ops.py::test_more", "needs_gpu",
+                          "2026-12-04")
+        assert runs.default_limits(store, ws, problem).timeout_s == runs.TIMEOUT_FLOOR_S
+        runs.remove_excluded(store, "scale", "tests/test_ops.py::test_more")
+        runs.record(store, passed(3.0, ["tests/test_ops.py::test_scale",
+                                        "tests/test_ops.py::test_more"]), "reference", "h")
         assert runs.default_limits(store, ws, problem).timeout_s == 30.0
