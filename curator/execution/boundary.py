@@ -701,6 +701,42 @@ def _tfn(space_key, name):
     return found
 
 
+# -- functions of a module both processes have --------------------------------------------
+# A plain function a module holds under its own name (a library's or the repository's:
+# backpack's `hook_store_io`, which it registers as a forward hook on every layer of the
+# test's model Laplace's BackPackInterface extends) went to the solution process by that
+# name, and came back as a handle of the solution's function: solution code left in the
+# test's layer, and the next forward of the test's model ended the run. It goes back by
+# name too, and the judge takes the very function it sent under that name (never a name
+# it did not send: that stays a handle of the solution's, as before).
+
+
+def _module_function_name(obj):
+    """(module, qualname) under which its module holds this plain function, or None (one
+    the solution defined, a closure, a function no module holds under its name)."""
+    if type(obj) is not types.FunctionType or obj.__closure__ is not None:
+        return None
+    module, qualname = obj.__module__, obj.__qualname__
+    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname or \
+            _root(module) in JUDGE_MODULES or _solution_defined(obj):
+        return None
+    target = sys.modules.get(module)
+    for part in qualname.split("."):
+        target = getattr(target, part, None)
+    return (module, qualname) if target is obj else None
+
+
+def _gf(module, qualname, handle, info):
+    """In the judge: the function it sent under that name, else (a function it never
+    sent) a handle of the solution's."""
+    link = _LINK[0]
+    found = link.sent_functions.get((module, qualname)) \
+        if isinstance(module, str) and isinstance(qualname, str) else None
+    if found is not None:
+        return found
+    return link.solution_ref(int(handle), "function", info)
+
+
 # -- closures of a module both processes have -----------------------------------------
 # A function nested in a function of the repository or an allowed library (Laplace's
 # FeatureExtractor registers `hook`, a closure over itself, as a forward hook of the
@@ -986,7 +1022,7 @@ JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "
 
 REBUILDERS = {name: globals()[name] for name in
               ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_dv", "_lg", "_rx", "_fi", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
-               "_mod", "_lf", "_tfn", "_sc", "_fill_closure", "_en")}
+               "_mod", "_lf", "_tfn", "_gf", "_sc", "_fill_closure", "_en")}
 
 
 
@@ -1125,7 +1161,7 @@ def _resolve(module, name):
 # in-process). Classes stay on the C path (a module or an optimizer comes back from most
 # calls that take one): the classes a message names are compared after decoding with
 # what they held before, and one it changed is put back and the message refused.
-HELD_REBUILDERS = frozenset({"_mod", "_lf", "_tfn", "_j", "_ji", "_si", "_s", "_lg", "_rx", "_en"})
+HELD_REBUILDERS = frozenset({"_mod", "_lf", "_tfn", "_gf", "_j", "_ji", "_si", "_s", "_lg", "_rx", "_en"})
 _HEAPTYPE, _IMMUTABLETYPE = 1 << 9, 1 << 8
 
 
@@ -1392,6 +1428,8 @@ class JudgePickler(_Pickler):
             raise CannotCross("a value of type %s" % type(obj).__name__)
         if isinstance(obj, (types.FunctionType, types.MethodType, types.BuiltinMethodType)):
             if not isinstance(obj, types.MethodType) and _importable(obj):
+                if type(obj) is types.FunctionType:   # by its name: see _gf
+                    link.sent_functions[(obj.__module__, obj.__qualname__)] = obj
                 return NotImplemented
             name = closure_name(obj) if link.requesting else None
             if name is not None:   # made from a module both have: by value, its cells data
@@ -1635,6 +1673,9 @@ class SolutionPickler(_Pickler):
         operator = _torch_operator_name(obj)
         if operator is not None:
             return _tfn, operator   # torch's own operator: the judge's function of that name
+        name = _module_function_name(obj)
+        if name is not None:
+            return _gf, (*name, link.handle(obj), _callable_info(obj))
         if cls is types.FunctionType:
             handle = getattr(link, "judge_closures", {}).get(id(obj), (None, None))
             if handle[0] is obj:
@@ -3079,6 +3120,7 @@ class JudgeLink:
         self.judge_objects = {}    # judge handle -> object
         self.judge_ids = {}
         self.made_closures = {}    # id -> a closure made from the solution's (its cells adopted)
+        self.sent_functions = {}   # (module, qualname) -> a function sent by name (see _gf)
         self.requesting = False    # encoding a call's request (its arguments come back)
         self.coupled = {}          # id -> judge object sent as a handle (coupled_handles)
         self.handle_parts = (0, {})   # (handles, id -> module): see part_of_a_handle

@@ -359,3 +359,61 @@ def test_a_path_into_the_judges_checkout_is_readable_by_the_candidate(engine, tm
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert control.outcome == "failed", (control.outcome, control.reason)
     assert "Permission denied" not in control.reason, control.reason
+
+
+# A repository that registers one of its module's plain functions as a forward hook on
+# the test's layer (backpack's `hook_store_io`, which Laplace's BackPackInterface puts on
+# every layer of the test's model), then the function under test runs that layer: the
+# hook went to the solution process by its name and came back as a handle of the
+# solution's function, left in the test's layer, and the test's own forward of it ended
+# the run ("solution code the call left ... ran after the call returned"). It comes back
+# as the judge's own function of that name; a function the judge never sent stays a
+# handle (the candidate's own hook left on the layer does not pass).
+HOOKED = textwrap.dedent("""\
+    import torch
+
+
+    def store_io(module, inputs, output):
+        module.seen = output.detach()
+
+
+    def extend(layer):
+        layer.register_forward_hook(store_io)
+        return layer
+
+
+    def forward_sum(layer, x):
+        return layer(x).sum()
+    """)
+HOOKED_TESTS = textwrap.dedent("""\
+    import torch
+
+    from pkg.hooked import extend, forward_sum
+
+
+    def test_the_layer_keeps_its_hook():
+        torch.manual_seed(0)
+        layer = extend(torch.nn.Linear(3, 2))
+        x = torch.randn(4, 3)
+        total = forward_sum(layer, x)
+        assert torch.allclose(layer.seen, layer(x).detach())
+        assert torch.allclose(total, layer(x).sum())
+    """)
+
+
+def test_a_repository_function_hooked_on_the_tests_layer_stays_the_judges(engine, tmp_path):
+    wrong = HOOKED.replace("return layer(x).sum()", "return layer(x).sum() + 1")
+    reference, control = reference_and_control(
+        engine, make_repo(tmp_path / "repo"), "hooked", HOOKED, wrong, HOOKED_TESTS,
+        "forward_sum")
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    # the candidate's own function left on the layer is still solution code, never the
+    # judge's: it does not answer for the test's forward
+    own = HOOKED.replace("    return layer(x).sum()\n", "    def mine(module, inputs, output):\n"
+                         "        return output * 0\n\n"
+                         "    layer.register_forward_hook(mine)\n"
+                         "    return layer(x).sum() * 0\n")
+    left = reference_and_control(engine, tmp_path / "repo", "hooked", HOOKED, own,
+                                 HOOKED_TESTS, "forward_sum")[1]
+    assert left.outcome not in ("passed", "tampered"), left.reason
