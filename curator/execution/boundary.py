@@ -263,10 +263,18 @@ def _tensor_form(data):
     if data.layout in _SPARSE_LAYOUTS.values():
         form["layout"] = str(data.layout).replace("torch.", "")
     if data.is_quantized:
+        qdtype = str(data.dtype).replace("torch.", "")
+        if data.qscheme() == torch.per_channel_affine:
+            # per channel (a correct `quantize_per_channel` crossed dequantized, and
+            # `out.is_quantized` failed): its scales, zero points and axis
+            form["quant_channel"] = (
+                [float(v) for v in data.q_per_channel_scales().tolist()],
+                [int(v) for v in data.q_per_channel_zero_points().tolist()],
+                int(data.q_per_channel_axis()), qdtype)
+            return form
         if data.qscheme() != torch.per_tensor_affine:
             return form or None
-        form["quant"] = (float(data.q_scale()), int(data.q_zero_point()),
-                         str(data.dtype).replace("torch.", ""))
+        form["quant"] = (float(data.q_scale()), int(data.q_zero_point()), qdtype)
     if data.layout == torch.strided and not data.is_quantized and data.dim() in (4, 5) \
             and not data.is_contiguous():
         fmt = "channels_last" if data.dim() == 4 else "channels_last_3d"
@@ -317,9 +325,23 @@ _QUANTIZED = ("quint8", "qint8", "qint32")
 
 def _formed(value, form):
     """`value` (dense, its values) in the form `_tensor_form` described."""
-    if not isinstance(form, dict) or not set(form) <= {"layout", "quant", "memory_format"}:
+    if not isinstance(form, dict) or \
+            not set(form) <= {"layout", "quant", "quant_channel", "memory_format"}:
         raise NotData("a tensor whose form is not data")
     try:
+        channel = form.get("quant_channel")
+        if channel is not None:
+            scales, zeros, axis, qdtype = channel
+            if type(axis) is not int or not 0 <= axis < value.dim() or \
+                    qdtype not in _QUANTIZED or type(scales) is not list or \
+                    type(zeros) is not list or \
+                    not len(scales) == len(zeros) == value.shape[axis] or \
+                    not all(type(v) is float for v in scales) or \
+                    not all(type(v) is int for v in zeros):
+                raise ValueError("per-channel quantization %r" % (channel,))
+            value = torch.quantize_per_channel(
+                value, torch.tensor(scales, dtype=torch.float64),
+                torch.tensor(zeros, dtype=torch.int64), axis, getattr(torch, qdtype))
         quant = form.get("quant")
         if quant is not None:
             scale, zero, qdtype = quant
@@ -494,9 +516,19 @@ def _ao(shape, items, note):
     return out.reshape(shape)
 
 
+def _value_base(base):
+    """A value type, or a library's class on one (collections' Counter, OrderedDict,
+    defaultdict and deque, torch.Size): what a solution subclass of it crosses as, with
+    its contents. (As a mirror it kept only its `__dict__`: a correct function returning
+    its own Counter subclass gave the test an empty Counter.)"""
+    return base in VALUE_BASES or (
+        isinstance(base, type) and issubclass(base, VALUE_BASES + (collections.deque,))
+        and allowed_class(base) and not _solution_defined(base))
+
+
 def _v(base, value, note):
     """A solution subclass of a value type, as that type."""
-    if base not in VALUE_BASES or type(value) is not base:
+    if not _value_base(base) or type(value) is not base:
         raise NotData("a value of type %s posing as %s" % (type(value).__name__, base))
     if note and _LINK[0] is not None:
         _LINK[0].note("%s rebuilt as %s" % (note, base.__name__))
@@ -1711,7 +1743,7 @@ class SolutionPickler(_Pickler):
         # a class the judge does not have
         base = nearest_allowed_base(cls)
         note = "%s.%s" % (cls.__module__, cls.__qualname__)
-        if base in VALUE_BASES:
+        if _value_base(base):
             if base is tuple and hasattr(cls, "_fields"):
                 return _nt, (cls.__name__, tuple(str(f) for f in cls._fields),
                              tuple(tuple.__iter__(obj)))
@@ -1764,6 +1796,12 @@ def _as_base(base, obj):
         return tuple(tuple.__iter__(obj))
     if base is list:
         return list(list.__iter__(obj))
+    if base is collections.defaultdict:
+        return collections.defaultdict(obj.default_factory, dict(dict.items(obj)))
+    if base is collections.deque:
+        return collections.deque(obj, obj.maxlen)
+    if issubclass(base, dict):   # Counter, OrderedDict: their items, in order
+        return base(dict(dict.items(obj)))
     return base(obj)
 
 
@@ -3001,18 +3039,18 @@ def _shadowed_method(cls, name, value):
 
 
 def _no_method_replaced(link, obj, state):
-    """The state a reply gives an object never stands in for a method its library class
-    defines with something the judge would run itself: the class's own code calls it (a
-    UserList whose `_UserList__cast` is `bool` and whose data is True equals anything
-    truthy). On a mirror the solution's code may stand there, its answer (the standin's
-    comparisons never call it, JUDGED_DUNDERS); on a library object nothing may stand for a
-    private method, its own machinery (its public ones, `step`, are what torch's LR
-    scheduler wraps in an optimizer's instance, and what a test calls in the open). What the
+    """The state a reply gives an object never stands in for a private method its library
+    class defines (its own machinery, which its own code calls) with something the judge
+    would run itself: a UserList whose `_UserList__cast` is `bool` and whose data is True
+    equals anything truthy. On a mirror the solution's code may stand there, its answer
+    (the standin's comparisons never call it, JUDGED_DUNDERS); on a library object not even
+    that. Public methods are what the test calls in the open (torch's LR scheduler wraps
+    its optimizer's `step` in the instance; a module may hold its `forward`). What the
     judge sent and gets back is its own."""
     cls = _TYPE(obj)
     mirror = cls.__dict__.get("__curator_class__") is not None
     for name, value in list(state.items()):
-        if not (mirror or (type(name) is str and name.startswith("_"))) or \
+        if not (type(name) is str and name.startswith("_")) or \
                 not _shadowed_method(cls, name, value) or (mirror and _is_solution_code(value)):
             continue
         handle = link.judge_ids.get(id(value))
