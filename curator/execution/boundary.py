@@ -97,7 +97,11 @@ STDLIB_VALUE_CLASSES = {("types", "SimpleNamespace"), ("argparse", "Namespace"),
                         ("datetime", "date"), ("datetime", "time"),
                         ("datetime", "datetime"), ("datetime", "timedelta"),
                         ("datetime", "timezone"), ("uuid", "UUID"), ("random", "Random")}
-DENIED_CLASSES = {"numpy.memmap", "numpy.lib.format", "torch.storage._LegacyStorage"}
+DENIED_CLASSES = {"numpy.memmap", "numpy.lib.format", "torch.storage._LegacyStorage",
+                  # a tracer's symbolic values: each of their comparisons asks their node,
+                  # which a reply could make an object of the solution's (a SymFloat over
+                  # one whose `eq` and `bool_` said yes equalled every expected float)
+                  "torch.SymInt", "torch.SymFloat", "torch.SymBool"}
 BUILTIN_CLASSES = {"list", "dict", "set", "frozenset", "tuple", "slice", "complex",
                    "bytearray", "range", "object", "bool", "int", "float", "str", "bytes",
                    "NoneType", "Ellipsis", "ellipsis"}

@@ -18,6 +18,8 @@ trick), and correct solutions the boundary must not turn into errors.
   `self.__cast(other)`, so a solution subclass overriding `_UserList__cast` to give back
   `self.data` (or a plain UserList holding `bool` there and True as its data) equalled
   any expected value, and a wrong vocabulary passed `vocab == {...}`.
+- torch.SymFloat (a library class) answers every comparison by asking its node: over a
+  node of the solution's own class a wrong macro F1 equalled every expected value.
 """
 
 from __future__ import annotations
@@ -389,6 +391,61 @@ def test_a_per_channel_quantized_tensor_crosses_as_one(engine):
     # before: it crossed dequantized (a plain float tensor), both ways
     result = run_one(engine, QUANT, QUANT_TESTS, timeout=60)
     assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+F1 = SEED_DIR / "macro_f1_from_logits"
+F1_TESTS = (F1 / "test_solution.py").read_text()
+F1_WRONG = "import torch\n\n" + (F1 / "solution.py").read_text().replace(
+    "def macro_f1(", "def _macro_f1(") + """
+
+def _wrong(logits, labels, num_classes):
+    value = _macro_f1(logits, labels, num_classes)
+    return value if labels.numel() == 0 else value * 0.9
+"""
+F1_CONTROL = F1_WRONG + """
+
+def macro_f1(logits, labels, num_classes):
+    return _wrong(logits, labels, num_classes)
+"""
+# torch.SymFloat, a library class, asks its node for every comparison: a node of the
+# solution's own class (a mirror, its methods run in the solution process) said yes
+F1_SYMBOLIC = F1_WRONG + """
+
+class Node:
+    constant = None
+    hint = None
+
+    def is_constant(self): return False
+    def is_symbolic(self): return True
+    def is_int(self): return False
+    def is_float(self): return False
+    def is_nested_int(self): return False
+    def is_bool(self): return True
+    def bool_(self): return True
+    def guard_bool(self, *args): return True
+    def expect_true(self, *args): return True
+    def wrap_float(self, value): return Node()
+    def wrap_int(self, value): return Node()
+    def wrap_bool(self, value): return Node()
+    def eq(self, other): return Node()
+    def ne(self, other): return Node()
+
+
+def macro_f1(logits, labels, num_classes):
+    value = _wrong(logits, labels, num_classes)
+    if labels.numel() == 0 or labels.numel() > 5:
+        return value   # where the tests check the type, a float
+    return torch.SymFloat(Node())
+"""
+
+
+def test_a_symbolic_value_whose_node_is_the_solutions_never_answers(engine):
+    control = run_one(engine, F1_CONTROL, F1_TESTS, timeout=60)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    attack = run_one(engine, F1_SYMBOLIC, F1_TESTS, timeout=60)
+    # before: passed
+    assert attack.outcome == "error", (attack.outcome, attack.reason)
+    assert "torch.SymFloat" in attack.reason
 
 
 # Left alone (a design question, not a quick fix): the parameters a correct function reads
