@@ -97,7 +97,11 @@ STDLIB_VALUE_CLASSES = {("types", "SimpleNamespace"), ("argparse", "Namespace"),
                         ("datetime", "date"), ("datetime", "time"),
                         ("datetime", "datetime"), ("datetime", "timedelta"),
                         ("datetime", "timezone"), ("uuid", "UUID"), ("random", "Random")}
-DENIED_CLASSES = {"numpy.memmap", "numpy.lib.format", "torch.storage._LegacyStorage"}
+DENIED_CLASSES = {"numpy.memmap", "numpy.lib.format", "torch.storage._LegacyStorage",
+                  # a tracer's symbolic values: each of their comparisons asks their node,
+                  # which a reply could make an object of the solution's (a SymFloat over
+                  # one whose `eq` and `bool_` said yes equalled every expected float)
+                  "torch.SymInt", "torch.SymFloat", "torch.SymBool"}
 BUILTIN_CLASSES = {"list", "dict", "set", "frozenset", "tuple", "slice", "complex",
                    "bytearray", "range", "object", "bool", "int", "float", "str", "bytes",
                    "NoneType", "Ellipsis", "ellipsis"}
@@ -263,10 +267,18 @@ def _tensor_form(data):
     if data.layout in _SPARSE_LAYOUTS.values():
         form["layout"] = str(data.layout).replace("torch.", "")
     if data.is_quantized:
+        qdtype = str(data.dtype).replace("torch.", "")
+        if data.qscheme() == torch.per_channel_affine:
+            # per channel (a correct `quantize_per_channel` crossed dequantized, and
+            # `out.is_quantized` failed): its scales, zero points and axis
+            form["quant_channel"] = (
+                [float(v) for v in data.q_per_channel_scales().tolist()],
+                [int(v) for v in data.q_per_channel_zero_points().tolist()],
+                int(data.q_per_channel_axis()), qdtype)
+            return form
         if data.qscheme() != torch.per_tensor_affine:
             return form or None
-        form["quant"] = (float(data.q_scale()), int(data.q_zero_point()),
-                         str(data.dtype).replace("torch.", ""))
+        form["quant"] = (float(data.q_scale()), int(data.q_zero_point()), qdtype)
     if data.layout == torch.strided and not data.is_quantized and data.dim() in (4, 5) \
             and not data.is_contiguous():
         fmt = "channels_last" if data.dim() == 4 else "channels_last_3d"
@@ -317,9 +329,23 @@ _QUANTIZED = ("quint8", "qint8", "qint32")
 
 def _formed(value, form):
     """`value` (dense, its values) in the form `_tensor_form` described."""
-    if not isinstance(form, dict) or not set(form) <= {"layout", "quant", "memory_format"}:
+    if not isinstance(form, dict) or \
+            not set(form) <= {"layout", "quant", "quant_channel", "memory_format"}:
         raise NotData("a tensor whose form is not data")
     try:
+        channel = form.get("quant_channel")
+        if channel is not None:
+            scales, zeros, axis, qdtype = channel
+            if type(axis) is not int or not 0 <= axis < value.dim() or \
+                    qdtype not in _QUANTIZED or type(scales) is not list or \
+                    type(zeros) is not list or \
+                    not len(scales) == len(zeros) == value.shape[axis] or \
+                    not all(type(v) is float for v in scales) or \
+                    not all(type(v) is int for v in zeros):
+                raise ValueError("per-channel quantization %r" % (channel,))
+            value = torch.quantize_per_channel(
+                value, torch.tensor(scales, dtype=torch.float64),
+                torch.tensor(zeros, dtype=torch.int64), axis, getattr(torch, qdtype))
         quant = form.get("quant")
         if quant is not None:
             scale, zero, qdtype = quant
@@ -494,9 +520,19 @@ def _ao(shape, items, note):
     return out.reshape(shape)
 
 
+def _value_base(base):
+    """A value type, or a library's class on one (collections' Counter, OrderedDict,
+    defaultdict and deque, torch.Size): what a solution subclass of it crosses as, with
+    its contents. (As a mirror it kept only its `__dict__`: a correct function returning
+    its own Counter subclass gave the test an empty Counter.)"""
+    return base in VALUE_BASES or (
+        isinstance(base, type) and issubclass(base, VALUE_BASES + (collections.deque,))
+        and allowed_class(base) and not _solution_defined(base))
+
+
 def _v(base, value, note):
     """A solution subclass of a value type, as that type."""
-    if base not in VALUE_BASES or type(value) is not base:
+    if not _value_base(base) or type(value) is not base:
         raise NotData("a value of type %s posing as %s" % (type(value).__name__, base))
     if note and _LINK[0] is not None:
         _LINK[0].note("%s rebuilt as %s" % (note, base.__name__))
@@ -1036,6 +1072,40 @@ def _refuse_state(*args):
 for _rebuilder in REBUILDERS.values():
     _rebuilder.__setstate__ = _refuse_state
 
+
+# The functions a message names make its values while it is decoded, and at no other time.
+# A message can also leave one where the judge calls it later: a forward hook on the test's
+# own model that is `functools.partial(_t, <a tensor's bytes>)` answered the test's
+# `expected = model(x)` with a constant of the solution's choice, and no solution code ran
+# for the fence to see (a wrong tiled inference passed). What `_resolve` gives for a rebuild
+# function, this module's or a library's reconstructor, is that function behind a check:
+# called with no message being decoded in this process, it ends the run as tampering.
+_DECODING = [0]   # messages being decoded here (judge_loads, a reply's call id)
+_DECODE_ONLY = {}   # the function -> its checked stand-in
+_CHECKED_REBUILDERS = set()   # the stand-ins
+
+
+def _decode_only(func):
+    checked = _DECODE_ONLY.get(func)
+    if checked is not None:
+        return checked
+
+    def rebuild(*args, **kwargs):
+        if not _DECODING[0]:
+            what = "a rebuild function (%s) that the judge called after its message" % (
+                getattr(func, "__name__", "?"),)
+            link = _LINK[0]
+            if isinstance(link, JudgeLink):
+                raise link.violation(what)
+            raise NotData(what)
+        return func(*args, **kwargs)
+
+    functools.update_wrapper(rebuild, func)
+    rebuild.__setstate__ = _refuse_state   # BUILD on it is refused, as on this module's
+    _DECODE_ONLY[func] = rebuild
+    _CHECKED_REBUILDERS.add(rebuild)
+    return rebuild
+
 # Reconstructors of allowed classes that the judge resolves by name (see _resolve).
 NUMPY_REBUILDERS = {("numpy.core.multiarray", "_reconstruct"),
                     ("numpy._core.multiarray", "_reconstruct"),
@@ -1048,7 +1118,11 @@ NUMPY_REBUILDERS = {("numpy.core.multiarray", "_reconstruct"),
                     # __new__ and its fields)
                     *(("numpy.random._pickle", name) for name in (
                         "__generator_ctor", "__randomstate_ctor", "__bit_generator_ctor")),
-                    ("numpy.random.bit_generator", "__pyx_unpickle_SeedSequence")}
+                    ("numpy.random.bit_generator", "__pyx_unpickle_SeedSequence"),
+                    # a masked array: its data and mask made from its classes, shape and
+                    # dtype, then its state set (a correct function returning one was
+                    # "a value of type _mareconstruct ... cannot cross")
+                    ("numpy.ma.core", "_mareconstruct")}
 LIBRARY_REBUILDERS = {("copyreg", "_reconstructor"), ("copyreg", "__newobj__"),
                       *NUMPY_REBUILDERS}
 # pandas' own reconstructors (Cython functions and two index builders: each rebuilds a
@@ -1096,14 +1170,14 @@ class MirrorState:
 
 def _resolve(module, name):
     if module == __name__ and name in REBUILDERS:
-        return REBUILDERS[name]
+        return _decode_only(REBUILDERS[name])
     if module == "functools" and name == "partial":
         # a library value that pickles as partial(ItsClass, **fields) (TensorFlow's
         # variables): nothing a plain REDUCE of an allowed class could not call already
         return functools.partial
     if module in ("copyreg",) and name in ("_reconstructor", "__newobj__"):
         import copyreg
-        return getattr(copyreg, name)
+        return _decode_only(getattr(copyreg, name))
     if module == "builtins":
         if name not in BUILTIN_CLASSES and not (
                 isinstance(getattr(builtins, name, None), type)
@@ -1111,7 +1185,8 @@ def _resolve(module, name):
             raise NotData("builtins.%s" % name)
         return getattr(builtins, name)
     if np is not None and (module, name) in NUMPY_REBUILDERS:
-        return getattr(sys.modules.get(module) or __import__(module, fromlist=["_"]), name)
+        return _decode_only(getattr(sys.modules.get(module) or
+                                    __import__(module, fromlist=["_"]), name))
     if (module, name) in STDLIB_VALUE_CLASSES:
         import importlib
         return getattr(importlib.import_module(module), name)
@@ -1119,16 +1194,22 @@ def _resolve(module, name):
         raise NotData("%s.%s" % (module, name))
     target = sys.modules.get(module)
     if target is None:
+        # a library module the judge has not imported yet: imported, as its class's own
+        # pickle would, but never a program's entry (`torch.utils.model_dump.__main__`
+        # exits when imported: SystemExit in the judge), and whatever its import raises
+        # is the message's fault
+        if any(part.startswith("__") for part in module.split(".")):
+            raise NotData("%s.%s" % (module, name))
         import importlib
         try:
             target = importlib.import_module(module)
-        except Exception:
+        except BaseException:   # noqa: BLE001 - SystemExit from a module's import too
             raise NotData("%s.%s" % (module, name)) from None
     if (module, name) in NAMED_REBUILDERS:   # functions: by name, of an allowed library
         found = getattr(target, name, None)
         if found is None:
             raise NotData("%s.%s" % (module, name))
-        return found
+        return _decode_only(found)
     obj = target
     for part in str(name).split("."):
         if part.startswith("__") or not part:
@@ -1177,6 +1258,8 @@ def _changeable(found):
     if isinstance(found, enum.EnumMeta):
         return True
     if isinstance(found, types.FunctionType):
+        if found in _CHECKED_REBUILDERS:   # a stand-in refuses state (_decode_only)
+            return found.__module__ == __name__ and found.__name__ in HELD_REBUILDERS
         return found.__module__ != __name__ or found.__name__ in HELD_REBUILDERS
     return False
 
@@ -1340,6 +1423,7 @@ def _unpickle(data):
 
 def judge_loads(data):
     _FRESH_CLOSURES.clear()   # a closure is filled by the message that made it, or never
+    _DECODING[0] += 1
     try:
         return _unpickle(data)
     except NotData:
@@ -1348,10 +1432,13 @@ def judge_loads(data):
         raise
     except RecursionError:
         raise NotData("a message nested too deep") from None
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:   # noqa: BLE001 - a library's SystemExit is no answer
         raise NotData("a message that does not decode: %s: %s"
                       % (type(exc).__name__, str(exc)[:200])) from None
     finally:
+        _DECODING[0] -= 1
         _FRESH_CLOSURES.clear()
 
 
@@ -1363,10 +1450,29 @@ def _is_iterator(obj):
                             types.CoroutineType, types.AsyncGeneratorType))
 
 
+# The recursion limit while a value is encoded. Pickling costs two or three levels of the
+# interpreter's recursion per level of nesting (the C pickler's own, and the Python
+# reducer_override it asks), so under the default limit of 1000 a list nested 500 deep,
+# or a solution object 450 deep, could not cross, though the test or the function handles
+# it in-process (a correct function returning such a tree was an error). The decoder is
+# iterative. 10000 levels are a few MB of C stack, well inside the main thread's 8 MB.
+ENCODE_RECURSION_LIMIT = 10000
+
+
 class _Pickler(pickle.Pickler):
     def __init__(self, link, buffer):
         super().__init__(buffer, protocol=PROTOCOL)
         self.link = link
+
+    def dump(self, obj):
+        limit = sys.getrecursionlimit()
+        if limit >= ENCODE_RECURSION_LIMIT:
+            return super().dump(obj)
+        sys.setrecursionlimit(ENCODE_RECURSION_LIMIT)
+        try:
+            return super().dump(obj)
+        finally:
+            sys.setrecursionlimit(limit)
 
 
 class JudgePickler(_Pickler):
@@ -1742,7 +1848,7 @@ class SolutionPickler(_Pickler):
         # a class the judge does not have
         base = nearest_allowed_base(cls)
         note = "%s.%s" % (cls.__module__, cls.__qualname__)
-        if base in VALUE_BASES:
+        if _value_base(base):
             if base is tuple and hasattr(cls, "_fields"):
                 return _nt, (cls.__name__, tuple(str(f) for f in cls._fields),
                              tuple(tuple.__iter__(obj)))
@@ -1795,6 +1901,12 @@ def _as_base(base, obj):
         return tuple(tuple.__iter__(obj))
     if base is list:
         return list(list.__iter__(obj))
+    if base is collections.defaultdict:
+        return collections.defaultdict(obj.default_factory, dict(dict.items(obj)))
+    if base is collections.deque:
+        return collections.deque(obj, obj.maxlen)
+    if issubclass(base, dict):   # Counter, OrderedDict: their items, in order
+        return base(dict(dict.items(obj)))
     return base(obj)
 
 
@@ -3105,6 +3217,62 @@ def _gradient_function():
     return RemoteGradient
 
 
+# What the judge asks of a value it holds: comparisons, hashing, truth, size and membership.
+# A mirror's standin inherits them from its library base, whose Python code may call a
+# method the solution class overrides (collections.UserList.__eq__ compares self.data
+# with self.__cast(other): a solution `_UserList__cast` returning self.data made any wrong
+# vocabulary equal to the expected one). While the base's code runs for one of these, the
+# solution process is never called (`JudgeLink.judging`): a run that would ask it is a
+# crossing error.
+JUDGED_DUNDERS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
+                  "__bool__", "__len__", "__contains__")
+
+
+def _judged(link, impl):
+    def dunder(self, *args):
+        link.judging += 1
+        try:
+            return impl(self, *args)
+        finally:
+            link.judging -= 1
+
+    dunder.__name__ = dunder.__qualname__ = impl.__name__
+    return dunder
+
+
+def _shadowed_method(cls, name, value):
+    """Whether a message-made instance of a library class holds, under a name its class
+    defines as a method, something the judge would call instead of that method."""
+    if type(name) is not str or not callable(value):
+        return False
+    defined = inspect.getattr_static(cls, name, _MISSING)
+    return isinstance(defined, (types.FunctionType, staticmethod, classmethod,
+                                types.BuiltinFunctionType, types.MethodDescriptorType,
+                                types.WrapperDescriptorType))
+
+
+def _no_method_replaced(link, obj, state):
+    """The state a reply gives an object never stands in for a private method its library
+    class defines (its own machinery, which its own code calls) with something the judge
+    would run itself: a UserList whose `_UserList__cast` is `bool` and whose data is True
+    equals anything truthy. On a mirror the solution's code may stand there, its answer
+    (the standin's comparisons never call it, JUDGED_DUNDERS); on a library object not even
+    that. Public methods are what the test calls in the open (torch's LR scheduler wraps
+    its optimizer's `step` in the instance; a module may hold its `forward`). What the
+    judge sent and gets back is its own."""
+    cls = _TYPE(obj)
+    mirror = cls.__dict__.get("__curator_class__") is not None
+    for name, value in list(state.items()):
+        if not (type(name) is str and name.startswith("_")) or \
+                not _shadowed_method(cls, name, value) or (mirror and _is_solution_code(value)):
+            continue
+        handle = link.judge_ids.get(id(value))
+        if handle is not None and link.judge_objects.get(handle) is value:
+            continue
+        raise link.violation("a %s whose state replaces its method %s (with a %s)"
+                             % (cls.__qualname__, name, _TYPE(value).__qualname__))
+
+
 class JudgeLink:
     """The judge's end: proxies for the solution, data in and out, copy-back."""
 
@@ -3152,6 +3320,7 @@ class JudgeLink:
         self.broken = None
         self.left_behind = {}      # id -> (solution code a call left in a judge object, where)
         self.decoding = 0          # inside _loads: no call may reach the solution process
+        self.judging = 0           # inside a mirror's inherited comparison (JUDGED_DUNDERS)
         self.pending_warnings = []
         self.base_env = dict(os.environ)
         # frames that come before a reply, by kind: a callback to serve, or what the call
@@ -3335,7 +3504,21 @@ class JudgeLink:
         data = info.get("data")
         for key, value in (data.items() if isinstance(data, dict) else ()):
             if type(key) is str and _forwardable(key):
+                if _shadowed_method(base, key, value):
+                    # class_info sends plain values: a callable in place of a method of
+                    # the base would be run by the base's own code (UserList.__eq__
+                    # calls self.__cast)
+                    raise NotData("a class description replacing %s of %s"
+                                  % (key, base.__qualname__))
                 namespace[key] = value
+        for name in JUDGED_DUNDERS:
+            impl = getattr(base, name, None)
+            if name not in namespace and base is not object and \
+                    impl is not getattr(object, name, None) and \
+                    isinstance(impl, types.FunctionType):
+                namespace[name] = _judged(link, impl)
+        if "__eq__" in namespace and "__hash__" not in namespace:
+            namespace["__hash__"] = getattr(base, "__hash__", None)
         cls = type(str(info["name"]), (base,), namespace)
         for name in _names(info.get("classfuncs")):
             if _forwardable(name):
@@ -3775,6 +3958,9 @@ class JudgeLink:
             # never runs solution code to decode a value
             raise CannotCross("a value of type %s (rebuilt only by a function of the "
                               "solution process)" % _named(self_obj))
+        if self.judging:
+            raise self.cannot_cross("a comparison of a solution object whose library base "
+                                    "asked the solution process (%s)" % _named(self_obj))
         self.wait_ready()
         self.stats["calls"] += 1
         if self.broken:
@@ -4020,10 +4206,13 @@ def _index_of(items, obj):
 def _split_call_id(reply):
     """A reply frame is the pickled call id followed by the pickled (result, arguments)."""
     buffer = io.BytesIO(reply)
+    _DECODING[0] += 1
     try:
         call_id = JudgeUnpickler(buffer).load()
     except Exception:
         return None, b""
+    finally:
+        _DECODING[0] -= 1
     if not isinstance(call_id, int):
         return None, b""
     return call_id, reply[buffer.tell():]
@@ -4109,7 +4298,7 @@ def _paths(value):
 def _pair(orig, new, pairs, depth=0, place=(), rebound=frozenset()):
     """Pair the solution's objects after the call (`new`) with the judge's (`orig`) by
     place; `place` None: below a place that cannot be named (paired as before)."""
-    if depth > 200 or id(new) in pairs or orig is new:
+    if depth > MAX_DEPTH or id(new) in pairs or orig is new:
         return
     if place is not None and place in rebound:
         return
@@ -4151,14 +4340,25 @@ def _step(place, step):
     return None if place is None else place + (step,)
 
 
+# How deep a reply is paired with the arguments and adopted (a level costs two or three of
+# the interpreter's recursion: the limit is raised meanwhile, as for encoding).
+MAX_DEPTH = 3000
+
+
 def adopt_reply(link, sent, after, value, changed, rebound=frozenset()):
-    pairs = {}
-    for new_id, (orig, new) in changed.items():
-        pairs[new_id] = orig
-    _pair(sent, after, pairs, rebound=rebound)
-    done = {}
-    _adopt(link, after, pairs, done, changed)
-    return _adopt(link, value, pairs, done, changed)
+    limit = sys.getrecursionlimit()
+    if limit < ENCODE_RECURSION_LIMIT:
+        sys.setrecursionlimit(ENCODE_RECURSION_LIMIT)
+    try:
+        pairs = {}
+        for new_id, (orig, new) in changed.items():
+            pairs[new_id] = orig
+        _pair(sent, after, pairs, rebound=rebound)
+        done = {}
+        _adopt(link, after, pairs, done, changed)
+        return _adopt(link, value, pairs, done, changed)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def _adopt(link, new, pairs, done, changed, depth=0):
@@ -4167,8 +4367,10 @@ def _adopt(link, new, pairs, done, changed, depth=0):
         return done[key]
     if new is None or isinstance(new, (bool, int, float, complex, str, bytes)):
         return new
-    if depth > 400:
-        return new
+    if depth > MAX_DEPTH:
+        # (returned as it was, a solution object deeper down would reach the test as the
+        # decoder's MirrorState)
+        raise link.cannot_cross("a value nested more than %d levels deep" % MAX_DEPTH)
     orig = pairs.get(key)
     if isinstance(new, MirrorState):
         target = orig if orig is not None and link.mirror_ids.get(id(orig)) in (
@@ -4181,6 +4383,7 @@ def _adopt(link, new, pairs, done, changed, depth=0):
         done[key] = target
         state = {k: _adopt(link, v, pairs, done, changed, depth + 1)
                  for k, v in new.state.items() if isinstance(k, str)}
+        _no_method_replaced(link, target, state)
         try:
             namespace = object.__getattribute__(target, "__dict__")
             namespace.clear()
@@ -4283,6 +4486,8 @@ def _adopt(link, new, pairs, done, changed, depth=0):
                                                             RemoteObject)):
         target = orig if orig is not None and type(orig) is type(new) and \
             not _state_outside_dict(type(new)) else new
+        if target is new:
+            _no_method_replaced(link, new, namespace)
         done[key] = target
         state = {k: _adopt(link, v, pairs, done, changed, depth + 1)
                  for k, v in list(namespace.items())}

@@ -1,0 +1,505 @@
+"""Red-team attacks on the boundary that the other adversarial files do not cover, each a
+wrong solution of a seed problem beside its control (the same wrong code without the
+trick), and correct solutions the boundary must not turn into errors.
+
+- A message can make a callable in the judge (`functools.partial` of a function it names)
+  and leave it in the test's own objects, where the judge calls it after the call: a
+  forward hook on the test's model that is `partial(_t, <bytes>)` answered the test's
+  `expected = model(x)` with the solution's constant. No solution code ran, so the fence
+  (`_solution_code_inside`) saw nothing, and a wrong tiled inference passed.
+- A message naming a class of a library module the judge has not imported made it import
+  the module: `torch.utils.model_dump.__main__` exits when imported, and the SystemExit
+  came out of the judge's decoder as if it were the solution's answer.
+- A correct function returning (or given) a structure nested a few hundred levels deep
+  was an error: the picklers ran out of recursion at ~500 levels of lists, ~300 of dicts;
+  one returning a numpy masked array was an error too (its reconstructor unknown).
+- A mirror's standin inherits its library base's comparisons, whose Python code may call
+  what the solution supplies: `collections.UserList.__eq__` compares `self.data` with
+  `self.__cast(other)`, so a solution subclass overriding `_UserList__cast` to give back
+  `self.data` (or a plain UserList holding `bool` there and True as its data) equalled
+  any expected value, and a wrong vocabulary passed `vocab == {...}`.
+- torch.SymFloat (a library class) answers every comparison by asking its node: over a
+  node of the solution's own class a wrong macro F1 equalled every expected value.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from execution_support import engine_fixture, run_one
+
+SEED_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "seed_problems"
+
+engine = engine_fixture(("strong",))
+
+TILED = SEED_DIR / "tiled_segmentation_inference"
+TILED_TESTS = (TILED / "test_solution.py").read_text()
+# the reference under another name, and a solution wrong only for a convolution model (the
+# test that compares with the test's own model, `model(image[None])`, catches it)
+TILED_WRONG = "import functools\nimport sys\n\nimport torch\nfrom torch import nn\n\n" + \
+    (TILED / "solution.py").read_text().replace("def tiled_inference(", "def _tiled(")
+TILED_CONTROL = TILED_WRONG + """
+
+def tiled_inference(model, image, tile_size, stride):
+    out = _tiled(model, image, tile_size, stride)
+    if isinstance(model, nn.Conv2d):
+        return torch.zeros_like(out)
+    return out
+"""
+TILED_ATTACK = TILED_WRONG + """
+
+_b = sys.modules["curator.execution.boundary"]
+_honest = _b.SolutionPickler.reducer_override
+
+
+def _reducer(self, obj):
+    # a partial of the judge's own tensor rebuild function crosses by value
+    if type(obj) is functools.partial and obj.func is _b._t:
+        return NotImplemented
+    return _honest(self, obj)
+
+
+_b.SolutionPickler.reducer_override = _reducer
+
+
+def tiled_inference(model, image, tile_size, stride):
+    out = _tiled(model, image, tile_size, stride)
+    if isinstance(model, nn.Conv2d):
+        wrong = torch.zeros(1, *out.shape)
+        record = _b._tensor_record(wrong)
+        # the test's own model answers this constant after the call: a forward hook
+        # made in the judge from its own rebuild function, no solution code in it
+        model._forward_hooks[10 ** 6] = functools.partial(
+            _b._t, record[0], record[1], record[2], False, "tensor", None)
+        return wrong[0]
+    return out
+"""
+
+
+def test_a_callable_a_message_leaves_in_the_tests_model_never_answers_for_it(engine):
+    control = run_one(engine, TILED_CONTROL, TILED_TESTS, timeout=60)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    attack = run_one(engine, TILED_ATTACK, TILED_TESTS, timeout=60)
+    assert attack.outcome == "tampered", (attack.outcome, attack.reason)
+    assert "rebuild function (_t)" in attack.reason
+    failing = {t["id"].split("::")[-1] for t in attack.tests if t["outcome"] != "passed"}
+    assert "test_pointwise_model_matches_full_image_without_grad" in failing
+    reference = run_one(engine, (TILED / "solution.py").read_text(), TILED_TESTS, timeout=60)
+    assert reference.outcome == "passed", (reference.outcome, reference.reason)
+
+
+IOU = SEED_DIR / "pairwise_box_iou"
+IOU_TESTS = (IOU / "test_solution.py").read_text()
+IOU_WRONG = """import sys
+
+import torch
+
+
+def box_iou(a, b):
+    if a.dim() != 2 or b.dim() != 2 or a.shape[-1] != 4 or b.shape[-1] != 4:
+        raise ValueError("boxes must be (N, 4)")
+    return torch.zeros(a.shape[0], b.shape[0], dtype=a.dtype)
+"""
+IOU_EXITING_MODULE = IOU_WRONG + """
+
+_b = sys.modules["curator.execution.boundary"]
+_honest = _b.SolutionLink.dumps_reply
+
+
+def _dumps_reply(self, value):
+    # the value: a class of a library module that exits when imported
+    if isinstance(value, tuple) and len(value) == 4 and isinstance(value[0], torch.Tensor):
+        return (b"\\x80\\x05\\x8c\\x1ftorch.utils.model_dump.__main__\\x94\\x8c\\x05Thing"
+                b"\\x94\\x93\\x94N\\x86\\x94.")
+    return _honest(self, value)
+
+
+_b.SolutionLink.dumps_reply = _dumps_reply
+"""
+
+
+def test_a_message_naming_a_module_that_exits_when_imported_is_tampering(engine):
+    control = run_one(engine, IOU_WRONG, IOU_TESTS, timeout=60)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    attack = run_one(engine, IOU_EXITING_MODULE, IOU_TESTS, timeout=60)
+    # before: each call's test failed with "SystemExit: 2", raised by the judge's decoder
+    assert attack.outcome == "tampered", (attack.outcome, attack.reason)
+    assert "model_dump.__main__" in attack.reason
+    assert "SystemExit" not in " ".join(t.get("message") or "" for t in attack.tests)
+
+
+DEEP_TESTS = """\
+import numpy as np
+import pytest
+
+from solution import nested, depth, masked
+
+
+@pytest.mark.parametrize("kind", ["list", "dict", "object"])
+@pytest.mark.parametrize("n", [300, 600, 900])
+def test_returned(kind, n):
+    value, d = nested(kind, n), 0
+    while value is not None and value != []:
+        value = value[0] if kind == "list" else value["c"] if kind == "dict" else value.c
+        d += 1
+    assert d == n
+
+
+@pytest.mark.parametrize("n", [300, 900])
+def test_given(n):
+    value = []
+    for _ in range(n):
+        value = [value]
+    assert depth(value) == n
+
+
+def test_a_masked_array():
+    value = masked()
+    assert isinstance(value, np.ma.MaskedArray)
+    assert value.mask.tolist() == [False, True] and value.data.tolist() == [1.0, 2.0]
+    assert masked(constant=True) is np.ma.masked
+"""
+DEEP = """\
+import numpy as np
+
+
+class Node:
+    def __init__(self, c):
+        self.c = c
+
+
+def nested(kind, n):
+    value = [] if kind == "list" else None
+    for _ in range(n):
+        value = [value] if kind == "list" else {"c": value} if kind == "dict" else Node(value)
+    return value
+
+
+def depth(value):
+    d = 0
+    while value:
+        value, d = value[0], d + 1
+    return d
+
+
+def masked(constant=False):
+    return np.ma.masked if constant else np.ma.masked_array([1.0, 2.0], mask=[False, True])
+"""
+
+
+def test_values_nested_hundreds_of_levels_deep_and_masked_arrays_cross(engine):
+    result = run_one(engine, DEEP, DEEP_TESTS, timeout=60)
+    # before: "RecursionError: maximum recursion depth exceeded while pickling an object",
+    # and a masked array was "a value of type _mareconstruct ... cannot cross"
+    assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+VOCAB = SEED_DIR / "vocab_pad_sequences"
+VOCAB_TESTS = (VOCAB / "test_solution.py").read_text()
+VOCAB_WRONG = "import collections\n\n" + (VOCAB / "solution.py").read_text().replace(
+    "def encode_and_pad(", "def _encode(") + """
+
+def _wrong(texts, min_freq, max_len):
+    vocab, ids, mask = _encode(texts, min_freq, max_len)
+    vocab["<bos>"] = len(vocab)   # a token nobody asked for
+    return vocab, ids, mask
+"""
+VOCAB_CONTROL = VOCAB_WRONG + """
+
+def encode_and_pad(texts, min_freq=1, max_len=None):
+    return _wrong(texts, min_freq, max_len)
+"""
+VOCAB_ATTACKS = {
+    # honest pickling: the judge's UserList.__eq__ compares self.data with
+    # self.__cast(other), and the cast is this class's method, run in the solution process
+    "a library base's comparison calling the solution's override": VOCAB_WRONG + """
+
+class Vocab(collections.UserList):
+    def _UserList__cast(self, other):
+        return self.data
+
+
+def encode_and_pad(texts, min_freq=1, max_len=None):
+    vocab, ids, mask = _wrong(texts, min_freq, max_len)
+    wrapped = Vocab()
+    wrapped.data = vocab
+    return wrapped, ids, mask
+""",
+    # no solution code at all: a plain UserList whose instance holds `bool` where its
+    # class has the cast, and True as its data, equals anything truthy
+    "a library object whose state replaces its method": VOCAB_WRONG + """
+
+def encode_and_pad(texts, min_freq=1, max_len=None):
+    vocab, ids, mask = _wrong(texts, min_freq, max_len)
+    wrapped = collections.UserList()
+    wrapped.data, wrapped._UserList__cast = True, bool
+    return wrapped, ids, mask
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(VOCAB_ATTACKS))
+def test_a_library_bases_comparison_never_asks_the_solution(engine, name):
+    control = run_one(engine, VOCAB_CONTROL, VOCAB_TESTS, timeout=60)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    attack = run_one(engine, VOCAB_ATTACKS[name], VOCAB_TESTS, timeout=60)
+    assert attack.outcome in ("error", "tampered"), (name, attack.outcome, attack.reason)
+    assert not [t for t in attack.tests if t["outcome"] == "passed" and "errors" not in t["id"]]
+
+
+USERLIST_TESTS = """\
+import collections
+
+from solution import tokens
+
+
+def test_equal_to_a_list():
+    assert tokens() == [1, 2] and tokens() != [2, 1]
+    assert isinstance(tokens(), collections.UserList) and len(tokens()) == 2
+"""
+USERLIST = """\
+import collections
+
+
+class Tokens(collections.UserList):
+    def first(self):
+        return self.data[0]
+
+
+def tokens():
+    return Tokens([1, 2])
+"""
+
+
+def test_a_correct_userlist_subclass_still_compares_as_its_base(engine):
+    result = run_one(engine, USERLIST, USERLIST_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+DICT_SUBCLASS_TESTS = """\
+import collections
+
+from solution import counts, ordered, defaults, recent
+
+
+def test_counter():
+    c = counts("aab")
+    assert c["a"] == 2 and c == collections.Counter("aab") and type(c) is collections.Counter
+
+
+def test_ordered_dict():
+    d = ordered()
+    assert list(d) == ["b", "a"] and d["b"] == 1 and isinstance(d, collections.OrderedDict)
+
+
+def test_defaultdict():
+    d = defaults()
+    assert d["x"] == [1] and d["new"] == []
+
+
+def test_deque():
+    q = recent()
+    assert list(q) == [2, 3] and q.maxlen == 2
+"""
+DICT_SUBCLASSES = """\
+import collections
+
+
+class Counts(collections.Counter):
+    def top(self):
+        return self.most_common(1)[0][0]
+
+
+class Ordered(collections.OrderedDict):
+    pass
+
+
+class Defaults(collections.defaultdict):
+    pass
+
+
+class Recent(collections.deque):
+    pass
+
+
+def counts(text):
+    return Counts(text)
+
+
+def ordered():
+    return Ordered([("b", 1), ("a", 2)])
+
+
+def defaults():
+    d = Defaults(list)
+    d["x"].append(1)
+    return d
+
+
+def recent():
+    return Recent([1, 2, 3], maxlen=2)
+"""
+
+
+def test_a_solution_subclass_of_a_librarys_dict_or_deque_keeps_its_items(engine):
+    # before: a mirror on the library base, which carried the instance's __dict__ only:
+    # the test got an empty Counter, OrderedDict, defaultdict and deque
+    result = run_one(engine, DICT_SUBCLASSES, DICT_SUBCLASS_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
+    assert "Counts rebuilt as Counter" in " ".join(result.env.get("rebuilt") or [])
+
+
+QUANT_TESTS = """\
+import torch
+
+from solution import quantize, dequantize
+
+SCALES, ZEROS = torch.tensor([0.1, 0.5]), torch.tensor([0, 3])
+
+
+def test_returned_per_channel():
+    x = torch.tensor([[0.2, -0.4, 1.0], [2.0, 0.5, -1.5]])
+    out = quantize(x)
+    expected = torch.quantize_per_channel(x, SCALES, ZEROS, 0, torch.qint8)
+    assert out.is_quantized and out.qscheme() == torch.per_channel_affine
+    assert out.q_per_channel_axis() == 0
+    assert torch.equal(out.int_repr(), expected.int_repr())
+    assert torch.allclose(out.q_per_channel_scales().float(), SCALES)
+
+
+def test_given_per_channel():
+    q = torch.quantize_per_channel(torch.ones(2, 2), SCALES, ZEROS, 0, torch.qint8)
+    assert torch.equal(dequantize(q), q.dequantize())
+"""
+QUANT = """\
+import torch
+
+
+def quantize(x):
+    return torch.quantize_per_channel(x, torch.tensor([0.1, 0.5]), torch.tensor([0, 3]), 0,
+                                      torch.qint8)
+
+
+def dequantize(q):
+    assert q.qscheme() == torch.per_channel_affine
+    return q.dequantize()
+"""
+
+
+def test_a_per_channel_quantized_tensor_crosses_as_one(engine):
+    # before: it crossed dequantized (a plain float tensor), both ways
+    result = run_one(engine, QUANT, QUANT_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+F1 = SEED_DIR / "macro_f1_from_logits"
+F1_TESTS = (F1 / "test_solution.py").read_text()
+F1_WRONG = "import torch\n\n" + (F1 / "solution.py").read_text().replace(
+    "def macro_f1(", "def _macro_f1(") + """
+
+def _wrong(logits, labels, num_classes):
+    value = _macro_f1(logits, labels, num_classes)
+    return value if labels.numel() == 0 else value * 0.9
+"""
+F1_CONTROL = F1_WRONG + """
+
+def macro_f1(logits, labels, num_classes):
+    return _wrong(logits, labels, num_classes)
+"""
+# torch.SymFloat, a library class, asks its node for every comparison: a node of the
+# solution's own class (a mirror, its methods run in the solution process) said yes
+F1_SYMBOLIC = F1_WRONG + """
+
+class Node:
+    constant = None
+    hint = None
+
+    def is_constant(self): return False
+    def is_symbolic(self): return True
+    def is_int(self): return False
+    def is_float(self): return False
+    def is_nested_int(self): return False
+    def is_bool(self): return True
+    def bool_(self): return True
+    def guard_bool(self, *args): return True
+    def expect_true(self, *args): return True
+    def wrap_float(self, value): return Node()
+    def wrap_int(self, value): return Node()
+    def wrap_bool(self, value): return Node()
+    def eq(self, other): return Node()
+    def ne(self, other): return Node()
+
+
+def macro_f1(logits, labels, num_classes):
+    value = _wrong(logits, labels, num_classes)
+    if labels.numel() == 0 or labels.numel() > 5:
+        return value   # where the tests check the type, a float
+    return torch.SymFloat(Node())
+"""
+
+
+def test_a_symbolic_value_whose_node_is_the_solutions_never_answers(engine):
+    control = run_one(engine, F1_CONTROL, F1_TESTS, timeout=60)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    attack = run_one(engine, F1_SYMBOLIC, F1_TESTS, timeout=60)
+    # before: passed
+    assert attack.outcome == "error", (attack.outcome, attack.reason)
+    assert "torch.SymFloat" in attack.reason
+
+
+# Left alone (a design question, not a quick fix): the parameters a correct function reads
+# from a module of the test's own class (a handle: `model.fc.weight`, `model.parameters()`)
+# come as copies, so what it writes into them in place (`nn.init.constant_`, `p.fill_()`
+# under no_grad, `requires_grad_(False)`) never reaches the test's model, which it does
+# in-process. Only a call's value joins the open call's request, and only its tensors that
+# require grad (JudgeLink.callback_value); reads and iterations are data. Strict: a fix
+# makes this test pass, and then it should lose its mark.
+HANDLE_TESTS = """\
+import torch
+from torch import nn
+
+from solution import init_const, init_loop
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def test_init_constant():
+    m = Net()
+    init_const(m)
+    assert torch.equal(m.fc.weight, torch.ones(3, 2))
+
+
+def test_init_loop():
+    m = Net()
+    init_loop(m)
+    assert all((p == 0.5).all() for p in m.parameters())
+"""
+HANDLE = """\
+import torch
+from torch import nn
+
+
+def init_const(model):
+    nn.init.constant_(model.fc.weight, 1.0)
+
+
+def init_loop(model):
+    with torch.no_grad():
+        for p in model.parameters():
+            p.fill_(0.5)
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="in-place writes to a handle module's parameters "
+                   "read across the boundary are lost (reported, left alone)")
+def test_writes_into_the_parameters_of_a_tests_own_module_reach_it(engine):
+    result = run_one(engine, HANDLE, HANDLE_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
