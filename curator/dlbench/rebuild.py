@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -409,9 +410,20 @@ def _environment_reason(reason: str, left: dict[str, str], package: str | None) 
     """A reference whose tests cannot import a package the environment left out (nncf's
     tests import torchvision, whose only build here is for CUDA torch) fails for that:
     the reason says so, not just the ModuleNotFoundError."""
-    why = environments.why_left_out(reason, left, package) \
-        if reason.startswith(("error: ", "crashed: ")) else None
+    why = environments.why_left_out(reason, left, package) if _ended_badly(reason) else None
     return f"environment: {why} ({reason})"[:500] if why else reason
+
+
+_ENDED_BADLY = re.compile(r"(error|crashed)( with the failing tests excluded)?: ")
+
+
+def _ended_badly(reason: str) -> bool:
+    """Whether a triage's reason is a run that errored or crashed: with every test in
+    (`error: ...`), or once the failing ones were excluded (nncf's tensorflow helper:
+    a torch test excluded as flaky, then `error with the failing tests excluded: ...
+    the solution did not import: ModuleNotFoundError: No module named
+    'tensorflow_datasets'`, which was never asked for)."""
+    return _ENDED_BADLY.match(reason or "") is not None
 
 
 def missing_requirements(store: Store, triaged: list[runs.TriageResult],
@@ -427,8 +439,7 @@ def missing_requirements(store: Store, triaged: list[runs.TriageResult],
     upstream's, failures."""
     wanted: dict[str, list[str]] = {}
     for item in triaged:
-        reasons = [(item.reason, "")] if item.reason.startswith(("error: ", "crashed: ")) \
-            else []
+        reasons = [(item.reason, "")] if _ended_badly(item.reason) else []
         reasons += [(row["reason"], row["node_id"])
                     for row in runs.excluded(store, item.problem_id)
                     if row["reason"].startswith("fails_upstream:")]

@@ -158,9 +158,15 @@ def test_tests_failing_for_a_plugin_fixture_or_a_module_want_the_environment_fix
                    TriageResult("ddpg", False, "no test left: 1 fails_upstream"),
                    TriageResult("green", True),
                    TriageResult("onnx", False, "error: tests/test_x.py: ModuleNotFoundError: "
-                                               "No module named 'onnx'")]
+                                               "No module named 'onnx'"),
+                   # nncf's tensorflow helper: its torch test excluded as flaky, then the
+                   # solution's module did not import in the run without it
+                   TriageResult("helper", False, "error with the failing tests excluded: "
+                                "tests.tf.helpers: the solution did not import: "
+                                "ModuleNotFoundError: No module named 'tensorflow_datasets'")]
         assert rebuild_mod.missing_requirements(store, triaged, "pkg") == {
-            "pytest-mock": ["lr", "green"], "onnx": ["onnx"]}
+            "pytest-mock": ["lr", "green"], "onnx": ["onnx"],
+            "tensorflow-datasets": ["helper"]}
 
 
 def test_a_module_the_environment_left_out_is_the_reason_and_not_wanted_again():
