@@ -32,7 +32,7 @@ from curator.dlbench import upstream as upstream_mod
 from curator.dlbench.upstream import Snapshot, tests_calling, tests_calling_through
 from curator.errors import CuratorError
 from curator.progress import CancelCheck, checkpoint
-from curator.repos import checkout, environments, recipes, requirements
+from curator.repos import checkout, environments, recipes, requirements, uv
 from curator.repos.gitcache import GitError, cache_for, normalise_source
 from curator.store import Store
 from curator.store import problem_imports as import_store
@@ -267,7 +267,7 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
         wanted = {r: ids for r, ids in missing_requirements(
                       store, triaged, env.package, test_reader(store, workspace),
                       excluded_for, lock=env.lock).items()
-                  if r not in tried and requirements.requirement_name(r) not in left
+                  if r not in tried and may_ask(r, left)
                   and not environments.locked_satisfies(r, env.lock)}
         if not wanted:
             break
@@ -314,6 +314,25 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
             engine.close()
         triaged = [redone.get(item.problem_id, item) for item in triaged]
     return triaged, seconds, env
+
+
+_NO_WHEEL = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\S* (?:has|have) no usable wheels")
+
+
+def may_ask(requirement: str, left: dict[str, str]) -> bool:
+    """Whether a module's distribution a test missed may be asked for: not when the lock
+    left it out (a torch companion built only for CUDA here), unless only for want of a
+    wheel. A test requirement is taken from wheels only; one no release of which has a
+    wheel (nncf's efficientnet_pytorch==0.7.1, a pure-Python sdist) that the tests then
+    import goes into the recipe's extras, which are built from source as runtime
+    requirements are: 4 of nncf's references did not collect without it."""
+    name = requirements.requirement_name(requirement)
+    why = left.get(name or "")
+    if why is None:
+        return True
+    if uv.wheel_less(why) == name:
+        return True
+    return any(requirements.canonical(found) == name for found in _NO_WHEEL.findall(why))
 
 
 def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows: list[dict],
