@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -31,7 +32,7 @@ from curator.dlbench import upstream as upstream_mod
 from curator.dlbench.upstream import Snapshot, tests_calling, tests_calling_through
 from curator.errors import CuratorError
 from curator.progress import CancelCheck, checkpoint
-from curator.repos import checkout, environments, recipes, requirements
+from curator.repos import checkout, environments, recipes, requirements, uv
 from curator.repos.gitcache import GitError, cache_for, normalise_source
 from curator.store import Store
 from curator.store import problem_imports as import_store
@@ -266,7 +267,7 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
         wanted = {r: ids for r, ids in missing_requirements(
                       store, triaged, env.package, test_reader(store, workspace),
                       excluded_for, lock=env.lock).items()
-                  if r not in tried and requirements.requirement_name(r) not in left
+                  if r not in tried and may_ask(r, left)
                   and not environments.locked_satisfies(r, env.lock)}
         if not wanted:
             break
@@ -313,6 +314,25 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
             engine.close()
         triaged = [redone.get(item.problem_id, item) for item in triaged]
     return triaged, seconds, env
+
+
+_NO_WHEEL = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\S* (?:has|have) no usable wheels")
+
+
+def may_ask(requirement: str, left: dict[str, str]) -> bool:
+    """Whether a module's distribution a test missed may be asked for: not when the lock
+    left it out (a torch companion built only for CUDA here), unless only for want of a
+    wheel. A test requirement is taken from wheels only; one no release of which has a
+    wheel (nncf's efficientnet_pytorch==0.7.1, a pure-Python sdist) that the tests then
+    import goes into the recipe's extras, which are built from source as runtime
+    requirements are: 4 of nncf's references did not collect without it."""
+    name = requirements.requirement_name(requirement)
+    why = left.get(name or "")
+    if why is None:
+        return True
+    if uv.wheel_less(why) == name:
+        return True
+    return any(requirements.canonical(found) == name for found in _NO_WHEEL.findall(why))
 
 
 def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows: list[dict],
@@ -409,9 +429,20 @@ def _environment_reason(reason: str, left: dict[str, str], package: str | None) 
     """A reference whose tests cannot import a package the environment left out (nncf's
     tests import torchvision, whose only build here is for CUDA torch) fails for that:
     the reason says so, not just the ModuleNotFoundError."""
-    why = environments.why_left_out(reason, left, package) \
-        if reason.startswith(("error: ", "crashed: ")) else None
+    why = environments.why_left_out(reason, left, package) if _ended_badly(reason) else None
     return f"environment: {why} ({reason})"[:500] if why else reason
+
+
+_ENDED_BADLY = re.compile(r"(error|crashed)( with the failing tests excluded)?: ")
+
+
+def _ended_badly(reason: str) -> bool:
+    """Whether a triage's reason is a run that errored or crashed: with every test in
+    (`error: ...`), or once the failing ones were excluded (nncf's tensorflow helper:
+    a torch test excluded as flaky, then `error with the failing tests excluded: ...
+    the solution did not import: ModuleNotFoundError: No module named
+    'tensorflow_datasets'`, which was never asked for)."""
+    return _ENDED_BADLY.match(reason or "") is not None
 
 
 def missing_requirements(store: Store, triaged: list[runs.TriageResult],
@@ -427,8 +458,7 @@ def missing_requirements(store: Store, triaged: list[runs.TriageResult],
     upstream's, failures."""
     wanted: dict[str, list[str]] = {}
     for item in triaged:
-        reasons = [(item.reason, "")] if item.reason.startswith(("error: ", "crashed: ")) \
-            else []
+        reasons = [(item.reason, "")] if _ended_badly(item.reason) else []
         reasons += [(row["reason"], row["node_id"])
                     for row in runs.excluded(store, item.problem_id)
                     if row["reason"].startswith("fails_upstream:")]

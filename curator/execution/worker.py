@@ -245,21 +245,27 @@ class Worker:
             shutil.rmtree(rundir, ignore_errors=True)
 
     def _import_pytest_plugins(self) -> list[str]:
-        """In a warm worker of a repository's environment: pytest once, on an empty folder,
-        so each judge finds the environment's plugins (pytest11 entry points) and what
-        they import late (hypothesis's terminal summary imports hypothesis) already
-        imported, instead of importing them in every run.
+        """In a warm worker of a repository's environment: the environment's pytest plugins
+        (pytest11 entry points) and what they import late (hypothesis's terminal summary
+        imports hypothesis) imported once, so each judge finds them imported instead of
+        importing them in every run.
+
+        pytest runs once, on an empty folder, in a child of the worker that only says which
+        modules the session imported; the worker itself parses pytest's command line (which
+        imports the plugins) and imports those modules, and never configures pytest. A
+        session here ran every plugin's pytest_configure in the worker, and state a plugin
+        keeps at module level reached every judge: pytest-retry adds FILTERED_EXCEPTIONS to
+        its module's defaults there, and each judge's pytest_configure then asked for an
+        option of that name (roboflow inference: all 11 runs crashed before pytest started).
 
         They are imported through pytest's assertion-rewriting hook, as in any pytest
         run: a judge's pytest then finds them loaded by that hook and does not warn that
         they were imported too early to be rewritten (a warning a repository's
-        `filterwarnings = error` would turn into a run that cannot start). Nothing of this
-        session reaches a judge: the repository's own ini, conftests and options are read
+        `filterwarnings = error` would turn into a run that cannot start). Nothing else
+        reaches a judge: the repository's own ini, conftests and options are read
         by each judge's own pytest.main. Returns what went wrong, if anything (the runs
         then import the plugins themselves, as before).
         """
-        import pytest
-
         folder = Path(tempfile.mkdtemp(prefix="plugins-", dir=self.private))
         (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         saved = {k: os.environ.pop(k) for k in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD",
@@ -277,10 +283,24 @@ class Worker:
             os.dup2(quiet, 1)
             os.dup2(quiet, 2)
             os.chdir(folder)
-            code = pytest.main(["-q", "-p", "no:cacheprovider", "--rootdir", str(folder),
-                                "-c", str(folder / "pytest.ini"), str(folder)])
-            problem = [] if int(code) in (0, 5) else \
-                [f"pytest: importing its plugins ahead of runs ended with status {int(code)}"]
+            args = ["-q", "-p", "no:cacheprovider", "--rootdir", str(folder),
+                    "-c", str(folder / "pytest.ini"), str(folder)]
+            code, late = _session_imports(args)
+            problem = [] if code in (0, 5) else \
+                [f"pytest: importing its plugins ahead of runs ended with status {code}"]
+            if not problem:
+                from _pytest.config import _prepareconfig
+
+                config = _prepareconfig(args, plugins=[])   # imports the plugins
+                try:   # (inside its rewriting hook, as the session imported them)
+                    for name in late:
+                        if name not in sys.modules:
+                            try:
+                                importlib.import_module(name)
+                            except BaseException:   # noqa: BLE001 - a judge imports it
+                                pass
+                finally:
+                    config._ensure_unconfigure()   # never configured: its cleanups only
         except BaseException as exc:   # noqa: BLE001 - each judge imports them instead
             problem = [f"pytest: cannot import its plugins ahead of runs: {exc!r}"]
         finally:
@@ -1134,6 +1154,41 @@ def _drain(fd: int) -> bytes:
             break
         data += chunk
     return bytes(data)
+
+
+def _session_imports(args: list[str]) -> tuple[int, list[str]]:
+    """pytest.main(ARGS) in a child of this process: its exit status and the modules the
+    session imported, in order (what it configured stays in the child)."""
+    read_end, write_end = os.pipe()
+    before = set(sys.modules)
+    pid = os.fork()
+    if pid == 0:   # the child: never returns into the worker
+        status = 70
+        try:
+            os.close(read_end)
+            import pytest
+
+            code = int(pytest.main(args))
+            names = [n for n in sys.modules if n not in before]
+            data = json.dumps({"code": code, "late": names}).encode()
+            while data:
+                data = data[os.write(write_end, data):]
+            status = 0
+        except BaseException:   # noqa: BLE001 - the parent reads no answer
+            pass
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    chunks = []
+    while chunk := os.read(read_end, 65536):
+        chunks.append(chunk)
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    try:
+        answer = json.loads(b"".join(chunks))
+        return int(answer["code"]), [str(n) for n in answer["late"]]
+    except (ValueError, KeyError, TypeError):
+        return 70, []
 
 
 def repo_pytest_args(job: Job, rootdir: str) -> list[str]:

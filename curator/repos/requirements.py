@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -44,6 +45,10 @@ class Declared:
     runtime_files: list[str] = field(default_factory=list)
     build: list[str] = field(default_factory=list)    # pyproject [build-system] requires
     notes: list[str] = field(default_factory=list)    # files not read, and why
+    # `-c` constraints of the requirements files read: pip applies them to whatever the
+    # install brings in, not only to what a file names (nncf's tests/tensorflow pins
+    # tensorflow==2.15.1 there, and tensorflow comes in through tensorflow-hub)
+    constraints: list[str] = field(default_factory=list)
 
     def add(self, kind: str, items) -> None:
         target = self.runtime if kind == "runtime" else self.test
@@ -64,7 +69,24 @@ def dependency_files(root: Path, tests: list[str] | tuple[str, ...] = ()) -> lis
     tests: the test files the environment runs (see `near_test_files`)."""
     names = ["pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "noxfile.py"]
     found = [root / n for n in names if (root / n).is_file()]
-    return found + requirement_files(root) + near_test_files(root, tests)
+    files = found + requirement_files(root) + near_test_files(root, tests)
+    return files + [c for c in _constraint_files(files, root) if c not in files]
+
+
+def _constraint_files(files: list[Path], root: Path) -> list[Path]:
+    """The files the `-c` lines of requirements files name (nncf's constraints.txt)."""
+    out: list[Path] = []
+    for path in files:
+        if path.suffix != ".txt":
+            continue
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            line = line.split(" #", 1)[0].strip()
+            if line.startswith(("-c", "--constraint")):
+                name = line.split(None, 1)[1] if " " in line else line[2:]
+                target = Path(os.path.normpath(path.parent / name.strip()))
+                if target.is_file() and target.is_relative_to(root) and target not in out:
+                    out.append(target)
+    return out
 
 
 REQUIREMENT_GLOBS = ("*requirements*.txt", "requirements/**/*.txt", "requirements*/*.txt",
@@ -157,7 +179,8 @@ def declared(root: Path, tests: list[str] | tuple[str, ...] = ()) -> Declared:
         runtime = str(path.resolve()) in named
         kind = "runtime" if runtime else \
             "test" if packaged or named else _requirements_kind(path, root)
-        items = _requirements_file(path, root, set())
+        constraints: list[str] = []
+        items = _requirements_file(path, root, set(), constraints)
         result.files.append(relative)
         if (packaged or named) and not runtime and is_freeze(items):
             result.notes.append(
@@ -166,8 +189,9 @@ def declared(root: Path, tests: list[str] | tuple[str, ...] = ()) -> Declared:
                 "declares its own runtime requirements")
             continue
         result.add(kind, items)
+        result.constraints += [c for c in constraints if c not in result.constraints]
     for path in near_test_files(root, tests):
-        result.add("test", _requirements_file(path, root, set()))
+        result.add("test", _requirements_file(path, root, set(), result.constraints))
         result.files.append(str(path.relative_to(root)))
     tox = root / "tox.ini"
     if tox.is_file():
@@ -461,8 +485,10 @@ def _test_extras(extras: dict[str, list[str]], project: str | None) -> list[str]
     return out
 
 
-def _requirements_file(path: Path, root: Path, seen: set[Path]) -> list[str]:
-    """Requirement lines of a requirements file, following -r includes inside the repo."""
+def _requirements_file(path: Path, root: Path, seen: set[Path],
+                       constraints_out: list[str] | None = None) -> list[str]:
+    """Requirement lines of a requirements file, following -r includes inside the repo;
+    its -c constraints (those of its includes too) are added to `constraints_out`."""
     path = path.resolve()
     if path in seen or not path.is_relative_to(root.resolve()) or not path.is_file():
         return []
@@ -475,7 +501,8 @@ def _requirements_file(path: Path, root: Path, seen: set[Path]) -> list[str]:
             continue
         if line.startswith(("-r ", "--requirement ", "-r")) and not line.startswith("-re"):
             include = line.split(None, 1)[1] if " " in line else line[2:]
-            out += _requirements_file(path.parent / include.strip(), root, seen)
+            out += _requirements_file(path.parent / include.strip(), root, seen,
+                                      constraints_out)
             continue
         if line.startswith(("-c ", "--constraint ", "-c")):
             include = line.split(None, 1)[1] if " " in line else line[2:]
@@ -486,6 +513,8 @@ def _requirements_file(path: Path, root: Path, seen: set[Path]) -> list[str]:
     # `-c ../../constraints.txt` (nncf: tensorflow==2.15.1): a constraint on a package
     # the file requires goes with it; the others are no requirement of this file
     names = {requirement_name(r) for r in out}
+    if constraints_out is not None:
+        constraints_out += [c for c in constraints if c not in constraints_out]
     return out + [c for c in constraints if requirement_name(c) in names and c not in out]
 
 

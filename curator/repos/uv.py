@@ -12,7 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from curator.errors import CuratorError
@@ -405,12 +405,69 @@ def apply_overrides(items: list[str], overrides: dict[str, str], notes: list[str
     return out
 
 
+def unmet_constraints(constraints: list[str], lock: str, torch: str | None) -> list[str]:
+    """The constraints naming a package of the lock whose locked version they exclude
+    (all of that package's, whatever their markers: uv decides which applies), torch and
+    its companions excepted (they follow the pinned torch)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    locked = {requirements.canonical(m.group(1)): m.group(2) for m in re.finditer(
+        r"(?m)^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)", lock or "")}
+    unmet: set[str] = set()
+    for item in constraints:
+        name = requirements.requirement_name(item)
+        if not name or name not in locked or name in {"torch", *TORCH_COMPANIONS} or \
+                (torch and item.strip() == torch):
+            continue
+        try:
+            spec = Requirement(item).specifier
+        except InvalidRequirement:
+            continue
+        if not spec.contains(locked[name], prereleases=True):
+            unmet.add(name)
+    return [c for c in constraints if requirements.requirement_name(c) in unmet]
+
+
 def resolve(env_python: str, wanted: requirements.Declared, extras: list[str], torch: str | None,
-             day: str | None, options: IndexOptions, work: Path,
-             skipped: list[dict] | None = None, overrides: dict[str, str] | None = None,
-             exempt: list[str] | tuple[str, ...] = (),
-             without: dict[str, str] | None = None, said: list[str] | tuple[str, ...] = ()
-             ) -> Resolution:
+            day: str | None, options: IndexOptions, work: Path,
+            skipped: list[dict] | None = None, overrides: dict[str, str] | None = None,
+            exempt: list[str] | tuple[str, ...] = (),
+            without: dict[str, str] | None = None, said: list[str] | tuple[str, ...] = ()
+            ) -> Resolution:
+    """A lock (see `_resolve_once`) that keeps the requirements files' `-c` constraints
+    as pip does, also on the packages other requirements bring in: one such a lock
+    breaks (nncf's tests pin tensorflow==2.15.1; tensorflow-hub's tf-keras brought 2.17,
+    which nncf refuses) is asked for as a test requirement and resolved once more (left
+    out, with uv's reason, when it does not fit), said in the lock."""
+    args = (env_python, wanted, extras, torch, day, options, work)
+    kwargs = dict(overrides=overrides, exempt=exempt, without=without, said=said)
+    first = _resolve_once(*args, **kwargs)
+    unmet = [c for c in unmet_constraints(wanted.constraints, first.lock, torch)
+             if c not in wanted.runtime and c not in wanted.test]
+    if not unmet:
+        if skipped is not None:
+            skipped.extend(first.left_out)
+        return first
+    names = sorted({requirements.requirement_name(c) or c for c in unmet})
+    note = (f"constraints {', '.join(unmet)} of the requirements files (-c) held on "
+            f"{', '.join(names)}, which other requirements bring in (resolved without "
+            f"them: {', '.join(f'{n}=={v}' for n in names if (v := _lock_pin(first.lock, n)))})")
+    again = replace(wanted, test=[*wanted.test, *unmet])
+    return _resolve_once(env_python, again, extras, torch, day, options, work,
+                         skipped=skipped, **{**kwargs, "said": [*said, note]})
+
+
+def _lock_pin(lock: str, name: str) -> str | None:
+    found = re.search(rf"(?im)^{re.escape(name)}==([^\s;\\]+)", lock or "")
+    return found.group(1) if found else None
+
+
+def _resolve_once(env_python: str, wanted: requirements.Declared, extras: list[str],
+                  torch: str | None, day: str | None, options: IndexOptions, work: Path,
+                  skipped: list[dict] | None = None, overrides: dict[str, str] | None = None,
+                  exempt: list[str] | tuple[str, ...] = (),
+                  without: dict[str, str] | None = None,
+                  said: list[str] | tuple[str, ...] = ()) -> Resolution:
     """A lock (pip requirements with hashes) for what the repository needs.
 
     The runtime dependencies, pytest, torch and --extra must resolve first; then the test

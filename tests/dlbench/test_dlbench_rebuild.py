@@ -158,9 +158,15 @@ def test_tests_failing_for_a_plugin_fixture_or_a_module_want_the_environment_fix
                    TriageResult("ddpg", False, "no test left: 1 fails_upstream"),
                    TriageResult("green", True),
                    TriageResult("onnx", False, "error: tests/test_x.py: ModuleNotFoundError: "
-                                               "No module named 'onnx'")]
+                                               "No module named 'onnx'"),
+                   # nncf's tensorflow helper: its torch test excluded as flaky, then the
+                   # solution's module did not import in the run without it
+                   TriageResult("helper", False, "error with the failing tests excluded: "
+                                "tests.tf.helpers: the solution did not import: "
+                                "ModuleNotFoundError: No module named 'tensorflow_datasets'")]
         assert rebuild_mod.missing_requirements(store, triaged, "pkg") == {
-            "pytest-mock": ["lr", "green"], "onnx": ["onnx"]}
+            "pytest-mock": ["lr", "green"], "onnx": ["onnx"],
+            "tensorflow-datasets": ["helper"]}
 
 
 def test_a_module_the_environment_left_out_is_the_reason_and_not_wanted_again():
@@ -183,6 +189,32 @@ def test_a_module_the_environment_left_out_is_the_reason_and_not_wanted_again():
                              "not import") and error in reason
     other = "error: tests/test_x.py: ModuleNotFoundError: No module named 'onnx'"
     assert rebuild_mod._environment_reason(other, left, "nncf") == other
+    assert not rebuild_mod.may_ask("torchvision", left) and rebuild_mod.may_ask("onnx", left)
+
+
+def test_a_test_requirement_left_out_for_want_of_a_wheel_is_asked_for_when_tests_need_it():
+    """nncf's tests/torch/requirements.txt pins efficientnet_pytorch==0.7.1, an sdist only:
+    a test requirement is taken from wheels, so it was left out, and 4 references whose
+    test modules import it were not green, never asked for again. A distribution left
+    out only for want of a wheel is asked for (the recipe's extras build from source);
+    one left out for another reason is not."""
+    from curator.dlbench import rebuild as rebuild_mod
+    from curator.repos import environments
+
+    lock = ("# left out pytest-dependency: error: No solution found when resolving "
+            "dependencies cause: Because all versions of pytest-dependency have no usable "
+            "wheels and you require pytest-dependency, we can conclude that your "
+            "requirements are unsatisfiable.\n"
+            "# left out efficientnet_pytorch==0.7.1: error: No solution found when resolving "
+            "dependencies cause: Because efficientnet-pytorch==0.7.1 has no usable wheels "
+            "and you require efficientnet-pytorch==0.7.1, we can conclude that your "
+            "requirements are unsatisfiable.\n"
+            "# left out tinyunits>=1.2: Because tinyunits>=1.2 conflicts with tinycheck\n"
+            "numpy==1.26.4 \\\n    --hash=sha256:00\n")
+    left = environments.left_out(lock)
+    assert rebuild_mod.may_ask("efficientnet-pytorch", left)
+    assert rebuild_mod.may_ask("pytest-dependency", left)
+    assert not rebuild_mod.may_ask("tinyunits", left)
 
 
 DEEPCHEM_LIKE_TEST = '''import pytest

@@ -83,9 +83,20 @@ def test_a_pool_of_repository_runs_starts_no_worker_of_plain_runs(tmp_path):
 
 # A pytest plugin of the repository's environment (a pytest11 entry point) that imports a
 # module late, in its terminal summary, as hypothesis's does.
+# Its pytest_configure keeps state at module level that a second configuring in one
+# process refuses, as pytest-retry's does (`Defaults.add("FILTERED_EXCEPTIONS", ...)`:
+# every judge of roboflow inference then crashed, "no option named
+# 'filtered_exceptions'", when the worker had configured pytest once).
 PLUGIN = '''import os
 
 IMPORTED_IN = os.getpid()
+CONFIGURED = []
+
+
+def pytest_configure(config):
+    if CONFIGURED:
+        raise ValueError("configured twice in one process")
+    CONFIGURED.append(os.getpid())
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -248,7 +248,10 @@ def test_requirements_files_beside_the_problems_tests_are_test_requirements(tmp_
              for p in requirements.dependency_files(tmp_path, tests)}
     assert "tests/torch/requirements.txt" in keyed
     assert "tests/tensorflow/requirements.txt" not in keyed
+    assert "constraints.txt" in keyed   # what its -c names keys it too
     before = environments.env_key("c", tmp_path, "3.11", [], None, None, tests)
+    (tmp_path / "constraints.txt").write_text("tensorflow==2.15.0\n")
+    assert environments.env_key("c", tmp_path, "3.11", [], None, None, tests) != before
     (tmp_path / "tests" / "torch" / "requirements.txt").write_text("pytest-mock\n")
     assert environments.env_key("c", tmp_path, "3.11", [], None, None, tests) != before
 
@@ -387,6 +390,45 @@ def test_a_cap_that_conflicts_with_another_requirement_is_relaxed_and_said(
     pins = [line for line in held.lock.splitlines() if not line.startswith("#")]
     assert any(line.startswith("tinyunits==1.2.0") for line in pins), held.lock
 
+
+
+@pytest.mark.slow
+def test_a_requirements_files_constraint_holds_on_what_other_requirements_bring_in(
+        tmp_path, offline_index):  # noqa: F811
+    """nncf's tests/tensorflow/requirements.txt says `-c ../../constraints.txt`
+    (tensorflow==2.15.1) and requires tensorflow_hub, not tensorflow: tf-keras brought
+    tensorflow in, and the as-of resolution took 2.17, which nncf refuses at import. As
+    pip does, the constraint holds on what the file's requirements bring in; one that
+    does not fit is left out with uv's reason, and a constraint on a package nothing
+    brings in installs nothing."""
+    _wheel(offline_index, "tinyframe", "1.0", {"tinyframe/__init__.py": ""})
+    _wheel(offline_index, "tinyframe", "2.0", {"tinyframe/__init__.py": ""})
+    _wheel(offline_index, "tinyhub", "0.5", {"tinyhub/__init__.py": ""},
+           requires=["tinyframe"])
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "setup.py").write_text("from setuptools import setup\n"
+                                   "setup(name='pkg', install_requires=['tinycheck'])\n")
+    (repo / "constraints.txt").write_text("tinyframe==1.0\ntinyabsent==3.0\n")
+    (repo / "tests" / "tf").mkdir(parents=True)
+    (repo / "tests" / "tf" / "requirements.txt").write_text(
+        "-c ../../constraints.txt\ntinyhub\n")
+    wanted = requirements.declared(repo, ["tests/tf/test_a.py"])
+    assert wanted.test == ["tinyhub"]
+    assert wanted.constraints == ["tinyframe==1.0", "tinyabsent==3.0"]
+    resolution = _compile(tmp_path, wanted)
+    pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
+    assert any(line.startswith("tinyframe==1.0") for line in pins), resolution.lock
+    assert not any(line.startswith("tinyabsent") for line in pins)
+    note = next(line for line in resolution.lock.splitlines() if "constraint" in line)
+    assert "tinyframe==1.0" in note and "tinyframe==2.0" in note, note
+    # a constraint nothing can satisfy: the first resolution stands, the constraint named
+    wanted.constraints = ["tinyframe==9.0"]
+    resolution = _compile(tmp_path, wanted)
+    pins = [line for line in resolution.lock.splitlines() if not line.startswith("#")]
+    assert any(line.startswith("tinyframe==2.0") for line in pins), resolution.lock
+    assert [i["requirement"] for i in resolution.left_out] == ["tinyframe==9.0"]
 
 
 @pytest.mark.slow
