@@ -17,6 +17,7 @@ test modules the release gives whole runs only their tests that use the function
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
 import re
@@ -32,7 +33,7 @@ from curator.dlbench import upstream as upstream_mod
 from curator.dlbench.upstream import Snapshot, tests_calling, tests_calling_through
 from curator.errors import CuratorError
 from curator.progress import CancelCheck, checkpoint
-from curator.repos import checkout, environments, recipes, requirements, uv
+from curator.repos import checkout, environments, identity, importcheck, recipes, requirements, uv
 from curator.repos.gitcache import GitError, cache_for, normalise_source
 from curator.store import Store
 from curator.store import problem_imports as import_store
@@ -351,6 +352,7 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
     by_id = {row["problem_id"]: row for row in rows}
     cache = cache_for(workspace.repos_dir, url)
     snapshots: dict[str, Snapshot] = {}
+    imports = None
     redo = []
     with store.transaction():
         for item in triaged:
@@ -393,6 +395,15 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
                 change = _not_covered(found, problem.test_node_ids)
                 if change:
                     user = f"{', '.join(via)}, which call{'s' * (len(via) == 1)} {user}"
+            if stub and change and commit in snapshots:
+                if imports is None:
+                    imports = _env_imports(store, workspace, url)
+                change, lacking = _collectable(snapshots[commit], change, imports)
+                if lacking:
+                    record.setdefault("notes", []).append(
+                        "tests that use it left out: " + "; ".join(
+                            f"{path} skips itself without {module}, which the environment "
+                            f"does not import" for path, module in sorted(lacking.items())))
             if stub:
                 nodes = [*problem.test_node_ids, *change]
                 note = (f"tests {' '.join(change)} added: the release's tests pass with a "
@@ -415,6 +426,57 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
                                                    cancelled=cancelled, resume=False,
                                                    **options)}
     return [again.get(t.problem_id, t) for t in triaged]
+
+
+def _skipped_at_import(tree) -> list[str]:
+    """The modules a test file skips itself without, at module level: `jax =
+    pytest.importorskip("jax")` (pennylane's tests/math/test_functions.py)."""
+    out = []
+    for node in getattr(tree, "body", ()):
+        value = getattr(node, "value", None) if isinstance(
+            node, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+        if not isinstance(value, ast.Call) or not value.args:
+            continue
+        func = value.func
+        name = func.attr if isinstance(func, ast.Attribute) else \
+            func.id if isinstance(func, ast.Name) else None
+        first = value.args[0]
+        if name == "importorskip" and isinstance(first, ast.Constant) and \
+                isinstance(first.value, str):
+            out.append(first.value)
+    return out
+
+
+def _collectable(snapshot: Snapshot, nodes: list[str], imports: Callable[[str], bool]
+                 ) -> tuple[list[str], dict[str, str]]:
+    """`nodes` but those of test files that skip themselves at import for want of a module
+    the environment does not import (`imports(module)`): pytest, given such a file's test
+    by node id, finds no collector and runs none of the others either (pennylane's
+    allequal got tests of tests/math/test_functions.py, which skips without jax, and every
+    run after ran no test). Also {file: the module it lacks} of those left out."""
+    kept, lacking, seen = [], {}, {}
+    for node in nodes:
+        path = node.split("::")[0]
+        if path not in seen:
+            seen[path] = next((m for m in _skipped_at_import(snapshot.tree(path))
+                               if not imports(m)), None)
+            if seen[path] is not None:
+                lacking[path] = seen[path]
+        if seen[path] is None:
+            kept.append(node)
+    return kept, lacking
+
+
+def _env_imports(store: Store, workspace: Workspace, url: str) -> Callable[[str], bool]:
+    """Whether the interpreter the repository's runs use (its environment's) imports a
+    module, in the sandbox, asked once each."""
+    python = identity.python_for(store, url)
+
+    @functools.lru_cache(maxsize=None)
+    def imports(module: str) -> bool:
+        return importcheck.check_module(python, module, runs.settings(workspace))[0]
+
+    return imports
 
 
 def _not_covered(found: list[str], given: list[str]) -> list[str]:
