@@ -756,10 +756,7 @@ def _module_function_name(obj):
     if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname or \
             _root(module) in JUDGE_MODULES or _solution_defined(obj):
         return None
-    target = sys.modules.get(module)
-    for part in qualname.split("."):
-        target = getattr(target, part, None)
-    return (module, qualname) if target is obj else None
+    return (module, qualname) if _held_as(module, qualname, obj) else None
 
 
 def _gf(module, qualname, handle, info):
@@ -947,10 +944,15 @@ def _library_function_name(obj):
     if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname \
             or not _module_allowed(module) or _solution_defined(func):
         return None
+    return (module, qualname) if _held_as(module, qualname, obj) else None
+
+
+def _held_as(module, qualname, obj):
+    """Whether the loaded module `module` holds `obj` itself under `qualname`."""
     target = sys.modules.get(module)
     for part in qualname.split("."):
         target = getattr(target, part, None)
-    return (module, qualname) if target is obj else None
+    return target is obj
 
 
 # -- enum members ----------------------------------------------------------------------------
@@ -1730,12 +1732,7 @@ def _importable(obj):
     if not isinstance(module, str) or module in ("__main__", "solution") or \
             "<" in qualname or module not in sys.modules:
         return False
-    if not _shared_module(sys.modules[module]):
-        return False
-    target = sys.modules[module]
-    for part in qualname.split("."):
-        target = getattr(target, part, None)
-    return target is obj
+    return _shared_module(sys.modules[module]) and _held_as(module, qualname, obj)
 
 
 class SolutionPickler(_Pickler):
