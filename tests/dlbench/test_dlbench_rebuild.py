@@ -502,9 +502,6 @@ def test_a_function_no_test_names_gets_the_tests_of_its_callers(tmp_path):
     tests build its subclass Softmax. The tests that use a caller (a function or class of
     the repository that calls it, or a subclass of such a class) are added, said in the
     notes, and the problem is triaged again: green, a stub now fails them."""
-    from curator.dlbench import rebuild as rebuild_mod
-    from curator.store import problems as problem_store
-
     ws, url = _checks_workspace(tmp_path, {
         "pkg/__init__.py": "",
         "pkg/ops.py": SCALE_AND_SHIFT,
@@ -518,16 +515,25 @@ def test_a_function_no_test_names_gets_the_tests_of_its_callers(tmp_path):
                              "def test_tripler():\n    assert Tripler().run(2) == 7\n\n\n"
                              "def test_unrelated():\n    assert 1 + 1 == 2\n"},
         CHECKS_RELEASE)   # test_cases: tests/test_ops.py
+    record = _green_with_tests_added(ws, url, ["tests/test_zoo.py::test_tripler"])
+    assert record["added_tests"] == ["tests/test_zoo.py::test_tripler"]
+    assert any("found by their use of Tripler, which calls scale" in note
+               for note in record["notes"]), record["notes"]
+
+
+def _green_with_tests_added(ws, url, added: list[str]) -> dict:
+    """checksscale1 triaged (a stub passes its release test, tests/test_ops.py), then given
+    the tests that use it: green, with `added` after its own; its resolution record."""
+    from curator.dlbench import rebuild as rebuild_mod
+    from curator.store import problems as problem_store
+
     engine = runs._engine_for(ws, runs.TRIAGE_RUNS)
     with Store(ws.db_path, "tester") as store, engine:
         _, after = _triaged_then_given_tests(store, ws, url, engine)
         assert after.green, after.reason
         assert problem_store.get(store, "checksscale1").test_node_ids == \
-            ["tests/test_ops.py", "tests/test_zoo.py::test_tripler"]
-        record = json.loads(rebuild_mod._fresh_rows(store, ["checksscale1"])[0]["resolution"])
-        assert record["added_tests"] == ["tests/test_zoo.py::test_tripler"]
-        assert any("found by their use of Tripler, which calls scale" in note
-                   for note in record["notes"]), record["notes"]
+            ["tests/test_ops.py", *added]
+        return json.loads(rebuild_mod._fresh_rows(store, ["checksscale1"])[0]["resolution"])
 
 
 @pytest.mark.slow
@@ -600,9 +606,6 @@ def test_tests_added_leave_out_a_file_that_skips_itself_without_a_module_here(tm
     without jax (`pytest.importorskip`); pytest, given one of its tests by node id, finds
     no collector and runs none of the others either, so every later run of the reference
     ran no test. Such a file's tests are left out, said in the notes."""
-    from curator.dlbench import rebuild as rebuild_mod
-    from curator.store import problems as problem_store
-
     ws, url = _checks_workspace(tmp_path, {
         "pkg/__init__.py": "",
         "pkg/ops.py": SCALE_AND_SHIFT,
@@ -615,12 +618,6 @@ def test_tests_added_leave_out_a_file_that_skips_itself_without_a_module_here(tm
                                "np = pytest.importorskip('json')\n\n\n"
                                "def test_scale():\n    assert scale(2) == 6\n"},
         CHECKS_RELEASE)   # test_cases: tests/test_ops.py
-    engine = runs._engine_for(ws, runs.TRIAGE_RUNS)
-    with Store(ws.db_path, "tester") as store, engine:
-        _, after = _triaged_then_given_tests(store, ws, url, engine)
-        assert after.green, after.reason
-        assert problem_store.get(store, "checksscale1").test_node_ids == \
-            ["tests/test_ops.py", "tests/test_scale.py::test_scale"]
-        record = json.loads(rebuild_mod._fresh_rows(store, ["checksscale1"])[0]["resolution"])
-        assert any("tests/test_other_backend.py skips itself without no_such_backend" in note
-                   for note in record["notes"]), record["notes"]
+    record = _green_with_tests_added(ws, url, ["tests/test_scale.py::test_scale"])
+    assert any("tests/test_other_backend.py skips itself without no_such_backend" in note
+               for note in record["notes"]), record["notes"]
