@@ -193,9 +193,13 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
     base = {"repo": row["name"], "missing": missing, "recipe": str(recipe.path or ""),
             "recipe_written": written}
     # A broken environment is built again (what broke may be fixed since: the index,
-    # the curator); a built one is reused while its inputs are the same.
+    # the curator); a built one is reused while its inputs are the same and its folder
+    # is the one that build finished (a build stopped half way, killed at a time limit,
+    # leaves a folder with another lock's packages under the row of the last one that
+    # finished: nncf's torchvision 0.28 beside torch 2.13, which does not import).
     if existing and existing["key"] == key and not force and \
-            existing.get("status", "built") == "built" and os.path.exists(existing["python"]):
+            existing.get("status", "built") == "built" and \
+            os.path.exists(existing["python"]) and finished(existing["path"]) == key:
         # a checkout written anew gets the environment's compiled extension back
         extbuild.restore_for_run(existing["path"], commit, checkout)
         return EnvReport(python=existing["python"],
@@ -406,6 +410,7 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
               "built_at": now(), "actor": store.actor, "status": status, "reason": reason,
               "left_out": left_out, "missing": missing}
     repo_envs.save(store, record, replaced=existing is not None)
+    (target / FINISHED).write_text(key + "\n", encoding="utf-8")
     identity.set_python(store, str(row["id"]), env_python)
     step(7, "done")
     return EnvReport(python=env_python, python_version=version_line,
@@ -414,6 +419,18 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                      status=status, reason=reason,
                      notes=[*(resolution.notes if resolution is not None else []),
                             *([built_note] if built_note else [])], **base)
+
+
+FINISHED = Path(".curator") / "finished"   # in an environment: the key of its last build
+
+
+def finished(path: str | Path) -> str | None:
+    """The key of the build that last finished in an environment's folder; None when
+    none did since the folder was made (a build stopped half way)."""
+    try:
+        return (Path(path) / FINISHED).read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
 
 
 def problem_tests(store: Store, url: str) -> list[str]:

@@ -112,6 +112,11 @@ def test_repo_env_builds_reuses_and_runs_in_the_strong_sandbox(tmp_path, offline
         assert "tinyunits==1.2.0" in env["lock"] and "--hash=sha256:" in env["lock"]
     again = runner.invoke(main, [*base, "repo", "env", "units"])
     assert again.exit_code == 0 and "reused" in again.output, again.output
+    # A build stopped half way (killed at a time limit) leaves a fresh folder, without
+    # the packages, under the row of the build that last finished: built again.
+    uv.new_venv(Path(env["path"]), "%d.%d" % sys.version_info[:2], uv.pip_options())
+    redone = runner.invoke(main, [*base, "repo", "env", "units"])
+    assert redone.exit_code == 0 and "reused" not in redone.output, redone.output
 
     code, runs = run_json(base, "inches_to_cm")
     (run,) = runs["runs"]
