@@ -97,11 +97,13 @@ def main() -> int:
             importer.import_dlbench(store, ws, release_from(args.dlbench, root))
         started = time.monotonic()
         report = rebuild.RebuildReport()
-        for name, source in sources.items():   # one repository at a time, as it goes
+        # one repository at a time, as it goes; once for all its spellings (kornia, Kornia)
+        given = rebuild.by_repository(sources, rebuild.imported_groups(store))
+        for name, spellings in given.items():
             def note(repo, what, done, total):
                 print(f"\r{repo}: {what[:60]:<60} {done}/{total}", end="", file=sys.stderr,
                       flush=True)
-            part = rebuild.rebuild(store, ws, {name: source}, as_of=args.as_of, only=[name],
+            part = rebuild.rebuild(store, ws, spellings, as_of=args.as_of, only=[name],
                                    progress=note)
             print(file=sys.stderr)
             report.repos += part.repos

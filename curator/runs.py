@@ -424,7 +424,8 @@ def triage(store: Store, workspace: Workspace, ids: Iterable[str], runs: int = T
     with that cause as the reason (the record `candidates accept --exclude` writes); the
     problem is green when its remaining tests pass (one more run, which stores the
     baseline) and a stub of the function fails at least one of them. A problem with no
-    test left is not green, with the reason.
+    test left (every one excluded, or every one skipped upstream) is not green, with the
+    reason.
 
     resume: a problem already triaged with its current reference is not run again.
     keep: node ids whose exclusion stays (a recipe's); an earlier triage's other
@@ -623,6 +624,11 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
                            for n in problem.test_node_ids)}
             if rows:
                 return _nothing_left_result(problem.id, rows, done)
+        if bad.outcome == "failed" and bad.tests and all(
+                t["outcome"] == "skipped" for r in results for t in r.tests):
+            # upstream skips every test (kornia's LoFTR: marked slow, which its conftest
+            # skips without --runslow, or skipped for the torch version): said why
+            return TriageResult(problem.id, False, _all_skipped(bad.tests), runs=done)
         why = environments.left_out_because(store, (problem.source or {}).get("repo") or "",
                                             bad.reason)
         return TriageResult(problem.id, False, f"{bad.outcome}: {bad.reason}" +
@@ -752,14 +758,27 @@ def _stub_check(store: Store, workspace: Workspace, problem: Problem, engine: En
     return result
 
 
+def _skip_reason(test: dict) -> str:
+    why = str(test.get("message") or "")
+    why = why.partition("Skipped:")[2] or why
+    return " ".join(why.strip().rstrip(")").strip("'\"").replace("\\n", " ").split())
+
+
+def _all_skipped(tests: list[dict]) -> str:
+    """Why a reference has no baseline when upstream skips every test it runs: how many
+    tests went for each skip reason, the commonest first."""
+    tally = Counter(_skip_reason(t) for t in tests)
+    whys = "; ".join(f"{n} {why[:120] or 'no reason given'}"
+                     for why, n in sorted(tally.items(), key=lambda item: (-item[1], item[0])))
+    return f"no test left: upstream skips all {len(tests)} ({whys})"[:500]
+
+
 def _skipped_note(tests: list[dict]) -> str:
     """How many of a run's tests were skipped and why the first was (pennylane's tests of
     an interface that is not installed: the ones that would have called the function)."""
     skipped = [t for t in tests if t["outcome"] == "skipped"]
     if not skipped:
         return ""
-    why = str(skipped[0].get("message") or "")
-    why = why.partition("Skipped:")[2] or why
-    why = " ".join(why.strip().rstrip(")").strip("'\"").replace("\\n", " ").split())
+    why = _skip_reason(skipped[0])
     return (f" ({len(skipped)} of {len(tests)} tests skipped"
             f"{': ' + why[:200] if why else ''})")

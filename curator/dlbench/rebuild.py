@@ -90,6 +90,19 @@ def imported_groups(store: Store) -> dict[str, list[dict]]:
     return groups
 
 
+def by_repository(sources: dict[str, str], names) -> dict[str, dict[str, str]]:
+    """The given NAME=SOURCE pairs per imported repository they name (`names`, as
+    `imported_groups` keys them; a name matches in any case): DL-Bench spells one
+    repository two ways (`kornia`: 128 problems, `Kornia`: 4), and a run per spelling
+    rebuilt and counted its problems twice. A name no repository has keeps its own entry
+    (rebuild says so)."""
+    known = {name.lower(): name for name in names}
+    out: dict[str, dict[str, str]] = {}
+    for name, source in sources.items():
+        out.setdefault(known.get(name.lower(), name), {})[name] = source
+    return out
+
+
 def _is_resolved(row: dict) -> bool:
     try:
         return "resolved" in json.loads(row.get("flags") or "[]")

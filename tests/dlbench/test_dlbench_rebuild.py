@@ -49,6 +49,20 @@ def test_an_unregistered_repository_is_reported_not_cloned(imported):  # noqa: F
     assert bad.exit_code != 0 and "nosuch: no imported DL-Bench problem" in bad.output
 
 
+def test_two_spellings_of_one_repository_are_rebuilt_once():
+    """DL-Bench names kornia `kornia` (128 problems) and `Kornia` (4); the benchmark
+    given both, kornia=SNAPSHOT Kornia=SNAPSHOT, rebuilt the one repository once per
+    spelling and counted 264 problems of 132. Given names go to the imported repository
+    they name, in any case; a name no repository has stays apart (rebuild refuses it)."""
+    from curator.dlbench import rebuild as rebuild_mod
+
+    given = {"kornia": "/snap/kornia", "Kornia": "/snap/kornia", "pyro": "/snap/pyro",
+             "nosuch": "/snap/x"}
+    assert rebuild_mod.by_repository(given, ["kornia", "pyro", "gpflow"]) == {
+        "kornia": {"kornia": "/snap/kornia", "Kornia": "/snap/kornia"},
+        "pyro": {"pyro": "/snap/pyro"}, "nosuch": {"nosuch": "/snap/x"}}
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 def test_rebuild_resolves_builds_triages_and_resumes(imported, upstream,  # noqa: F811

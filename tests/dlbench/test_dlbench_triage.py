@@ -350,6 +350,20 @@ def test_a_test_a_timed_out_run_never_reached_is_not_flaky(tmp_path, counter):
         assert result.green, result.reason
 
 
+def _triaged_with_tests(tmp_path, tests: str, node_ids: list[str] | None = None):
+    """The triage of `scale` mined from a repository whose tests/test_ops.py is `tests`
+    (its node ids `node_ids` when given, else those mining found)."""
+    upstream = make_repo(tmp_path / "skips", {
+        "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": tests})
+    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    with Store(ws.db_path, "tester") as store:
+        if node_ids is not None:
+            problem = problem_store.get(store, "scale")
+            problem_store.save(store, replace(problem, test_node_ids=node_ids))
+        (result,) = runs.triage(store, ws, ["scale"])
+    return result
+
+
 def test_a_stub_that_passes_says_which_tests_were_skipped_and_why(tmp_path):
     """pennylane's tests of an interface that is not installed (jax) are skipped, and those
     were the ones calling the function: the reason says so, not only that a stub passes."""
@@ -357,15 +371,27 @@ def test_a_stub_that_passes_says_which_tests_were_skipped_and_why(tmp_path):
              "def test_with_jax():\n    pytest.skip('only runs with the jax interface')\n"
              "    assert scale(2) == 6\n\n\n"
              "def test_is_there():\n    assert callable(scale)\n")
-    upstream = make_repo(tmp_path / "skips", {
-        "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": tests})
-    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
-    with Store(ws.db_path, "tester") as store:
-        (result,) = runs.triage(store, ws, ["scale"])
+    result = _triaged_with_tests(tmp_path, tests)
     assert not result.green
     assert result.reason == ("the remaining tests pass with a stub of scale: they do not "
                              "exercise it (1 of 2 tests skipped: only runs with the jax "
                              "interface)"), result.reason
+
+
+def test_a_reference_whose_every_test_upstream_skips_says_why(tmp_path):
+    """kornia's LoFTR.forward: its release tests are marked slow (kornia's conftest skips
+    them without --runslow) or skipped for the torch version. The reason says every test
+    is skipped and why, per reason, not "failed: no test passed (7 skipped)"."""
+    tests = ("import pytest\n\nfrom pkg.ops import scale\n\n\n"
+             "@pytest.mark.skip(reason='need --runslow option to run')\n"
+             "def test_slow():\n    assert scale(2) == 6\n\n\n"
+             "@pytest.mark.skip(reason='need --runslow option to run')\n"
+             "def test_slower():\n    assert scale(3) == 9\n\n\n"
+             "def test_old_torch():\n    pytest.skip('fails with torch>=1.10')\n")
+    result = _triaged_with_tests(tmp_path, tests, ["tests/test_ops.py"])
+    assert not result.green
+    assert result.reason == ("no test left: upstream skips all 3 (2 need --runslow option "
+                             "to run; 1 fails with torch>=1.10)"), result.reason
 
 
 NETWORK_AT_IMPORT = '''import urllib.request
