@@ -503,3 +503,105 @@ def init_loop(model):
 def test_writes_into_the_parameters_of_a_tests_own_module_reach_it(engine):
     result = run_one(engine, HANDLE, HANDLE_TESTS, timeout=60)
     assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+# The judge's temporary folder was the sandbox's shared /tmp (the worker's cached
+# `tempfile.tempdir`), where the solution process can make any name first: its
+# torch.compile's inductor cache was /tmp/torchinductor_nobody. A solution that compiled
+# the same function made that folder, put a line into the compiled module it left there,
+# and the judge's `torch.compile(ref)` imported it: code of the solution's in the judge.
+COMPILED_TESTS = """\
+import torch
+
+from solution import double
+
+
+def ref(x):
+    return torch.sin(x) * 2
+
+
+def test_double():
+    x = torch.linspace(0, 1, 8)
+    assert torch.allclose(double(x), torch.compile(ref)(x))
+"""
+COMPILED_WRONG = """\
+import torch
+
+
+def double(x):
+    return torch.zeros_like(x)
+"""
+COMPILED_PLANTED = COMPILED_WRONG + """
+import glob
+import os
+import tempfile
+
+_cache = os.path.join(tempfile.gettempdir(), "torchinductor_nobody")
+os.makedirs(_cache, exist_ok=True)
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = _cache
+
+
+def ref(x):
+    return torch.sin(x) * 2
+
+
+torch.compile(ref)(torch.linspace(0, 1, 8))   # the judge's graph, the same cache key
+for path in glob.glob(_cache + "/**/*.py", recursive=True):
+    with open(path) as fh:
+        text = fh.read()
+    with open(path, "w") as fh:
+        fh.write("import torch as _t\\n_t.allclose = lambda *a, **k: True\\n" + text)
+for root, _, files in os.walk(_cache):
+    os.chmod(root, 0o777)
+    for name in files:
+        os.chmod(os.path.join(root, name), 0o666)
+"""
+
+
+@pytest.mark.slow
+def test_the_judge_never_loads_what_the_solution_left_in_a_shared_temporary_folder(engine):
+    control = run_one(engine, COMPILED_WRONG, COMPILED_TESTS, timeout=600)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    attack = run_one(engine, COMPILED_PLANTED, COMPILED_TESTS, timeout=600)
+    # before: passed (the judge imported the planted module and its allclose said yes)
+    assert attack.outcome == "failed", (attack.outcome, attack.reason)
+
+
+TEMP_TESTS = """\
+import tempfile
+from pathlib import Path
+
+from solution import read_back
+
+
+def test_tmp_path(tmp_path):
+    (tmp_path / "x.txt").write_text("hello")
+    assert read_back(str(tmp_path / "x.txt")) == "hello"
+
+
+def test_own_temporary_folder():
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder, "y.txt").write_text("there")
+        assert read_back(str(Path(folder, "y.txt"))) == "there"
+"""
+TEMP_READER = """\
+import os
+import tempfile
+
+
+def read_back(path):
+    with open(path) as fh:
+        text = fh.read()
+    with open("/tmp/scratch.txt", "w") as fh:   # a fixed name in /tmp, as scripts do
+        fh.write(text)
+    with tempfile.NamedTemporaryFile("w", delete=False) as fh:
+        fh.write(text)
+    with open(fh.name) as again:
+        return again.read()
+"""
+
+
+def test_a_correct_solution_reads_the_tests_temporary_files_and_writes_its_own(engine):
+    # the judge's temporary folder is now inside its run folder: still traversable
+    result = run_one(engine, TEMP_READER, TEMP_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
