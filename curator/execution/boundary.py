@@ -2799,8 +2799,28 @@ class _Capped(io.TextIOBase):
     def encoding(self):
         return getattr(self.original, "encoding", None) or "utf-8"
 
+    @property
+    def buffer(self):
+        """The bytes side (`sys.stdout.buffer.write(...)`): decoded into the same text.
+        Without it a correct function that wrote bytes failed with AttributeError."""
+        return _CappedBytes(self)
+
     def text(self):
         return "".join(self.parts)
+
+
+class _CappedBytes(io.RawIOBase):
+    def __init__(self, stream):
+        super().__init__()
+        self.stream = stream
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        data = bytes(data)
+        self.stream.write(data.decode(self.stream.encoding, "replace"))
+        return len(data)
 
 
 MAX_LOG_RECORDS = 200   # per call, handled again by the judge's loggers

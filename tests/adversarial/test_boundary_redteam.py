@@ -605,3 +605,32 @@ def test_a_correct_solution_reads_the_tests_temporary_files_and_writes_its_own(e
     # the judge's temporary folder is now inside its run folder: still traversable
     result = run_one(engine, TEMP_READER, TEMP_TESTS, timeout=60)
     assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+BYTES_OUT_TESTS = """\
+from solution import double
+
+
+def test_double(capsys):
+    assert double(2) == 4
+    assert "done \ufffd" in capsys.readouterr().out   # the byte that is no UTF-8 replaced
+
+
+def test_double_again():
+    assert double(3) == 6
+"""
+BYTES_OUT = """\
+import sys
+
+
+def double(x):
+    sys.stdout.buffer.write(b"done \\xff\\n")
+    sys.stdout.buffer.flush()
+    return x * 2
+"""
+
+
+def test_a_correct_function_that_writes_bytes_to_stdout_passes(engine):
+    # before: AttributeError ('_Capped' object has no attribute 'buffer') in every test
+    result = run_one(engine, BYTES_OUT, BYTES_OUT_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
