@@ -258,12 +258,23 @@ def _checksum(raw):
     return len(raw), zlib.crc32(raw)
 
 
+def _uninitialized(t):
+    mixin = getattr(getattr(torch, "nn", None), "parameter", None)
+    mixin = getattr(mixin, "UninitializedTensorMixin", None)
+    return mixin is not None and isinstance(t, mixin)
+
+
 def _tensor_form(data):
     """What a tensor's values as bytes leave out and the other side makes again: its
     sparse layout, per-tensor quantization and channels-last memory format (a correct
     `x.to_sparse()`, `quantize_per_tensor` or `.contiguous(memory_format=
     torch.channels_last)` failed the tests that check them)."""
     form = {}
+    if _uninitialized(data):
+        # a lazy module's parameter or buffer before its first call (nn.LazyLinear):
+        # no values, its shape decided by that call
+        return {"uninitialized": "param" if isinstance(data, torch.nn.Parameter)
+                else "buffer"}
     if data.layout in _SPARSE_LAYOUTS.values():
         form["layout"] = str(data.layout).replace("torch.", "")
     if data.is_quantized:
@@ -292,7 +303,8 @@ def _tensor_record(t):
     tensor, read without running any __torch_function__ of a subclass."""
     with torch._C.DisableTorchFunctionSubclass():
         data = torch.Tensor.detach(t)
-        form = _tensor_form(data) if data.device.type != "meta" else None
+        form = _tensor_form(t if _uninitialized(t) else data) \
+            if data.device.type != "meta" else None
         if data.layout != torch.strided:
             data = data.to_dense()
         meta = data.device.type == "meta"   # shape and dtype only: no values to send
@@ -313,7 +325,8 @@ def _tensor_record(t):
             base.retains_grad.__get__(t) else None
         requires_grad = bool(torch._C.TensorBase.requires_grad.__get__(t))
     kind = "param" if isinstance(t, torch.nn.Parameter) else "tensor"
-    exact = type(t) in (torch.Tensor, torch.nn.Parameter)
+    exact = type(t) in (torch.Tensor, torch.nn.Parameter) or form is not None and \
+        "uninitialized" in form
     name = None if exact else "%s.%s" % (type(t).__module__, type(t).__qualname__)
     return (str(data.dtype).replace("torch.", ""), tuple(data.shape), raw, requires_grad,
             kind, grad, name, form)
@@ -329,8 +342,8 @@ _QUANTIZED = ("quint8", "qint8", "qint32")
 
 def _formed(value, form):
     """`value` (dense, its values) in the form `_tensor_form` described."""
-    if not isinstance(form, dict) or \
-            not set(form) <= {"layout", "quant", "quant_channel", "memory_format"}:
+    if not isinstance(form, dict) or not set(form) <= {
+            "layout", "quant", "quant_channel", "memory_format", "uninitialized"}:
         raise NotData("a tensor whose form is not data")
     try:
         channel = form.get("quant_channel")
@@ -384,6 +397,8 @@ def _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad, form=None):
         value = torch.empty(shape, dtype=dtype)
     else:
         value = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape)
+    if isinstance(form, dict) and "uninitialized" in form:
+        return _uninitialized_tensor(form, value.dtype, requires_grad)
     if form is not None and raw is not None:
         value = _formed(value, form)
     can_grad = (value.is_floating_point() or value.is_complex()) and not value.is_quantized
@@ -400,6 +415,16 @@ def _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad, form=None):
         except RuntimeError as exc:   # a sparse grad of a sparse tensor, say
             raise NotData("a tensor whose grad does not match it: %s" % exc) from None
     return value
+
+
+def _uninitialized_tensor(form, dtype, requires_grad):
+    parameter = torch.nn.parameter
+    if set(form) != {"uninitialized"} or form["uninitialized"] not in ("param", "buffer"):
+        raise NotData("a tensor whose form is not data")
+    if form["uninitialized"] == "param":
+        return parameter.UninitializedParameter(requires_grad=bool(requires_grad),
+                                                dtype=dtype)
+    return parameter.UninitializedBuffer(requires_grad=bool(requires_grad), dtype=dtype)
 
 
 def _array_record(a):
@@ -929,6 +954,49 @@ def _hook_handle(obj):
     return copyreg.__newobj__, (type(obj),), tuple(fixed)
 
 
+def _library_method(obj):
+    """(object, name) of a method of a library module bound to that module, when its
+    class defines it in the library's own code: a lazy module's forward pre-hook
+    `self._infer_parameters` (nn.LazyLinear), which must run on the copy it is part of.
+    As a handle it ran on the other process's object, and a LazyLinear the solution
+    returned never learned its shape. None for anything else."""
+    if torch is None or type(obj) is not types.MethodType or \
+            not isinstance(obj.__self__, torch.nn.Module):
+        return None
+    owner, func = obj.__self__, obj.__func__
+    name = getattr(func, "__name__", None)
+    if not _private_name(name) or not _library_function_of(_TYPE(owner), name, func):
+        return None
+    return owner, name
+
+
+def _private_name(name):
+    """Its class's own machinery, `_infer_parameters`: never a public method or dunder
+    (what a test calls in the open stays a handle)."""
+    return type(name) is str and name.startswith("_") and not name.startswith("__")
+
+
+def _library_function_of(cls, name, func=None):
+    """Whether `cls`, a library class (never the solution's), defines `name` as a plain
+    function of an allowed library's own code (and it is `func`, when given)."""
+    if not allowed_class(cls) or _solution_defined(cls) or \
+            cls.__dict__.get("__curator_class__") is not None:
+        return False
+    defined = inspect.getattr_static(cls, name, None)
+    return type(defined) is types.FunctionType and (func is None or defined is func) and \
+        _module_allowed(getattr(defined, "__module__", None) or "")
+
+
+def _bm(owner, name):
+    """A library module's own private method bound to it (see _library_method): made
+    only for a module this message made, never one the judge holds."""
+    link = _LINK[0]
+    if not _private_name(name) or not _library_function_of(_TYPE(owner), name) or (
+                getattr(link, "judge_ids", {}).get(id(owner)) is not None):
+        raise NotData("a bound method %r" % (name,))
+    return types.MethodType(inspect.getattr_static(_TYPE(owner), name), owner)
+
+
 def _numba_dispatcher(obj):
     dispatcher = sys.modules.get("numba.core.dispatcher")
     return dispatcher is not None and isinstance(obj, dispatcher.Dispatcher)
@@ -1060,7 +1128,7 @@ JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "
 
 REBUILDERS = {name: globals()[name] for name in
               ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_dv", "_lg", "_rx", "_fi", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
-               "_mod", "_lf", "_tfn", "_gf", "_sc", "_fill_closure", "_en")}
+               "_mod", "_lf", "_tfn", "_gf", "_sc", "_fill_closure", "_en", "_bm")}
 
 
 
@@ -1279,6 +1347,17 @@ def _class_snapshot(cls):
             cls.__qualname__)
 
 
+# Class attributes a library's own __setstate__ advances, never a behaviour: torch's
+# RemovableHandle keeps `next_id` above every handle id it has seen (a lazy module's hook
+# handle from the solution process has a higher id than any of the judge's).
+ADVANCING_COUNTERS = {("torch.utils.hooks", "RemovableHandle"): "next_id"}
+
+
+def _advanced(cls, key, old, new):
+    return ADVANCING_COUNTERS.get((cls.__module__, cls.__qualname__)) == key and \
+        type(old) is int and type(new) is int and new >= old
+
+
 def _restore_classes(snapshots):
     """Put back every class a message changed; their names."""
     changed = []
@@ -1286,7 +1365,8 @@ def _restore_classes(snapshots):
         now = cls.__dict__
         if type(cls) is meta and cls.__bases__ is bases and cls.__name__ == name and \
                 cls.__qualname__ == qualname and len(now) == len(namespace) and \
-                all(now.get(k, _MISSING) is v for k, v in namespace.items()):
+                all(now.get(k, _MISSING) is v or _advanced(cls, k, v, now.get(k))
+                    for k, v in namespace.items()):
             continue
         changed.append(qualname)
         for undo in (lambda: setattr(cls, "__class__", meta),
@@ -1534,6 +1614,9 @@ class JudgePickler(_Pickler):
                             types.CellType)):
             # the judge's own execution state: never a handle for the solution
             raise CannotCross("a value of type %s" % type(obj).__name__)
+        method = _library_method(obj)
+        if method is not None and _importable(_TYPE(method[0])):
+            return _bm, method
         if isinstance(obj, (types.FunctionType, types.MethodType, types.BuiltinMethodType)):
             if not isinstance(obj, types.MethodType) and _importable(obj):
                 if type(obj) is types.FunctionType:   # by its name: see _gf
@@ -1803,6 +1886,9 @@ class SolutionPickler(_Pickler):
                 isinstance(obj.func, type) and allowed_class(obj.func) and \
                 not _solution_defined(obj.func):
             return NotImplemented   # partial(LibraryClass, ...): by value, rebuilt by the judge
+        method = _library_method(obj)
+        if method is not None:
+            return _bm, method
         if _numba_dispatcher(obj):
             # a library's compiled function by its name (the judge's own), else a handle
             name = _library_function_name(obj)
@@ -4597,6 +4683,11 @@ def _blank(cls):
 
 def _into_tensor(link, target, new, pairs, done, changed, depth):
     """Copy what the solution did to a judge tensor into it (values, grad, requires_grad)."""
+    if _uninitialized(new):
+        return   # a lazy module's parameter the call left as it was
+    if _uninitialized(target):
+        # the call's forward made it (a LazyLinear inside a mirror): made here the same
+        target.materialize(tuple(new.shape), dtype=new.dtype)
     with torch.no_grad():
         same_layout = target.shape == new.shape and target.dtype == new.dtype
         if not same_layout:

@@ -634,3 +634,52 @@ def test_a_correct_function_that_writes_bytes_to_stdout_passes(engine):
     # before: AttributeError ('_Capped' object has no attribute 'buffer') in every test
     result = run_one(engine, BYTES_OUT, BYTES_OUT_TESTS, timeout=60)
     assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+LAZY_TESTS = """\
+import torch
+from torch import nn
+
+from solution import Net, make
+
+
+def test_returned():
+    m = make()
+    assert m(torch.randn(2, 3)).shape == (2, 4)
+    assert m.weight.shape == (4, 3)
+
+
+def test_inside_the_tests_sequential():
+    m = nn.Sequential(make(), nn.ReLU())
+    assert m(torch.randn(5, 7)).shape == (5, 4)
+
+
+def test_inside_its_own_module():
+    net = Net()
+    assert net(torch.randn(2, 6)).shape == (2, 4)
+    assert net.fc.weight.shape == (4, 6)
+"""
+LAZY = """\
+from torch import nn
+
+
+def make():
+    return nn.LazyLinear(4)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.LazyLinear(4)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def test_a_lazy_module_crosses_uninitialized_and_learns_its_shape_on_its_first_call(engine):
+    # before: every test failed ("in_features from self.weight: 0"): the uninitialized
+    # parameters crossed as empty ones, the module's own forward pre-hook as a handle on
+    # the other process's module, and its hook handle's id was "a change to a class"
+    result = run_one(engine, LAZY, LAZY_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
