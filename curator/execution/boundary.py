@@ -430,16 +430,28 @@ def _uninitialized_tensor(form, dtype, requires_grad):
 def _array_record(a):
     if a.dtype.hasobject:
         raise CannotCross("a numpy array of dtype %s" % a.dtype)
-    data = np.ascontiguousarray(a)
-    # a structured dtype (records: a training history) as its fields' names and
-    # formats, strings only
+    # (np.ascontiguousarray makes a 0-d array 1-d: a correct np.array(3.5) arrived as
+    # shape (1,))
+    data = a if a.flags["C_CONTIGUOUS"] else a.copy(order="C")
+    # a structured dtype (records: a training history) as its fields' names, formats
+    # and shapes, nested records as lists of the same: strings and ints only
     kind = data.dtype.str
     if data.dtype.fields is not None:
         kind = list(data.dtype.descr)
-        if not all(len(f) == 2 and isinstance(f[1], str) for f in kind):
-            raise CannotCross("a numpy array of dtype %s (nested or shaped fields)"
-                              % a.dtype)
+        if not _record_fields(kind):
+            raise CannotCross("a numpy array of dtype %s (titled fields)" % a.dtype)
     return (kind, tuple(data.shape), data.tobytes())
+
+
+def _record_fields(fields, depth=0):
+    """Whether `fields` is a structured dtype's description made of data only: a list of
+    (name, format[, shape]) with a name string, a format string or such a list, a shape
+    of ints."""
+    return isinstance(fields, list) and bool(fields) and depth < 8 and all(
+        isinstance(f, tuple) and len(f) in (2, 3) and isinstance(f[0], str) and (
+            isinstance(f[1], str) or _record_fields(f[1], depth + 1)) and (
+            len(f) == 2 or (isinstance(f[2], tuple) and all(type(n) is int for n in f[2])))
+        for f in fields)
 
 
 def _array_fingerprint(a):
@@ -447,13 +459,11 @@ def _array_fingerprint(a):
 
 
 def _record_dtype(fields):
-    """A structured dtype from (name, format[, shape]) strings; nothing else is data."""
-    if not isinstance(fields, list) or not fields or not all(
-            isinstance(f, tuple) and len(f) == 2 and all(isinstance(p, str) for p in f)
-            for f in fields):
+    """A structured dtype from its description (`_record_fields`); nothing else is data."""
+    if not _record_fields(fields):
         raise NotData("a numpy array whose dtype is not data")
     try:
-        return np.dtype([(name, np.dtype(fmt)) for name, fmt in fields])
+        return np.dtype(fields)
     except (TypeError, ValueError) as exc:
         raise NotData("a numpy array of dtype %r: %s" % (fields, exc)) from None
 

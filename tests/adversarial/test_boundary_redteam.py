@@ -683,3 +683,49 @@ def test_a_lazy_module_crosses_uninitialized_and_learns_its_shape_on_its_first_c
     # the other process's module, and its hook handle's id was "a change to a class"
     result = run_one(engine, LAZY, LAZY_TESTS, timeout=60)
     assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+ARRAYS_TESTS = """\
+import numpy as np
+
+from solution import echo, records, scalar_array
+
+
+def test_a_zero_dimensional_array_keeps_its_shape():
+    value = scalar_array()
+    assert value.shape == () and value == 3.5
+    assert echo(np.array(2.0)).shape == ()
+
+
+def test_records_with_shaped_and_nested_fields():
+    value = records()
+    assert value.dtype == np.dtype([("xy", "f4", (2,)), ("meta", [("n", "i2"), ("ok", "?")])])
+    assert value["xy"].tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert value["meta"]["n"].tolist() == [7, 8]
+    assert echo(value).dtype == value.dtype
+"""
+ARRAYS = """\
+import numpy as np
+
+
+def scalar_array():
+    return np.array(3.5)
+
+
+def echo(a):
+    return a.copy()
+
+
+def records():
+    out = np.zeros(2, dtype=[("xy", "f4", (2,)), ("meta", [("n", "i2"), ("ok", "?")])])
+    out["xy"] = [[1, 2], [3, 4]]
+    out["meta"]["n"] = [7, 8]
+    return out
+"""
+
+
+def test_zero_dimensional_and_nested_record_arrays_cross_as_they_are(engine):
+    # before: a 0-d array arrived 1-d (np.ascontiguousarray), and a record array with a
+    # shaped or nested field was an error ("cannot cross")
+    result = run_one(engine, ARRAYS, ARRAYS_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
