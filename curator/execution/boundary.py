@@ -1353,8 +1353,26 @@ def _settable_class(found):
 
 
 def _class_snapshot(cls):
+    _set_up_class(cls)
     return (cls, dict(cls.__dict__), cls.__bases__, type(cls), cls.__name__,
             cls.__qualname__)
+
+
+def _set_up_class(cls):
+    """What a library does once to a class when its first instance is made or rebuilt,
+    done before the message is decoded, so the decoder does not take it for the message
+    changing the class: torch's optimizers wrap their class's `step` in a profiling hook
+    (`Optimizer._patch_step_function`, also run by `__setstate__`), and a correct
+    solution returning an Adagrad the judge had not made yet was `tampered`."""
+    optim = sys.modules.get("torch.optim")
+    base = getattr(optim, "Optimizer", None)
+    if base is None or not isinstance(cls, type) or not issubclass(cls, base) or \
+            getattr(getattr(cls, "step", None), "hooked", False):
+        return
+    try:
+        base._patch_step_function(object.__new__(cls))
+    except Exception:   # noqa: BLE001 - left to the decoder's check, as before
+        pass
 
 
 # Class attributes a library's own __setstate__ advances, never a behaviour: torch's

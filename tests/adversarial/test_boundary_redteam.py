@@ -729,3 +729,38 @@ def test_zero_dimensional_and_nested_record_arrays_cross_as_they_are(engine):
     # shaped or nested field was an error ("cannot cross")
     result = run_one(engine, ARRAYS, ARRAYS_TESTS, timeout=60)
     assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+OPTIMIZER_TESTS = """\
+import torch
+from torch import nn
+
+from solution import make
+
+
+def test_returned_optimizer_and_scheduler():
+    model = nn.Linear(2, 1)
+    opt, sched = make(model)
+    assert opt.param_groups[0]["lr"] == 0.1 and sched.get_last_lr() == [0.1]
+    model(torch.ones(3, 2)).sum().backward()
+    before = model.weight.detach().clone()
+    opt.step()
+    sched.step()
+    assert not torch.equal(model.weight, before) and sched.get_last_lr()[0] < 0.1
+"""
+OPTIMIZER = """\
+import torch
+
+
+def make(model):
+    opt = torch.optim.Adagrad(model.parameters(), lr=0.1)
+    return opt, torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=10)
+"""
+
+
+def test_a_correct_function_returning_an_optimizer_the_judge_never_made_is_not_tampering(
+        engine):
+    # before: tampered, "a message that changes a class of the judge (Adagrad)": the
+    # optimizer's __setstate__ wraps its class's step in torch's profiling hook once
+    result = run_one(engine, OPTIMIZER, OPTIMIZER_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
