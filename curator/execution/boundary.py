@@ -1007,6 +1007,68 @@ def _bm(owner, name):
     return types.MethodType(inspect.getattr_static(_TYPE(owner), name), owner)
 
 
+def _parametrized(obj):
+    """(class, state, {name: (parametrizations, original)}) of a library module torch's
+    parametrize made its own class for (`nn.utils.parametrizations.weight_norm`,
+    `orthogonal`): that class exists only in the process that made it, and its pickling
+    raises, so a correct function returning one was an error. None for anything else and
+    for a parametrization of the solution's own class."""
+    parametrize = sys.modules.get("torch.nn.utils.parametrize")
+    if parametrize is None or not isinstance(obj, torch.nn.Module) or \
+            not parametrize.is_parametrized(obj):
+        return None
+    base = _TYPE(obj).__bases__[0]
+    if len(_TYPE(obj).__bases__) != 1 or not allowed_class(base) or _solution_defined(base):
+        return None
+    state = dict(obj.__dict__)
+    modules = dict(state["_modules"])
+    tensors = {}
+    for name, plist in modules.pop("parametrizations").items():
+        if any(_solution_defined(_TYPE(m)) or not allowed_class(_TYPE(m)) for m in plist):
+            return None   # (a parametrization of the solution's own is a mirror, made
+            #              only after the message is decoded)
+        originals = (plist.original,) if plist.is_tensor else \
+            tuple(getattr(plist, "original%d" % i) for i in range(plist.ntensors))
+        tensors[name] = (list(plist), originals)
+    state["_modules"] = modules
+    return base, state, tensors
+
+
+def _pm(cls, state, tensors):
+    """A parametrized library module (see _parametrized), made again here: the module of
+    its class, its parametrizations registered again in order, their original tensors
+    the ones the message carries (registering runs each one's right inverse)."""
+    parametrize = __import__("torch.nn.utils.parametrize", fromlist=["_"])
+    if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module) and allowed_class(cls)
+            and not _solution_defined(cls)) or type(state) is not dict or \
+            type(tensors) is not dict:
+        raise NotData("a parametrized module that is not data")
+    module = cls.__new__(cls)
+    module.__setstate__(state)
+    for name, (modules, originals) in tensors.items():
+        if type(name) is not str or type(modules) is not list or not modules or \
+                type(originals) is not tuple or not originals or \
+                not all(isinstance(t, torch.nn.Parameter) for t in originals) or \
+                not all(isinstance(m, torch.nn.Module) for m in modules):
+            raise NotData("a parametrized module that is not data")
+        with torch.no_grad():   # the tensor they make, in the original's place first
+            value = modules[0](*originals)
+            for parametrization in modules[1:]:
+                value = parametrization(value)
+        module.register_parameter(name, torch.nn.Parameter(value.detach().clone()))
+        for parametrization in modules:
+            parametrize.register_parametrization(module, name, parametrization, unsafe=True)
+        held = module.parametrizations[name]
+        if len(originals) == 1 and held.is_tensor:
+            held.original = originals[0]
+        elif not held.is_tensor and held.ntensors == len(originals):
+            for index, original in enumerate(originals):
+                setattr(held, "original%d" % index, original)
+        else:
+            raise NotData("a parametrized module that is not data")
+    return module
+
+
 def _numba_dispatcher(obj):
     dispatcher = sys.modules.get("numba.core.dispatcher")
     return dispatcher is not None and isinstance(obj, dispatcher.Dispatcher)
@@ -1138,7 +1200,7 @@ JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "
 
 REBUILDERS = {name: globals()[name] for name in
               ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_dv", "_lg", "_rx", "_fi", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
-               "_mod", "_lf", "_tfn", "_gf", "_sc", "_fill_closure", "_en", "_bm")}
+               "_mod", "_lf", "_tfn", "_gf", "_sc", "_fill_closure", "_en", "_bm", "_pm")}
 
 
 
@@ -1944,6 +2006,9 @@ class SolutionPickler(_Pickler):
         if allowed_class(cls) and not _solution_defined(cls):
             if torch is not None and isinstance(obj, torch.Generator):
                 return NotImplemented
+            parametrized = _parametrized(obj) if torch is not None else None
+            if parametrized is not None:
+                return _pm, parametrized
             member = _enum_member(obj) if isinstance(obj, enum.Enum) else None
             if member is not None:
                 return _en, member   # the judge's own member of that name

@@ -764,3 +764,44 @@ def test_a_correct_function_returning_an_optimizer_the_judge_never_made_is_not_t
     # optimizer's __setstate__ wraps its class's step in torch's profiling hook once
     result = run_one(engine, OPTIMIZER, OPTIMIZER_TESTS, timeout=60)
     assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+PARAMETRIZED_TESTS = """\
+import torch
+
+from solution import make
+
+
+def test_weight_norm():
+    m = make("weight_norm")
+    x = torch.randn(4, 3)
+    assert torch.allclose(m(x), x @ m.weight.T + m.bias)
+    m(x).sum().backward()
+    assert m.parametrizations.weight.original0.grad is not None
+    assert torch.allclose(m.parametrizations.weight.original1, torch.full((2, 3), 0.5))
+
+
+def test_orthogonal():
+    w = make("orthogonal").weight
+    assert torch.allclose(w @ w.T, torch.eye(3), atol=1e-5)
+"""
+PARAMETRIZED = """\
+import torch
+from torch import nn
+
+
+def make(kind):
+    if kind == "weight_norm":
+        lin = nn.Linear(3, 2)
+        with torch.no_grad():
+            lin.weight.fill_(0.5)
+        return nn.utils.parametrizations.weight_norm(lin)
+    return nn.utils.parametrizations.orthogonal(nn.Linear(3, 3))
+"""
+
+
+def test_a_module_with_torchs_parametrizations_crosses(engine):
+    # before: error, "Serialization of parametrized modules is only supported through
+    # state_dict()" (torch's recommended weight_norm makes a class of its own)
+    result = run_one(engine, PARAMETRIZED, PARAMETRIZED_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
