@@ -2031,7 +2031,10 @@ class SolutionPickler(_Pickler):
             return _v, (base, _as_base(base, obj), note)
         if isinstance(obj, BaseException):
             raise CannotCross("an exception object of %s" % note)
-        if _is_iterator(obj) and not _solution_defined(cls):
+        if (_is_iterator(obj) or callable(getattr(cls, "__iter__", None))) and \
+                not _solution_defined(cls):
+            # an iterator, or an iterable the judge does not rebuild (a DataLoader a
+            # correct `make_loader` returns was an error): served here
             return _s, (link.handle(obj), "object", None)
         if not _solution_defined(cls):
             raise CannotCross("a value of type %s" % note)

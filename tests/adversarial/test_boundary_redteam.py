@@ -805,3 +805,55 @@ def test_a_module_with_torchs_parametrizations_crosses(engine):
     # state_dict()" (torch's recommended weight_norm makes a class of its own)
     result = run_one(engine, PARAMETRIZED, PARAMETRIZED_TESTS, timeout=60)
     assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+LOADER_TESTS = """\
+import torch
+
+from solution import batches, make_loader, split
+
+
+def test_loader():
+    ds = torch.utils.data.TensorDataset(torch.arange(10.0).unsqueeze(1), torch.arange(10))
+    loader = make_loader(ds, 4)
+    assert [len(y) for x, y in loader] == [4, 4, 2] and len(loader) == 3
+    assert loader.batch_size == 4
+
+
+def test_loader_shuffled_as_the_tests_seed_says():
+    ds = torch.utils.data.TensorDataset(torch.arange(10.0))
+    torch.manual_seed(0)
+    first = [x.tolist() for (x,) in make_loader(ds, 10, shuffle=True)]
+    torch.manual_seed(0)
+    assert first == [x.tolist() for (x,) in torch.utils.data.DataLoader(ds, 10, shuffle=True)]
+
+
+def test_generator_and_split():
+    assert [b.tolist() for b in batches(torch.arange(5), 2)] == [[0, 1], [2, 3], [4]]
+    a, b = split(torch.utils.data.TensorDataset(torch.arange(10.0)), 0.8)
+    assert len(a) == 8 and len(b) == 2
+"""
+LOADER = """\
+import torch
+
+
+def make_loader(ds, batch_size, shuffle=False):
+    return torch.utils.data.DataLoader(ds, batch_size=batch_size, shuffle=shuffle)
+
+
+def batches(x, n):
+    for i in range(0, len(x), n):
+        yield x[i:i + n]
+
+
+def split(ds, frac):
+    n = int(len(ds) * frac)
+    return torch.utils.data.random_split(ds, [n, len(ds) - n],
+                                         generator=torch.Generator().manual_seed(0))
+"""
+
+
+def test_a_dataloader_the_solution_returns_is_served_by_a_handle(engine):
+    # before: error, "a value of type torch.utils.data.dataloader.DataLoader cannot cross"
+    result = run_one(engine, LOADER, LOADER_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
