@@ -33,6 +33,7 @@ import builtins
 import collections
 import collections.abc
 import copyreg
+import dataclasses
 import enum
 import functools
 import hashlib
@@ -2160,8 +2161,57 @@ def class_info(cls, handle, link):
     return {"handle": handle, "name": str(cls.__name__), "qualname": str(cls.__qualname__),
             "base": (base.__module__, base.__qualname__), "methods": methods,
             "props": props, "classfuncs": classfuncs, "classattrs": classattrs,
-            "data": data,
+            "data": data, "dataclass": _dataclass_description(cls),
             "doc": cls.__doc__ if isinstance(cls.__doc__, str) else None}
+
+
+DATACLASS_FLAGS = ("eq", "order", "frozen", "unsafe_hash")
+
+
+def _dataclass_description(cls):
+    """A dataclass's field names and flags, for the judge to compare its mirrors by their
+    fields itself (`_dataclass_dunders`); None for any other class."""
+    try:
+        if not dataclasses.is_dataclass(cls):
+            return None
+        params = cls.__dataclass_params__
+        return {"fields": [str(f.name) for f in dataclasses.fields(cls)],
+                **{flag: bool(getattr(params, flag, False)) for flag in DATACLASS_FLAGS}}
+    except Exception:   # noqa: BLE001 - described as any class
+        return None
+
+
+def _dataclass_dunders(link, name, described):
+    """The comparisons, hash and dataclass attributes of a mirror of a solution dataclass,
+    made here by `dataclasses` from its field names: they compare the mirrors' fields, as
+    data, and never ask the solution (a correct function returning `Config(lr=0.1)`
+    failed `== Config(lr=0.1)` and `dataclasses.asdict`: a mirror compared by identity).
+    Only two mirrors of the same class are compared so; a description the solution made up
+    decides no more than its own constructor already does."""
+    if not isinstance(described, dict):
+        raise NotData("a dataclass without its description")
+    fields = described.get("fields")
+    flags = {flag: described.get(flag) is True for flag in DATACLASS_FLAGS}
+    flags["order"] = flags["order"] and flags["eq"]
+    if type(fields) is not list or len(fields) > 1000 or not all(
+            type(f) is str and f.isidentifier() and not f.startswith("__") for f in fields):
+        raise NotData("a dataclass whose fields are not data")
+    try:
+        model = dataclasses.make_dataclass(
+            name if type(name) is str and name.isidentifier() else "Mirror",
+            [(field, object) for field in fields], **flags)
+    except (TypeError, ValueError) as exc:
+        raise NotData("a dataclass whose fields are not data: %s" % exc) from None
+    dunders = {}
+    for key in ("__eq__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__"):
+        if key in model.__dict__:
+            impl = model.__dict__[key]
+            dunders[key] = _judged(link, impl) if isinstance(impl, types.FunctionType) \
+                else impl
+    for key in ("__dataclass_fields__", "__dataclass_params__", "__match_args__"):
+        if key in model.__dict__:
+            dunders[key] = model.__dict__[key]
+    return dunders
 
 
 # -- framing -------------------------------------------------------------------------------
@@ -3716,6 +3766,8 @@ class JudgeLink:
                     impl is not getattr(object, name, None) and \
                     isinstance(impl, types.FunctionType):
                 namespace[name] = _judged(link, impl)
+        if info.get("dataclass") is not None:
+            namespace.update(_dataclass_dunders(link, info["name"], info["dataclass"]))
         if "__eq__" in namespace and "__hash__" not in namespace:
             namespace["__hash__"] = getattr(base, "__hash__", None)
         cls = type(str(info["name"]), (base,), namespace)

@@ -857,3 +857,50 @@ def test_a_dataloader_the_solution_returns_is_served_by_a_handle(engine):
     # before: error, "a value of type torch.utils.data.dataloader.DataLoader cannot cross"
     result = run_one(engine, LOADER, LOADER_TESTS, timeout=60)
     assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+DATACLASS_TESTS = """\
+import dataclasses
+
+from solution import Config, Point, parse
+
+
+def test_equal_to_the_expected_config():
+    assert parse("lr=0.1,epochs=3") == Config(lr=0.1, epochs=3)
+    assert parse("lr=0.1,epochs=3") != Config(lr=0.2, epochs=3)
+
+
+def test_asdict_and_hash():
+    assert dataclasses.asdict(parse("lr=0.5,epochs=1")) == {"lr": 0.5, "epochs": 1}
+    assert len({Point(1, 2), Point(1, 2)}) == 1
+"""
+DATACLASS = """\
+import dataclasses
+
+
+@dataclasses.dataclass
+class Config:
+    lr: float = 0.01
+    epochs: int = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    x: int
+    y: int
+
+
+def parse(text):
+    kv = dict(p.split("=") for p in text.split(","))
+    return Config(lr=float(kv["lr"]), epochs=int(kv["epochs"]))
+"""
+
+
+def test_mirrors_of_a_solution_dataclass_compare_by_their_fields(engine):
+    # before: failed, a mirror compared by identity ("assert Config(lr=0.1, epochs=3) ==
+    # Config(lr=0.1, epochs=3)"), and asdict refused it
+    result = run_one(engine, DATACLASS, DATACLASS_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
+    wrong = run_one(engine, DATACLASS.replace('float(kv["lr"])', 'float(kv["lr"]) * 2'),
+                    DATACLASS_TESTS, timeout=60)
+    assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
