@@ -3522,6 +3522,16 @@ def _no_method_replaced(link, obj, state):
                              % (cls.__qualname__, name, _TYPE(value).__qualname__))
 
 
+RAISED_TEXT = "_curator_raised_text"
+
+
+def _raised_text(self):
+    """str() of the judge's standin of a solution exception: what str() gave in the
+    solution process when it was raised; for one the tests make, its args'."""
+    text = self.__dict__.get(RAISED_TEXT)
+    return text if type(text) is str else BaseException.__str__(self)
+
+
 class JudgeLink:
     """The judge's end: proxies for the solution, data in and out, copy-back."""
 
@@ -3744,6 +3754,12 @@ class JudgeLink:
                 namespace[name] = RemoteMethod(name)
         if "__exit__" in namespace:
             namespace["__exit__"] = _remote_exit
+        if issubclass(base, BaseException):
+            # an exception's text is what it said when raised (`solution_exception`):
+            # its forwarded __str__ sent the exception back as `self`, and the run ended
+            # as an error ("an exception object ... cannot cross")
+            namespace["__str__"] = _raised_text
+            namespace["__repr__"] = BaseException.__repr__
         for name in _names(info.get("props")):
             if _forwardable(name):
                 namespace[name] = _remote_property(name)
@@ -3924,6 +3940,7 @@ class JudgeLink:
             return self.exception("builtins", "RuntimeError", args, message, text, original)
         exc = BaseException.__new__(cls)
         exc.args = tuple(a for a in args if type(a) in PLAIN_ARGS)
+        exc.__dict__[RAISED_TEXT] = str(message)
         state = info.get("state")
         for key, value in (state.items() if isinstance(state, dict) else ()):
             if type(key) is str and _forwardable(key) and \

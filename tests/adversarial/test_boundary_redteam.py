@@ -904,3 +904,48 @@ def test_mirrors_of_a_solution_dataclass_compare_by_their_fields(engine):
     wrong = run_one(engine, DATACLASS.replace('float(kv["lr"])', 'float(kv["lr"]) * 2'),
                     DATACLASS_TESTS, timeout=60)
     assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
+
+
+ERROR_TESTS = """\
+import pytest
+
+import solution
+
+
+def test_its_own_error_with_its_own_text():
+    with pytest.raises(solution.ShapeError, match="bad shape 3") as info:
+        solution.check(3)
+    assert info.value.shape == 3
+
+
+def test_a_key_error_with_a_tuple():
+    with pytest.raises(KeyError, match="'a', 1"):
+        solution.look_up()
+"""
+ERRORS = """\
+class ShapeError(ValueError):
+    def __init__(self, shape):
+        super().__init__(shape)
+        self.shape = shape
+
+    def __str__(self):
+        return "bad shape %d" % self.shape
+
+
+def check(shape):
+    raise ShapeError(shape)
+
+
+def look_up():
+    raise KeyError(("a", 1))
+"""
+
+
+def test_an_exception_class_with_its_own_str_is_matched_by_its_text(engine):
+    # before: error, "an exception object of solution.ShapeError cannot cross" (its
+    # forwarded __str__ sent the exception back to the solution as `self`)
+    result = run_one(engine, ERRORS, ERROR_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
+    wrong = run_one(engine, ERRORS.replace('"bad shape %d"', '"shape %d"'), ERROR_TESTS,
+                    timeout=60)
+    assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
