@@ -48,6 +48,7 @@ import socket
 import struct
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import types
@@ -2389,6 +2390,11 @@ class SolutionLink:
 
     def __init__(self, sock, module):
         self.sock = sock
+        # one request to the judge at a time: each waits for its own answer on the one
+        # socket (a correct function mapping the test's model over a thread pool got
+        # the answers of the other threads' calls); reentrant, for the calls the judge
+        # makes back while it answers
+        self.asking = threading.RLock()
         self.module = module
         self.objects = {0: module}   # handle -> object
         self.judge_closures = {}     # id -> (closure made from the judge's, its handle)
@@ -2537,8 +2543,9 @@ class SolutionLink:
         """Ask the judge to run autograd on its own tensors (named by place in this call),
         and wait for the result, serving the judge's frames meanwhile. The results are
         the judge's tensors of this call, placed as it placed them in its request."""
-        return self.ask_judge(b"A", self.dumps((op, outputs, grads, inputs, flags)), b"a",
-                              in_this_call=True)
+        with self.asking:
+            return self.ask_judge(b"A", self.dumps((op, outputs, grads, inputs, flags)),
+                                  b"a", in_this_call=True)
 
     def ask_judge(self, frame, payload, answer, in_this_call=False):
         """Send the judge one request and wait for its `answer` frame (or `e`, its
@@ -2770,8 +2777,9 @@ class SolutionLink:
         differentiates into the judge's parameters (`loss.backward()` across,
         `adopt_grad`). What a read or an iteration gives (a DataLoader's batches) is data,
         read in a fresh state, as the judge encodes it (`_serve_callback_eagerly`)."""
-        return self.ask_judge(b"C", self.dumps((handle, op, name, args, kwargs)), b"r",
-                              in_this_call=bool(self.serving) and op == "call")
+        with self.asking:
+            return self.ask_judge(b"C", self.dumps((handle, op, name, args, kwargs)), b"r",
+                                  in_this_call=bool(self.serving) and op == "call")
 
 
 # -- the global random generators across a call --------------------------------------------

@@ -949,3 +949,41 @@ def test_an_exception_class_with_its_own_str_is_matched_by_its_text(engine):
     wrong = run_one(engine, ERRORS.replace('"bad shape %d"', '"shape %d"'), ERROR_TESTS,
                     timeout=60)
     assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
+
+
+THREADED_TESTS = """\
+import torch
+from torch import nn
+
+from solution import par_apply
+
+
+class Scale(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def test_the_tests_model_from_a_thread_pool():
+    outs = par_apply(Scale(), [torch.full((3,), float(i)) for i in range(16)])
+    assert [o[0].item() for o in outs] == [2.0 * i for i in range(16)]
+
+
+def test_a_lambda_from_a_thread_pool():
+    outs = par_apply(lambda x: x + 1, [torch.full((2,), float(i)) for i in range(16)])
+    assert [o[0].item() for o in outs] == [i + 1.0 for i in range(16)]
+"""
+THREADED = """\
+from concurrent.futures import ThreadPoolExecutor
+
+
+def par_apply(fn, xs):
+    with ThreadPoolExecutor(4) as pool:
+        return list(pool.map(fn, xs))
+"""
+
+
+def test_the_tests_callables_called_from_several_threads_answer_each_its_own_call(engine):
+    # before: failed, each thread read whichever answer came next on the one socket
+    # ([0.0, 10.0, 30.0, 2.0, ...] for [0.0, 2.0, 4.0, 6.0, ...])
+    result = run_one(engine, THREADED, THREADED_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
