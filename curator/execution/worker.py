@@ -606,9 +606,7 @@ class Worker:
             # the judge compiles too (pynndescent's NNDescent.__setstate__ builds its
             # search functions when umap's index crosses): its own caches, as the solution's
             _own_caches(env, rundir)
-            os.environ.clear()
-            os.environ.update(env)
-            time.tzset()
+            enter_environment(env)
             checkout = Path(os.getcwd())
             # As `python -m pytest` run in the checkout: the checkout first on sys.path.
             # The judge imports the repository's own modules, never the patched one.
@@ -653,9 +651,7 @@ class Worker:
                 reporter.send("setup_error", message=f"the interpreter cannot start inside "
                               f"the sandbox: exec {python}: {exc.strerror or exc}")
                 os._exit(70)
-        os.environ.clear()
-        os.environ.update(env)
-        time.tzset()
+        enter_environment(env)
         sys.path[:] = [p for p in sys.path if p not in ("", ".")]
         sys.argv = ["pytest"]
         # The judge: pytest, the hidden tests and the reporter. No solution code runs
@@ -697,14 +693,16 @@ class Worker:
             workdir = rundir
             (rundir / verdict.TEST_FILE).write_text("", encoding="utf-8")  # tests: in memory
             (rundir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        # The solution process (another uid) follows the paths the tests hand the
+        # candidate into this folder: the run folder traversed, never listed or written.
+        # It is the judge's temporary folder (TMPDIR, `enter_environment`), where
+        # pytest's tmp_path folders are (`boundary.install_readable_tmp`).
+        os.chmod(rundir, 0o711)
         if job.repo_backed:
-            # The solution process (another uid) follows the paths a repository's tests
-            # hand the candidate into this folder (`Path(__file__).parent / "data"`:
-            # imagededup's test images, read by load_image): the run folder traversed,
-            # never listed; the checkout's links readable, never written. The repository's
+            # `Path(__file__).parent / "data"` (imagededup's test images, read by
+            # load_image): the checkout's links readable, never written. The repository's
             # tests are no secret (the solution process links the same checkout); a
-            # self-contained problem's run folder stays closed.
-            os.chmod(rundir, 0o711)
+            # self-contained problem's tests are in memory, its file a placeholder.
             os.chmod(workdir, 0o755)
         os.chdir(workdir)
         env = sandbox.base_env(str(rundir), python=job.python, plugins_autoload=job.repo_backed)
@@ -937,9 +935,7 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     env = sandbox.base_env(str(rundir), python=spec.get("python") if repo else None)
     env[proctree.MARKER_VAR] = spec.get("marker") or ""
     _own_caches(env, rundir)
-    os.environ.clear()
-    os.environ.update(env)
-    time.tzset()
+    enter_environment(env)
     sys.path[:] = [*roots, *[p for p in sys.path if p not in ("", ".")]]
     sys.argv = ["solution"]
     fresh_generators()   # what the candidate draws at import is its own, as in a fresh one
@@ -1104,6 +1100,21 @@ def _prefer_as_oom_victim() -> None:
             fh.write("1000")
     except OSError:
         pass
+
+
+def enter_environment(env: dict) -> None:
+    """A forked judge or solution process takes the run's environment as its own, and
+    with it its own temporary folder: the worker's `tempfile.tempdir`, cached before the
+    fork, was the sandbox's shared /tmp, where the solution process (another uid) can make
+    any name first. The judge's torch.compile then kept its inductor cache in
+    /tmp/torchinductor_nobody, a folder the solution had made and filled, and imported
+    the compiled module the solution planted there (a wrong answer passed:
+    tests/adversarial/test_boundary_redteam.py). TMPDIR is each process's own run folder,
+    which no other uid can write."""
+    os.environ.clear()
+    os.environ.update(env)
+    time.tzset()
+    tempfile.tempdir = None   # asked again of TMPDIR on first use
 
 
 def fresh_generators() -> None:

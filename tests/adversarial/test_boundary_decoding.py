@@ -300,3 +300,24 @@ def test_an_enum_member_a_message_looks_up_is_never_given_state():
     assert boundary.judge_loads(solution_dumps([member, QuantType.QAT])) == \
         [member, QuantType.QAT]
     assert boundary.judge_loads(solution_dumps(member)) is member
+
+
+def test_a_message_never_names_a_test_module_or_conftest():
+    """`_mod` gave the judge any module by name, a repository run's test module too (one
+    the judge marks `judge_only`): set on a test object through a handle and read back,
+    it came to the solution as a handle to the tests' own module."""
+    import sys
+    import types
+
+    tests, plain = types.ModuleType("_curator_t_tests"), types.ModuleType("_curator_t_lib")
+    boundary.judge_only(tests)
+    sys.modules.update({tests.__name__: tests, plain.__name__: plain})
+    try:
+        assert boundary.judge_loads(pickle.dumps(
+            _Stateful(boundary._mod, (plain.__name__,), None), protocol=5)) is plain
+        with pytest.raises(boundary.CannotCross, match="_curator_t_tests"):
+            boundary.judge_loads(pickle.dumps(
+                _Stateful(boundary._mod, (tests.__name__,), None), protocol=5))
+    finally:
+        sys.modules.pop(tests.__name__)
+        sys.modules.pop(plain.__name__)

@@ -103,8 +103,12 @@ def test_a_record_array_crosses_with_its_fields():
         boundary._make_array([("epoch", 8)], (1,), b"\0" * 8)
     with pytest.raises(boundary.NotData):
         boundary._make_array([("x", "O")], (1,), b"\0" * 8)
-    with pytest.raises(boundary.CannotCross, match="nested"):
-        solution_dumps(np.zeros(1, dtype=[("a", [("b", "<i4")])]))
+    nested = np.zeros(1, dtype=[("a", [("b", "<i4")]), ("c", "<f4", (2,))])
+    assert boundary.judge_loads(solution_dumps(nested)).dtype == nested.dtype
+    with pytest.raises(boundary.NotData):   # an object field, however deep
+        boundary._make_array([("a", [("b", "O")])], (1,), b"\0" * 8)
+    with pytest.raises(boundary.NotData, match="not data"):
+        boundary._make_array([("a", "<i4", (2.5,))], (1,), b"\0" * 8)
 
 
 def test_a_pandas_block_crosses_when_pandas_is_an_allowed_library(fake_pandas):

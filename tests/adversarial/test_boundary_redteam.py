@@ -503,3 +503,487 @@ def init_loop(model):
 def test_writes_into_the_parameters_of_a_tests_own_module_reach_it(engine):
     result = run_one(engine, HANDLE, HANDLE_TESTS, timeout=60)
     assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+# The judge's temporary folder was the sandbox's shared /tmp (the worker's cached
+# `tempfile.tempdir`), where the solution process can make any name first: its
+# torch.compile's inductor cache was /tmp/torchinductor_nobody. A solution that compiled
+# the same function made that folder, put a line into the compiled module it left there,
+# and the judge's `torch.compile(ref)` imported it: code of the solution's in the judge.
+COMPILED_TESTS = """\
+import torch
+
+from solution import double
+
+
+def ref(x):
+    return torch.sin(x) * 2
+
+
+def test_double():
+    x = torch.linspace(0, 1, 8)
+    assert torch.allclose(double(x), torch.compile(ref)(x))
+"""
+COMPILED_WRONG = """\
+import torch
+
+
+def double(x):
+    return torch.zeros_like(x)
+"""
+COMPILED_PLANTED = COMPILED_WRONG + """
+import glob
+import os
+import tempfile
+
+_cache = os.path.join(tempfile.gettempdir(), "torchinductor_nobody")
+os.makedirs(_cache, exist_ok=True)
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = _cache
+
+
+def ref(x):
+    return torch.sin(x) * 2
+
+
+torch.compile(ref)(torch.linspace(0, 1, 8))   # the judge's graph, the same cache key
+for path in glob.glob(_cache + "/**/*.py", recursive=True):
+    with open(path) as fh:
+        text = fh.read()
+    with open(path, "w") as fh:
+        fh.write("import torch as _t\\n_t.allclose = lambda *a, **k: True\\n" + text)
+for root, _, files in os.walk(_cache):
+    os.chmod(root, 0o777)
+    for name in files:
+        os.chmod(os.path.join(root, name), 0o666)
+"""
+
+
+@pytest.mark.slow
+def test_the_judge_never_loads_what_the_solution_left_in_a_shared_temporary_folder(engine):
+    control = run_one(engine, COMPILED_WRONG, COMPILED_TESTS, timeout=600)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    attack = run_one(engine, COMPILED_PLANTED, COMPILED_TESTS, timeout=600)
+    # before: passed (the judge imported the planted module and its allclose said yes)
+    assert attack.outcome == "failed", (attack.outcome, attack.reason)
+
+
+TEMP_TESTS = """\
+import tempfile
+from pathlib import Path
+
+from solution import read_back
+
+
+def test_tmp_path(tmp_path):
+    (tmp_path / "x.txt").write_text("hello")
+    assert read_back(str(tmp_path / "x.txt")) == "hello"
+
+
+def test_own_temporary_folder():
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder, "y.txt").write_text("there")
+        assert read_back(str(Path(folder, "y.txt"))) == "there"
+"""
+TEMP_READER = """\
+import os
+import tempfile
+
+
+def read_back(path):
+    with open(path) as fh:
+        text = fh.read()
+    with open("/tmp/scratch.txt", "w") as fh:   # a fixed name in /tmp, as scripts do
+        fh.write(text)
+    with tempfile.NamedTemporaryFile("w", delete=False) as fh:
+        fh.write(text)
+    with open(fh.name) as again:
+        return again.read()
+"""
+
+
+def test_a_correct_solution_reads_the_tests_temporary_files_and_writes_its_own(engine):
+    # the judge's temporary folder is now inside its run folder: still traversable
+    result = run_one(engine, TEMP_READER, TEMP_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+BYTES_OUT_TESTS = """\
+from solution import double
+
+
+def test_double(capsys):
+    assert double(2) == 4
+    assert "done \ufffd" in capsys.readouterr().out   # the byte that is no UTF-8 replaced
+
+
+def test_double_again():
+    assert double(3) == 6
+"""
+BYTES_OUT = """\
+import sys
+
+
+def double(x):
+    sys.stdout.buffer.write(b"done \\xff\\n")
+    sys.stdout.buffer.flush()
+    return x * 2
+"""
+
+
+def test_a_correct_function_that_writes_bytes_to_stdout_passes(engine):
+    # before: AttributeError ('_Capped' object has no attribute 'buffer') in every test
+    result = run_one(engine, BYTES_OUT, BYTES_OUT_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+LAZY_TESTS = """\
+import torch
+from torch import nn
+
+from solution import Net, make
+
+
+def test_returned():
+    m = make()
+    assert m(torch.randn(2, 3)).shape == (2, 4)
+    assert m.weight.shape == (4, 3)
+
+
+def test_inside_the_tests_sequential():
+    m = nn.Sequential(make(), nn.ReLU())
+    assert m(torch.randn(5, 7)).shape == (5, 4)
+
+
+def test_inside_its_own_module():
+    net = Net()
+    assert net(torch.randn(2, 6)).shape == (2, 4)
+    assert net.fc.weight.shape == (4, 6)
+"""
+LAZY = """\
+from torch import nn
+
+
+def make():
+    return nn.LazyLinear(4)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.LazyLinear(4)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def test_a_lazy_module_crosses_uninitialized_and_learns_its_shape_on_its_first_call(engine):
+    # before: every test failed ("in_features from self.weight: 0"): the uninitialized
+    # parameters crossed as empty ones, the module's own forward pre-hook as a handle on
+    # the other process's module, and its hook handle's id was "a change to a class"
+    result = run_one(engine, LAZY, LAZY_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+ARRAYS_TESTS = """\
+import numpy as np
+
+from solution import echo, records, scalar_array
+
+
+def test_a_zero_dimensional_array_keeps_its_shape():
+    value = scalar_array()
+    assert value.shape == () and value == 3.5
+    assert echo(np.array(2.0)).shape == ()
+
+
+def test_records_with_shaped_and_nested_fields():
+    value = records()
+    assert value.dtype == np.dtype([("xy", "f4", (2,)), ("meta", [("n", "i2"), ("ok", "?")])])
+    assert value["xy"].tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert value["meta"]["n"].tolist() == [7, 8]
+    assert echo(value).dtype == value.dtype
+"""
+ARRAYS = """\
+import numpy as np
+
+
+def scalar_array():
+    return np.array(3.5)
+
+
+def echo(a):
+    return a.copy()
+
+
+def records():
+    out = np.zeros(2, dtype=[("xy", "f4", (2,)), ("meta", [("n", "i2"), ("ok", "?")])])
+    out["xy"] = [[1, 2], [3, 4]]
+    out["meta"]["n"] = [7, 8]
+    return out
+"""
+
+
+def test_zero_dimensional_and_nested_record_arrays_cross_as_they_are(engine):
+    # before: a 0-d array arrived 1-d (np.ascontiguousarray), and a record array with a
+    # shaped or nested field was an error ("cannot cross")
+    result = run_one(engine, ARRAYS, ARRAYS_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+OPTIMIZER_TESTS = """\
+import torch
+from torch import nn
+
+from solution import make
+
+
+def test_returned_optimizer_and_scheduler():
+    model = nn.Linear(2, 1)
+    opt, sched = make(model)
+    assert opt.param_groups[0]["lr"] == 0.1 and sched.get_last_lr() == [0.1]
+    model(torch.ones(3, 2)).sum().backward()
+    before = model.weight.detach().clone()
+    opt.step()
+    sched.step()
+    assert not torch.equal(model.weight, before) and sched.get_last_lr()[0] < 0.1
+"""
+OPTIMIZER = """\
+import torch
+
+
+def make(model):
+    opt = torch.optim.Adagrad(model.parameters(), lr=0.1)
+    return opt, torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=10)
+"""
+
+
+def test_a_correct_function_returning_an_optimizer_the_judge_never_made_is_not_tampering(
+        engine):
+    # before: tampered, "a message that changes a class of the judge (Adagrad)": the
+    # optimizer's __setstate__ wraps its class's step in torch's profiling hook once
+    result = run_one(engine, OPTIMIZER, OPTIMIZER_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+PARAMETRIZED_TESTS = """\
+import torch
+
+from solution import make
+
+
+def test_weight_norm():
+    m = make("weight_norm")
+    x = torch.randn(4, 3)
+    assert torch.allclose(m(x), x @ m.weight.T + m.bias)
+    m(x).sum().backward()
+    assert m.parametrizations.weight.original0.grad is not None
+    assert torch.allclose(m.parametrizations.weight.original1, torch.full((2, 3), 0.5))
+
+
+def test_orthogonal():
+    w = make("orthogonal").weight
+    assert torch.allclose(w @ w.T, torch.eye(3), atol=1e-5)
+"""
+PARAMETRIZED = """\
+import torch
+from torch import nn
+
+
+def make(kind):
+    if kind == "weight_norm":
+        lin = nn.Linear(3, 2)
+        with torch.no_grad():
+            lin.weight.fill_(0.5)
+        return nn.utils.parametrizations.weight_norm(lin)
+    return nn.utils.parametrizations.orthogonal(nn.Linear(3, 3))
+"""
+
+
+def test_a_module_with_torchs_parametrizations_crosses(engine):
+    # before: error, "Serialization of parametrized modules is only supported through
+    # state_dict()" (torch's recommended weight_norm makes a class of its own)
+    result = run_one(engine, PARAMETRIZED, PARAMETRIZED_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+LOADER_TESTS = """\
+import torch
+
+from solution import batches, make_loader, split
+
+
+def test_loader():
+    ds = torch.utils.data.TensorDataset(torch.arange(10.0).unsqueeze(1), torch.arange(10))
+    loader = make_loader(ds, 4)
+    assert [len(y) for x, y in loader] == [4, 4, 2] and len(loader) == 3
+    assert loader.batch_size == 4
+
+
+def test_loader_shuffled_as_the_tests_seed_says():
+    ds = torch.utils.data.TensorDataset(torch.arange(10.0))
+    torch.manual_seed(0)
+    first = [x.tolist() for (x,) in make_loader(ds, 10, shuffle=True)]
+    torch.manual_seed(0)
+    assert first == [x.tolist() for (x,) in torch.utils.data.DataLoader(ds, 10, shuffle=True)]
+
+
+def test_generator_and_split():
+    assert [b.tolist() for b in batches(torch.arange(5), 2)] == [[0, 1], [2, 3], [4]]
+    a, b = split(torch.utils.data.TensorDataset(torch.arange(10.0)), 0.8)
+    assert len(a) == 8 and len(b) == 2
+"""
+LOADER = """\
+import torch
+
+
+def make_loader(ds, batch_size, shuffle=False):
+    return torch.utils.data.DataLoader(ds, batch_size=batch_size, shuffle=shuffle)
+
+
+def batches(x, n):
+    for i in range(0, len(x), n):
+        yield x[i:i + n]
+
+
+def split(ds, frac):
+    n = int(len(ds) * frac)
+    return torch.utils.data.random_split(ds, [n, len(ds) - n],
+                                         generator=torch.Generator().manual_seed(0))
+"""
+
+
+def test_a_dataloader_the_solution_returns_is_served_by_a_handle(engine):
+    # before: error, "a value of type torch.utils.data.dataloader.DataLoader cannot cross"
+    result = run_one(engine, LOADER, LOADER_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
+
+
+DATACLASS_TESTS = """\
+import dataclasses
+
+from solution import Config, Point, parse
+
+
+def test_equal_to_the_expected_config():
+    assert parse("lr=0.1,epochs=3") == Config(lr=0.1, epochs=3)
+    assert parse("lr=0.1,epochs=3") != Config(lr=0.2, epochs=3)
+
+
+def test_asdict_and_hash():
+    assert dataclasses.asdict(parse("lr=0.5,epochs=1")) == {"lr": 0.5, "epochs": 1}
+    assert len({Point(1, 2), Point(1, 2)}) == 1
+"""
+DATACLASS = """\
+import dataclasses
+
+
+@dataclasses.dataclass
+class Config:
+    lr: float = 0.01
+    epochs: int = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    x: int
+    y: int
+
+
+def parse(text):
+    kv = dict(p.split("=") for p in text.split(","))
+    return Config(lr=float(kv["lr"]), epochs=int(kv["epochs"]))
+"""
+
+
+def test_mirrors_of_a_solution_dataclass_compare_by_their_fields(engine):
+    # before: failed, a mirror compared by identity ("assert Config(lr=0.1, epochs=3) ==
+    # Config(lr=0.1, epochs=3)"), and asdict refused it
+    result = run_one(engine, DATACLASS, DATACLASS_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
+    wrong = run_one(engine, DATACLASS.replace('float(kv["lr"])', 'float(kv["lr"]) * 2'),
+                    DATACLASS_TESTS, timeout=60)
+    assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
+
+
+ERROR_TESTS = """\
+import pytest
+
+import solution
+
+
+def test_its_own_error_with_its_own_text():
+    with pytest.raises(solution.ShapeError, match="bad shape 3") as info:
+        solution.check(3)
+    assert info.value.shape == 3
+
+
+def test_a_key_error_with_a_tuple():
+    with pytest.raises(KeyError, match="'a', 1"):
+        solution.look_up()
+"""
+ERRORS = """\
+class ShapeError(ValueError):
+    def __init__(self, shape):
+        super().__init__(shape)
+        self.shape = shape
+
+    def __str__(self):
+        return "bad shape %d" % self.shape
+
+
+def check(shape):
+    raise ShapeError(shape)
+
+
+def look_up():
+    raise KeyError(("a", 1))
+"""
+
+
+def test_an_exception_class_with_its_own_str_is_matched_by_its_text(engine):
+    # before: error, "an exception object of solution.ShapeError cannot cross" (its
+    # forwarded __str__ sent the exception back to the solution as `self`)
+    result = run_one(engine, ERRORS, ERROR_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
+    wrong = run_one(engine, ERRORS.replace('"bad shape %d"', '"shape %d"'), ERROR_TESTS,
+                    timeout=60)
+    assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
+
+
+THREADED_TESTS = """\
+import torch
+from torch import nn
+
+from solution import par_apply
+
+
+class Scale(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def test_the_tests_model_from_a_thread_pool():
+    outs = par_apply(Scale(), [torch.full((3,), float(i)) for i in range(16)])
+    assert [o[0].item() for o in outs] == [2.0 * i for i in range(16)]
+
+
+def test_a_lambda_from_a_thread_pool():
+    outs = par_apply(lambda x: x + 1, [torch.full((2,), float(i)) for i in range(16)])
+    assert [o[0].item() for o in outs] == [i + 1.0 for i in range(16)]
+"""
+THREADED = """\
+from concurrent.futures import ThreadPoolExecutor
+
+
+def par_apply(fn, xs):
+    with ThreadPoolExecutor(4) as pool:
+        return list(pool.map(fn, xs))
+"""
+
+
+def test_the_tests_callables_called_from_several_threads_answer_each_its_own_call(engine):
+    # before: failed, each thread read whichever answer came next on the one socket
+    # ([0.0, 10.0, 30.0, 2.0, ...] for [0.0, 2.0, 4.0, 6.0, ...])
+    result = run_one(engine, THREADED, THREADED_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
