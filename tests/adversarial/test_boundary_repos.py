@@ -417,3 +417,62 @@ def test_a_repository_function_hooked_on_the_tests_layer_stays_the_judges(engine
     left = reference_and_control(engine, tmp_path / "repo", "hooked", HOOKED, own,
                                  HOOKED_TESTS, "forward_sum")[1]
     assert left.outcome not in ("passed", "tampered"), left.reason
+
+
+# emukit's make_non_linear_kernels returns GPy kernels, which hold paramz's
+# ParameterIndexOperations: the tests import GPy, never paramz, a library GPy requires.
+# Here both are installed in the checkout (a distribution each, as site-packages has them).
+LIBRARIES = {
+    "gpkit/__init__.py": textwrap.dedent("""\
+        from paramkit import Index
+
+
+        class Kernel:
+            def __init__(self, dims):
+                self.dims = dims
+                self.index = Index(f"x{i}" for i in range(dims))
+        """),
+    "gpkit-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: gpkit\nVersion: 1.0\n"
+                                    "Requires-Dist: paramkit>=1\n"
+                                    "Requires-Dist: sphinx ; extra == 'docs'\n",
+    "gpkit-1.0.dist-info/top_level.txt": "gpkit\n",
+    "paramkit/__init__.py": textwrap.dedent("""\
+        class Index:
+            def __init__(self, names):
+                self.names = list(names)
+        """),
+    "paramkit-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: paramkit\n"
+                                       "Version: 1.0\n",
+    "paramkit-1.0.dist-info/RECORD": "paramkit/__init__.py,,\n"
+                                     "paramkit-1.0.dist-info/RECORD,,\n",
+}
+KERNELS = textwrap.dedent("""\
+    from gpkit import Kernel
+
+
+    def make_kernels(n):
+        return [Kernel(i + 1) for i in range(n)]
+    """)
+KERNELS_TESTS = textwrap.dedent("""\
+    import gpkit
+
+    from pkg.kernels import make_kernels
+
+
+    def test_one_kernel_per_level():
+        kernels = make_kernels(2)
+        assert all(isinstance(k, gpkit.Kernel) for k in kernels)
+        assert [k.index.names for k in kernels] == [["x0"], ["x0", "x1"]]
+    """)
+
+
+def test_a_library_objects_made_of_what_it_requires_cross(engine, tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    for path, text in LIBRARIES.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    reference, control = reference_and_control(
+        engine, repo, "kernels", KERNELS, KERNELS.replace("i + 1", "i + 2"), KERNELS_TESTS,
+        "make_kernels")
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert control.outcome == "failed", (control.outcome, control.reason)
