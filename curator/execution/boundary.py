@@ -748,9 +748,12 @@ def _tfn(space_key, name):
 
 
 def _module_function_name(obj):
-    """(module, qualname) under which its module holds this plain function, or None (one
-    the solution defined, a closure, a function no module holds under its name)."""
-    if type(obj) is not types.FunctionType or obj.__closure__ is not None:
+    """(module, qualname) under which its module holds this function, or None (one the
+    solution defined, a function no module holds under its name). A closure held so
+    counts too: a static method calling super() closes over `__class__` (nlp-architect's
+    QuantizedLinear._state_dict_hook, which the judge sent by name as a state-dict hook
+    of the test's layer, and whose handle came back into it)."""
+    if type(obj) is not types.FunctionType:
         return None
     module, qualname = obj.__module__, obj.__qualname__
     if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname or \

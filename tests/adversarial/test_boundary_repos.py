@@ -476,3 +476,64 @@ def test_a_library_objects_made_of_what_it_requires_cross(engine, tmp_path):
         "make_kernels")
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert control.outcome == "failed", (control.outcome, control.reason)
+
+
+# nlp-architect's QuantizedLayer registers its class's static _state_dict_hook on each
+# layer it makes; the target is a method of that class. The judge sends the hook by name;
+# QuantizedLinear's own hook calls super(), so it is a closure (over __class__), and the
+# solution process sent it back as a handle of its function, which the reply put in the
+# test's layer: state_dict() then ran solution code.
+HOOKED_CLASS = textwrap.dedent("""\
+    import torch
+
+
+    class QuantizedLayer(torch.nn.Linear):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.register_buffer("seen", torch.zeros(1))
+            self._register_state_dict_hook(self._state_dict_hook)
+
+        def forward(self, x):
+            return self.quantized_forward(x)
+
+        @staticmethod
+        def _state_dict_hook(module, state_dict, prefix, local_metadata):
+            state_dict[prefix + "bits"] = torch.tensor(8)
+
+
+    class Quantized(QuantizedLayer):
+        def quantized_forward(self, x):
+            self.seen += 1   # a buffer the call changes: the layer comes back
+            return torch.nn.functional.linear(x, self.weight.round(), self.bias)
+
+        @staticmethod
+        def _state_dict_hook(module, state_dict, prefix, local_metadata):
+            # zero-argument super(): a closure over __class__
+            super()._state_dict_hook(module, state_dict, prefix, local_metadata)
+            state_dict[prefix + "signed"] = torch.tensor(True)
+    """)
+HOOKED_CLASS_TESTS = textwrap.dedent("""\
+    import torch
+
+    from pkg.quantized import Quantized
+
+
+    def test_forward_then_export():
+        torch.manual_seed(0)
+        layer = Quantized(3, 2)
+        x = torch.randn(4, 3)
+        expected = x @ layer.weight.round().T + layer.bias
+        assert torch.allclose(layer(x), expected)
+        exported = layer.state_dict()
+        assert int(exported["bits"]) == 8 and bool(exported["signed"])
+        assert int(layer.seen) == 1
+    """)
+
+
+def test_the_classes_own_hook_on_the_tests_layer_stays_the_judges(engine, tmp_path):
+    wrong = HOOKED_CLASS.replace("self.weight.round()", "self.weight")
+    reference, control = reference_and_control(
+        engine, make_repo(tmp_path / "repo"), "quantized", HOOKED_CLASS, wrong,
+        HOOKED_CLASS_TESTS, "Quantized.quantized_forward")
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert control.outcome == "failed", (control.outcome, control.reason)
