@@ -537,3 +537,75 @@ def test_the_classes_own_hook_on_the_tests_layer_stays_the_judges(engine, tmp_pa
         HOOKED_CLASS_TESTS, "Quantized.quantized_forward")
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert control.outcome == "failed", (control.outcome, control.reason)
+
+
+# sparseml's ModuleAnalyzer: a test's helper model whose forward is the target, and the
+# repository's analyzer hooking each of its layers with bound methods. The forward runs in
+# the solution process on a copy of the model, whose layers call the hooks back in the
+# judge; the pre-hook sets an attribute on the layer it is handed and the forward hook
+# reads it. The judge's callback set it on its own copy of the argument, the solution's
+# layer never had it, and the forward hook failed ('NoneType' object has no attribute
+# 'input_shape'): what a callback does to its arguments comes back to them.
+ANALYZER = textwrap.dedent("""\
+    import torch
+
+
+    class Desc:
+        def __init__(self, name):
+            self.name = name
+            self.shapes = []
+
+
+    class Analyzer:
+        def __init__(self, model):
+            self.calls = 0
+            for name, layer in model.named_children():
+                layer._desc = None
+                layer._desc_name = name
+                layer.register_forward_pre_hook(self._pre_hook)
+                layer.register_forward_hook(self._hook)
+
+        def _pre_hook(self, layer, inputs):
+            self.calls += 1
+            if layer._desc is None:
+                layer._desc = Desc(layer._desc_name)
+
+        def _hook(self, layer, inputs, output):
+            layer._desc.shapes.append(tuple(output.shape))
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 4, 3)
+            self.fc = torch.nn.Linear(4, 2)
+
+        def forward(self, x):
+            out = self.conv(x).mean(dim=(2, 3))
+            return self.fc(out)
+    """)
+ANALYZER_TESTS = textwrap.dedent("""\
+    import torch
+
+    from pkg.analyzer import Analyzer, Net
+
+
+    def test_the_analyzer_sees_every_layer():
+        model = Net()
+        analyzer = Analyzer(model)
+        assert model(torch.randn(1, 3, 8, 8)).shape == (1, 2)
+        assert analyzer.calls == 2
+        assert model.conv._desc.shapes == [(1, 4, 6, 6)]
+        assert model.fc._desc.name == "fc" and model.fc._desc.shapes == [(1, 2)]
+    """)
+
+
+def test_what_a_callback_does_to_its_arguments_comes_back(engine, tmp_path):
+    # a forward that runs the last layer twice: its hooks count it twice
+    wrong = ANALYZER.replace("        return self.fc(out)\n",
+                             "        self.fc(out)\n        return self.fc(out)\n")
+    reference, control = reference_and_control(
+        engine, make_repo(tmp_path / "repo"), "analyzer", ANALYZER, wrong, ANALYZER_TESTS,
+        "Net.forward")
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert control.outcome == "failed", (control.outcome, control.reason)
