@@ -167,6 +167,10 @@ def test_an_as_of_date_resolves_everything_but_torch_as_of_that_day(tmp_path):
     assert dated[dated.index("--exclude-newer") + 1] == "2024-06-01"
     excepted = [dated[i + 1] for i, a in enumerate(dated) if a == "--exclude-newer-package"]
     assert "torch=2100-01-01" in excepted
+    # and the harness's pytest (pytest>=7: an older date could not give it) with its stack
+    old = uv.compile_args("/env/bin/python", options, tmp_path / "r.in", "2019-06-01", True)
+    excepted = [old[i + 1] for i, a in enumerate(old) if a == "--exclude-newer-package"]
+    assert {"pytest=2100-01-01", "pluggy=2100-01-01", "iniconfig=2100-01-01"} <= set(excepted)
     assert environments.as_of({"as_of": "2024-06-01"}) == "2024-06-01"
     assert environments.as_of({"name": "x"}) is None and environments.as_of({"as_of": None}) is None
 
