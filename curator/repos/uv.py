@@ -227,7 +227,7 @@ def compile_args(env_python: str, options: IndexOptions, source: Path, day: str 
 
 
 # pytest and what its releases require: the harness runs in the environment's pytest
-# (requirements.ALWAYS asks for pytest>=7), which an as-of date before 2022 could not give.
+# (requirements.ALWAYS asks for pytest>=7,<9), which an as-of date before 2022 could not give.
 HARNESS_PACKAGES = ("pytest", "pluggy", "iniconfig", "pygments", "exceptiongroup", "tomli")
 
 
