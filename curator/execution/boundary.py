@@ -785,9 +785,12 @@ def _tfn(space_key, name):
 
 
 def _module_function_name(obj):
-    """(module, qualname) under which its module holds this plain function, or None (one
-    the solution defined, a closure, a function no module holds under its name)."""
-    if type(obj) is not types.FunctionType or obj.__closure__ is not None:
+    """(module, qualname) under which its module holds this function, or None (one the
+    solution defined, a function no module holds under its name). A closure held so
+    counts too: a static method calling super() closes over `__class__` (nlp-architect's
+    QuantizedLinear._state_dict_hook, which the judge sent by name as a state-dict hook
+    of the test's layer, and whose handle came back into it)."""
+    if type(obj) is not types.FunctionType:
         return None
     module, qualname = obj.__module__, obj.__qualname__
     if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname or \
@@ -2781,8 +2784,14 @@ class SolutionLink:
         `adopt_grad`). What a read or an iteration gives (a DataLoader's batches) is data,
         read in a fresh state, as the judge encodes it (`_serve_callback_eagerly`)."""
         with self.asking:
-            return self.ask_judge(b"C", self.dumps((handle, op, name, args, kwargs)), b"r",
-                                  in_this_call=bool(self.serving) and op == "call")
+            reply = self.ask_judge(b"C", self.dumps((handle, op, name, args, kwargs)),
+                                   b"r", in_this_call=bool(self.serving) and op == "call")
+        if op != "call":
+            return reply
+        if type(reply) is not tuple or len(reply) != 2 or type(reply[1]) is not list:
+            raise NotData("a callback's reply of the wrong shape")
+        _apply_changes((args, kwargs), reply[1])
+        return reply[0]
 
 
 # -- the global random generators across a call --------------------------------------------
@@ -4175,6 +4184,7 @@ class JudgeLink:
                 _check_readable(target, name)
             if op == "setattr":
                 _check_writable(target, name, args[0], self.runs_solution_code)
+            held = _held_items((args, kwargs)) if op == "call" else None
             if op == "clone":
                 result = _judge_clone(target)
             else:
@@ -4188,7 +4198,11 @@ class JudgeLink:
                 if self.open_calls and op == "call" else ([], [])
             self.callback_value = op == "call"
             try:
-                value = self.dumps(result)
+                if held is None:
+                    value = self.dumps(result)
+                else:
+                    # with what the call did to its arguments (see _held_items)
+                    value = self.dumps((result, _changed_items(held)))
             finally:
                 self.callback_value = False
             self._send(b"r", value)
@@ -4551,6 +4565,56 @@ def _placed(root):
             if namespace is not None:
                 stack.append((namespace, place + (("d",),)))
     return places
+
+
+# -- what a callback does to its arguments ---------------------------------------------------
+# A judge function the solution calls (a forward hook of the test's analyzer on a layer of
+# a model whose forward runs in the solution process) gets copies of its arguments: what
+# it sets in them (sparseml's ModuleAnalyzer: the pre-hook sets `layer._analyzed_layer_desc`,
+# the forward hook fills it in) goes back with its value, and the solution process sets
+# it in its own arguments at the same places.
+
+
+def _held_items(root):
+    """In the judge, before a callback: place -> (dict or list of its arguments, what it
+    holds), for their containers and instances' attribute dicts (`_placed`)."""
+    held = {}
+    for place, obj in _placed(root).items():
+        if _TYPE(obj) is _DICT:
+            held[place] = (obj, dict(obj))
+        elif _TYPE(obj) is list:
+            held[place] = (obj, list(obj))
+    return held
+
+
+def _changed_items(held):
+    """[(place, key, value)]: what the callback bound anew in those dicts (the key) or
+    lists (None: the whole list)."""
+    changes = []
+    for place, (obj, before) in held.items():
+        if _TYPE(obj) is list:
+            if _LEN(obj) != _LEN(before) or any(a is not b for a, b in zip(obj, before)):
+                changes.append((place, None, list(obj)))
+            continue
+        for key, value in dict.items(obj):
+            if _TYPE(key) in PLACE_KEYS and (key not in before or before[key] is not value):
+                changes.append((place, key, value))
+    return changes
+
+
+def _apply_changes(root, changes):
+    """In the solution process: a callback's changes set in its own arguments `root`
+    (a place that is no longer a dict or list of the same kind is left alone)."""
+    places = _placed(root)
+    for change in changes:
+        if type(change) is not tuple or len(change) != 3:
+            raise NotData("a callback's change of the wrong shape")
+        place, key, value = change
+        target = places.get(place) if type(place) is tuple else None
+        if key is None and type(target) is list and type(value) is list:
+            target[:] = value
+        elif type(target) is dict and type(key) in PLACE_KEYS:
+            dict.__setitem__(target, key, value)
 
 
 def _rebound(before, root):

@@ -23,6 +23,7 @@ import importlib
 import json
 import math
 import os
+import re
 import secrets
 import select
 import shutil
@@ -1366,7 +1367,69 @@ def _repo_roots(checkout: str, relpath: str | None, node_ids: tuple[str, ...],
         top = str(name).split(".")[0]
         if top and top not in roots:
             roots.append(top)
-    return tuple(r for r in roots if r not in NEVER_ALLOWED)
+    roots = [r for r in roots if r not in NEVER_ALLOWED]
+    for top in required_packages(roots, (checkout, *sys.path)):
+        if top not in roots:
+            roots.append(top)
+    return tuple(roots)
+
+
+def required_packages(roots, search) -> list[str]:
+    """The top-level packages of the installed distributions that those of `roots`
+    require, transitively (their runtime requirements, not extras): a library's objects
+    are made of its dependencies' classes (a GPy kernel holds paramz's
+    ParameterIndexOperations). Never through torch's or numpy's own requirements
+    (boundary.BASE_ROOTS: everything a library needs of them is theirs) nor a
+    distribution of a package never allowed (pytest's)."""
+    installed = _installed_distributions(tuple(str(p) for p in search))
+    closed = set(boundary.BASE_ROOTS) | NEVER_ALLOWED
+    queue = [dist for dist, (tops, _) in installed.items()
+             if set(tops) & set(roots) and not set(tops) & closed]
+    seen, found = set(queue), []
+    while queue:
+        for required in installed[queue.pop(0)][1]:
+            tops = installed.get(required, ((), ()))[0]
+            if required in seen or not tops or set(tops) & closed:
+                continue
+            seen.add(required)
+            queue.append(required)
+            found += [t for t in tops if t not in roots and t not in found]
+    return found
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@functools.lru_cache(maxsize=8)
+def _installed_distributions(search: tuple[str, ...]
+                             ) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Canonical name -> (its top-level packages, the canonical names of its runtime
+    requirements) of each distribution on `search` (the first of a name wins, as for
+    imports). Read once per worker: the environment does not change under it."""
+    from importlib import metadata
+
+    out = {}
+    for dist in metadata.distributions(path=list(search)):
+        try:
+            name = _canonical(dist.metadata["Name"] or "")
+            if not name or name in out:
+                continue
+            text = dist.read_text("top_level.txt")
+            if text is not None:
+                tops = [line.strip().split("/")[0] for line in text.splitlines()]
+            else:
+                tops = [str(f).split("/")[0].removesuffix(".py") for f in dist.files or ()
+                        if not str(f).startswith(("..", "/"))]
+            needs = [_canonical(m.group(0)) for r in dist.requires or ()
+                     if "extra" not in r.partition(";")[2]
+                     for m in [re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", r)] if m]
+        except (OSError, ValueError, UnicodeDecodeError):
+            continue
+        out[name] = (tuple(dict.fromkeys(t for t in tops if t.isidentifier()
+                                             and not t.startswith("__"))),
+                     tuple(dict.fromkeys(needs)))
+    return out
 
 
 def test_libraries(checkout: Path, node_ids) -> list[str]:

@@ -417,3 +417,195 @@ def test_a_repository_function_hooked_on_the_tests_layer_stays_the_judges(engine
     left = reference_and_control(engine, tmp_path / "repo", "hooked", HOOKED, own,
                                  HOOKED_TESTS, "forward_sum")[1]
     assert left.outcome not in ("passed", "tampered"), left.reason
+
+
+# emukit's make_non_linear_kernels returns GPy kernels, which hold paramz's
+# ParameterIndexOperations: the tests import GPy, never paramz, a library GPy requires.
+# Here both are installed in the checkout (a distribution each, as site-packages has them).
+LIBRARIES = {
+    "gpkit/__init__.py": textwrap.dedent("""\
+        from paramkit import Index
+
+
+        class Kernel:
+            def __init__(self, dims):
+                self.dims = dims
+                self.index = Index(f"x{i}" for i in range(dims))
+        """),
+    "gpkit-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: gpkit\nVersion: 1.0\n"
+                                    "Requires-Dist: paramkit>=1\n"
+                                    "Requires-Dist: sphinx ; extra == 'docs'\n",
+    "gpkit-1.0.dist-info/top_level.txt": "gpkit\n",
+    "paramkit/__init__.py": textwrap.dedent("""\
+        class Index:
+            def __init__(self, names):
+                self.names = list(names)
+        """),
+    "paramkit-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: paramkit\n"
+                                       "Version: 1.0\n",
+    "paramkit-1.0.dist-info/RECORD": "paramkit/__init__.py,,\n"
+                                     "paramkit-1.0.dist-info/RECORD,,\n",
+}
+KERNELS = textwrap.dedent("""\
+    from gpkit import Kernel
+
+
+    def make_kernels(n):
+        return [Kernel(i + 1) for i in range(n)]
+    """)
+KERNELS_TESTS = textwrap.dedent("""\
+    import gpkit
+
+    from pkg.kernels import make_kernels
+
+
+    def test_one_kernel_per_level():
+        kernels = make_kernels(2)
+        assert all(isinstance(k, gpkit.Kernel) for k in kernels)
+        assert [k.index.names for k in kernels] == [["x0"], ["x0", "x1"]]
+    """)
+
+
+def test_a_library_objects_made_of_what_it_requires_cross(engine, tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    for path, text in LIBRARIES.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    reference, control = reference_and_control(
+        engine, repo, "kernels", KERNELS, KERNELS.replace("i + 1", "i + 2"), KERNELS_TESTS,
+        "make_kernels")
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert control.outcome == "failed", (control.outcome, control.reason)
+
+
+# nlp-architect's QuantizedLayer registers its class's static _state_dict_hook on each
+# layer it makes; the target is a method of that class. The judge sends the hook by name;
+# QuantizedLinear's own hook calls super(), so it is a closure (over __class__), and the
+# solution process sent it back as a handle of its function, which the reply put in the
+# test's layer: state_dict() then ran solution code.
+HOOKED_CLASS = textwrap.dedent("""\
+    import torch
+
+
+    class QuantizedLayer(torch.nn.Linear):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.register_buffer("seen", torch.zeros(1))
+            self._register_state_dict_hook(self._state_dict_hook)
+
+        def forward(self, x):
+            return self.quantized_forward(x)
+
+        @staticmethod
+        def _state_dict_hook(module, state_dict, prefix, local_metadata):
+            state_dict[prefix + "bits"] = torch.tensor(8)
+
+
+    class Quantized(QuantizedLayer):
+        def quantized_forward(self, x):
+            self.seen += 1   # a buffer the call changes: the layer comes back
+            return torch.nn.functional.linear(x, self.weight.round(), self.bias)
+
+        @staticmethod
+        def _state_dict_hook(module, state_dict, prefix, local_metadata):
+            # zero-argument super(): a closure over __class__
+            super()._state_dict_hook(module, state_dict, prefix, local_metadata)
+            state_dict[prefix + "signed"] = torch.tensor(True)
+    """)
+HOOKED_CLASS_TESTS = textwrap.dedent("""\
+    import torch
+
+    from pkg.quantized import Quantized
+
+
+    def test_forward_then_export():
+        torch.manual_seed(0)
+        layer = Quantized(3, 2)
+        x = torch.randn(4, 3)
+        expected = x @ layer.weight.round().T + layer.bias
+        assert torch.allclose(layer(x), expected)
+        exported = layer.state_dict()
+        assert int(exported["bits"]) == 8 and bool(exported["signed"])
+        assert int(layer.seen) == 1
+    """)
+
+
+def test_the_classes_own_hook_on_the_tests_layer_stays_the_judges(engine, tmp_path):
+    wrong = HOOKED_CLASS.replace("self.weight.round()", "self.weight")
+    reference, control = reference_and_control(
+        engine, make_repo(tmp_path / "repo"), "quantized", HOOKED_CLASS, wrong,
+        HOOKED_CLASS_TESTS, "Quantized.quantized_forward")
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert control.outcome == "failed", (control.outcome, control.reason)
+
+
+# sparseml's ModuleAnalyzer: a test's helper model whose forward is the target, and the
+# repository's analyzer hooking each of its layers with bound methods. The forward runs in
+# the solution process on a copy of the model, whose layers call the hooks back in the
+# judge; the pre-hook sets an attribute on the layer it is handed and the forward hook
+# reads it. The judge's callback set it on its own copy of the argument, the solution's
+# layer never had it, and the forward hook failed ('NoneType' object has no attribute
+# 'input_shape'): what a callback does to its arguments comes back to them.
+ANALYZER = textwrap.dedent("""\
+    import torch
+
+
+    class Desc:
+        def __init__(self, name):
+            self.name = name
+            self.shapes = []
+
+
+    class Analyzer:
+        def __init__(self, model):
+            self.calls = 0
+            for name, layer in model.named_children():
+                layer._desc = None
+                layer._desc_name = name
+                layer.register_forward_pre_hook(self._pre_hook)
+                layer.register_forward_hook(self._hook)
+
+        def _pre_hook(self, layer, inputs):
+            self.calls += 1
+            if layer._desc is None:
+                layer._desc = Desc(layer._desc_name)
+
+        def _hook(self, layer, inputs, output):
+            layer._desc.shapes.append(tuple(output.shape))
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 4, 3)
+            self.fc = torch.nn.Linear(4, 2)
+
+        def forward(self, x):
+            out = self.conv(x).mean(dim=(2, 3))
+            return self.fc(out)
+    """)
+ANALYZER_TESTS = textwrap.dedent("""\
+    import torch
+
+    from pkg.analyzer import Analyzer, Net
+
+
+    def test_the_analyzer_sees_every_layer():
+        model = Net()
+        analyzer = Analyzer(model)
+        assert model(torch.randn(1, 3, 8, 8)).shape == (1, 2)
+        assert analyzer.calls == 2
+        assert model.conv._desc.shapes == [(1, 4, 6, 6)]
+        assert model.fc._desc.name == "fc" and model.fc._desc.shapes == [(1, 2)]
+    """)
+
+
+def test_what_a_callback_does_to_its_arguments_comes_back(engine, tmp_path):
+    # a forward that runs the last layer twice: its hooks count it twice
+    wrong = ANALYZER.replace("        return self.fc(out)\n",
+                             "        self.fc(out)\n        return self.fc(out)\n")
+    reference, control = reference_and_control(
+        engine, make_repo(tmp_path / "repo"), "analyzer", ANALYZER, wrong, ANALYZER_TESTS,
+        "Net.forward")
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert control.outcome == "failed", (control.outcome, control.reason)

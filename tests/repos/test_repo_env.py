@@ -172,6 +172,10 @@ def test_an_as_of_date_resolves_everything_but_torch_as_of_that_day(tmp_path):
     assert dated[dated.index("--exclude-newer") + 1] == "2024-06-01"
     excepted = [dated[i + 1] for i, a in enumerate(dated) if a == "--exclude-newer-package"]
     assert "torch=2100-01-01" in excepted
+    # and the harness's pytest (pytest>=7: an older date could not give it) with its stack
+    old = uv.compile_args("/env/bin/python", options, tmp_path / "r.in", "2019-06-01", True)
+    excepted = [old[i + 1] for i, a in enumerate(old) if a == "--exclude-newer-package"]
+    assert {"pytest=2100-01-01", "pluggy=2100-01-01", "iniconfig=2100-01-01"} <= set(excepted)
     assert environments.as_of({"as_of": "2024-06-01"}) == "2024-06-01"
     assert environments.as_of({"name": "x"}) is None and environments.as_of({"as_of": None}) is None
 
@@ -239,3 +243,29 @@ def test_test_requirements_that_do_not_fit_are_found_by_halves(tmp_path, monkeyp
               if "==" in line and not line.startswith("#")}
     assert locked == {"numpy", "pytest", *optional} - {"broken", "tinynew"}
     assert len(compiles) <= 16, len(compiles)   # one by one: 2 + 20 + 1
+
+
+def test_an_old_pytest_pin_is_left_out_beside_the_pytest_the_harness_needs(tmp_path,
+                                                                           monkeypatch):
+    """neupy's requirements/travis.txt pins pytest==3.7.2: locked, every run crashed
+    before pytest started (no TempPathFactory, then no pkg_resources). The environment's
+    pytest is one the harness runs on; the old pin is left out and named."""
+    def fake_run(args, options, cwd=None):
+        if args[:2] != ["pip", "compile"]:
+            return ""
+        source = next(a for a in args if a.endswith(".in"))
+        lines = [line.strip() for line in Path(source).read_text().splitlines()
+                 if line.strip()]
+        if "pytest==3.7.2" in lines and any(line.startswith("pytest>=") for line in lines):
+            why = "error: No solution found: you require pytest==3.7.2 and pytest>=7"
+            raise uv.UvError(why, why)
+        pins = {"pytest==3.7.2": "pytest==3.7.2"}
+        return "".join(pins.get(line, f"{line.split('>')[0].split('=')[0]}==8.0\n")
+                       for line in lines)
+
+    monkeypatch.setattr(uv, "run", fake_run)
+    wanted = requirements.Declared(runtime=["numpy"], test=["pytest==3.7.2", "tinycheck"])
+    resolution = uv.resolve(sys.executable, wanted, [], None, None, uv.IndexOptions(),
+                            tmp_path)
+    assert [i["requirement"] for i in resolution.left_out] == ["pytest==3.7.2"]
+    assert "pytest==8.0" in resolution.lock.splitlines()
