@@ -698,13 +698,19 @@ def _nothing_left_result(problem_id: str, rows: dict[str, str], runs: int) -> Tr
                         {k: v for k, v in kept.items() if v in CAUSES}, runs)
 
 
+NOTHING_LEFT = "no test left"   # begins a triage reason
+# What keeps a test from passing on this machine, not in the code: a machine with a GPU
+# or the network would run the test, kept marked.
+MACHINE_CAUSES = ("needs_gpu", "needs_network")
+
+
 def _nothing_left(causes: dict[str, str], reasons: dict[str, str]) -> str:
     """Why a problem has no test left: how many of its tests went for each cause, and
     the first one's message (stanza's "3 needs_network" did not say that every one was a
     download of resources_1.9.0.json from raw.githubusercontent.com). `reasons`: node id
     -> "cause: message", the excluded tests' record."""
     tally = Counter(causes.values())
-    reason = "no test left: " + ", ".join(f"{n} {c}" for c, n in sorted(tally.items()))
+    reason = f"{NOTHING_LEFT}: " + ", ".join(f"{n} {c}" for c, n in sorted(tally.items()))
     node = next((n for n in sorted(causes) if reasons.get(n)), None)
     if node is None:
         return reason

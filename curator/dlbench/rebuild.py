@@ -340,13 +340,17 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
                              triaged: list[runs.TriageResult], engine,
                              cancelled: CancelCheck | None, options: dict
                              ) -> list[runs.TriageResult]:
-    """A second look at the tests of two kinds of references that are not green, with the
-    repository's tests that use the function (`tests_calling`), then a second triage;
+    """A second look at the tests of three kinds of references that are not green, with
+    the repository's tests that use the function (`tests_calling`), then a second triage;
     each said in the resolution notes and done once per resolution (the record keeps what
     changed, maybe nothing):
     - its remaining tests pass with a stub of it: the release's tests never call it
       (GPflow's mvnquad, given the quadrature tests of ndiagquad). The tests that use it
       are added (`added_tests`).
+    - no test is left, each excluded for what this machine lacks (`_machine_only`):
+      pytorch3d's mesh_edge_loss, whose release module runs every test on "cuda:0". The
+      tests that use it are added the same way (those that need a GPU too are excluded
+      again by the triage, the release's stay, marked, for a machine that has one).
     - its first run timed out on test modules the release gives whole (pyro's): each is
       narrowed to its tests that use the function (`narrowed_tests`)."""
     by_id = {row["problem_id"]: row for row in rows}
@@ -357,9 +361,11 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
     with store.transaction():
         for item in triaged:
             stub = item.reason.startswith(runs.STUB_PASSES)
-            if item.green or not (stub or item.reason.startswith("timeout:")):
+            machine = _machine_only(item)
+            adding = stub or bool(machine)
+            if item.green or not (adding or item.reason.startswith("timeout:")):
                 continue
-            key = "added_tests" if stub else "narrowed_tests"
+            key = "added_tests" if adding else "narrowed_tests"
             row = by_id.get(item.problem_id)
             try:
                 record = json.loads((row or {}).get("resolution") or "{}")
@@ -371,21 +377,22 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
             commit, path = source.get("commit"), source.get("path")
             whole = {n for n in problem.test_node_ids if "::" not in n}
             if row is None or key in record or not commit or not path or \
-                    not (stub or whole):
+                    not (adding or whole):
                 continue
             try:
                 if commit not in snapshots:
                     snapshots[commit] = Snapshot(cache, commit)
+                # (all of them: the release's own come first, and pytorch3d's chamfer
+                # module alone has more than the limit)
                 found = tests_calling(snapshots[commit], problem.entry_point, path,
-                                      within=None if stub else whole,
-                                      limit=upstream_mod.CALLING_TESTS_MAX if stub else None)
+                                      within=None if adding else whole, limit=None)
             except (GitError, OSError) as exc:
                 record.setdefault("notes", []).append(f"tests that use it not looked for: "
                                                       f"{exc}")
                 found = []
             user = problem.entry_point.partition(".")[0]
             change = _not_covered(found, problem.test_node_ids)
-            if stub and not change and commit in snapshots:
+            if adding and not change and commit in snapshots:
                 # no test uses it directly: those that reach it through its callers
                 try:
                     found, via = tests_calling_through(snapshots[commit],
@@ -395,7 +402,9 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
                 change = _not_covered(found, problem.test_node_ids)
                 if change:
                     user = f"{', '.join(via)}, which call{'s' * (len(via) == 1)} {user}"
-            if stub and change and commit in snapshots:
+            if adding:
+                change = change[:upstream_mod.CALLING_TESTS_MAX]
+            if adding and change and commit in snapshots:
                 if imports is None:
                     imports = _env_imports(store, workspace, url)
                 change, lacking = _collectable(snapshots[commit], change, imports)
@@ -404,10 +413,12 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
                         "tests that use it left out: " + "; ".join(
                             f"{path} skips itself without {module}, which the environment "
                             f"does not import" for path, module in sorted(lacking.items())))
-            if stub:
+            if adding:
                 nodes = [*problem.test_node_ids, *change]
-                note = (f"tests {' '.join(change)} added: the release's tests pass with a "
-                        f"stub of {problem.entry_point} (found by their use of {user})")
+                why = (f"pass with a stub of {problem.entry_point}" if stub else
+                       f"cannot run here ({machine})")
+                note = (f"tests {' '.join(change)} added: the release's tests {why} "
+                        f"(found by their use of {user})")
             else:
                 change = found
                 nodes = [*[n for n in problem.test_node_ids if n not in whole], *change]
@@ -426,6 +437,16 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
                                                    cancelled=cancelled, resume=False,
                                                    **options)}
     return [again.get(t.problem_id, t) for t in triaged]
+
+
+def _machine_only(item: runs.TriageResult) -> str:
+    """For a reference with no test left, each excluded for what this machine lacks (a
+    GPU, the network): what they want ("3 needs_gpu"); "" otherwise."""
+    if not item.reason.startswith(runs.NOTHING_LEFT) or not item.causes or \
+            any(c not in runs.MACHINE_CAUSES for c in item.causes.values()):
+        return ""
+    tally = Counter(item.causes.values())
+    return ", ".join(f"{n} {c}" for c, n in sorted(tally.items()))
 
 
 def _skipped_at_import(tree) -> list[str]:

@@ -521,15 +521,17 @@ def test_a_function_no_test_names_gets_the_tests_of_its_callers(tmp_path):
                for note in record["notes"]), record["notes"]
 
 
-def _green_with_tests_added(ws, url, added: list[str]) -> dict:
-    """checksscale1 triaged (a stub passes its release test, tests/test_ops.py), then given
-    the tests that use it: green, with `added` after its own; its resolution record."""
+def _green_with_tests_added(ws, url, added: list[str], first_reason=runs.STUB_PASSES
+                            ) -> dict:
+    """checksscale1 triaged (not green for `first_reason`: a stub passes its release test,
+    tests/test_ops.py), then given the tests that use it: green, with `added` after its
+    own; its resolution record."""
     from curator.dlbench import rebuild as rebuild_mod
     from curator.store import problems as problem_store
 
     engine = runs._engine_for(ws, runs.TRIAGE_RUNS)
     with Store(ws.db_path, "tester") as store, engine:
-        _, after = _triaged_then_given_tests(store, ws, url, engine)
+        _, after = _triaged_then_given_tests(store, ws, url, engine, first_reason)
         assert after.green, after.reason
         assert problem_store.get(store, "checksscale1").test_node_ids == \
             ["tests/test_ops.py", *added]
@@ -598,6 +600,36 @@ def test_tests_the_release_runs_already_are_not_added_again(tmp_path):
         baseline = store.one("SELECT tests FROM baselines WHERE problem_id = 'checksscale1'")
         assert "tests/test_ops.py::test_shift" in baseline["tests"]
 
+
+@pytest.mark.timeout(1200)
+def test_a_function_whose_release_tests_all_need_a_gpu_gets_the_tests_that_use_it(tmp_path):
+    """pytorch3d's mesh_edge_loss: every test of its release module runs on "cuda:0", so
+    on this machine each was excluded as needs_gpu and none was left. The repository's
+    other tests that use it (here one on the CPU, beside one that needs a GPU too) are
+    added as for a stub that passes, said in the notes; the triage excludes the one that
+    needs a GPU, keeps the release's marked, and the problem is green."""
+    gpu = ("def on(x, device):\n    if device.startswith('cuda'):\n"
+           "        raise RuntimeError('Torch not compiled with CUDA enabled')\n"
+           "    return x\n\n\n")
+    ws, url = _checks_workspace(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": SCALE_AND_SHIFT,
+        "tests/test_ops.py": f"from pkg.ops import scale\n\n\n{gpu}"
+                             "def test_scale():\n    assert scale(on(2, 'cuda:0')) == 6\n",
+        "tests/test_uses.py": f"from pkg.ops import scale\n\n\n{gpu}"
+                              "def test_scale_gpu():\n    assert scale(on(1, 'cuda')) == 3\n\n\n"
+                              "def test_scale_cpu():\n    assert scale(on(2, 'cpu')) == 6\n"},
+        CHECKS_RELEASE)   # test_cases: tests/test_ops.py
+    added = ["tests/test_uses.py::test_scale_gpu", "tests/test_uses.py::test_scale_cpu"]
+    record = _green_with_tests_added(ws, url, added, first_reason=runs.NOTHING_LEFT)
+    assert sorted(record["added_tests"]) == sorted(added)
+    assert any("cannot run here (1 needs_gpu)" in note for note in record["notes"]), \
+        record["notes"]
+    with Store(ws.db_path, "tester") as store:
+        excluded = {r["node_id"]: r["reason"] for r in runs.excluded(store, "checksscale1")}
+    assert sorted(excluded) == ["tests/test_ops.py::test_scale",
+                                "tests/test_uses.py::test_scale_gpu"]
+    assert all(r.startswith("needs_gpu:") for r in excluded.values())
 
 @pytest.mark.timeout(1200)
 def test_tests_added_leave_out_a_file_that_skips_itself_without_a_module_here(tmp_path):
