@@ -602,6 +602,27 @@ def test_tests_the_release_runs_already_are_not_added_again(tmp_path):
 
 
 @pytest.mark.timeout(1200)
+def test_a_function_whose_callers_no_test_names_gets_the_tests_of_their_callers(tmp_path):
+    """pytorch3d's _safe_det_3x3: its release tests need a GPU, no other test names it,
+    and its one caller, _check_valid_rotation_matrix, is named by no test either; Rotate
+    calls that, and the transform tests build Rotate. With no caller's test found, the
+    tests of the callers' callers are added, said in the notes."""
+    ws, url = _checks_workspace(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": SCALE_AND_SHIFT,
+        "pkg/models.py": "from .ops import scale\n\n\n"
+                         "def _checked(x):\n    return scale(x)\n\n\n"
+                         "class Base:\n    def run(self, x):\n        return _checked(x) + 1\n",
+        "tests/test_ops.py": "from pkg.ops import shift\n\n\n"
+                             "def test_shift():\n    assert shift(2) == 3\n",
+        "tests/test_models.py": "from pkg.models import Base\n\n\n"
+                                "def test_base():\n    assert Base().run(2) == 7\n"},
+        CHECKS_RELEASE)   # test_cases: tests/test_ops.py
+    record = _green_with_tests_added(ws, url, ["tests/test_models.py::test_base"])
+    assert any("found by their use of Base (through _checked), which calls scale" in note
+               for note in record["notes"]), record["notes"]
+
+@pytest.mark.timeout(1200)
 def test_a_function_whose_release_tests_all_need_a_gpu_gets_the_tests_that_use_it(tmp_path):
     """pytorch3d's mesh_edge_loss: every test of its release module runs on "cuda:0", so
     on this machine each was excluded as needs_gpu and none was left. The repository's
