@@ -350,22 +350,42 @@ def test_a_test_a_timed_out_run_never_reached_is_not_flaky(tmp_path, counter):
         assert result.green, result.reason
 
 
-def test_a_stub_that_passes_says_which_tests_were_skipped_and_why(tmp_path):
-    """pennylane's tests of an interface that is not installed (jax) are skipped, and those
-    were the ones calling the function: the reason says so, not only that a stub passes."""
-    tests = ("import pytest\n\nfrom pkg.ops import scale\n\n\n"
-             "def test_with_jax():\n    pytest.skip('only runs with the jax interface')\n"
-             "    assert scale(2) == 6\n\n\n"
-             "def test_is_there():\n    assert callable(scale)\n")
-    upstream = make_repo(tmp_path / "skips", {
+def _stub_passes(tmp_path, tests: str) -> str:
+    """The reason scale (pkg/ops.py: OPS), mined with these tests, is not green."""
+    upstream = make_repo(tmp_path / "upstream", {
         "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": tests})
     ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
     with Store(ws.db_path, "tester") as store:
         (result,) = runs.triage(store, ws, ["scale"])
     assert not result.green
-    assert result.reason == ("the remaining tests pass with a stub of scale: they do not "
-                             "exercise it (1 of 2 tests skipped: only runs with the jax "
-                             "interface)"), result.reason
+    return result.reason
+
+
+def test_a_stub_that_passes_says_which_tests_were_skipped_and_why(tmp_path):
+    """pennylane's tests of an interface that is not installed (jax) are skipped, and those
+    were the ones calling the function: the reason says so, not only that a stub passes."""
+    reason = _stub_passes(tmp_path, "import pytest\n\nfrom pkg.ops import scale\n\n\n"
+                          "def test_with_jax():\n"
+                          "    pytest.skip('only runs with the jax interface')\n"
+                          "    assert scale(2) == 6\n\n\n"
+                          "def test_is_there():\n    assert callable(scale)\n")
+    assert reason == ("the remaining tests pass with a stub of scale: they do not "
+                      "exercise it (1 of 2 tests skipped: only runs with the jax "
+                      "interface)"), reason
+
+
+def test_a_stub_that_passes_says_how_many_tests_need_what_this_machine_lacks(tmp_path):
+    """pytorch3d's Rotate._get_matrix_inverse: the only tests that call it run on cuda:0,
+    so here they were excluded as needs_gpu and a stub passes the rest. The reason says
+    that the excluded ones may be those that exercise it, not only that a stub passes."""
+    reason = _stub_passes(tmp_path, "from pkg.ops import scale\n\n\n"
+                          "def cuda(x):\n"
+                          "    raise RuntimeError('Torch not compiled with CUDA enabled')\n\n\n"
+                          "def test_on_gpu():\n    assert scale(cuda(2)) == 6\n\n\n"
+                          "def test_is_there():\n    assert callable(scale)\n")
+    assert reason == ("the remaining tests pass with a stub of scale: they do not "
+                      "exercise it; excluded 1 as needs_gpu, which may be those "
+                      "that do"), reason
 
 
 NETWORK_AT_IMPORT = '''import urllib.request
