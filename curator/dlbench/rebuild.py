@@ -258,6 +258,8 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
     distribution goes into the recipe's extras, the environment is built again and those
     references are triaged again, up to environments.MISSING_MODULE_ROUNDS times.
     `tried`: requirements asked for before (by an earlier call), never asked again.
+    Requirements wanted together with which the environment does not build are tried
+    one at a time, each kept when it fits (`_built_with`).
     Returns the triage results, the seconds spent building and the environment."""
     tried = set() if tried is None else tried
     seconds = 0.0
@@ -275,18 +277,21 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
         tried.update(wanted)
         progress = lambda d, t, label: note(name, f"environment: {label}", d, t)  # noqa
         started = time.monotonic()
-        try:
-            built = environments.build(store, workspace, url, extras=list(wanted),
-                                       cancelled=cancelled, progress=progress)
-        except CuratorError:
-            built = None
+        built = _built_with(store, workspace, url, list(wanted), cancelled, progress)
+        if built is None and len(wanted) > 1:
+            # one of them may be what does not fit (pytorch3d: torchvision wants a torch
+            # its extension does not compile against, and took tabulate out with it):
+            # each alone, kept when it fits beside those kept before
+            kept = {}
+            for requirement, ids in wanted.items():
+                if _built_with(store, workspace, url, [requirement], cancelled,
+                               progress) is not None:
+                    kept[requirement] = ids
+            wanted = kept
+            built = environments.build(store, workspace, url, cancelled=cancelled,
+                                       progress=progress) if kept else None
         if built is None or not built.ok:
-            # the added requirements do not fit: out of the recipe again, and the
-            # environment as it was (its triage stands)
-            recipe = recipes.load(workspace, url)
-            if recipe is not None:
-                recipe.extras = [e for e in recipe.extras if e not in wanted]
-                recipes.save(workspace, recipe)
+            # the environment as it was (its triage stands)
             env = environments.build(store, workspace, url, cancelled=cancelled,
                                      progress=progress)
             seconds += time.monotonic() - started
@@ -315,6 +320,25 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
             engine.close()
         triaged = [redone.get(item.problem_id, item) for item in triaged]
     return triaged, seconds, env
+
+
+def _built_with(store: Store, workspace: Workspace, url: str, wanted: list[str],
+                cancelled: CancelCheck | None, progress) -> environments.EnvReport | None:
+    """The environment built again with `wanted` added to the recipe's extras, or None
+    when it does not build or is broken with them (then they are out of the recipe
+    again)."""
+    try:
+        built = environments.build(store, workspace, url, extras=wanted,
+                                   cancelled=cancelled, progress=progress)
+    except CuratorError:
+        built = None
+    if built is not None and built.ok:
+        return built
+    recipe = recipes.load(workspace, url)
+    if recipe is not None:
+        recipe.extras = [e for e in recipe.extras if e not in wanted]
+        recipes.save(workspace, recipe)
+    return None
 
 
 _NO_WHEEL = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\S* (?:has|have) no usable wheels")
