@@ -374,18 +374,20 @@ def test_a_stub_that_passes_says_which_tests_were_skipped_and_why(tmp_path):
                       "interface)"), reason
 
 
-def test_a_stub_that_passes_says_how_many_tests_need_what_this_machine_lacks(tmp_path):
+def test_a_stub_that_passes_says_how_many_tests_were_excluded_and_why(tmp_path):
     """pytorch3d's Rotate._get_matrix_inverse: the only tests that call it run on cuda:0,
-    so here they were excluded as needs_gpu and a stub passes the rest. The reason says
-    that the excluded ones may be those that exercise it, not only that a stub passes."""
+    so here they were excluded as needs_gpu and a stub passes the rest (Translate's: its
+    one test on the CPU fails upstream). The reason says that the excluded ones may be
+    those that exercise it, not only that a stub passes."""
     reason = _stub_passes(tmp_path, "from pkg.ops import scale\n\n\n"
                           "def cuda(x):\n"
                           "    raise RuntimeError('Torch not compiled with CUDA enabled')\n\n\n"
                           "def test_on_gpu():\n    assert scale(cuda(2)) == 6\n\n\n"
+                          "def test_too_tight():\n    assert scale(1) == 3.0000001\n\n\n"
                           "def test_is_there():\n    assert callable(scale)\n")
     assert reason == ("the remaining tests pass with a stub of scale: they do not "
-                      "exercise it; excluded 1 as needs_gpu, which may be those "
-                      "that do"), reason
+                      "exercise it; excluded 1 as fails_upstream, 1 as needs_gpu, which "
+                      "may be those that do"), reason
 
 
 NETWORK_AT_IMPORT = '''import urllib.request
