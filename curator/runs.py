@@ -753,8 +753,13 @@ def _stub_check(store: Store, workspace: Workspace, problem: Problem, engine: En
     result.runs += 1
     if run.outcome == "passed":
         result.green = False
-        result.reason = (f"{STUB_PASSES} {problem.entry_point}: they do not exercise "
-                         f"it{_skipped_note(run.tests)}{_excluded_note(result.causes)}")[:500]
+        # (also those a recipe excluded before the run: they ran deselected)
+        causes = {row["node_id"]: row["reason"].split(":", 1)[0].strip()
+                  for row in excluded(store, problem.id)
+                  if is_triage_exclusion(row["reason"])}
+        result.reason = (f"{STUB_PASSES} {problem.entry_point}: they do not exercise it"
+                         f"{_skipped_note(run.tests)}"
+                         f"{_excluded_note({**causes, **result.causes})}")[:500]
     return result
 
 

@@ -351,13 +351,17 @@ def test_a_test_a_timed_out_run_never_reached_is_not_flaky(tmp_path, counter):
 
 
 def _stub_passes(tmp_path, tests: str) -> str:
-    """The reason scale (pkg/ops.py: OPS), mined with these tests, is not green."""
+    """The reason scale (pkg/ops.py: OPS), mined with these tests, is not green; the
+    same when triaged again with its exclusions kept (a recipe's: they run deselected)."""
     upstream = make_repo(tmp_path / "upstream", {
         "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": tests})
     ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
     with Store(ws.db_path, "tester") as store:
         (result,) = runs.triage(store, ws, ["scale"])
+        kept = {row["node_id"] for row in runs.excluded(store, "scale")}
+        (again,) = runs.triage(store, ws, ["scale"], resume=False, keep=kept)
     assert not result.green
+    assert again.reason == result.reason
     return result.reason
 
 
