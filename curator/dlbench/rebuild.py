@@ -271,6 +271,8 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
     distribution goes into the recipe's extras, the environment is built again and those
     references are triaged again, up to environments.MISSING_MODULE_ROUNDS times.
     `tried`: requirements asked for before (by an earlier call), never asked again.
+    Requirements wanted together with which the environment does not build are tried
+    one at a time, each kept when it fits (`_built_with`).
     Returns the triage results, the seconds spent building and the environment."""
     tried = set() if tried is None else tried
     seconds = 0.0
@@ -288,18 +290,21 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
         tried.update(wanted)
         progress = lambda d, t, label: note(name, f"environment: {label}", d, t)  # noqa
         started = time.monotonic()
-        try:
-            built = environments.build(store, workspace, url, extras=list(wanted),
-                                       cancelled=cancelled, progress=progress)
-        except CuratorError:
-            built = None
+        built = _built_with(store, workspace, url, list(wanted), cancelled, progress)
+        if built is None and len(wanted) > 1:
+            # one of them may be what does not fit (pytorch3d: torchvision wants a torch
+            # its extension does not compile against, and took tabulate out with it):
+            # each alone, kept when it fits beside those kept before
+            kept = {}
+            for requirement, ids in wanted.items():
+                if _built_with(store, workspace, url, [requirement], cancelled,
+                               progress) is not None:
+                    kept[requirement] = ids
+            wanted = kept
+            built = environments.build(store, workspace, url, cancelled=cancelled,
+                                       progress=progress) if kept else None
         if built is None or not built.ok:
-            # the added requirements do not fit: out of the recipe again, and the
-            # environment as it was (its triage stands)
-            recipe = recipes.load(workspace, url)
-            if recipe is not None:
-                recipe.extras = [e for e in recipe.extras if e not in wanted]
-                recipes.save(workspace, recipe)
+            # the environment as it was (its triage stands)
             env = environments.build(store, workspace, url, cancelled=cancelled,
                                      progress=progress)
             seconds += time.monotonic() - started
@@ -330,6 +335,25 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
     return triaged, seconds, env
 
 
+def _built_with(store: Store, workspace: Workspace, url: str, wanted: list[str],
+                cancelled: CancelCheck | None, progress) -> environments.EnvReport | None:
+    """The environment built again with `wanted` added to the recipe's extras, or None
+    when it does not build or is broken with them (then they are out of the recipe
+    again)."""
+    try:
+        built = environments.build(store, workspace, url, extras=wanted,
+                                   cancelled=cancelled, progress=progress)
+    except CuratorError:
+        built = None
+    if built is not None and built.ok:
+        return built
+    recipe = recipes.load(workspace, url)
+    if recipe is not None:
+        recipe.extras = [e for e in recipe.extras if e not in wanted]
+        recipes.save(workspace, recipe)
+    return None
+
+
 _NO_WHEEL = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\S* (?:has|have) no usable wheels")
 
 
@@ -353,13 +377,17 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
                              triaged: list[runs.TriageResult], engine,
                              cancelled: CancelCheck | None, options: dict
                              ) -> list[runs.TriageResult]:
-    """A second look at the tests of two kinds of references that are not green, with the
-    repository's tests that use the function (`tests_calling`), then a second triage;
+    """A second look at the tests of three kinds of references that are not green, with
+    the repository's tests that use the function (`tests_calling`), then a second triage;
     each said in the resolution notes and done once per resolution (the record keeps what
     changed, maybe nothing):
     - its remaining tests pass with a stub of it: the release's tests never call it
       (GPflow's mvnquad, given the quadrature tests of ndiagquad). The tests that use it
       are added (`added_tests`).
+    - no test is left, each excluded for what this machine lacks (`_machine_only`):
+      pytorch3d's mesh_edge_loss, whose release module runs every test on "cuda:0". The
+      tests that use it are added the same way (those that need a GPU too are excluded
+      again by the triage, the release's stay, marked, for a machine that has one).
     - its first run timed out on test modules the release gives whole (pyro's): each is
       narrowed to its tests that use the function (`narrowed_tests`)."""
     by_id = {row["problem_id"]: row for row in rows}
@@ -370,9 +398,11 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
     with store.transaction():
         for item in triaged:
             stub = item.reason.startswith(runs.STUB_PASSES)
-            if item.green or not (stub or item.reason.startswith("timeout:")):
+            machine = _machine_only(item)
+            adding = stub or bool(machine)
+            if item.green or not (adding or item.reason.startswith("timeout:")):
                 continue
-            key = "added_tests" if stub else "narrowed_tests"
+            key = "added_tests" if adding else "narrowed_tests"
             row = by_id.get(item.problem_id)
             try:
                 record = json.loads((row or {}).get("resolution") or "{}")
@@ -384,21 +414,22 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
             commit, path = source.get("commit"), source.get("path")
             whole = {n for n in problem.test_node_ids if "::" not in n}
             if row is None or key in record or not commit or not path or \
-                    not (stub or whole):
+                    not (adding or whole):
                 continue
             try:
                 if commit not in snapshots:
                     snapshots[commit] = Snapshot(cache, commit)
+                # (all of them: the release's own come first, and pytorch3d's chamfer
+                # module alone has more than the limit)
                 found = tests_calling(snapshots[commit], problem.entry_point, path,
-                                      within=None if stub else whole,
-                                      limit=upstream_mod.CALLING_TESTS_MAX if stub else None)
+                                      within=None if adding else whole, limit=None)
             except (GitError, OSError) as exc:
                 record.setdefault("notes", []).append(f"tests that use it not looked for: "
                                                       f"{exc}")
                 found = []
             user = problem.entry_point.partition(".")[0]
             change = _not_covered(found, problem.test_node_ids)
-            if stub and not change and commit in snapshots:
+            if adding and not change and commit in snapshots:
                 # no test uses it directly: those that reach it through its callers
                 try:
                     found, via = tests_calling_through(snapshots[commit],
@@ -408,7 +439,9 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
                 change = _not_covered(found, problem.test_node_ids)
                 if change:
                     user = f"{', '.join(via)}, which call{'s' * (len(via) == 1)} {user}"
-            if stub and change and commit in snapshots:
+            if adding:
+                change = change[:upstream_mod.CALLING_TESTS_MAX]
+            if adding and change and commit in snapshots:
                 if imports is None:
                     imports = _env_imports(store, workspace, url)
                 change, lacking = _collectable(snapshots[commit], change, imports)
@@ -417,10 +450,12 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
                         "tests that use it left out: " + "; ".join(
                             f"{path} skips itself without {module}, which the environment "
                             f"does not import" for path, module in sorted(lacking.items())))
-            if stub:
+            if adding:
                 nodes = [*problem.test_node_ids, *change]
-                note = (f"tests {' '.join(change)} added: the release's tests pass with a "
-                        f"stub of {problem.entry_point} (found by their use of {user})")
+                why = (f"pass with a stub of {problem.entry_point}" if stub else
+                       f"cannot run here ({machine})")
+                note = (f"tests {' '.join(change)} added: the release's tests {why} "
+                        f"(found by their use of {user})")
             else:
                 change = found
                 nodes = [*[n for n in problem.test_node_ids if n not in whole], *change]
@@ -439,6 +474,16 @@ def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows:
                                                    cancelled=cancelled, resume=False,
                                                    **options)}
     return [again.get(t.problem_id, t) for t in triaged]
+
+
+def _machine_only(item: runs.TriageResult) -> str:
+    """For a reference with no test left, each excluded for what this machine lacks (a
+    GPU, the network): what they want ("3 needs_gpu"); "" otherwise."""
+    if not item.reason.startswith(runs.NOTHING_LEFT) or not item.causes or \
+            any(c not in runs.MACHINE_CAUSES for c in item.causes.values()):
+        return ""
+    tally = Counter(item.causes.values())
+    return ", ".join(f"{n} {c}" for c, n in sorted(tally.items()))
 
 
 def _skipped_at_import(tree) -> list[str]:

@@ -260,6 +260,7 @@ def tests_named_for(snapshot: Snapshot, qualname: str, path: str,
 
 
 CALLING_TESTS_MAX = 20   # node ids a problem without tests gets from its callers
+CALLERS_DEPTH = 2   # callers, then their callers (when none of the first has tests)
 
 
 def _imported_names(tree: ast.Module, test_path: str, wanted: str, home: str
@@ -495,22 +496,38 @@ def tests_calling_through(snapshot: Snapshot, qualname: str, path: str,
                           ) -> tuple[list[str], list[str]]:
     """(node ids, the callers they use) of the tests that reach a function through the
     repository's code (`callers`) when none uses it directly; ([], []) for a method or
-    when none does. At most `limit` node ids."""
+    when none does. When no caller has tests, those of its callers' callers (a caller
+    named "Rotate (through _check_valid_rotation_matrix)"): pytorch3d's _safe_det_3x3 is
+    called only by _check_valid_rotation_matrix, which no test names, and that by
+    Rotate.__init__. At most `limit` node ids."""
     if "." in qualname:
         return [], []
     out: list[str] = []
     via: list[str] = []
-    for caller in callers(snapshot, qualname, path):
-        module, _, name = caller.partition("::")
-        nodes = [n for n in tests_calling(snapshot, name, module, limit=None)
-                 if n not in out]
-        if limit is not None:
-            nodes = nodes[:limit - len(out)]
-        if nodes:
-            out = uncovered([*out, *nodes])
-            via.append(name)
-        if limit is not None and len(out) >= limit:
+    seen = {f"{path}::{qualname}"}
+    frontier = [(path, qualname, "")]
+    for _depth in range(CALLERS_DEPTH):
+        further = []
+        for where, called, through in frontier:
+            for caller in callers(snapshot, called, where):
+                if caller in seen:
+                    continue
+                seen.add(caller)
+                module, _, name = caller.partition("::")
+                nodes = [n for n in tests_calling(snapshot, name, module, limit=None)
+                         if n not in out]
+                if limit is not None:
+                    nodes = nodes[:limit - len(out)]
+                if nodes:
+                    out = uncovered([*out, *nodes])
+                    via.append(f"{name} (through {through})" if through else name)
+                else:
+                    further.append((module, name, name))
+                if limit is not None and len(out) >= limit:
+                    return out, via
+        if out:
             break
+        frontier = further
     return out, via
 
 

@@ -118,13 +118,24 @@ def restore(folder: Path, checkout: Path, files: list[str]) -> list[str]:
     return written
 
 
+_DEBUG_FLAG = re.compile(r"(?:^|\s)-g\S*")
+
+
 def build_env(env_python: str) -> dict[str, str]:
     """The build steps' environment: the environment's bin first on PATH, no variables of
-    another interpreter, and at most one compile job per core (MAX_JOBS, unless set)."""
+    another interpreter, at most one compile job per core (MAX_JOBS, unless set), and no
+    debug information (`-g0` after Python's own `-g`, unless the flags set one). The code
+    compiled is the same; what is not written is the debug information: pytorch3d's CPU
+    objects were 16 MB each with it, 0.3 MB without, and each compiled in two thirds of
+    the time. It goes in CPPFLAGS, which setuptools appends to the compiler's flags (its
+    CFLAGS replaces Python's, -O3 with them)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
     env["PATH"] = str(Path(env_python).parent) + os.pathsep + env.get("PATH", "")
     env["VIRTUAL_ENV"] = str(Path(env_python).parents[1])
     env.setdefault("MAX_JOBS", str(os.cpu_count() or 1))
+    if not any(_DEBUG_FLAG.search(env.get(name, ""))
+               for name in ("CPPFLAGS", "CFLAGS", "CXXFLAGS")):
+        env["CPPFLAGS"] = f"{env.get('CPPFLAGS', '')} -g0".strip()
     return env
 
 

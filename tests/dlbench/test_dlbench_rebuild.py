@@ -97,6 +97,28 @@ CHECKS_RELEASE = ("stage: Pre-Post processing\ntask: \ndata: Table\n\nprompt:\n"
                   " test_cases:tests/test_ops.py\n")
 
 
+def _rebuilt_green(tmp_path, checks, texts: dict[str, str]):
+    """The release `texts` (file name -> text) of the generated repository `checks`
+    imported and rebuilt: checksscale1 green (its tests import tinycheck) and tinycheck
+    the recipe's one extra. (workspace, url, the CLI's workspace arguments)."""
+    release = tmp_path / "release"
+    release.mkdir()
+    for name, text in texts.items():
+        (release / name).write_text(text)
+    ws = workspace_mod.init(tmp_path / "ws")
+    url = "https://git.invalid/team/checks"
+    (ws.root / "curator.toml").write_text(f'[dlbench.repos]\nchecks = "{url}"\n')
+    base = ["--workspace", str(ws.root)]
+    loaded = CliRunner().invoke(main, [*base, "dlbench", "import", str(release), "--json"])
+    assert loaded.exit_code == 0, loaded.output
+    data = rebuild(base, "--repo", f"checks={checks}")
+    (repo,) = data["repos"]
+    assert repo["env"] == "ok" and repo["resolved"] == len(texts), repo
+    assert repo["green_ids"] == ["checksscale1"], repo["not_green"]
+    recipe = recipes.load(workspace_mod.discover(str(ws.root)), url)
+    assert recipe is not None and recipe.extras == ["tinycheck"]
+    return ws, url, base
+
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 def test_a_module_only_the_tests_import_goes_into_the_recipe(tmp_path,
@@ -110,21 +132,7 @@ def test_a_module_only_the_tests_import_goes_into_the_recipe(tmp_path,
         "pkg/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n',
         "tests/test_ops.py": "from tinycheck import close\n\nfrom pkg.ops import scale\n\n\n"
                              "def test_scale():\n    assert close(scale(2), 6)\n"})
-    release = tmp_path / "release"
-    release.mkdir()
-    (release / "checksscale1.txt").write_text(CHECKS_RELEASE)
-    ws = workspace_mod.init(tmp_path / "ws")
-    url = "https://git.invalid/team/checks"
-    (ws.root / "curator.toml").write_text(f'[dlbench.repos]\nchecks = "{url}"\n')
-    base = ["--workspace", str(ws.root)]
-    loaded = CliRunner().invoke(main, [*base, "dlbench", "import", str(release), "--json"])
-    assert loaded.exit_code == 0, loaded.output
-    data = rebuild(base, "--repo", f"checks={checks}")
-    (repo,) = data["repos"]
-    assert repo["env"] == "ok" and repo["resolved"] == 1, repo
-    assert repo["green_ids"] == ["checksscale1"], repo["not_green"]
-    recipe = recipes.load(workspace_mod.discover(str(ws.root)), url)
-    assert recipe is not None and recipe.extras == ["tinycheck"]
+    ws, _, base = _rebuilt_green(tmp_path, checks, {"checksscale1.txt": CHECKS_RELEASE})
     # the same command again (after a stop) resumes: the same source is no new one, so
     # nothing is resolved again (the rebuild's own choices of tests would be lost)
     count = "SELECT COUNT(*) AS n FROM {} WHERE {}"
@@ -137,6 +145,31 @@ def test_a_module_only_the_tests_import_goes_into_the_recipe(tmp_path,
         assert store.one(count.format("audit", "action = 'resolve'"))["n"] == resolves
         assert store.one(count.format("runs", "1"))["n"] == runs_before
 
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_modules_wanted_together_that_do_not_fit_are_tried_one_at_a_time(
+        tmp_path, offline_index):  # noqa: F811
+    """pytorch3d's tests wanted torchvision and tabulate in one round; torchvision here
+    wants a torch the extension does not compile against, so the environment did not
+    build with both, and both went out of the recipe: so3_exp_map's added test stayed
+    uncollectable for want of tabulate, which fits alone. Wanted together and not
+    fitting, each is tried alone and kept when it fits (here tinyunits breaks the
+    package's import; tinycheck does not)."""
+    checks = make_repo(tmp_path / "checks", {
+        "pkg/__init__.py": "try:\n    import tinyunits  # noqa\nexcept ImportError:\n"
+                           "    pass\nelse:\n"
+                           "    raise ImportError('pkg does not work beside tinyunits')\n",
+        "pkg/ops.py": SCALE_AND_SHIFT,
+        "tests/test_ops.py": "from tinycheck import close\n\nfrom pkg.ops import scale\n\n\n"
+                             "def test_scale():\n    assert close(scale(2), 6)\n",
+        "tests/test_shift.py": "import tinyunits\n\nfrom pkg.ops import shift\n\n\n"
+                               "def test_shift():\n    assert shift(tinyunits.CM_PER_INCH) > 3\n"})
+    shift = CHECKS_RELEASE.replace("`scale`", "`shift`").replace(
+        "def scale", "def shift").replace("function:scale", "function:shift").replace(
+        "tests/test_ops.py", "tests/test_shift.py")
+    _rebuilt_green(tmp_path, checks, {"checksscale1.txt": CHECKS_RELEASE,
+                                      "checksshift2.txt": shift})
 
 def test_tests_failing_for_a_plugin_fixture_or_a_module_want_the_environment_fixed(tmp_path):
     """nncf's tests ask for pytest-mock's `mocker`, which only tests/torch/requirements.txt
@@ -535,15 +568,17 @@ def test_a_function_no_test_names_gets_the_tests_of_its_callers(tmp_path):
                for note in record["notes"]), record["notes"]
 
 
-def _green_with_tests_added(ws, url, added: list[str]) -> dict:
-    """checksscale1 triaged (a stub passes its release test, tests/test_ops.py), then given
-    the tests that use it: green, with `added` after its own; its resolution record."""
+def _green_with_tests_added(ws, url, added: list[str], first_reason=runs.STUB_PASSES
+                            ) -> dict:
+    """checksscale1 triaged (not green for `first_reason`: a stub passes its release test,
+    tests/test_ops.py), then given the tests that use it: green, with `added` after its
+    own; its resolution record."""
     from curator.dlbench import rebuild as rebuild_mod
     from curator.store import problems as problem_store
 
     engine = runs._engine_for(ws, runs.TRIAGE_RUNS)
     with Store(ws.db_path, "tester") as store, engine:
-        _, after = _triaged_then_given_tests(store, ws, url, engine)
+        _, after = _triaged_then_given_tests(store, ws, url, engine, first_reason)
         assert after.green, after.reason
         assert problem_store.get(store, "checksscale1").test_node_ids == \
             ["tests/test_ops.py", *added]
@@ -612,6 +647,57 @@ def test_tests_the_release_runs_already_are_not_added_again(tmp_path):
         baseline = store.one("SELECT tests FROM baselines WHERE problem_id = 'checksscale1'")
         assert "tests/test_ops.py::test_shift" in baseline["tests"]
 
+
+@pytest.mark.timeout(1200)
+def test_a_function_whose_callers_no_test_names_gets_the_tests_of_their_callers(tmp_path):
+    """pytorch3d's _safe_det_3x3: its release tests need a GPU, no other test names it,
+    and its one caller, _check_valid_rotation_matrix, is named by no test either; Rotate
+    calls that, and the transform tests build Rotate. With no caller's test found, the
+    tests of the callers' callers are added, said in the notes."""
+    ws, url = _checks_workspace(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": SCALE_AND_SHIFT,
+        "pkg/models.py": "from .ops import scale\n\n\n"
+                         "def _checked(x):\n    return scale(x)\n\n\n"
+                         "class Base:\n    def run(self, x):\n        return _checked(x) + 1\n",
+        "tests/test_ops.py": "from pkg.ops import shift\n\n\n"
+                             "def test_shift():\n    assert shift(2) == 3\n",
+        "tests/test_models.py": "from pkg.models import Base\n\n\n"
+                                "def test_base():\n    assert Base().run(2) == 7\n"},
+        CHECKS_RELEASE)   # test_cases: tests/test_ops.py
+    record = _green_with_tests_added(ws, url, ["tests/test_models.py::test_base"])
+    assert any("found by their use of Base (through _checked), which calls scale" in note
+               for note in record["notes"]), record["notes"]
+
+@pytest.mark.timeout(1200)
+def test_a_function_whose_release_tests_all_need_a_gpu_gets_the_tests_that_use_it(tmp_path):
+    """pytorch3d's mesh_edge_loss: every test of its release module runs on "cuda:0", so
+    on this machine each was excluded as needs_gpu and none was left. The repository's
+    other tests that use it (here one on the CPU, beside one that needs a GPU too) are
+    added as for a stub that passes, said in the notes; the triage excludes the one that
+    needs a GPU, keeps the release's marked, and the problem is green."""
+    gpu = ("def on(x, device):\n    if device.startswith('cuda'):\n"
+           "        raise RuntimeError('Torch not compiled with CUDA enabled')\n"
+           "    return x\n\n\n")
+    ws, url = _checks_workspace(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": SCALE_AND_SHIFT,
+        "tests/test_ops.py": f"from pkg.ops import scale\n\n\n{gpu}"
+                             "def test_scale():\n    assert scale(on(2, 'cuda:0')) == 6\n",
+        "tests/test_uses.py": f"from pkg.ops import scale\n\n\n{gpu}"
+                              "def test_scale_gpu():\n    assert scale(on(1, 'cuda')) == 3\n\n\n"
+                              "def test_scale_cpu():\n    assert scale(on(2, 'cpu')) == 6\n"},
+        CHECKS_RELEASE)   # test_cases: tests/test_ops.py
+    added = ["tests/test_uses.py::test_scale_gpu", "tests/test_uses.py::test_scale_cpu"]
+    record = _green_with_tests_added(ws, url, added, first_reason=runs.NOTHING_LEFT)
+    assert sorted(record["added_tests"]) == sorted(added)
+    assert any("cannot run here (1 needs_gpu)" in note for note in record["notes"]), \
+        record["notes"]
+    with Store(ws.db_path, "tester") as store:
+        excluded = {r["node_id"]: r["reason"] for r in runs.excluded(store, "checksscale1")}
+    assert sorted(excluded) == ["tests/test_ops.py::test_scale",
+                                "tests/test_uses.py::test_scale_gpu"]
+    assert all(r.startswith("needs_gpu:") for r in excluded.values())
 
 @pytest.mark.timeout(1200)
 def test_tests_added_leave_out_a_file_that_skips_itself_without_a_module_here(tmp_path):

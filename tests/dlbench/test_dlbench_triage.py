@@ -364,18 +364,48 @@ def _triaged_with_tests(tmp_path, tests: str, node_ids: list[str] | None = None)
     return result
 
 
+def _stub_passes(tmp_path, tests: str) -> str:
+    """The reason scale (pkg/ops.py: OPS), mined with these tests, is not green; the
+    same when triaged again with its exclusions kept (a recipe's: they run deselected)."""
+    upstream = make_repo(tmp_path / "upstream", {
+        "pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": tests})
+    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    with Store(ws.db_path, "tester") as store:
+        (result,) = runs.triage(store, ws, ["scale"])
+        kept = {row["node_id"] for row in runs.excluded(store, "scale")}
+        (again,) = runs.triage(store, ws, ["scale"], resume=False, keep=kept)
+    assert not result.green
+    assert again.reason == result.reason
+    return result.reason
+
+
 def test_a_stub_that_passes_says_which_tests_were_skipped_and_why(tmp_path):
     """pennylane's tests of an interface that is not installed (jax) are skipped, and those
     were the ones calling the function: the reason says so, not only that a stub passes."""
-    tests = ("import pytest\n\nfrom pkg.ops import scale\n\n\n"
-             "def test_with_jax():\n    pytest.skip('only runs with the jax interface')\n"
-             "    assert scale(2) == 6\n\n\n"
-             "def test_is_there():\n    assert callable(scale)\n")
-    result = _triaged_with_tests(tmp_path, tests)
-    assert not result.green
-    assert result.reason == ("the remaining tests pass with a stub of scale: they do not "
-                             "exercise it (1 of 2 tests skipped: only runs with the jax "
-                             "interface)"), result.reason
+    reason = _stub_passes(tmp_path, "import pytest\n\nfrom pkg.ops import scale\n\n\n"
+                          "def test_with_jax():\n"
+                          "    pytest.skip('only runs with the jax interface')\n"
+                          "    assert scale(2) == 6\n\n\n"
+                          "def test_is_there():\n    assert callable(scale)\n")
+    assert reason == ("the remaining tests pass with a stub of scale: they do not "
+                      "exercise it (1 of 2 tests skipped: only runs with the jax "
+                      "interface)"), reason
+
+
+def test_a_stub_that_passes_says_how_many_tests_were_excluded_and_why(tmp_path):
+    """pytorch3d's Rotate._get_matrix_inverse: the only tests that call it run on cuda:0,
+    so here they were excluded as needs_gpu and a stub passes the rest (Translate's: its
+    one test on the CPU fails upstream). The reason says that the excluded ones may be
+    those that exercise it, not only that a stub passes."""
+    reason = _stub_passes(tmp_path, "from pkg.ops import scale\n\n\n"
+                          "def cuda(x):\n"
+                          "    raise RuntimeError('Torch not compiled with CUDA enabled')\n\n\n"
+                          "def test_on_gpu():\n    assert scale(cuda(2)) == 6\n\n\n"
+                          "def test_too_tight():\n    assert scale(1) == 3.0000001\n\n\n"
+                          "def test_is_there():\n    assert callable(scale)\n")
+    assert reason == ("the remaining tests pass with a stub of scale: they do not "
+                      "exercise it; excluded 1 as fails_upstream, 1 as needs_gpu, which "
+                      "may be those that do"), reason
 
 
 def test_a_reference_whose_every_test_upstream_skips_says_why(tmp_path):

@@ -719,14 +719,19 @@ def test_under_weak_isolation_the_import_check_needs_consent(tmp_path):
     assert marker.exists()
 
 
-def test_build_steps_compile_an_extension_in_the_checkout(tmp_path):
-    (tmp_path / "fastops.c").write_text(
+def _fastops(where: Path) -> None:
+    """A repository whose setup.py compiles one C extension, fastops."""
+    (where / "fastops.c").write_text(
         '#include <Python.h>\nstatic struct PyModuleDef m = {PyModuleDef_HEAD_INIT, '
         '"fastops", NULL, -1, NULL};\nPyMODINIT_FUNC PyInit_fastops(void) '
         '{ return PyModule_Create(&m); }\n')
-    (tmp_path / "setup.py").write_text(
+    (where / "setup.py").write_text(
         "from setuptools import setup, Extension\n"
         "setup(name='fastops', ext_modules=[Extension('fastops', ['fastops.c'])])\n")
+
+
+def test_build_steps_compile_an_extension_in_the_checkout(tmp_path):
+    _fastops(tmp_path)
     steps = recipes.detect_build(tmp_path)
     assert steps == ["python setup.py build_ext --inplace"]
     assert environments.run_build_steps(sys.executable, tmp_path, steps) == ""
@@ -737,6 +742,25 @@ def test_build_steps_compile_an_extension_in_the_checkout(tmp_path):
                                                                      "SystemExit(3)'"])
     assert broken.startswith("build step") and "failed" in broken
 
+
+def test_an_extension_is_built_without_debug_information(tmp_path, monkeypatch):
+    """pytorch3d's extension took 42 min to build here: Python's own flags say `-g`, and
+    the debug information of torch's headers made each object 16 MB and a third of its
+    compile time. Built by the recipe's steps, an extension has none (the same code);
+    flags that ask for it are kept."""
+    _fastops(tmp_path)
+    monkeypatch.delenv("CPPFLAGS", raising=False)
+    monkeypatch.delenv("CFLAGS", raising=False)
+    monkeypatch.delenv("CXXFLAGS", raising=False)
+    steps = recipes.detect_build(tmp_path)
+    assert environments.run_build_steps(sys.executable, tmp_path, steps) == ""
+    (built,) = tmp_path.glob("fastops*.so")
+    assert b".debug_info" not in built.read_bytes()
+    assert subprocess.run([sys.executable, "-c", "import fastops"], cwd=tmp_path).returncode == 0
+    from curator.repos import extbuild
+
+    monkeypatch.setenv("CFLAGS", "-O2 -g")
+    assert "CPPFLAGS" not in extbuild.build_env(sys.executable)
 
 FASTOPS_C = ('#include <Python.h>\nstatic struct PyModuleDef m = {PyModuleDef_HEAD_INIT, '
              '"_fast", NULL, -1, NULL};\nPyMODINIT_FUNC PyInit__fast(void) '
