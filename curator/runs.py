@@ -769,7 +769,6 @@ def _stub_check(store: Store, workspace: Workspace, problem: Problem, engine: En
     return result
 
 
-<<<<<<< HEAD
 def _skip_reason(test: dict) -> str:
     why = str(test.get("message") or "")
     why = why.partition("Skipped:")[2] or why
@@ -783,7 +782,8 @@ def _all_skipped(tests: list[dict]) -> str:
     whys = "; ".join(f"{n} {why[:120] or 'no reason given'}"
                      for why, n in sorted(tally.items(), key=lambda item: (-item[1], item[0])))
     return f"no test left: upstream skips all {len(tests)} ({whys})"[:500]
-=======
+
+
 def _excluded_note(causes: dict[str, str]) -> str:
     """How many of a problem's tests were excluded, by cause: those may be the ones that
     exercise the function (pytorch3d's Rotate._get_matrix_inverse: only its tests on
@@ -794,7 +794,6 @@ def _excluded_note(causes: dict[str, str]) -> str:
         return ""
     excluded = ", ".join(f"{n} as {c}" for c, n in sorted(tally.items()))
     return f"; excluded {excluded}, which may be those that do"
->>>>>>> h24p
 
 
 def _skipped_note(tests: list[dict]) -> str:
