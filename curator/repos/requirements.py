@@ -18,7 +18,7 @@ from curator.errors import CuratorError
 TEST_EXTRAS = ("dev", "test", "tests", "testing")
 # The harness runs in the environment's pytest, and needs one of these days (its judge
 # wraps TempPathFactory, pytest 3.9's), not one newer than it is used with (the curator's
-# own is 8.x; uv.HARNESS_PACKAGES takes it whatever the as-of date, and this machine's
+# own is 8.x; uv.HARNESS_PACKAGES takes it undated for a date before pytest 7, and this machine's
 # index has pytest 9): a repository's older pin (neupy's requirements/travis.txt:
 # pytest==3.7.2, which no longer starts on this Python) does not fit beside it and is
 # left out, named, like any test requirement that does not fit.

@@ -172,6 +172,7 @@ def test_an_as_of_date_resolves_everything_but_torch_as_of_that_day(tmp_path):
     assert dated[dated.index("--exclude-newer") + 1] == "2024-06-01"
     excepted = [dated[i + 1] for i, a in enumerate(dated) if a == "--exclude-newer-package"]
     assert "torch=2100-01-01" in excepted
+    assert "pytest=2100-01-01" not in excepted   # the tests' pytest: that of the date
     # and the harness's pytest (pytest>=7: an older date could not give it) with its stack
     old = uv.compile_args("/env/bin/python", options, tmp_path / "r.in", "2019-06-01", True)
     excepted = [old[i + 1] for i, a in enumerate(old) if a == "--exclude-newer-package"]
