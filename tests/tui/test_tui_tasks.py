@@ -73,6 +73,8 @@ async def test_a_failure_opens_the_error_modal_and_ends_the_task(workspace, app_
         task = run_task(app.screen, work, group="test-task", error_title="Could not check")
         await _until(pilot, lambda: isinstance(app.screen, ErrorModal))
         assert app.screen.message == "problems/x/problem.toml: broken on purpose"
+        # the modal is shown first; TaskEnded, the thread's last act, may come after it
+        await _until(pilot, lambda: any(isinstance(m, TaskEnded) for m in seen))
         ended = next(m for m in seen if isinstance(m, TaskEnded))
         assert ended.task is task and ended.status == "failed" and ended.result is None
 
