@@ -3610,6 +3610,7 @@ class JudgeLink:
         self.rng_sent = None       # the judge's random state when it last sent one
         self.rng_solution = None   # the solution's state after that call
         self.rng_given = None      # the state the last call started from
+        self.rng_judges = set()    # the generators that call started from the judge's state
         self.rng_marks = 0
         self._gradient = None
         # where a run's boundary time goes: encoding and decoding here, waiting for the
@@ -4050,13 +4051,20 @@ class JudgeLink:
         given = {key: solution[key] if key in solution and sent.get(key) == value else value
                  for key, value in current.items()}
         self.rng_sent, self.rng_solution, self.rng_given = current, None, given
+        self.rng_judges = {key for key, value in current.items() if given[key] is value}
         return given
 
     def _rng_after_call(self):
         """A generator the call drew from is set, in the judge, to a fixed state of this
         call's own (never the solution's, which would choose the judge's next draws), so
         a test that seeds it again, to the very state it sent, is seen to have seeded:
-        nncf's tests seed numpy before each call of a function that draws from it."""
+        nncf's tests seed numpy before each call of a function that draws from it. It
+        continues where the call's draws took it only when the call started from the
+        judge's own state: a call that continued the solution's own sequence (the judge
+        drew nothing since the last) started from a state the solution chose, so its
+        continuation would be one too (a function that set numpy's generator to an array
+        of its own making in one call and drew a word in the next made every later
+        `np.random.randn` of the test positive, and a wrong `positive_part` passed)."""
         given, solution = self.rng_given or {}, self.rng_solution or {}
         drawn = [key for key in given if key in solution and solution[key] != given[key]]
         if not drawn:
@@ -4065,6 +4073,8 @@ class JudgeLink:
         deadline = started + max(0.0, RNG_WALK_S - self.stats["rng_s"])
         moved = {}
         for key in drawn:
+            if key not in self.rng_judges:
+                continue   # marked below
             state = rng_continuation(key, given[key], solution[key], deadline)
             if state is not None:
                 moved[key] = state
