@@ -2025,6 +2025,12 @@ class SolutionPickler(_Pickler):
                 return handle_reduce
             if _is_iterator(obj) and cls.__module__ == "builtins":
                 return _s, (link.handle(obj), "object", None)
+            if _library_function_by_name(obj):
+                # an instance of a library class that pickles as its module's name for
+                # it (numpy's array functions: np.mean, np.linalg.norm), which the judge
+                # resolves for classes, dtypes and ufuncs only: a function served here
+                # (a correct `return np.mean` was `tampered`: "sent numpy.mean")
+                return _s, (link.handle(obj), "function", _callable_info(obj))
             return NotImplemented
         view = _dict_view(obj) or _stdlib_held(obj)
         if view is not None:
@@ -2048,6 +2054,23 @@ class SolutionPickler(_Pickler):
             raise CannotCross("a value of type %s" % note)
         state = _instance_state(obj)
         return _m, (link.handle(obj), link.class_info(cls)), state
+
+
+def _library_function_by_name(obj):
+    """Whether `obj`, an instance of a library class, is a callable its module holds under
+    its own name (what pickle saves as that name) and not one of the kinds the judge
+    resolves by name (`_resolve`: classes, torch's dtypes and formats, numpy's ufuncs)."""
+    if isinstance(obj, type) or not callable(obj) or \
+            (np is not None and isinstance(obj, np.ufunc)) or \
+            (torch is not None and isinstance(obj, (torch.dtype, torch.layout,
+                                                    torch.memory_format, torch.qscheme))):
+        return False
+    try:
+        module, qualname = obj.__module__, obj.__qualname__
+    except Exception:   # noqa: BLE001 - an instance without its own names
+        return False
+    return isinstance(module, str) and isinstance(qualname, str) and \
+        module in sys.modules and _held_as(module, qualname, obj)
 
 
 def _solution_defined_module(module):
