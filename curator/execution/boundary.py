@@ -1489,6 +1489,28 @@ def _restore_classes(snapshots):
     return changed
 
 
+@functools.lru_cache(maxsize=1024)
+def _may_give_held(cls):
+    """Whether making an instance of `cls` may give back an object that existed before
+    the message: a `__new__` written in Python in its MRO (numpy's finfo hands back the
+    one it cached for the dtype, numpy.ma's MaskedConstant its singleton), or a metaclass
+    with its own call (an enum's gives a member)."""
+    if type(cls).__call__ is not type.__call__:
+        return True
+    for klass in cls.__mro__:
+        if klass is object:
+            break
+        new = klass.__dict__.get("__new__")
+        if isinstance(getattr(new, "__func__", new), types.FunctionType):
+            return True
+    return False
+
+
+# References to an object a REDUCE or NEWOBJ has just made that nothing outside the decoder
+# holds: the decoder's stack, `_CheckedUnpickler.made_by`'s name and getrefcount's argument.
+_FRESH_REFS = 3
+
+
 class JudgeUnpickler(pickle.Unpickler):
     """Rebuilds only allowed classes and this module's rebuild functions (C speed); a
     message that names what the judge held already goes to `_CheckedUnpickler`."""
@@ -1499,7 +1521,9 @@ class JudgeUnpickler(pickle.Unpickler):
 
     def find_class(self, module, name):
         found = _resolve(module, name)
-        if _changeable(found):
+        if _changeable(found) or (isinstance(found, type) and _may_give_held(found)):
+            # (a class whose making may give back an object the judge holds: whether
+            # the message made what a REDUCE gave is checked there, see made_by)
             raise _Recheck()
         if _settable_class(found) and id(found) not in self.classes:
             self.classes[id(found)] = _class_snapshot(found)
@@ -1548,7 +1572,11 @@ class _CheckedUnpickler(pickle._Unpickler):
         obj = self.stack[-1]
         if self.makers.get(id(maker)) is maker and \
                 not isinstance(obj, (type, types.ModuleType, types.FunctionType,
-                                     enum.Enum)):
+                                     enum.Enum)) and \
+                not (_may_give_held(type(obj)) and sys.getrefcount(obj) > _FRESH_REFS):
+            # (what a class's own __new__ gave that something else holds too is no object
+            # of the message's: numpy's cached finfo of float64, whose eps a message set
+            # to 1.0, made every `np.finfo(np.float64).eps` tolerance of the test pass)
             self.made[id(obj)] = obj
 
     def target(self, obj):

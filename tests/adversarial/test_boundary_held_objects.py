@@ -1,0 +1,117 @@
+"""A message never changes an object the judge held before it, also one that a class it
+names hands back when called.
+
+Pickle's state opcode (BUILD) applies to whatever object is on the stack; the decoder lets
+it apply only to objects the message made, and took whatever calling a class gave for
+one. A class whose own `__new__` hands back an object it keeps is no maker: numpy's
+`finfo(np.float64)` is the one cached instance every `np.finfo(np.float64)` of the judge
+returns, so a reply carrying `(np.finfo, (np.float64,), {"eps": 1.0})` (and dropped
+before its value) set the judge's machine epsilon to 1.0, and a wrong `standardize` (never
+divided by the deviation) passed tests whose tolerance is `100 * np.finfo(...).eps`.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from execution_support import engine_fixture, run_one
+
+from curator.execution import boundary
+
+engine = engine_fixture(("strong",))
+
+TESTS = """\
+import numpy as np
+
+from solution import standardize
+
+
+def test_standardize():
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    expected = (x - x.mean()) / x.std()
+    assert np.all(np.abs(standardize(x) - expected) <= 100 * np.finfo(np.float64).eps)
+
+
+def test_standardize_another():
+    x = np.array([10.0, 20.0, 40.0])
+    expected = (x - x.mean()) / x.std()
+    assert np.all(np.abs(standardize(x) - expected) <= 100 * np.finfo(np.float64).eps)
+"""
+REFERENCE = """\
+def standardize(x):
+    return (x - x.mean()) / x.std()
+"""
+CONTROL = """\
+import io
+import pickle
+import sys
+
+import numpy as np
+
+
+def standardize(x):
+    return x - x.mean()   # wrong: never divided by the deviation
+"""
+ATTACK = CONTROL + """
+
+_b = sys.modules["curator.execution.boundary"]
+_honest = _b.SolutionLink.dumps_reply
+
+
+class _Tolerance:
+    def __reduce__(self):
+        # the judge's own cached finfo of float64, given an eps of one
+        return (np.finfo, (np.float64,), {"eps": 1.0})
+
+
+def _dumps_reply(self, value):
+    honest = _honest(self, value)
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, 2)
+    pickler.fast = True   # no memo: the honest reply's own indices stay right
+    pickler.dump(_Tolerance())
+    # made, set, dropped (POP), then the honest reply
+    return honest[:2] + buffer.getvalue()[2:-1] + b"0" + honest[2:]
+
+
+_b.SolutionLink.dumps_reply = _dumps_reply
+"""
+
+
+def test_a_message_never_sets_state_on_what_a_class_hands_back_from_its_cache(engine):
+    control = run_one(engine, CONTROL, TESTS, timeout=60)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    attack = run_one(engine, ATTACK, TESTS, timeout=60)
+    # before: passed (every tolerance of the test was 100)
+    assert attack.outcome == "tampered", (attack.outcome, attack.reason)
+    assert "changes an object the judge holds (finfo)" in attack.reason
+    reference = run_one(engine, REFERENCE, TESTS, timeout=60)
+    assert reference.outcome == "passed", (reference.outcome, reference.reason)
+
+
+class _CachedEps:
+    def __reduce__(self):
+        return (np.finfo, (np.float64,), {"eps": 1.0})
+
+
+def test_the_decoder_refuses_state_for_a_held_object_and_leaves_it_as_it_was():
+    eps = np.finfo(np.float64).eps
+    with pytest.raises(boundary.NotData, match="changes an object the judge holds"):
+        boundary.judge_loads(pickle.dumps(_CachedEps(), protocol=2))
+    assert np.finfo(np.float64).eps == eps
+
+
+@pytest.mark.parametrize("value", [
+    np.ma.masked_array([1.0, 2.0], mask=[False, True]),
+    {"m": np.ma.masked_array([[1, 2]], mask=[[True, False]])},
+    np.ma.masked_all((2,)),
+], ids=["masked", "nested", "all-masked"])
+def test_values_of_classes_with_their_own_new_still_decode(value):
+    # made by the message (numpy.ma's reconstructor, then its state): fresh objects
+    out = boundary.judge_loads(pickle.dumps(value, protocol=5))
+    out = out["m"] if isinstance(out, dict) else out
+    expected = value["m"] if isinstance(value, dict) else value
+    assert type(out) is type(expected)
+    assert out.mask.tolist() == expected.mask.tolist()
