@@ -1404,13 +1404,20 @@ def _changeable(found):
     """Whether an object `find_class` returned, that the judge held before the message, is
     one a state opcode could change and a snapshot would not cover: a held handle's
     rebuild function, or a Python function (its defaults, its __dict__), or an enum class
-    (calling one gives a member it holds, whose state BUILD would set)."""
+    (calling one gives a member it holds, whose state BUILD would set), or any other
+    object that is no class and has a __dict__ (a ufunc)."""
     if isinstance(found, enum.EnumMeta):
         return True
     if isinstance(found, types.FunctionType):
         if found in _CHECKED_REBUILDERS:   # a stand-in refuses state (_decode_only)
             return found.__module__ == __name__ and found.__name__ in HELD_REBUILDERS
         return found.__module__ != __name__ or found.__name__ in HELD_REBUILDERS
+    if not isinstance(found, type):
+        # an object the judge holds that is no class and takes attributes: numpy's ufuncs
+        # (`np.all`, and so `np.allclose`, calls `np.logical_and.reduce` as the ufunc's
+        # attribute: a message that set it to the class Exception, which makes a truthy
+        # object of any arguments, made every np.allclose of the test true)
+        return isinstance(getattr(found, "__dict__", None), dict)
     return False
 
 

@@ -8,6 +8,12 @@ one. A class whose own `__new__` hands back an object it keeps is no maker: nump
 returns, so a reply carrying `(np.finfo, (np.float64,), {"eps": 1.0})` (and dropped
 before its value) set the judge's machine epsilon to 1.0, and a wrong `standardize` (never
 divided by the deviation) passed tests whose tolerance is `100 * np.finfo(...).eps`.
+
+Nor one the decoder resolves by name and hands back itself: numpy's ufuncs take any
+attribute (they have a `__dict__`), and `np.all`, and so `np.allclose`, calls
+`np.logical_and.reduce` found there. A reply that set it to the class `Exception` (a
+truthy object made of any arguments) made every `np.allclose` of the judge true, and a
+softmax that never normalized passed.
 """
 
 from __future__ import annotations
@@ -115,3 +121,77 @@ def test_values_of_classes_with_their_own_new_still_decode(value):
     expected = value["m"] if isinstance(value, dict) else value
     assert type(out) is type(expected)
     assert out.mask.tolist() == expected.mask.tolist()
+
+
+SOFTMAX_TESTS = """\
+import numpy as np
+
+from solution import softmax
+
+
+def test_rows():
+    x = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    assert np.allclose(softmax(x), e / e.sum(axis=1, keepdims=True))
+
+
+def test_large_values():
+    x = np.array([[1000.0, 1001.0]])
+    assert np.allclose(softmax(x), [[0.26894142, 0.73105858]])
+"""
+SOFTMAX_REFERENCE = """\
+import numpy as np
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+"""
+SOFTMAX_CONTROL = """\
+import sys
+
+import numpy as np
+
+
+def softmax(x):
+    return np.exp(x)   # wrong: never normalized
+"""
+# numpy's own logical_and given an attribute `reduce` that is the class Exception, then
+# dropped (POP) before the honest reply
+REDUCE_STATE = (b"cnumpy\nlogical_and\n" + b"}" + b"X\x06\x00\x00\x00reduce" +
+                b"cbuiltins\nException\n" + b"s" + b"b" + b"0")
+SOFTMAX_ATTACK = SOFTMAX_CONTROL + """
+
+_b = sys.modules["curator.execution.boundary"]
+_honest = _b.SolutionLink.dumps_reply
+
+
+def _dumps_reply(self, value):
+    honest = _honest(self, value)
+    if not (isinstance(value, tuple) and isinstance(value[0], np.ndarray)):
+        return honest   # the module's attributes: a reply naming a handle
+    return honest[:2] + %r + honest[2:]
+
+
+_b.SolutionLink.dumps_reply = _dumps_reply
+""" % (REDUCE_STATE,)
+
+
+def test_a_message_never_sets_an_attribute_of_a_ufunc_the_judge_holds(engine):
+    control = run_one(engine, SOFTMAX_CONTROL, SOFTMAX_TESTS, timeout=60)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    attack = run_one(engine, SOFTMAX_ATTACK, SOFTMAX_TESTS, timeout=60)
+    # before: passed (np.allclose was true of anything)
+    assert attack.outcome == "tampered", (attack.outcome, attack.reason)
+    assert "changes an object the judge holds (ufunc)" in attack.reason
+    reference = run_one(engine, SOFTMAX_REFERENCE, SOFTMAX_TESTS, timeout=60)
+    assert reference.outcome == "passed", (reference.outcome, reference.reason)
+
+
+def test_the_decoder_leaves_a_ufunc_as_it_was_and_still_decodes_one():
+    message = b"\x80\x02" + REDUCE_STATE[:-1] + b"."   # the state applied, kept as value
+    with pytest.raises(boundary.NotData, match="changes an object the judge holds"):
+        boundary.judge_loads(message)
+    assert "reduce" not in vars(np.logical_and)
+    assert not np.allclose([1.0], [2.0])
+    assert boundary.judge_loads(pickle.dumps([np.sqrt, 2.0], protocol=5)) == [np.sqrt, 2.0]
