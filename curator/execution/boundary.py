@@ -4109,7 +4109,7 @@ class JudgeLink:
         given = {key: solution[key] if key in solution and sent.get(key) == value else value
                  for key, value in current.items()}
         self.rng_sent, self.rng_solution, self.rng_given = current, None, given
-        self.rng_judges = {key for key, value in current.items() if given[key] is value}
+        self.rng_judges = {key for key, value in current.items() if given[key] == value}
         return given
 
     def _rng_after_call(self):

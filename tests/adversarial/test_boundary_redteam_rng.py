@@ -96,3 +96,36 @@ def test_a_generator_state_the_solution_made_never_becomes_the_judges(engine):
     assert failing == {"test_random_inputs"}
     reference = run_one(engine, POSITIVE_REFERENCE, POSITIVE_TESTS, timeout=60)
     assert reference.outcome == "passed", (reference.outcome, reference.reason)
+
+
+CONTINUES_TESTS = """\
+import numpy as np
+
+from solution import draw, noop
+
+
+def test_the_judges_draws_continue_after_the_functions():
+    np.random.seed(3)
+    noop()                 # draws nothing: its generator comes back as it was sent
+    drawn = draw(2)        # starts from that state, equal to the judge's own
+    after = np.random.rand()
+    np.random.seed(3)
+    assert np.array_equal(drawn, np.random.rand(2))
+    assert after == np.random.rand()   # in-process, the test's draw follows the function's
+"""
+CONTINUES = """\
+import numpy as np
+
+
+def noop():
+    return None
+
+
+def draw(n):
+    return np.random.rand(n)
+"""
+
+
+def test_a_call_after_one_that_drew_nothing_continues_the_judges_own_sequence(engine):
+    result = run_one(engine, CONTINUES, CONTINUES_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
