@@ -32,9 +32,11 @@ from __future__ import annotations
 import builtins
 import collections
 import collections.abc
+import contextlib
 import copyreg
 import dataclasses
 import enum
+import fcntl
 import functools
 import hashlib
 import inspect
@@ -2459,6 +2461,12 @@ class SolutionLink:
         # the answers of the other threads' calls); reentrant, for the calls the judge
         # makes back while it answers
         self.asking = threading.RLock()
+        # ...and one process at a time: a forked child (a DataLoader's worker calling the
+        # test's transform) writes to and reads from the same socket, so without a lock
+        # of the processes' own two workers' requests crossed and each got the other's
+        # answer (`_asking`: a lock on a memory file each process opens for itself)
+        self._lock_base = os.memfd_create("judge-channel", os.MFD_CLOEXEC)
+        self._lock_fd, self._lock_pid, self._lock_depth = self._lock_base, os.getpid(), 0
         self.module = module
         self.objects = {0: module}   # handle -> object
         self.judge_closures = {}     # id -> (closure made from the judge's, its handle)
@@ -2603,11 +2611,38 @@ class SolutionLink:
         return [(index, request[index], kind) for index, kind in self.origins_of.items()
                 if index < len(request) and request[index] is not None]
 
+    @contextlib.contextmanager
+    def _asking(self):
+        """Hold the channel to the judge for one request and its answer: against this
+        process's other threads (`asking`) and against the processes forked from it,
+        which share the socket (an exclusive flock on a description of the lock file this
+        process opened itself; the outermost request of a process takes it)."""
+        pid = os.getpid()
+        if pid != self._lock_pid:
+            # a forked child: the parent's RLock may be held by a thread that is not
+            # here, and the parent's open description of the lock file is the parent's
+            self.asking = threading.RLock()
+            self._lock_fd = os.open("/proc/self/fd/%d" % self._lock_base,
+                                    os.O_RDWR | os.O_CLOEXEC)
+            self._lock_pid, self._lock_depth = pid, 0
+        with self.asking:
+            self._lock_depth += 1
+            try:
+                if self._lock_depth == 1:
+                    fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    if self._lock_depth == 1:
+                        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            finally:
+                self._lock_depth -= 1
+
     def ask_autograd(self, op, outputs, grads, inputs, flags):
         """Ask the judge to run autograd on its own tensors (named by place in this call),
         and wait for the result, serving the judge's frames meanwhile. The results are
         the judge's tensors of this call, placed as it placed them in its request."""
-        with self.asking:
+        with self._asking():
             return self.ask_judge(b"A", self.dumps((op, outputs, grads, inputs, flags)),
                                   b"a", in_this_call=True)
 
@@ -2841,7 +2876,7 @@ class SolutionLink:
         differentiates into the judge's parameters (`loss.backward()` across,
         `adopt_grad`). What a read or an iteration gives (a DataLoader's batches) is data,
         read in a fresh state, as the judge encodes it (`_serve_callback_eagerly`)."""
-        with self.asking:
+        with self._asking():
             reply = self.ask_judge(b"C", self.dumps((handle, op, name, args, kwargs)),
                                    b"r", in_this_call=bool(self.serving) and op == "call")
         if op != "call":
