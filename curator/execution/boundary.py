@@ -705,9 +705,8 @@ def _lf(module, qualname):
         raise NotData("a compiled function of %s.%s" % (module, qualname))
     target = sys.modules.get(module)
     if target is None:
-        import importlib
         try:
-            target = importlib.import_module(module)
+            target = _import_for_message(module)
         except Exception:
             raise NotData("a compiled function of %s.%s" % (module, qualname)) from None
     for part in qualname.split("."):
@@ -1320,6 +1319,58 @@ class MirrorState:
 # -- decoding in the judge ----------------------------------------------------------------
 
 
+def _import_for_message(name):
+    """A library module a message names and the judge has not imported, imported with the
+    judge's process state kept as it was: what a module does at import to the process
+    (numpy's linalg tests seed numpy's global generator, modules add warning filters)
+    is never a message's to do to the judge (one naming a class of numpy's test_linalg
+    reseeded the judge's numpy, and the test drew what that import chose)."""
+    import importlib
+
+    saved = _process_state()
+    try:
+        return importlib.import_module(name)
+    finally:
+        _restore_process_state(saved)
+
+
+def _process_state():
+    """What of the judge's process a module's import may change and a run depends on: the
+    global random generators, warning filters, numpy's error handling, torch's default
+    dtype, deterministic flag and grad mode, the working folder and the environment."""
+    state = {"rng": rng_state(), "warnings": list(warnings.filters), "cwd": os.getcwd(),
+             "env": dict(os.environ)}
+    if np is not None:
+        state["seterr"] = np.geterr()
+    if torch is not None:
+        state["torch"] = (torch.get_default_dtype(),
+                          torch.are_deterministic_algorithms_enabled(),
+                          torch.is_grad_enabled())
+    return state
+
+
+def _restore_process_state(state):
+    set_rng_state(state["rng"])
+    if warnings.filters != state["warnings"]:
+        warnings.filters[:] = state["warnings"]
+        warnings._filters_mutated()
+    if os.getcwd() != state["cwd"]:
+        os.chdir(state["cwd"])
+    if dict(os.environ) != state["env"]:
+        os.environ.clear()
+        os.environ.update(state["env"])
+    if np is not None and np.geterr() != state["seterr"]:
+        np.seterr(**state["seterr"])
+    if torch is not None:
+        dtype, deterministic, grad = state["torch"]
+        if torch.get_default_dtype() != dtype:
+            torch.set_default_dtype(dtype)
+        if torch.are_deterministic_algorithms_enabled() != deterministic:
+            torch.use_deterministic_algorithms(deterministic)
+        if torch.is_grad_enabled() != grad:
+            torch.set_grad_enabled(grad)
+
+
 def _resolve(module, name):
     if module == __name__ and name in REBUILDERS:
         return _decode_only(REBUILDERS[name])
@@ -1352,9 +1403,8 @@ def _resolve(module, name):
         # is the message's fault
         if any(part.startswith("__") for part in module.split(".")):
             raise NotData("%s.%s" % (module, name))
-        import importlib
         try:
-            target = importlib.import_module(module)
+            target = _import_for_message(module)
         except BaseException:   # noqa: BLE001 - SystemExit from a module's import too
             raise NotData("%s.%s" % (module, name)) from None
     if (module, name) in NAMED_REBUILDERS:   # functions: by name, of an allowed library
