@@ -2516,7 +2516,7 @@ class SolutionLink:
         # of the processes' own two workers' requests crossed and each got the other's
         # answer (`_asking`: a lock on a memory file each process opens for itself)
         self._lock_base = os.memfd_create("judge-channel", os.MFD_CLOEXEC)
-        self._lock_fd, self._lock_pid, self._lock_depth = self._lock_base, os.getpid(), 0
+        self._lock_fd, self._lock_pid, self._lock_held = self._lock_base, os.getpid(), False
         self.module = module
         self.objects = {0: module}   # handle -> object
         self.judge_closures = {}     # id -> (closure made from the judge's, its handle)
@@ -2666,7 +2666,9 @@ class SolutionLink:
         """Hold the channel to the judge for one request and its answer: against this
         process's other threads (`asking`) and against the processes forked from it,
         which share the socket (an exclusive flock on a description of the lock file this
-        process opened itself; the outermost request of a process takes it)."""
+        process opened itself). `ask_judge` lets it go while this process serves a call
+        the judge makes meanwhile (the judge then waits for us, and a worker this call
+        forks may ask it)."""
         pid = os.getpid()
         if pid != self._lock_pid:
             # a forked child: the parent's RLock may be held by a thread that is not
@@ -2674,19 +2676,33 @@ class SolutionLink:
             self.asking = threading.RLock()
             self._lock_fd = os.open("/proc/self/fd/%d" % self._lock_base,
                                     os.O_RDWR | os.O_CLOEXEC)
-            self._lock_pid, self._lock_depth = pid, 0
+            self._lock_pid, self._lock_held = pid, False
         with self.asking:
-            self._lock_depth += 1
+            held = self._lock_held
+            if not held:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+                self._lock_held = True
             try:
-                if self._lock_depth == 1:
-                    fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
-                try:
-                    yield
-                finally:
-                    if self._lock_depth == 1:
-                        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+                yield
             finally:
-                self._lock_depth -= 1
+                if not held:
+                    self._lock_held = False
+                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def _serving_meanwhile(self):
+        """While this process serves a frame the judge sent before its answer, the
+        channel is free for the processes it forks (see _asking)."""
+        held = self._lock_held and os.getpid() == self._lock_pid
+        if held:
+            self._lock_held = False
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            if held:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+                self._lock_held = True
 
     def ask_autograd(self, op, outputs, grads, inputs, flags):
         """Ask the judge to run autograd on its own tensors (named by place in this call),
@@ -2719,7 +2735,8 @@ class SolutionLink:
                     return self.loads(reply)
                 if kind == b"e":
                     raise _rebuild_exception_plain(self.loads(reply))
-                self.handle_frame(kind, reply)
+                with self._serving_meanwhile():
+                    self.handle_frame(kind, reply)
         finally:
             (self.request, self.versions, self.grad_inputs, self.outputs,
              self.origins_of) = saved

@@ -5,7 +5,9 @@ A DataLoader's workers (forked) calling the test's own transform each ask the ju
 the socket they inherited. The solution process held one request at a time with a lock of
 its threads only, so two workers' requests interleaved and each read the other's answer:
 a correct `batch_sums` got `[2.0, 16.0, 12.0, 26.0]` for `[2.0, 10.0, 18.0, 26.0]`, or hung
-until the run timed out. `SolutionLink._asking` holds the channel per process too.
+until the run timed out. `SolutionLink._asking` holds the channel per process too, and
+lets it go while the process serves a call the judge makes before answering (the judge
+then waits for it, and the workers that call forks may ask the judge).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ engine = engine_fixture(("strong",))
 TESTS = """\
 import torch
 
-from solution import batch_sums
+from solution import batch_sums, through
 
 
 def test_in_workers():
@@ -35,6 +37,13 @@ def test_in_workers_again():
 def test_without_workers():
     data = torch.arange(8.0)
     assert batch_sums(data, lambda x: x * 2, workers=0) == [2.0, 10.0, 18.0, 26.0]
+
+
+def test_workers_of_a_call_the_judge_makes_while_the_solution_asks_it():
+    # the solution calls the test's function, which calls the solution again, whose
+    # workers call the test's lambda: the outer request is still open meanwhile
+    data = torch.arange(8.0)
+    assert through(lambda d: batch_sums(d, lambda x: x * 2), data) == [2.0, 10.0, 18.0, 26.0]
 """
 CORRECT = """\
 from torch.utils.data import DataLoader, Dataset
@@ -54,6 +63,10 @@ class _Mapped(Dataset):
 def batch_sums(data, transform, workers=3):
     loader = DataLoader(_Mapped(data, transform), batch_size=2, num_workers=workers)
     return [float(b.sum()) for b in loader]
+
+
+def through(function, data):
+    return function(data)
 """
 
 
