@@ -1353,7 +1353,9 @@ def _restore_process_state(state):
     set_rng_state(state["rng"])
     if warnings.filters != state["warnings"]:
         warnings.filters[:] = state["warnings"]
-        warnings._filters_mutated()
+        mutated = getattr(warnings, "_filters_mutated", None)   # (its cache, where it has one)
+        if mutated is not None:
+            mutated()
     if os.getcwd() != state["cwd"]:
         os.chdir(state["cwd"])
     if dict(os.environ) != state["env"]:
