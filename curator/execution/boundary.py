@@ -32,9 +32,11 @@ from __future__ import annotations
 import builtins
 import collections
 import collections.abc
+import contextlib
 import copyreg
 import dataclasses
 import enum
+import fcntl
 import functools
 import hashlib
 import inspect
@@ -703,9 +705,8 @@ def _lf(module, qualname):
         raise NotData("a compiled function of %s.%s" % (module, qualname))
     target = sys.modules.get(module)
     if target is None:
-        import importlib
         try:
-            target = importlib.import_module(module)
+            target = _import_for_message(module)
         except Exception:
             raise NotData("a compiled function of %s.%s" % (module, qualname)) from None
     for part in qualname.split("."):
@@ -1318,6 +1319,60 @@ class MirrorState:
 # -- decoding in the judge ----------------------------------------------------------------
 
 
+def _import_for_message(name):
+    """A library module a message names and the judge has not imported, imported with the
+    judge's process state kept as it was: what a module does at import to the process
+    (numpy's linalg tests seed numpy's global generator, modules add warning filters)
+    is never a message's to do to the judge (one naming a class of numpy's test_linalg
+    reseeded the judge's numpy, and the test drew what that import chose)."""
+    import importlib
+
+    saved = _process_state()
+    try:
+        return importlib.import_module(name)
+    finally:
+        _restore_process_state(saved)
+
+
+def _process_state():
+    """What of the judge's process a module's import may change and a run depends on: the
+    global random generators, warning filters, numpy's error handling, torch's default
+    dtype, deterministic flag and grad mode, the working folder and the environment."""
+    state = {"rng": rng_state(), "warnings": list(warnings.filters), "cwd": os.getcwd(),
+             "env": dict(os.environ)}
+    if np is not None:
+        state["seterr"] = np.geterr()
+    if torch is not None:
+        state["torch"] = (torch.get_default_dtype(),
+                          torch.are_deterministic_algorithms_enabled(),
+                          torch.is_grad_enabled())
+    return state
+
+
+def _restore_process_state(state):
+    set_rng_state(state["rng"])
+    if warnings.filters != state["warnings"]:
+        warnings.filters[:] = state["warnings"]
+        mutated = getattr(warnings, "_filters_mutated", None)   # (its cache, where it has one)
+        if mutated is not None:
+            mutated()
+    if os.getcwd() != state["cwd"]:
+        os.chdir(state["cwd"])
+    if dict(os.environ) != state["env"]:
+        os.environ.clear()
+        os.environ.update(state["env"])
+    if np is not None and np.geterr() != state["seterr"]:
+        np.seterr(**state["seterr"])
+    if torch is not None:
+        dtype, deterministic, grad = state["torch"]
+        if torch.get_default_dtype() != dtype:
+            torch.set_default_dtype(dtype)
+        if torch.are_deterministic_algorithms_enabled() != deterministic:
+            torch.use_deterministic_algorithms(deterministic)
+        if torch.is_grad_enabled() != grad:
+            torch.set_grad_enabled(grad)
+
+
 def _resolve(module, name):
     if module == __name__ and name in REBUILDERS:
         return _decode_only(REBUILDERS[name])
@@ -1350,9 +1405,8 @@ def _resolve(module, name):
         # is the message's fault
         if any(part.startswith("__") for part in module.split(".")):
             raise NotData("%s.%s" % (module, name))
-        import importlib
         try:
-            target = importlib.import_module(module)
+            target = _import_for_message(module)
         except BaseException:   # noqa: BLE001 - SystemExit from a module's import too
             raise NotData("%s.%s" % (module, name)) from None
     if (module, name) in NAMED_REBUILDERS:   # functions: by name, of an allowed library
@@ -1404,13 +1458,20 @@ def _changeable(found):
     """Whether an object `find_class` returned, that the judge held before the message, is
     one a state opcode could change and a snapshot would not cover: a held handle's
     rebuild function, or a Python function (its defaults, its __dict__), or an enum class
-    (calling one gives a member it holds, whose state BUILD would set)."""
+    (calling one gives a member it holds, whose state BUILD would set), or any other
+    object that is no class and has a __dict__ (a ufunc)."""
     if isinstance(found, enum.EnumMeta):
         return True
     if isinstance(found, types.FunctionType):
         if found in _CHECKED_REBUILDERS:   # a stand-in refuses state (_decode_only)
             return found.__module__ == __name__ and found.__name__ in HELD_REBUILDERS
         return found.__module__ != __name__ or found.__name__ in HELD_REBUILDERS
+    if not isinstance(found, type):
+        # an object the judge holds that is no class and takes attributes: numpy's ufuncs
+        # (`np.all`, and so `np.allclose`, calls `np.logical_and.reduce` as the ufunc's
+        # attribute: a message that set it to the class Exception, which makes a truthy
+        # object of any arguments, made every np.allclose of the test true)
+        return isinstance(getattr(found, "__dict__", None), dict)
     return False
 
 
@@ -1489,6 +1550,28 @@ def _restore_classes(snapshots):
     return changed
 
 
+@functools.lru_cache(maxsize=1024)
+def _may_give_held(cls):
+    """Whether making an instance of `cls` may give back an object that existed before
+    the message: a `__new__` written in Python in its MRO (numpy's finfo hands back the
+    one it cached for the dtype, numpy.ma's MaskedConstant its singleton), or a metaclass
+    with its own call (an enum's gives a member)."""
+    if type(cls).__call__ is not type.__call__:
+        return True
+    for klass in cls.__mro__:
+        if klass is object:
+            break
+        new = klass.__dict__.get("__new__")
+        if isinstance(getattr(new, "__func__", new), types.FunctionType):
+            return True
+    return False
+
+
+# References to an object a REDUCE or NEWOBJ has just made that nothing outside the decoder
+# holds: the decoder's stack, `_CheckedUnpickler.made_by`'s name and getrefcount's argument.
+_FRESH_REFS = 3
+
+
 class JudgeUnpickler(pickle.Unpickler):
     """Rebuilds only allowed classes and this module's rebuild functions (C speed); a
     message that names what the judge held already goes to `_CheckedUnpickler`."""
@@ -1499,7 +1582,9 @@ class JudgeUnpickler(pickle.Unpickler):
 
     def find_class(self, module, name):
         found = _resolve(module, name)
-        if _changeable(found):
+        if _changeable(found) or (isinstance(found, type) and _may_give_held(found)):
+            # (a class whose making may give back an object the judge holds: whether
+            # the message made what a REDUCE gave is checked there, see made_by)
             raise _Recheck()
         if _settable_class(found) and id(found) not in self.classes:
             self.classes[id(found)] = _class_snapshot(found)
@@ -1548,7 +1633,11 @@ class _CheckedUnpickler(pickle._Unpickler):
         obj = self.stack[-1]
         if self.makers.get(id(maker)) is maker and \
                 not isinstance(obj, (type, types.ModuleType, types.FunctionType,
-                                     enum.Enum)):
+                                     enum.Enum)) and \
+                not (_may_give_held(type(obj)) and sys.getrefcount(obj) > _FRESH_REFS):
+            # (what a class's own __new__ gave that something else holds too is no object
+            # of the message's: numpy's cached finfo of float64, whose eps a message set
+            # to 1.0, made every `np.finfo(np.float64).eps` tolerance of the test pass)
             self.made[id(obj)] = obj
 
     def target(self, obj):
@@ -2025,6 +2114,12 @@ class SolutionPickler(_Pickler):
                 return handle_reduce
             if _is_iterator(obj) and cls.__module__ == "builtins":
                 return _s, (link.handle(obj), "object", None)
+            if _library_function_by_name(obj):
+                # an instance of a library class that pickles as its module's name for
+                # it (numpy's array functions: np.mean, np.linalg.norm), which the judge
+                # resolves for classes, dtypes and ufuncs only: a function served here
+                # (a correct `return np.mean` was `tampered`: "sent numpy.mean")
+                return _s, (link.handle(obj), "function", _callable_info(obj))
             return NotImplemented
         view = _dict_view(obj) or _stdlib_held(obj)
         if view is not None:
@@ -2048,6 +2143,23 @@ class SolutionPickler(_Pickler):
             raise CannotCross("a value of type %s" % note)
         state = _instance_state(obj)
         return _m, (link.handle(obj), link.class_info(cls)), state
+
+
+def _library_function_by_name(obj):
+    """Whether `obj`, an instance of a library class, is a callable its module holds under
+    its own name (what pickle saves as that name) and not one of the kinds the judge
+    resolves by name (`_resolve`: classes, torch's dtypes and formats, numpy's ufuncs)."""
+    if isinstance(obj, type) or not callable(obj) or \
+            (np is not None and isinstance(obj, np.ufunc)) or \
+            (torch is not None and isinstance(obj, (torch.dtype, torch.layout,
+                                                    torch.memory_format, torch.qscheme))):
+        return False
+    try:
+        module, qualname = obj.__module__, obj.__qualname__
+    except Exception:   # noqa: BLE001 - an instance without its own names
+        return False
+    return isinstance(module, str) and isinstance(qualname, str) and \
+        module in sys.modules and _held_as(module, qualname, obj)
 
 
 def _solution_defined_module(module):
@@ -2401,6 +2513,12 @@ class SolutionLink:
         # the answers of the other threads' calls); reentrant, for the calls the judge
         # makes back while it answers
         self.asking = threading.RLock()
+        # ...and one process at a time: a forked child (a DataLoader's worker calling the
+        # test's transform) writes to and reads from the same socket, so without a lock
+        # of the processes' own two workers' requests crossed and each got the other's
+        # answer (`_asking`: a lock on a memory file each process opens for itself)
+        self._lock_base = os.memfd_create("judge-channel", os.MFD_CLOEXEC)
+        self._lock_fd, self._lock_pid, self._lock_held = self._lock_base, os.getpid(), False
         self.module = module
         self.objects = {0: module}   # handle -> object
         self.judge_closures = {}     # id -> (closure made from the judge's, its handle)
@@ -2545,11 +2663,54 @@ class SolutionLink:
         return [(index, request[index], kind) for index, kind in self.origins_of.items()
                 if index < len(request) and request[index] is not None]
 
+    @contextlib.contextmanager
+    def _asking(self):
+        """Hold the channel to the judge for one request and its answer: against this
+        process's other threads (`asking`) and against the processes forked from it,
+        which share the socket (an exclusive flock on a description of the lock file this
+        process opened itself). `ask_judge` lets it go while this process serves a call
+        the judge makes meanwhile (the judge then waits for us, and a worker this call
+        forks may ask it)."""
+        pid = os.getpid()
+        if pid != self._lock_pid:
+            # a forked child: the parent's RLock may be held by a thread that is not
+            # here, and the parent's open description of the lock file is the parent's
+            self.asking = threading.RLock()
+            self._lock_fd = os.open("/proc/self/fd/%d" % self._lock_base,
+                                    os.O_RDWR | os.O_CLOEXEC)
+            self._lock_pid, self._lock_held = pid, False
+        with self.asking:
+            held = self._lock_held
+            if not held:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+                self._lock_held = True
+            try:
+                yield
+            finally:
+                if not held:
+                    self._lock_held = False
+                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def _serving_meanwhile(self):
+        """While this process serves a frame the judge sent before its answer, the
+        channel is free for the processes it forks (see _asking)."""
+        held = self._lock_held and os.getpid() == self._lock_pid
+        if held:
+            self._lock_held = False
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            if held:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+                self._lock_held = True
+
     def ask_autograd(self, op, outputs, grads, inputs, flags):
         """Ask the judge to run autograd on its own tensors (named by place in this call),
         and wait for the result, serving the judge's frames meanwhile. The results are
         the judge's tensors of this call, placed as it placed them in its request."""
-        with self.asking:
+        with self._asking():
             return self.ask_judge(b"A", self.dumps((op, outputs, grads, inputs, flags)),
                                   b"a", in_this_call=True)
 
@@ -2576,7 +2737,8 @@ class SolutionLink:
                     return self.loads(reply)
                 if kind == b"e":
                     raise _rebuild_exception_plain(self.loads(reply))
-                self.handle_frame(kind, reply)
+                with self._serving_meanwhile():
+                    self.handle_frame(kind, reply)
         finally:
             (self.request, self.versions, self.grad_inputs, self.outputs,
              self.origins_of) = saved
@@ -2783,7 +2945,7 @@ class SolutionLink:
         differentiates into the judge's parameters (`loss.backward()` across,
         `adopt_grad`). What a read or an iteration gives (a DataLoader's batches) is data,
         read in a fresh state, as the judge encodes it (`_serve_callback_eagerly`)."""
-        with self.asking:
+        with self._asking():
             reply = self.ask_judge(b"C", self.dumps((handle, op, name, args, kwargs)),
                                    b"r", in_this_call=bool(self.serving) and op == "call")
         if op != "call":
@@ -3610,6 +3772,7 @@ class JudgeLink:
         self.rng_sent = None       # the judge's random state when it last sent one
         self.rng_solution = None   # the solution's state after that call
         self.rng_given = None      # the state the last call started from
+        self.rng_judges = set()    # the generators that call started from the judge's state
         self.rng_marks = 0
         self._gradient = None
         # where a run's boundary time goes: encoding and decoding here, waiting for the
@@ -4050,13 +4213,20 @@ class JudgeLink:
         given = {key: solution[key] if key in solution and sent.get(key) == value else value
                  for key, value in current.items()}
         self.rng_sent, self.rng_solution, self.rng_given = current, None, given
+        self.rng_judges = {key for key, value in current.items() if given[key] == value}
         return given
 
     def _rng_after_call(self):
         """A generator the call drew from is set, in the judge, to a fixed state of this
         call's own (never the solution's, which would choose the judge's next draws), so
         a test that seeds it again, to the very state it sent, is seen to have seeded:
-        nncf's tests seed numpy before each call of a function that draws from it."""
+        nncf's tests seed numpy before each call of a function that draws from it. It
+        continues where the call's draws took it only when the call started from the
+        judge's own state: a call that continued the solution's own sequence (the judge
+        drew nothing since the last) started from a state the solution chose, so its
+        continuation would be one too (a function that set numpy's generator to an array
+        of its own making in one call and drew a word in the next made every later
+        `np.random.randn` of the test positive, and a wrong `positive_part` passed)."""
         given, solution = self.rng_given or {}, self.rng_solution or {}
         drawn = [key for key in given if key in solution and solution[key] != given[key]]
         if not drawn:
@@ -4065,6 +4235,8 @@ class JudgeLink:
         deadline = started + max(0.0, RNG_WALK_S - self.stats["rng_s"])
         moved = {}
         for key in drawn:
+            if key not in self.rng_judges:
+                continue   # marked below
             state = rng_continuation(key, given[key], solution[key], deadline)
             if state is not None:
                 moved[key] = state
