@@ -1212,6 +1212,7 @@ def _tf_reduce(link, obj):
     if kind is None:
         return None
     sync = link.tf_sync
+    _allow_tensorflow()
     if kind == "g":
         gid = sync.gid_of(obj, make=isinstance(link, JudgeLink))
         if gid is None:
@@ -1234,6 +1235,14 @@ def _tf_allowed(graph_def, graph):
     if refused:
         raise NotData("TensorFlow graph nodes whose ops reach outside the session (%s)"
                       % ", ".join(refused[:5]))
+
+
+def _allow_tensorflow():
+    """A run whose judge hands the solution a TensorFlow graph rebuilds TensorFlow's
+    values too, on both sides (a ConfigProto, a DType the method keeps on `self`), as a
+    run whose tests import TensorFlow does: recommenders' environment gets TensorFlow as
+    an extra its worker does not preload, and RBM keeps its session's ConfigProto."""
+    ALLOWED_ROOTS.add("tensorflow")
 
 
 def _tf_element(obj):
@@ -2651,6 +2660,7 @@ class SolutionLink:
     def tf_graph(self, gid, delta):
         """The mirror of the judge's graph gid (made at its first crossing), with what the
         judge added to its graph since (see tf_graphs)."""
+        _allow_tensorflow()
         sync = self.tf_sync
         graph = sync.graphs.get(gid)
         if graph is None:

@@ -95,8 +95,8 @@ def _func_graph_class():
 
 def plain_graph(graph):
     """A TensorFlow 1 graph: a tf.Graph that is not a tf.function's FuncGraph."""
-    ops = _ops()
-    if not isinstance(graph, ops.Graph):
+    graph_class = getattr(_ops(), "Graph", None)
+    if graph_class is None or not isinstance(graph, graph_class):
         return False
     func_graph = _func_graph_class()
     return func_graph is None or not isinstance(graph, func_graph)
@@ -111,9 +111,12 @@ def element_kind(obj):
     """'g', 't', 'o' or 'v' for a plain graph, a graph tensor, an operation or a graph
     Variable; None for anything else (an eager tensor, a tf.function's tensor)."""
     ops = _ops()
-    if isinstance(obj, ops.Graph):
+    graph_class, operation = getattr(ops, "Graph", None), getattr(ops, "Operation", None)
+    if graph_class is None or operation is None:
+        return None   # not TensorFlow's own framework
+    if isinstance(obj, graph_class):
         return "g" if plain_graph(obj) else None
-    if isinstance(obj, ops.Operation):
+    if isinstance(obj, operation):
         return "o" if plain_graph(obj.graph) else None
     variable = _variable_class()
     if variable is not None and isinstance(obj, variable):
@@ -186,7 +189,7 @@ class GraphSync:
     def __init__(self):
         self.graphs = {}      # gid -> graph
         self.gids = {}        # id(graph) -> gid
-        self.version = {}     # gid -> graph.version the other side holds
+        self.version = {}     # gid -> (op count, last op id) the other side holds
         self.collections = {}  # gid -> {key: items the other side holds}
         self.functions = {}   # gid -> names of functions the other side holds
         self.variables = {}   # gid -> {name: Variable}
@@ -200,15 +203,12 @@ class GraphSync:
         gid = len(self.graphs) + 1
         while gid in self.graphs:
             gid += 1
-        self.graphs[gid] = graph
-        self.gids[id(graph)] = gid
-        self.version[gid] = (0, 0)
-        self.collections[gid] = {}
-        self.functions[gid] = set()
-        self.variables[gid] = {}
+        self.adopt(gid, graph)
         return gid
 
     def adopt(self, gid, graph):
+        """graph is gid's (kept alive: an id is never reused meanwhile); nothing of it is
+        known to the other side yet."""
         self.graphs[gid] = graph
         self.gids[id(graph)] = gid
         self.version[gid] = (0, 0)
