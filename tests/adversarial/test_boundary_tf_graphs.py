@@ -39,12 +39,16 @@ MODEL = textwrap.dedent("""\
                     "w", [n_in, n_out], initializer=tf.compat.v1.constant_initializer(0.5))
                 self.b = tf.compat.v1.get_variable(
                     "b", [1, n_out], initializer=tf.compat.v1.zeros_initializer())
+            self.table = tf.lookup.StaticHashTable(
+                tf.lookup.KeyValueTensorInitializer(
+                    tf.constant([0, 1, 2]), tf.constant([10.0, 20.0, 30.0])), -1.0)
             self.out = self.forward(self.x)
             self.loss = tf.reduce_mean(input_tensor=tf.square(self.out - 0.2))
             self.make_optimizer()
             self.config = tf.compat.v1.ConfigProto(allow_soft_placement=True)
             self.sess = tf.compat.v1.Session(config=self.config)
             self.sess.run(tf.compat.v1.global_variables_initializer())
+            self.sess.run(tf.compat.v1.tables_initializer())
 
         def forward(self, v):
             return tf.nn.sigmoid(tf.matmul(v, self.w) + self.b)
@@ -52,6 +56,9 @@ MODEL = textwrap.dedent("""\
         def make_optimizer(self):
             self.opt = tf.compat.v1.train.AdamOptimizer(learning_rate=0.1).minimize(
                 loss=self.loss)
+
+        def rated(self, ids):
+            return self.table.lookup(tf.cast(ids, tf.int32)) * 2.0
 
         def train(self, data, steps):
             for _ in range(steps):
@@ -80,13 +87,24 @@ TESTS = textwrap.dedent("""\
         assert after < before / 2
         names = {v.name for v in model.sess.graph.get_collection("variables")}
         assert "params/w/Adam:0" in names
+
+
+    def test_rated():
+        model = Model()
+        ids = model.sess.graph.get_tensor_by_name("x:0")[:, 0]
+        rated = model.sess.run(model.rated(ids), feed_dict={model.x: DATA * 2})
+        np.testing.assert_allclose(rated, [60.0, 60.0])
     """)
 TEST_IDS = ["tests/test_model.py"]
 
 
-def make_repo(root):
-    return write_repo(root, {"pkg/__init__.py": "", "pkg/model.py": MODEL,
-                             "tests/test_model.py": TESTS})
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    """One repository for the module: its warm workers (TensorFlow imported once per
+    slot) serve every run."""
+    return write_repo(tmp_path_factory.mktemp("tf_graphs") / "repo",
+                      {"pkg/__init__.py": "", "pkg/model.py": MODEL,
+                       "tests/test_model.py": TESTS})
 
 
 def job(repo, text, symbol, reference=False, preload=True):
@@ -110,15 +128,16 @@ FORWARD = "return tf.nn.sigmoid(tf.matmul(v, self.w) + self.b)"
 OPTIMIZER = "self.opt = tf.compat.v1.train.AdamOptimizer(learning_rate=0.1).minimize("
 
 
-def test_graph_mode_methods_cross_and_are_judged(engine, tmp_path):
+def test_graph_mode_methods_cross_and_are_judged(engine, repo):
     """The forward method builds ops from self's Variables and an argument in the mirror;
     make_optimizer creates Adam's slots and the train op there (the test's
     global_variables_initializer initializes them in the judge, and they are in its
-    global_variables); train runs the judge's Session through its handle; the session's
+    global_variables); train runs the judge's Session through its handle, and rated the
+    judge's lookup table through its (the lookup's op, built in the judge's graph, comes
+    back to the mirror by name); the session's
     ConfigProto on `self` crosses back as TensorFlow's value, also in a run whose
     libraries did not include TensorFlow. Before, each was a symbolic tensor that
     "cannot cross"."""
-    repo = make_repo(tmp_path / "repo")
     wrong_forward = MODEL.replace(FORWARD, FORWARD.replace("sigmoid", "tanh"))
     wrong_optimizer = MODEL.replace(OPTIMIZER, OPTIMIZER.replace("0.1", "-0.1"))
     wrong_train = MODEL.replace("for _ in range(steps):", "for _ in range(0):")
@@ -128,6 +147,8 @@ def test_graph_mode_methods_cross_and_are_judged(engine, tmp_path):
             job(repo, wrong_optimizer, "Model.make_optimizer"),
             job(repo, MODEL, "Model.train", reference=True),
             job(repo, wrong_train, "Model.train"),
+            job(repo, MODEL, "Model.rated", reference=True),
+            job(repo, MODEL.replace("* 2.0", "* 3.0"), "Model.rated"),
             job(repo, MODEL, "Model.forward", reference=True, preload=False)]
     results = in_order(engine, jobs)
     for result in results[::2]:
@@ -151,12 +172,10 @@ ATTACKS = {
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
-def test_nodes_that_reach_outside_the_session_are_refused(engine, tmp_path, attack):
-    repo = make_repo(tmp_path / "repo")
+def test_nodes_that_reach_outside_the_session_are_refused(engine, repo, attack):
     text = MODEL.replace(FORWARD, ATTACKS[attack])
     assert text != MODEL
     (result,) = in_order(engine, [job(repo, text, "Model.forward")])
     assert result.outcome == "tampered", (result.outcome, result.reason,
                                           result.stdout[-3000:])
     assert "TensorFlow graph nodes whose ops reach outside the session" in result.reason
-    assert not list(tmp_path.rglob("written"))
