@@ -179,3 +179,47 @@ def test_nodes_that_reach_outside_the_session_are_refused(engine, repo, attack):
     assert result.outcome == "tampered", (result.outcome, result.reason,
                                           result.stdout[-3000:])
     assert "TensorFlow graph nodes whose ops reach outside the session" in result.reason
+
+
+def test_a_function_the_nodes_define_is_checked_too():
+    """A node that calls a function (PartitionedCall, If, While: control flow v2 in graph
+    mode) runs that function's body in the judge's session: the functions the nodes bring
+    are checked as the nodes are, and a call of a function defined nowhere is refused
+    (the judge's own functions are its own)."""
+    import tensorflow as tf
+
+    from curator.execution import tf_graphs
+
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+
+    @tf.function
+    def clean(v):
+        return v * 2.0
+
+    @tf.function
+    def written(v):
+        tf.io.write_file("written", "x")
+        return v
+
+    def nodes_of(function):
+        definition = function.get_concrete_function(
+            tf.TensorSpec([2], tf.float32)).function_def
+        graph_def = tf.compat.v1.GraphDef()
+        graph_def.library.function.add().CopyFrom(definition)
+        call = graph_def.node.add()
+        call.name, call.op = "call", "PartitionedCall"
+        call.input.append(x.name)
+        call.attr["f"].func.name = definition.signature.name
+        return graph_def, definition.signature.name
+
+    graph_def, _ = nodes_of(clean)
+    assert tf_graphs.refused_nodes(graph_def, graph) == []
+    graph_def, name = nodes_of(written)
+    refused = tf_graphs.refused_nodes(graph_def, graph)
+    assert any(item.startswith("WriteFile") and name in item for item in refused), refused
+    graph_def, name = nodes_of(clean)
+    del graph_def.library.function[:]
+    assert tf_graphs.refused_nodes(graph_def, graph) == [
+        "a call of function %s (call)" % name]
