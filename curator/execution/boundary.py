@@ -58,7 +58,7 @@ import warnings
 import weakref
 import zlib
 
-from curator.execution import autograd_across
+from curator.execution import autograd_across, tf_graphs
 from curator.execution.verdict import CANNOT_CROSS, CANNOT_SEND
 
 try:
@@ -1191,6 +1191,67 @@ def _ens(cls, name, state):
     return member
 
 
+def _tfg(gid, delta):
+    """A TensorFlow 1 graph: the judge's own, or the solution process's mirror of it, with
+    the nodes and collection items the sender added since it last sent it
+    (`curator.execution.tf_graphs`)."""
+    return _LINK[0].tf_graph(gid, delta)
+
+
+def _tfe(graph, kind, name, variable_def=None):
+    """A tensor ('t'), operation ('o') or Variable ('v') of a graph `_tfg` gave, by name:
+    the receiver's own element of that name."""
+    return _LINK[0].tf_element(graph, kind, name, variable_def)
+
+
+def _tf_reduce(link, obj):
+    """A TensorFlow 1 graph or one of its elements, for the other side: by reference (see
+    tf_graphs); None for anything else."""
+    if not tf_graphs.tf_loaded():
+        return None
+    kind = tf_graphs.element_kind(obj)
+    if kind is None:
+        return None
+    sync = link.tf_sync
+    _allow_tensorflow()
+    if kind == "g":
+        gid = sync.gid_of(obj, make=isinstance(link, JudgeLink))
+        if gid is None:
+            raise CannotCross("a TensorFlow graph the solution made (only the judge's "
+                              "graphs and what is added to them cross)")
+        return _tfg, (gid, sync.delta(gid))
+    graph = obj.graph
+    if kind == "v":
+        gid = sync.gid_of(graph, make=isinstance(link, JudgeLink))
+        if gid is None:
+            raise CannotCross("a TensorFlow variable of a graph the solution made")
+        return _tfe, (graph, kind, obj.name, sync.variable_def(gid, obj))
+    return _tfe, (graph, kind, obj.name)
+
+
+def _tf_allowed(graph_def, graph):
+    """Refuses nodes the solution added that could run code or reach files, processes or
+    the network once the judge's session runs them (tf_graphs.ALLOWED_OP_MODULES)."""
+    refused = tf_graphs.refused_nodes(graph_def, graph)
+    if refused:
+        raise NotData("TensorFlow graph nodes whose ops reach outside the session (%s)"
+                      % ", ".join(refused[:5]))
+
+
+def _allow_tensorflow():
+    """A run whose judge hands the solution a TensorFlow graph rebuilds TensorFlow's
+    values too, on both sides (a ConfigProto, a DType the method keeps on `self`), as a
+    run whose tests import TensorFlow does: recommenders' environment gets TensorFlow as
+    an extra its worker does not preload, and RBM keeps its session's ConfigProto."""
+    ALLOWED_ROOTS.add("tensorflow")
+
+
+def _tf_element(obj):
+    """A TensorFlow 1 graph or one of its elements: the receiver's own, never walked."""
+    return type(obj).__module__.startswith("tensorflow.") and tf_graphs.tf_loaded() and \
+        tf_graphs.element_kind(obj) is not None
+
+
 def _mod(name):
     """A module, as the side that reads the message already has it (never imported)."""
     module = sys.modules.get(str(name))
@@ -1209,7 +1270,8 @@ JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "
 
 REBUILDERS = {name: globals()[name] for name in
               ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_dv", "_lg", "_rx", "_fi", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
-               "_mod", "_lf", "_tfn", "_gf", "_sc", "_fill_closure", "_en", "_bm", "_pm")}
+               "_mod", "_lf", "_tfn", "_gf", "_sc", "_fill_closure", "_en", "_bm", "_pm",
+               "_tfg", "_tfe")}
 
 
 
@@ -1446,7 +1508,8 @@ def _resolve(module, name):
 # in-process). Classes stay on the C path (a module or an optimizer comes back from most
 # calls that take one): the classes a message names are compared after decoding with
 # what they held before, and one it changed is put back and the message refused.
-HELD_REBUILDERS = frozenset({"_mod", "_lf", "_tfn", "_gf", "_j", "_ji", "_si", "_s", "_lg", "_rx", "_en"})
+HELD_REBUILDERS = frozenset({"_mod", "_lf", "_tfn", "_gf", "_j", "_ji", "_si", "_s", "_lg", "_rx", "_en",
+                             "_tfg", "_tfe"})
 _HEAPTYPE, _IMMUTABLETYPE = 1 << 9, 1 << 8
 
 
@@ -1818,6 +1881,14 @@ class JudgePickler(_Pickler):
             if _importable(obj):
                 return NotImplemented
             return _j, (link.judge_handle(obj), served_dunders(obj), posed_class(obj))
+        if type(obj).__module__.startswith("tensorflow."):
+            graph_ref = _tf_reduce(link, obj)
+            if graph_ref is not None:
+                return graph_ref
+            if tf_graphs.tf_loaded() and tf_graphs.holds_graph_elements(obj):
+                # a Session, a graph-mode Dataset, Iterator or lookup table: its methods
+                # run here, on the judge's graph
+                return _j, (link.judge_handle(obj), served_dunders(obj), posed_class(obj))
         if _tf_graph_tensor(obj):
             return _tf_constant(obj)
         type_info = _type_info(obj)
@@ -2043,6 +2114,10 @@ class SolutionPickler(_Pickler):
             return _a, (*_array_record(obj), note)
         if isinstance(obj, JudgeObject):
             return _ji, (object.__getattribute__(obj, "_handle"),)
+        if cls.__module__.startswith("tensorflow."):
+            graph_ref = _tf_reduce(link, obj)
+            if graph_ref is not None:
+                return graph_ref
         operator = _torch_operator_name(obj)
         if operator is not None:
             return _tfn, operator   # torch's own operator: the judge's function of that name
@@ -2543,6 +2618,7 @@ class SolutionLink:
         self.graphs = {}
         self.call_id = 0
         self.outputs = None
+        self.tf_sync = tf_graphs.GraphSync()   # mirrors of the judge's TensorFlow graphs
         _LINK[0] = self
         if torch is not None:
             autograd_across.install(_solution_link)
@@ -2743,6 +2819,23 @@ class SolutionLink:
             (self.request, self.versions, self.grad_inputs, self.outputs,
              self.origins_of) = saved
 
+    def tf_graph(self, gid, delta):
+        """The mirror of the judge's graph gid (made at its first crossing), with what the
+        judge added to its graph since (see tf_graphs)."""
+        _allow_tensorflow()
+        sync = self.tf_sync
+        graph = sync.graphs.get(gid)
+        if graph is None:
+            graph = sys.modules["tensorflow.python.framework.ops"].Graph()
+            sync.adopt(gid, graph)
+        if delta is not None:
+            sync.receive(gid, graph, delta)
+        return graph
+
+    def tf_element(self, graph, kind, name, variable_def=None):
+        gid = self.tf_sync.gid_of(graph, make=False)
+        return self.tf_sync.element(gid, graph, kind, name, variable_def)
+
     def adopt_grad(self, index, grad):
         """The judge's .grad of one of its leaves after a backward it ran: the copy's too,
         and the copy counts as unchanged (it stands for the judge's own tensor)."""
@@ -2842,9 +2935,11 @@ class SolutionLink:
         try:
             op, name = target
             self_obj, args, kwargs = sent
+            graph = rng.get("tf_graph")
             with torch.set_grad_enabled(bool(grad_enabled)) if torch is not None else \
                     _nothing(), _WarningsOf(caught), _OutputOf(self), \
-                    _LogsOf(self, rng.get("log_level")):
+                    _LogsOf(self, rng.get("log_level")), \
+                    graph.as_default() if graph is not None else _nothing():
                 result = apply_op(self.module, self_obj, op, name, args, kwargs)
         except BaseException as exc:  # the solution's exception is its answer
             self.send_warnings(caught)
@@ -3780,6 +3875,7 @@ class JudgeLink:
         # the judge's objects, twists of its random generators
         self.stats = {"calls": 0, "codec_s": 0.0, "wait_s": 0.0, "ready_s": 0.0, "walk_s": 0.0,
                       "rng_s": 0.0, "kept": 0}
+        self.tf_sync = tf_graphs.GraphSync()   # TensorFlow graphs the solution mirrors
         self.call = _eager(self.call)
         _LINK[0] = self
         install_jit_forwarding()
@@ -4135,6 +4231,43 @@ class JudgeLink:
         return exc
 
     # -- encoding
+    def tf_graph(self, gid, delta):
+        """The judge's graph gid, sent before, with the nodes and collection items the
+        solution added to its mirror imported, after the allow-list's check (see
+        tf_graphs)."""
+        sync = self.tf_sync
+        graph = sync.graphs.get(gid) if type(gid) is int else None
+        if graph is None:
+            raise NotData("a TensorFlow graph the judge never sent")
+        if delta is None:
+            return graph
+        if type(delta) is not tuple or len(delta) != 3 or \
+                not isinstance(delta[0], bytes) or type(delta[1]) is not list or \
+                not (delta[2] is None or type(delta[2]) is int) or not all(
+                    type(item) is tuple and len(item) == 4 and
+                    all(type(part) is str for part in item[:3]) and
+                    (item[3] is None or type(item[3]) is bytes) for item in delta[1]):
+            raise NotData("a TensorFlow graph's additions of the wrong shape")
+        try:
+            sync.receive(gid, graph, delta, check=_tf_allowed)
+        except (NotData, CannotCross):
+            raise
+        except Exception as exc:
+            raise CannotCross("TensorFlow graph nodes the judge cannot import (%s: %s)"
+                              % (type(exc).__name__, str(exc)[:300])) from None
+        return graph
+
+    def tf_element(self, graph, kind, name, variable_def=None):
+        gid = self.tf_sync.gid_of(graph, make=False)
+        if gid is None or kind not in ("t", "o", "v") or type(name) is not str or \
+                not (variable_def is None or type(variable_def) is bytes):
+            raise NotData("a TensorFlow graph element of the wrong shape")
+        try:
+            return self.tf_sync.element(gid, graph, kind, name, variable_def)
+        except Exception as exc:
+            raise NotData("a TensorFlow graph element the graph lacks (%s: %s)"
+                          % (type(exc).__name__, str(exc)[:200])) from None
+
     def dumps(self, value):
         started = time.monotonic()
         buffer = io.BytesIO()
@@ -4443,6 +4576,9 @@ class JudgeLink:
         try:
             around = ambient(self.base_env)
             around["rng"] = self._rng_for_call()
+            graph = tf_graphs.default_graph()
+            if graph is not None:   # the solution builds in its mirror of it
+                around["tf_graph"] = graph
             self.requesting = True
             self.coupled = coupled_handles(sent)
             if self.open_calls == 1:
@@ -4813,7 +4949,7 @@ def _paths(value):
 def _pair(orig, new, pairs, depth=0, place=(), rebound=frozenset()):
     """Pair the solution's objects after the call (`new`) with the judge's (`orig`) by
     place; `place` None: below a place that cannot be named (paired as before)."""
-    if depth > MAX_DEPTH or id(new) in pairs or orig is new:
+    if depth > MAX_DEPTH or id(new) in pairs or orig is new or _tf_element(new):
         return
     if place is not None and place in rebound:
         return
@@ -4887,6 +5023,9 @@ def _adopt(link, new, pairs, done, changed, depth=0):
         # decoder's MirrorState)
         raise link.cannot_cross("a value nested more than %d levels deep" % MAX_DEPTH)
     orig = pairs.get(key)
+    if _tf_element(new):
+        done[key] = new   # the judge's own graph, tensor, operation or variable
+        return new
     if isinstance(new, MirrorState):
         target = orig if orig is not None and link.mirror_ids.get(id(orig)) in (
             None, new.handle) else link.mirrors.get(new.handle)
