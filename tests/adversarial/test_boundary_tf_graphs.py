@@ -8,7 +8,8 @@ joined); the Session stays the judge's (a handle). A solution that adds a node a
 code or touch files in the judge (PyFunc, WriteFile) is refused: the run is tampered and
 the node never enters the judge's graph.
 
-Needs TensorFlow in the interpreter that runs the suite (skipped without it).
+Needs TensorFlow in the interpreter that runs the suite: the `test` extra installs
+tensorflow-cpu; without it the file fails (a skip only where skips are allowed).
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import textwrap
 
 import pytest
 from execution_support import engine_fixture, repo_job, write_repo
+from requirements_support import import_or_fail
 
-pytest.importorskip("tensorflow")
+import_or_fail("tensorflow")
 
 engine = engine_fixture(("strong",))
 
