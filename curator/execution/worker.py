@@ -54,6 +54,10 @@ from curator.execution.job import Job, RunResult
 
 RESULT_FD = 3
 RUN_CACHE_PARENT = ".curator-cache"   # /tmp/.curator-cache (root's alone) holds the run cache
+BUILD_GRACE_S = 180.0   # what a reference run's build left running gets to finish (`views`)
+BUILD_TOOLS = frozenset({"ninja", "make", "gmake", "cmake", "cc", "c++", "gcc", "g++", "cc1",
+                         "cc1plus", "as", "ld", "ld.bfd", "ld.gold", "collect2", "clang",
+                         "clang++", "nvcc"})
 CHANNEL_FD = 4          # the judge's end of its one channel to the solution process
 COLD_BASE_MB = 2048     # address space of a fresh interpreter importing torch
 MAX_EVENT_BYTES = 8 << 20
@@ -425,14 +429,15 @@ class Worker:
             solution["judge_end"].close()
         # What a reference run's processes compiled goes to the environment's run cache
         # once its judge has ended by itself and nothing of the run is left running: a
-        # build still going (nncf's extension, loaded in a thread the judge's exit left
-        # behind; the solution process's, stopped with it) would leave half of itself.
+        # build still going would leave half of itself. One that outlived the tests
+        # (nncf loads its extension in a thread, the build runs in ninja, and the tests
+        # gave up after nncf's own 60 s) gets BUILD_GRACE_S to finish first.
         keep = bool(job.reference and job.repo_backed and self.settings.run_cache
                     and not timed_out and status is not None and os.WIFEXITED(status)
-                    and not proctree.running_descendants(
-                        os.getpid(), {self._zygote.pid} if self._zygote else None))
+                    and self._builds_finished())
         proctree.kill_tree(os.getpid(), in_own_namespace=self.own_namespace,
                            spare={self._zygote.pid} if self._zygote else None)
+        kept = self._harvest(rundir, "judge", self.settings.uid) if keep else 0
         limit = job.limits.output_kb * 1024
         stdout, stderr = (read_capped(p, limit) for p in out_paths)
         if solution is not None:
@@ -444,13 +449,14 @@ class Worker:
                 stderr += ("\n" if stderr and not stderr.endswith("\n") else "") + \
                     "[solution process]\n" + s_err
             if keep:
-                self._harvest(self.solution_rundir, "solution", solution["uid"])
+                kept += self._harvest(self.solution_rundir, "solution", solution["uid"])
             views.close(self.solution_rundir)
             shutil.rmtree(self.solution_rundir, ignore_errors=True)
             env["boundary"] = "separate uid" if solution["uid"] is not None and \
                 solution["uid"] != self.settings.uid else "same uid, judge not dumpable"
         self._dirty = rundir   # emptied once the result is out (tidy), before the next run
-        self._keep = keep
+        if kept:
+            env["run_cache_kept"] = kept   # bytes this run added to the run cache
         marks["cleaned"] = time.monotonic()
         events = verdict.Events.parse(data, token)
         if events.finish and events.finish.get("python"):
@@ -806,23 +812,33 @@ class Worker:
             config._ensure_unconfigure()
 
     _dirty: Path | None = None
-    _keep = False   # the last run's judge layer goes to the run cache (a reference's)
 
     def tidy(self) -> None:
         """Empty what the last run left: after its result is sent, so the engine records
         it meanwhile; run() tidies first if nobody did."""
         if self._dirty is not None:
             rundir, self._dirty = self._dirty, None
-            if self._keep:
-                self._harvest(rundir, "judge", self.settings.uid)
-            self._keep = False
             self._clean(rundir)
 
-    def _harvest(self, rundir: Path, kind: str, uid: int | None) -> None:
+    def _builds_finished(self) -> bool:
+        """Whether nothing of the run is left running, once a build it left (a compiler,
+        ninja, make) has had BUILD_GRACE_S to end."""
+        spare = {self._zygote.pid} if self._zygote else None
+        deadline = time.monotonic() + BUILD_GRACE_S
+        while True:
+            left = proctree.running_descendants(os.getpid(), spare)
+            if not left:
+                return True
+            if time.monotonic() > deadline or not any(
+                    proctree.command_name(p) in BUILD_TOOLS for p in left):
+                return False
+            time.sleep(0.2)
+
+    def _harvest(self, rundir: Path, kind: str, uid: int | None) -> int:
         try:
-            views.harvest(rundir, Path(self.settings.run_cache) / kind, uid)
+            return views.harvest(rundir, Path(self.settings.run_cache) / kind, uid)
         except OSError:
-            pass   # a cache is an optimisation: the next run compiles again
+            return 0   # a cache is an optimisation: the next run compiles again
 
     def _clean(self, rundir: Path) -> None:
         """Empty this worker's temp folder (a private tmpfs, or a folder the engine made

@@ -218,3 +218,80 @@ def test_a_build_still_running_when_the_run_ends_is_not_kept(tmp_path):
         assert "built: judge True, solution True" in _builds(result), result.tests
     cache = next((tmp_path / "venv" / ".curator" / "run-cache").iterdir())
     assert not [p for p in cache.rglob("*") if p.is_file()]
+
+
+# Like nncf's extension: the first use starts a build (here `ninja`: sleep) and gives
+# up waiting for it (nncf's 60 s limit) while it goes on; the build, once done, is loaded.
+SLOW_BUILD = '''import importlib.util
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+def artifact() -> Path:
+    return Path(os.environ["XDG_CACHE_HOME"]) / "pkgbuild" / "compiled.py"
+
+
+def compiled_value():
+    path = artifact()
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ninja = Path(tempfile.gettempdir()) / "ninja"   # a build tool, by its name
+        shutil.copy("/bin/sleep", ninja)
+        subprocess.Popen(["/bin/sh", "-c", f'"{ninja}" 3 && echo "VALUE = 2" > "{path}.part"'
+                          f' && mv "{path}.part" "{path}"'], start_new_session=True)
+        raise TimeoutError("the extension load function failed to execute in time")
+    spec = importlib.util.spec_from_file_location("compiled", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.VALUE
+'''
+
+SLOW_OPS = '''from pkg.build import compiled_value
+
+
+def value():
+    """The compiled value."""
+    return compiled_value()
+'''
+
+SLOW_TESTS = '''from pkg.build import compiled_value
+from pkg.ops import value
+
+
+def test_the_candidate():
+    assert value() == 2
+
+
+def test_the_judge():
+    assert compiled_value() == 2
+'''
+
+
+def test_triage_takes_a_first_run_that_filled_the_run_cache_as_a_warm_up(tmp_path):
+    """nncf: the first triage run's build outlived nncf's loader limit, its tests failed
+    while the other runs passed, and they were excluded as flaky. A first run that adds to
+    the run cache and fails is a warm-up: the triage's first run is the next one."""
+    from repo_support import make_repo, mine_and_accept
+
+    from curator import runs
+    from curator.repos import identity
+    from curator.store import Store
+
+    upstream = make_repo(tmp_path / "slowbuild", {
+        "pkg/__init__.py": "", "pkg/build.py": SLOW_BUILD,
+        "pkg/ops.py": SLOW_OPS, "tests/test_ops.py": SLOW_TESTS})
+    ws, _ = mine_and_accept(tmp_path, upstream, "value", "value", isolation="strong")
+    python = symlinked_venv(tmp_path / "venv")
+    (tmp_path / "venv" / ".curator").mkdir()
+    with Store(ws.db_path, "tester") as store:
+        identity.set_python(store, "slowbuild", str(python))
+        (result,) = runs.triage(store, ws, ["value"])
+        assert result.green, result.reason
+        assert not runs.excluded(store, "value")
+        kept = [r for r in store.conn.execute(
+            "select outcome, env from runs where problem_id = 'value' order by rowid")]
+    assert kept[0][0] == "failed" and "run_cache_kept" in kept[0][1]   # the warm-up
+    assert {outcome for outcome, _ in kept[1:4]} == {"passed"}
