@@ -55,6 +55,7 @@ from curator.execution.job import Job, RunResult
 RESULT_FD = 3
 RUN_CACHE_PARENT = ".curator-cache"   # /tmp/.curator-cache (root's alone) holds the run cache
 BUILD_GRACE_S = 180.0   # what a reference run's build left running gets to finish (`views`)
+SETTLE_S = 3.0          # and anything else it left
 BUILD_TOOLS = frozenset({"ninja", "make", "gmake", "cmake", "cc", "c++", "gcc", "g++", "cc1",
                          "cc1plus", "as", "ld", "ld.bfd", "ld.gold", "collect2", "clang",
                          "clang++", "nvcc"})
@@ -822,17 +823,18 @@ class Worker:
 
     def _builds_finished(self) -> bool:
         """Whether nothing of the run is left running, once a build it left (a compiler,
-        ninja, make) has had BUILD_GRACE_S to end."""
+        ninja, make) has had BUILD_GRACE_S to end, and anything else SETTLE_S (what ends
+        with its parent: multiprocessing's resource tracker)."""
         spare = {self._zygote.pid} if self._zygote else None
-        deadline = time.monotonic() + BUILD_GRACE_S
+        start = time.monotonic()
         while True:
             left = proctree.running_descendants(os.getpid(), spare)
             if not left:
                 return True
-            if time.monotonic() > deadline or not any(
-                    proctree.command_name(p) in BUILD_TOOLS for p in left):
+            building = any(proctree.command_name(p) in BUILD_TOOLS for p in left)
+            if time.monotonic() - start > (BUILD_GRACE_S if building else SETTLE_S):
                 return False
-            time.sleep(0.2)
+            time.sleep(0.1)
 
     def _harvest(self, rundir: Path, kind: str, uid: int | None) -> int:
         try:
