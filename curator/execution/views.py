@@ -169,13 +169,18 @@ def harvest(rundir: Path, cache: Path, uid: int | None) -> int:
             if uid is not None and info.st_uid != uid:
                 continue
             made = cache / rel / name
+            try:
+                made.mkdir()
+            except FileExistsError:
+                pass   # kept before, or by a second worker of the environment meanwhile
+            except OSError:
+                continue
             if not made.is_dir():
-                try:
-                    made.mkdir()
-                except FileExistsError:
-                    if not made.is_dir():
-                        continue
-            _owned(made, uid, (info.st_mode & 0o777 | 0o700) & ~0o022)
+                continue
+            try:
+                _owned(made, uid, (info.st_mode & 0o777 | 0o700) & ~0o022)
+            except OSError:
+                continue
             kept.append(name)
         folders[:] = kept
         for name in files:
@@ -189,7 +194,10 @@ def harvest(rundir: Path, cache: Path, uid: int | None) -> int:
             target = cache / rel / name
             partial = target.with_name(f".{name}.{os.getpid()}.part")
             try:
-                shutil.copy2(source, partial, follow_symlinks=False)
+                # the bytes and times only: never the overlay's own (trusted.overlay.*)
+                # attributes of a file copied up, which a later view would read
+                shutil.copyfile(source, partial, follow_symlinks=False)
+                os.utime(partial, ns=(info.st_atime_ns, info.st_mtime_ns))
                 _owned(partial, uid, info.st_mode & 0o755)
                 os.replace(partial, target)
             except OSError:
