@@ -466,6 +466,9 @@ def triage(store: Store, workspace: Workspace, ids: Iterable[str], runs: int = T
     return results
 
 
+WARM_UPS = 3   # first runs of a triage that failed while filling the run cache, at most
+
+
 def triage_key(problem: Problem, lock: str = "") -> str:
     """What a stored triage holds for: the reference, the tests it runs (a problem
     resolved again with other node ids, as sparseml's once its expanded test was named
@@ -575,6 +578,15 @@ def _triage_one(store: Store, workspace: Workspace, problem: Problem, runs: int,
     # does not finish within the limit leaves nothing to compare, and the others would
     # only spend the limit again.
     results = _run_jobs(store, engine, jobs[:1], hash_, cancelled, test_progress)
+    for _ in range(WARM_UPS):
+        if not results or results[0].outcome in ("passed", "timeout") or \
+                not (results[0].env or {}).get("run_cache_kept"):
+            break
+        # It added to its environment's run cache (code compiled at run time: nncf's
+        # C++ extension, whose build outlives nncf's own 60 s loader limit and goes on
+        # where it stopped): a warm-up. The first run is one after it.
+        again = job_for(store, workspace, problem, problem.solution, "reference", limits)
+        results = _run_jobs(store, engine, [again], hash_, cancelled, test_progress)
     if results and results[0].outcome == "timeout":
         return TriageResult(problem.id, False, _timeout_reason(results), runs=1)
     if results:

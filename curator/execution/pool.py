@@ -42,10 +42,33 @@ READY_TIMEOUT_S = 300.0
 GRACE_S = 30.0            # time a worker gets beyond a run's own limit to answer
 REPO_MOUNT = "/tmp/.curator-src/repo"
 LIB_MOUNT = "/tmp/.curator-src/lib"       # holds only the curator package, for foreign Pythons
+RUN_CACHE_MOUNT = "/tmp/.curator-cache/layers"   # the environment's run cache (`views`)
 REPO_WORKERS_PER_SLOT = 2                 # warm repository workers a slot keeps (LRU)
 # job id -> what to tell about its tests as they finish (display only, never a verdict):
 # called with (problem id, test id, tests done, tests collected or None).
 TEST_WATCHERS: dict[str, object] = {}
+
+
+def run_cache_for(job: Job) -> str | None:
+    """The host folder of the run cache of a job's environment (`views`): in the
+    environment curator built (its `.curator` folder), per lock (an environment built
+    again in place is another), with judge/ and solution/ in it; None when the job has
+    no such environment or runs cannot make views here (not root)."""
+    if not job.python or os.geteuid() != 0:
+        return None
+    prefix = Path(os.path.abspath(job.python)).parent.parent
+    if not (prefix / ".curator").is_dir():
+        return None
+    lock = str((job.repo or {}).get("lock") or "")
+    folder = prefix / ".curator" / "run-cache" / hashlib.sha256(lock.encode()).hexdigest()[:16]
+    try:
+        for kind in ("judge", "solution"):
+            (folder / kind).mkdir(parents=True, exist_ok=True)
+        os.chmod(folder.parent, 0o700)   # root's alone on the host too
+        os.chmod(folder, 0o700)
+    except OSError:
+        return None
+    return str(folder)
 
 
 def conftest_imports(checkout: Path) -> list[str]:
@@ -126,7 +149,8 @@ class WorkerProcess:
     def __init__(self, settings: PoolSettings, isolation: str, *, warm: bool = True,
                  python: str | None = None, ro_binds: list[tuple[str, str]] | None = None,
                  nproc_base: int = 0, group: cgroups.SlotGroup | None = None,
-                 repo_mode: bool = False, preload: tuple[str, ...] | None = None):
+                 repo_mode: bool = False, preload: tuple[str, ...] | None = None,
+                 run_cache: str | None = None):
         self.settings = settings
         self.isolation = isolation
         self.warm = warm
@@ -135,6 +159,7 @@ class WorkerProcess:
         self.preload = tuple(settings.preload if preload is None else preload)
         self._lib: str | None = None
         self.ro_binds = ro_binds or []
+        self.run_cache = run_cache
         self.nproc_base = nproc_base
         self.group = group
         self.proc: subprocess.Popen | None = None
@@ -160,7 +185,8 @@ class WorkerProcess:
             "nproc_base": self.nproc_base,
             "tmp_root": tmp_root, "wipe_tmp": strong,
             "slot_cgroup": self.group is not None, "repo_mode": self.repo_mode,
-            "shared_checkout": strong and any(i == REPO_MOUNT for _, i in self.ro_binds)}
+            "shared_checkout": strong and any(i == REPO_MOUNT for _, i in self.ro_binds),
+            "run_cache": RUN_CACHE_MOUNT if strong and self.run_cache else None}
         interpreter = (self.python or sys.executable) if self.repo_mode else sys.executable
         command = [interpreter, "-m", "curator.execution.worker",
                    json.dumps(worker_settings)]
@@ -179,6 +205,8 @@ class WorkerProcess:
         if strong:
             spec = sandbox.SandboxSpec(hide=list(self.settings.hide), ro_binds=binds,
                                        tmp_mb=self.settings.tmp_mb, shm_mb=self.settings.shm_mb)
+            if self.run_cache:
+                spec.private_binds = [(self.run_cache, RUN_CACHE_MOUNT)]
             if self.python:
                 spec.python = self.python
             command = spec.argv(command)
@@ -481,6 +509,9 @@ class LocalPool(Pool):
             return RunResult(job.job_id, job.problem_id, outcome, reason=reason,
                              env=self._env(worker), timeout_s=job.limits.timeout_s)
 
+    def _run_cache(self, job: Job) -> str | None:
+        return run_cache_for(job) if self.isolation == "strong" else None
+
     def _repo_binds(self, job: Job) -> tuple[list[tuple[str, str]], Job]:
         if self.isolation != "strong":
             return [], job
@@ -511,7 +542,8 @@ class LocalPool(Pool):
             worker = WorkerProcess(self.settings, self.isolation, warm=True,
                                    python=job.python, ro_binds=binds,
                                    nproc_base=self._nproc_base, repo_mode=True,
-                                   preload=preload, group=self._groups.get(slot))
+                                   preload=preload, group=self._groups.get(slot),
+                                   run_cache=self._run_cache(job))
             worker.start()
             try:
                 worker.wait_ready()
@@ -539,7 +571,7 @@ class LocalPool(Pool):
         binds, sent = self._repo_binds(job)
         worker = WorkerProcess(self.settings, self.isolation, warm=False, python=job.python,
                                ro_binds=binds, nproc_base=self._nproc_base,
-                               group=self._groups.get(slot))
+                               group=self._groups.get(slot), run_cache=self._run_cache(job))
         marker = secrets.token_hex(8)
         self._cold[slot] = worker
         try:

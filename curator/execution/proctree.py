@@ -116,6 +116,23 @@ def kill_tree(root: int, marker: str | None = None, in_own_namespace: bool = Fal
         reap()
 
 
+def running_descendants(root: int, spare: set[int] | None = None) -> set[int]:
+    """Descendants of `root` still running (not zombies), those of `spare` aside."""
+    spared = set(spare or ())
+    for pid in spare or ():
+        spared |= descendants(pid)
+    return {p for p in descendants(root) - spared if _alive(p)}
+
+
+def command_name(pid: int) -> str:
+    """A process's command name (`comm`), "" when it is gone."""
+    try:
+        with open(f"/proc/{pid}/comm", "rb") as fh:
+            return fh.read().decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:

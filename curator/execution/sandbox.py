@@ -112,9 +112,11 @@ def _privilege_args() -> list[str]:
         # Privileged bwrap: no user namespace, so the worker can drop runs to nobody;
         # it keeps only the capabilities needed for that.
         # (and for signalling and cleaning up after them).
-        # CAP_SYS_ADMIN: each run gets a fresh IPC namespace (runs drop it with root).
+        # CAP_SYS_ADMIN: each run gets a fresh IPC namespace (runs drop it with root),
+        # and its processes mount their private views (`views`); CAP_CHOWN: those views'
+        # folders are the run's uid's, and the worker keeps the run cache's files its.
         caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER",
-                "CAP_SYS_ADMIN")
+                "CAP_SYS_ADMIN", "CAP_CHOWN")
         return ["--cap-drop", "ALL", *[a for cap in caps for a in ("--cap-add", cap)]]
     return ["--unshare-user"]
 
@@ -212,6 +214,8 @@ class SandboxSpec:
     python: str = sys.executable
     hide: list[str] = field(default_factory=list)        # extra folders to hide (workspace)
     ro_binds: list[tuple[str, str]] = field(default_factory=list)  # (host, inside)
+    # (host, inside) bound writable inside a folder only root may enter (the run cache)
+    private_binds: list[tuple[str, str]] = field(default_factory=list)
     tmp_mb: int = 2048
     shm_mb: int = 512
 
@@ -248,6 +252,12 @@ class SandboxSpec:
                     args += ["--perms", "0755", "--dir", str(parent)]
             args += ["--ro-bind", host, inside]
             made.add(inside)
+        for host, inside in self.private_binds:
+            parent = str(Path(inside).parent)
+            if parent not in made:
+                made.add(parent)
+                args += ["--perms", "0700", "--dir", parent]
+            args += ["--bind", host, inside]
         for folder in sorted({*HIDDEN, *self.hide}):  # when inside something bound above
             if os.path.isdir(folder) and not os.path.islink(folder) and \
                     any(folder.startswith(b.rstrip("/") + "/") for b in bound):

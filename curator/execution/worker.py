@@ -39,7 +39,7 @@ import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
-from curator.execution import boundary, proctree, sandbox, verdict
+from curator.execution import boundary, proctree, sandbox, verdict, views
 from curator.execution.harness import ENV_VAR as HARNESS_ENV
 from curator.execution.harness import (
     SHADOW_VAR,
@@ -53,6 +53,12 @@ from curator.execution.harness import TRUSTED_VAR as TRUSTED_ENV
 from curator.execution.job import Job, RunResult
 
 RESULT_FD = 3
+RUN_CACHE_PARENT = ".curator-cache"   # /tmp/.curator-cache (root's alone) holds the run cache
+BUILD_GRACE_S = 180.0   # what a reference run's build left running gets to finish (`views`)
+SETTLE_S = 3.0          # and anything else it left
+BUILD_TOOLS = frozenset({"ninja", "make", "gmake", "cmake", "cc", "c++", "gcc", "g++", "cc1",
+                         "cc1plus", "as", "ld", "ld.bfd", "ld.gold", "collect2", "clang",
+                         "clang++", "nvcc"})
 CHANNEL_FD = 4          # the judge's end of its one channel to the solution process
 COLD_BASE_MB = 2048     # address space of a fresh interpreter importing torch
 MAX_EVENT_BYTES = 8 << 20
@@ -84,6 +90,8 @@ class Settings:
     # repo-backed job with pytest.main in a forked child that imports the patched checkout.
     repo_mode: bool = False
     shared_checkout: bool = False   # the checkout is a read-only mount: no copy per run
+    # the environment's run cache (`views`): judge/ and solution/, written by the worker
+    run_cache: str | None = None
     left_out: tuple[str, ...] = ()  # preloads this worker started again without, and why
 
     @classmethod
@@ -123,6 +131,7 @@ class Worker:
         self.own_namespace = proctree.own_pid_namespace(settings.host_pid_ns)
         self.private = Path(settings.tmp_root) / f".curator-worker-{os.getpid()}"
         self.private.mkdir(mode=0o700, exist_ok=True)
+        self._skeletons: dict[str, Path | None] = {}   # per checkout (`_skeleton`)
         self.harness_dir = Path(settings.tmp_root) / ".curator-harness"
         self.versions = {"python": sys.version.split()[0], "torch": None}
         self._config = None  # pytest's Config, parsed and configured once (warm workers)
@@ -384,6 +393,7 @@ class Worker:
                 return RunResult.infra(job, f"the solution process cannot start: {exc}",
                                        env=env)
         marks["solution"] = time.monotonic()
+        self._folders = self._skeleton(job)
         pid = os.fork()
         if pid == 0:  # the run's own process; never returns
             try:
@@ -418,8 +428,17 @@ class Worker:
         if solution is not None:
             solution_status = self._stop_solution(solution)
             solution["judge_end"].close()
+        # What a reference run's processes compiled goes to the environment's run cache
+        # once its judge has ended by itself and nothing of the run is left running: a
+        # build still going would leave half of itself. One that outlived the tests
+        # (nncf loads its extension in a thread, the build runs in ninja, and the tests
+        # gave up after nncf's own 60 s) gets BUILD_GRACE_S to finish first.
+        keep = bool(job.reference and job.repo_backed and self.settings.run_cache
+                    and not timed_out and status is not None and os.WIFEXITED(status)
+                    and self._builds_finished())
         proctree.kill_tree(os.getpid(), in_own_namespace=self.own_namespace,
                            spare={self._zygote.pid} if self._zygote else None)
+        kept = self._harvest(rundir, "judge", self.settings.uid) if keep else 0
         limit = job.limits.output_kb * 1024
         stdout, stderr = (read_capped(p, limit) for p in out_paths)
         if solution is not None:
@@ -430,10 +449,15 @@ class Worker:
             if s_err:
                 stderr += ("\n" if stderr and not stderr.endswith("\n") else "") + \
                     "[solution process]\n" + s_err
+            if keep:
+                kept += self._harvest(self.solution_rundir, "solution", solution["uid"])
+            views.close(self.solution_rundir)
             shutil.rmtree(self.solution_rundir, ignore_errors=True)
             env["boundary"] = "separate uid" if solution["uid"] is not None and \
                 solution["uid"] != self.settings.uid else "same uid, judge not dumpable"
         self._dirty = rundir   # emptied once the result is out (tidy), before the next run
+        if kept:
+            env["run_cache_kept"] = kept   # bytes this run added to the run cache
         marks["cleaned"] = time.monotonic()
         events = verdict.Events.parse(data, token)
         if events.finish and events.finish.get("python"):
@@ -665,15 +689,53 @@ class Worker:
         code = self._pytest(reporter, HiddenTests(job.tests or "", verdict.TEST_FILE))
         _flush_and_exit(code)
 
+    _folders: Path | None = None     # the skeleton of this run's checkout (`views`)
+
+    def _skeleton(self, job: Job) -> Path | None:
+        """The checkout's folders as the run's uid's (`views.skeleton`), made once per
+        checkout a worker serves (one, warm or cold)."""
+        if not (job.repo_backed and self.settings.shared_checkout and
+                can_mount(self.settings)):
+            return None
+        made = self._skeletons
+        if job.repo_dir not in made:
+            folder = self.private / f"skeleton-{len(made)}"
+            made[job.repo_dir] = views.skeleton(Path(job.repo_dir), folder,
+                                                self.settings.uid)
+        return made[job.repo_dir]
+
+    def _views(self, job: Job, rundir: Path) -> bool:
+        """In the judge, still root: its run folder and private views (`views`) of the
+        checkout and of the environment's run cache; whether the checkout has one."""
+        if not can_mount(self.settings):
+            return False
+        uid = self.settings.uid
+        layers = views.layers_of(rundir)
+        try:
+            os.mkdir(rundir, 0o700)
+            os.chown(rundir, uid, uid)   # as if the run's uid made it
+            os.mkdir(layers, 0o700)
+        except OSError:   # a sandbox without CAP_CHOWN: the run as before, no views
+            shutil.rmtree(layers, ignore_errors=True)
+            shutil.rmtree(rundir, ignore_errors=True)
+            return False
+        if self.settings.run_cache:
+            views.cache_view(Path(self.settings.run_cache) / "judge", rundir / ".cache",
+                             layers, uid)
+        return self._folders is not None and \
+            views.repo_view(Path(job.repo_dir), self._folders, rundir / "repo", layers, uid)
+
     def _enter_run(self, job: Job, marker: str, rundir: Path) -> dict:
         """In the child: drop privileges, lay out the run folder, set limits; its env."""
         sandbox.die_with_parent()
         sandbox.no_new_privileges()
         if os.geteuid() == 0 or self.settings.isolation == "strong":
             sandbox.new_ipc_namespace()
+        viewed = self._views(job, rundir) if job.repo_backed else False
         sandbox.drop_privileges(self.settings.uid, self.settings.read_grant)
         sandbox.fresh_keyrings()
-        os.mkdir(rundir, 0o700)
+        if not rundir.is_dir():
+            os.mkdir(rundir, 0o700)
         limits = job.limits
         shadow = {}
         # The judge of a warm repository run never sees the candidate's module: it goes
@@ -681,11 +743,13 @@ class Worker:
         overlay = {} if job.repo_backed and self.settings.repo_mode else job.overlay
         if job.repo_backed and self.settings.shared_checkout:
             # The checkout is mounted read-only for this sandbox alone. The run works in
-            # a private folder of links to its top-level entries (so files a test or
-            # conftest creates land there), and the patched module is served from the
-            # run's private folder.
+            # a private writable view of it (`views.repo_view`: what its tests write stays
+            # in the run), else a folder of links to its top-level entries (so files a
+            # test or conftest creates at the top land there), and the patched module is
+            # served from the run's private folder.
             workdir = rundir / "repo"
-            link_tree(Path(job.repo_dir), workdir)
+            if not viewed:
+                link_tree(Path(job.repo_dir), workdir)
             shadow = write_shadow(rundir / "shadow", workdir, overlay)
         elif job.repo_backed:
             workdir = rundir / "repo"
@@ -757,14 +821,37 @@ class Worker:
             rundir, self._dirty = self._dirty, None
             self._clean(rundir)
 
+    def _builds_finished(self) -> bool:
+        """Whether nothing of the run is left running, once a build it left (a compiler,
+        ninja, make) has had BUILD_GRACE_S to end, and anything else SETTLE_S (what ends
+        with its parent: multiprocessing's resource tracker)."""
+        spare = {self._zygote.pid} if self._zygote else None
+        start = time.monotonic()
+        while True:
+            left = proctree.running_descendants(os.getpid(), spare)
+            if not left:
+                return True
+            building = any(proctree.command_name(p) in BUILD_TOOLS for p in left)
+            if time.monotonic() - start > (BUILD_GRACE_S if building else SETTLE_S):
+                return False
+            time.sleep(0.1)
+
+    def _harvest(self, rundir: Path, kind: str, uid: int | None) -> int:
+        try:
+            return views.harvest(rundir, Path(self.settings.run_cache) / kind, uid)
+        except OSError:
+            return 0   # a cache is an optimisation: the next run compiles again
+
     def _clean(self, rundir: Path) -> None:
         """Empty this worker's temp folder (a private tmpfs, or a folder the engine made
         for it) so nothing a run leaves there reaches the next run."""
+        views.close(rundir)
         shutil.rmtree(rundir, ignore_errors=True)
         folders = [Path(self.settings.tmp_root)]
         if self.settings.wipe_tmp:
             folders.append(Path("/dev/shm"))  # private only inside the sandbox
-        ours = {self.private.name, self.harness_dir.name}
+        # the run cache is a mount of the environment's folder: never emptied here
+        ours = {self.private.name, self.harness_dir.name, RUN_CACHE_PARENT}
         if not self.settings.warm:
             ours.add(".curator-src")  # a one-shot worker's repository mount
         for folder in folders:
@@ -912,10 +999,23 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     sandbox.no_new_privileges()
     if os.geteuid() == 0 or settings.isolation == "strong":
         sandbox.new_ipc_namespace()
-    sandbox.drop_privileges(spec.get("uid"), settings.read_grant)
-    sandbox.fresh_keyrings()
     rundir = Path(spec["rundir"])
-    os.mkdir(rundir, 0o700)
+    uid = spec.get("uid")
+    if repo is not None and settings.run_cache and can_mount(settings) and uid is not None:
+        # its own view of the environment's run cache of solution processes
+        try:
+            os.mkdir(rundir, 0o700)
+            os.chown(rundir, uid, uid)
+            os.mkdir(views.layers_of(rundir), 0o700)
+            views.cache_view(Path(settings.run_cache) / "solution", rundir / ".cache",
+                             views.layers_of(rundir), uid)
+        except OSError:
+            shutil.rmtree(views.layers_of(rundir), ignore_errors=True)
+            shutil.rmtree(rundir, ignore_errors=True)
+    sandbox.drop_privileges(uid, settings.read_grant)
+    sandbox.fresh_keyrings()
+    if not rundir.is_dir():
+        os.mkdir(rundir, 0o700)
     path = rundir / SOLUTION_FILE
     served = None
     if repo is None:
@@ -1064,14 +1164,23 @@ def run_timing(marks: dict, events: verdict.Events, tests: list[dict], now: floa
     return {k: round(v, 6) if isinstance(v, float) else v for k, v in timing.items()}
 
 
+def can_mount(settings: Settings) -> bool:
+    """Whether a run's process may make private views (`views`): in the strong sandbox,
+    as root (a privileged bwrap leaves the worker CAP_SYS_ADMIN and CAP_CHOWN), dropping
+    to a uid of its own."""
+    return settings.isolation == "strong" and os.geteuid() == 0 and settings.uid is not None
+
+
 def _own_caches(env: dict, rundir: Path) -> None:
     """A run process's caches (the solution's, a repository run's judge's) in its own
     folder: libraries that placed theirs in the worker's home at import (numba's, for umap
     and pynndescent) would share a folder the other process, under another uid, made
     first."""
     cache = rundir / ".cache"
-    env["XDG_CACHE_HOME"] = str(cache)
+    env["XDG_CACHE_HOME"] = str(cache)   # torch's C++ extensions, among others
     env["NUMBA_CACHE_DIR"] = str(cache / "numba")
+    # inductor's compiled code (its default is the temporary folder, beside it)
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(cache / "torchinductor")
     numba = sys.modules.get("numba")
     config = getattr(numba, "config", None)
     if config is not None:
