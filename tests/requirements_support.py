@@ -8,6 +8,7 @@ CURATOR_ALLOW_SKIP=1 to skip them instead (a laptop without bubblewrap, say).
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 
 import pytest
@@ -28,6 +29,19 @@ def unavailable(what: str, why: str, *, module_level: bool = False):
         pytest.skip(f"{what} unavailable: {why}", allow_module_level=module_level)
     pytest.fail(f"{what} unavailable{where}: {why} (set {ALLOW_SKIP}=1 to skip instead)",
                 pytrace=False)
+
+
+def installed_or_fail(name: str) -> None:
+    """`import_or_fail` for a module the tests only run in the sandbox: found, not
+    imported. Collection imports every test module in every pytest-xdist worker, and
+    importing TensorFlow there cost each worker seconds and about a GiB for nothing."""
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError) as exc:
+        unavailable(name, str(exc), module_level=True)
+        return
+    if not found:
+        unavailable(name, f"No module named {name!r}", module_level=True)
 
 
 def import_or_fail(name: str):

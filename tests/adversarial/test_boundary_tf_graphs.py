@@ -18,9 +18,9 @@ import textwrap
 
 import pytest
 from execution_support import engine_fixture, repo_job, write_repo
-from requirements_support import import_or_fail
+from requirements_support import installed_or_fail
 
-import_or_fail("tensorflow")
+installed_or_fail("tensorflow")
 
 engine = engine_fixture(("strong",))
 
