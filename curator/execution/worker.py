@@ -652,6 +652,9 @@ class Worker:
             reporter.extra = lambda: {"boundary": link.timings()}
             boundary.configure_allowed(repo_roots(Path(job.repo_dir), job))
             module, targets, whole = repo_targets(checkout, job)
+            # the repository's own modules' plain values a test changes reach the
+            # solution process with each call (`boundary.ModuleValues`)
+            boundary.ModuleValues([module.split(".")[0]]).start()
             installer = boundary.RepositoryTargets(link, module, targets,
                                                    report=reporter.send, whole=whole)
             installer.start()
