@@ -113,9 +113,10 @@ def dump(recipe: Recipe) -> str:
     lines += ["", "# Upstream tests left out of this repository's problems: \"cause: why\"",
               "# (needs_gpu, needs_network, flaky, fails_upstream).", "[exclude]"]
     lines += [f"{_q(k)} = {_q(v)}" for k, v in sorted(recipe.exclude.items())]
-    lines += ["", "# pytest plugins of the environment its runs disable (-p no:NAME): why.",
-              "[disable_plugins]"]
-    lines += [f"{_q(k)} = {_q(v)}" for k, v in sorted(recipe.disable_plugins.items())]
+    if recipe.disable_plugins:   # (absent otherwise: a recipe's text is in its env's key)
+        lines += ["", "# pytest plugins of the environment its runs disable (-p no:NAME): "
+                  "why.", "[disable_plugins]"]
+        lines += [f"{_q(k)} = {_q(v)}" for k, v in sorted(recipe.disable_plugins.items())]
     return "\n".join(lines) + "\n"
 
 

@@ -100,3 +100,8 @@ def test_a_later_check_drops_what_loads_now_and_keeps_a_maintainers_entry():
     assert not recipes.with_plugin_check(recipe, {"new": "TypeError: y"})
     text = recipes.dump(recipe)
     assert '[disable_plugins]\n"mine" = "slow to load"' in text
+    # without any, the text is what it was before the table existed: every environment's
+    # key holds its recipe's text, and a new table there rebuilt them all
+    recipe.disable_plugins = {}
+    assert "disable_plugins" not in recipes.dump(recipe)
+    assert recipes.dump(recipe).endswith("[exclude]\n")
