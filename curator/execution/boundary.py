@@ -3203,19 +3203,12 @@ class ModuleValues:
             return None
         self.finding = True
         try:
-            spec = None
-            for finder in list(sys.meta_path):
-                find = getattr(finder, "find_spec", None)
-                if finder is self or find is None:
-                    continue
-                spec = find(fullname, path, target)
-                if spec is not None:
-                    break
+            spec = _spec_of_others(self, fullname, path, target)
         finally:
             self.finding = False
         if spec is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        spec.loader = _ValueTakingLoader(spec.loader, self, fullname)
+        spec.loader = _AfterRunLoader(spec.loader, lambda module: self.take(fullname, module))
         return spec
 
     def changed(self):
@@ -3232,25 +3225,6 @@ class ModuleValues:
                 if count >= MAX_MODULE_VALUES:
                     return out
         return out
-
-
-class _ValueTakingLoader:
-    """A module's own loader; after the module ran, its plain values are taken."""
-
-    def __init__(self, loader, values, name):
-        self._loader = loader
-        self._values = values
-        self._name = name
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        self._loader.exec_module(module)
-        self._values.take(self._name, module)
-
-    def __getattr__(self, name):
-        return getattr(self._loader, name)
 
 
 def set_module_values(values):
@@ -5649,17 +5623,10 @@ class RepositoryTargets:
 
             return importlib.machinery.ModuleSpec(fullname, _ProxyLoader(self),
                                                   origin=self.whole)
-        spec = None
-        for finder in list(sys.meta_path):
-            find = getattr(finder, "find_spec", None)
-            if finder is self or find is None:
-                continue
-            spec = find(fullname, path, target)
-            if spec is not None:
-                break
+        spec = _spec_of_others(self, fullname, path, target)
         if spec is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        spec.loader = _InstallingLoader(spec.loader, self)
+        spec.loader = _AfterRunLoader(spec.loader, self.install)
         return spec
 
     def install(self, module):
@@ -5783,19 +5750,32 @@ class _ProxyLoader:
         pass
 
 
-class _InstallingLoader:
-    """The module's own loader; after the module ran, its targets become proxies."""
+def _spec_of_others(finder, fullname, path, target):
+    """The spec the meta-path finders other than `finder` give for a module, or None."""
+    for other in list(sys.meta_path):
+        find = getattr(other, "find_spec", None)
+        if other is finder or find is None:
+            continue
+        spec = find(fullname, path, target)
+        if spec is not None:
+            return spec
+    return None
 
-    def __init__(self, loader, targets):
+
+class _AfterRunLoader:
+    """The module's own loader; after the module ran, `after(module)`: its targets become
+    proxies (`RepositoryTargets.install`), its plain values are taken (`ModuleValues`)."""
+
+    def __init__(self, loader, after):
         self._loader = loader
-        self._targets = targets
+        self._after = after
 
     def create_module(self, spec):
         return self._loader.create_module(spec)
 
     def exec_module(self, module):
         self._loader.exec_module(module)
-        self._targets.install(module)
+        self._after(module)
 
     def __getattr__(self, name):
         return getattr(self._loader, name)
