@@ -23,7 +23,7 @@ from curator.execution.engine import Engine, default_workers, resolve_backend
 from curator.execution.job import Job, Limits, RunResult
 from curator.problem import Problem
 from curator.progress import CancelCheck, Progress, checkpoint
-from curator.repos import checkout, environments, identity
+from curator.repos import checkout, environments, identity, recipes
 from curator.store import Store, now, repo_envs
 from curator.store import problems as problem_store
 from curator.store.runs import (  # noqa: F401  (re-exported: the runs API in one place)
@@ -127,6 +127,8 @@ def job_for(store: Store, workspace: Workspace, problem: Problem, solution_text:
     source = problem.source or {}
     job.symbol = source.get("symbol") or problem.entry_point
     job.env_preload = environments.preload_for(store, source.get("repo"), python)
+    recipe = recipes.load(workspace, source["repo"]) if source.get("repo") else None
+    job.disable_plugins = sorted(recipe.disable_plugins) if recipe is not None else []
     # What a cluster node needs to rebuild the checkout and environment itself.
     if source.get("repo") and source.get("commit"):
         job.repo = environments.portable_spec(store, source["repo"], source["commit"], python)

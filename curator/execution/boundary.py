@@ -3108,6 +3108,8 @@ _BASE_ENV = {}
 
 def ambient(base_env):
     state = {"cwd": os.getcwd(), "log_level": logging.getLogger().getEffectiveLevel()}
+    if _MODULE_VALUES:
+        state["module_values"] = _MODULE_VALUES[0].changed()
     env = os.environ
     state["env"] = {k: v for k, v in env.items() if base_env.get(k) != v}
     state["unset"] = [k for k in base_env if k not in env]
@@ -3118,6 +3120,7 @@ def ambient(base_env):
 
 
 def set_ambient(state):
+    set_module_values(state.get("module_values"))
     if not _BASE_ENV:
         _BASE_ENV["taken"] = dict(os.environ)   # the solution process's own, at its first call
     try:
@@ -3143,6 +3146,119 @@ def set_ambient(state):
                 torch.set_default_dtype(dtype)
             if bool(state.get("deterministic")) != torch.are_deterministic_algorithms_enabled():
                 torch.use_deterministic_algorithms(bool(state.get("deterministic")))
+        except Exception:
+            pass
+
+
+# Plain values of the repository's own modules that the test changed (pyro's
+# test_sample sets `pyro.distributions.stable.RADIUS = 0.02` around `d.sample`, whose
+# `_unsafe_standard_stable` is the target: the solution process read its own 0.01): the
+# judge takes each module's public numbers, strings, bytes, bools and Nones as the module
+# left them when it ran (a private one is the library's own bookkeeping, a lazy
+# initialisation's `_ready` whose table is no plain value: the solution's table would
+# stay unmade) (`ModuleValues`: those already imported when the judge starts, the
+# worker's, which ran no test; the rest as the judge imports them), and each call
+# carries those that differ now; the solution process sets them in its own modules
+# that hold the name and puts back, at the next call, those the judge no longer sends.
+# Values only, judge to solution: what a call changes in its own modules stays there.
+VALUE_TYPES = (bool, int, float, complex, str, bytes, type(None))
+MAX_MODULE_VALUES = 4096     # sent with a call at most (the rest are left as they are)
+_MODULE_VALUES = []          # the judge's ModuleValues, when it has one
+_SET_VALUES = {}             # solution process: (module, name) -> its own value
+
+
+def _same_value(a, b):
+    return a is b or (type(a) is type(b) and (a == b or (a != a and b != b)))
+
+
+class ModuleValues:
+    """In the judge of a repository run: the plain values of the modules of `roots` (the
+    repository's own package) as each module left them, and those changed since."""
+
+    def __init__(self, roots):
+        self.roots = frozenset(r for r in roots if r)
+        self.taken = {}
+        self.finding = False
+
+    def start(self):
+        for name, module in list(sys.modules.items()):
+            if self.ours(name):
+                self.take(name, module)
+        sys.meta_path.insert(0, self)
+        _MODULE_VALUES[:] = [self]
+
+    def ours(self, name):
+        return type(name) is str and name.partition(".")[0] in self.roots
+
+    def take(self, name, module):
+        space = getattr(module, "__dict__", None)
+        if type(space) is not dict or isinstance(module, SolutionModule):
+            return
+        self.taken[name] = (space, {key: value for key, value in space.items()
+                                    if type(value) in VALUE_TYPES and type(key) is str
+                                    and not key.startswith("_")})
+
+    def find_spec(self, fullname, path=None, target=None):
+        if self.finding or not self.ours(fullname) or fullname in self.taken:
+            return None
+        self.finding = True
+        try:
+            spec = _spec_of_others(self, fullname, path, target)
+        finally:
+            self.finding = False
+        if spec is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        spec.loader = _AfterRunLoader(spec.loader, lambda module: self.take(fullname, module))
+        return spec
+
+    def changed(self):
+        """{module: {name: value}}: the plain values that are not as the module left them
+        (a name gone, or now holding anything but a plain value, is left out)."""
+        out, count = {}, 0
+        for name, (space, values) in self.taken.items():
+            for key, old in values.items():
+                new = space.get(key, _MISSING)
+                if new is old or type(new) not in VALUE_TYPES or _same_value(new, old):
+                    continue
+                out.setdefault(name, {})[key] = new
+                count += 1
+                if count >= MAX_MODULE_VALUES:
+                    return out
+        return out
+
+
+def set_module_values(values):
+    """In the solution process: the judge's changed plain values set in its own modules
+    that are imported (a name its module does not hold is left alone); those set at an
+    earlier call that the judge no longer sends get their own value back."""
+    wanted = {}
+    if type(values) is dict:
+        for module, names in values.items():
+            if type(module) is not str or type(names) is not dict:
+                continue
+            for key, value in names.items():
+                if type(key) is str and not key.startswith("_") and \
+                        type(value) in VALUE_TYPES:
+                    wanted[(module, key)] = value
+    for where in [w for w in _SET_VALUES if w not in wanted]:
+        own = _SET_VALUES.pop(where)
+        module = sys.modules.get(where[0])
+        if module is not None:
+            try:
+                setattr(module, where[1], own)
+            except Exception:
+                pass
+    for where, value in wanted.items():
+        module = sys.modules.get(where[0])
+        space = getattr(module, "__dict__", None)
+        if type(space) is not dict or where[1] not in space:
+            continue
+        if where not in _SET_VALUES:
+            if type(space[where[1]]) not in VALUE_TYPES:
+                continue   # not a plain value here: the solution's module differs
+            _SET_VALUES[where] = space[where[1]]
+        try:
+            setattr(module, where[1], value)
         except Exception:
             pass
 
@@ -5507,17 +5623,10 @@ class RepositoryTargets:
 
             return importlib.machinery.ModuleSpec(fullname, _ProxyLoader(self),
                                                   origin=self.whole)
-        spec = None
-        for finder in list(sys.meta_path):
-            find = getattr(finder, "find_spec", None)
-            if finder is self or find is None:
-                continue
-            spec = find(fullname, path, target)
-            if spec is not None:
-                break
+        spec = _spec_of_others(self, fullname, path, target)
         if spec is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        spec.loader = _InstallingLoader(spec.loader, self)
+        spec.loader = _AfterRunLoader(spec.loader, self.install)
         return spec
 
     def install(self, module):
@@ -5641,19 +5750,32 @@ class _ProxyLoader:
         pass
 
 
-class _InstallingLoader:
-    """The module's own loader; after the module ran, its targets become proxies."""
+def _spec_of_others(finder, fullname, path, target):
+    """The spec the meta-path finders other than `finder` give for a module, or None."""
+    for other in list(sys.meta_path):
+        find = getattr(other, "find_spec", None)
+        if other is finder or find is None:
+            continue
+        spec = find(fullname, path, target)
+        if spec is not None:
+            return spec
+    return None
 
-    def __init__(self, loader, targets):
+
+class _AfterRunLoader:
+    """The module's own loader; after the module ran, `after(module)`: its targets become
+    proxies (`RepositoryTargets.install`), its plain values are taken (`ModuleValues`)."""
+
+    def __init__(self, loader, after):
         self._loader = loader
-        self._targets = targets
+        self._after = after
 
     def create_module(self, spec):
         return self._loader.create_module(spec)
 
     def exec_module(self, module):
         self._loader.exec_module(module)
-        self._targets.install(module)
+        self._after(module)
 
     def __getattr__(self, name):
         return getattr(self._loader, name)

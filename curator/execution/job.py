@@ -62,6 +62,9 @@ class Job:
     symbol: str | None = None
     python: str | None = None          # interpreter for repo-backed runs
     env_preload: list[str] = field(default_factory=list)  # its warm workers import these
+    # pytest plugins of the environment its runs disable (-p no:NAME): ones that stop
+    # pytest from starting there (the repository's recipe, `disable_plugins`)
+    disable_plugins: list[str] = field(default_factory=list)
     # {"url", "commit", "lock", "python_version"}: lets a cluster node rebuild the
     # checkout and environment itself (None: the job runs only where repo_dir is).
     repo: dict | None = None

@@ -150,13 +150,14 @@ class WorkerProcess:
                  python: str | None = None, ro_binds: list[tuple[str, str]] | None = None,
                  nproc_base: int = 0, group: cgroups.SlotGroup | None = None,
                  repo_mode: bool = False, preload: tuple[str, ...] | None = None,
-                 run_cache: str | None = None):
+                 run_cache: str | None = None, disable_plugins: tuple[str, ...] = ()):
         self.settings = settings
         self.isolation = isolation
         self.warm = warm
         self.python = python
         self.repo_mode = repo_mode
         self.preload = tuple(settings.preload if preload is None else preload)
+        self.disable_plugins = tuple(disable_plugins)
         self._lib: str | None = None
         self.ro_binds = ro_binds or []
         self.run_cache = run_cache
@@ -185,6 +186,7 @@ class WorkerProcess:
             "nproc_base": self.nproc_base,
             "tmp_root": tmp_root, "wipe_tmp": strong,
             "slot_cgroup": self.group is not None, "repo_mode": self.repo_mode,
+            "disable_plugins": list(self.disable_plugins),
             "shared_checkout": strong and any(i == REPO_MOUNT for _, i in self.ro_binds),
             "run_cache": RUN_CACHE_MOUNT if strong and self.run_cache else None}
         interpreter = (self.python or sys.executable) if self.repo_mode else sys.executable
@@ -529,7 +531,9 @@ class LocalPool(Pool):
         # interpreter path with other packages, `repo env` or a rebuild's missing-module
         # pass) gets fresh workers, not ones that imported the old packages.
         lock = hashlib.sha256(str((job.repo or {}).get("lock") or "").encode()).hexdigest()
-        key = (job.python or sys.executable, os.path.realpath(job.repo_dir), preload, lock)
+        plugins_off = tuple(job.disable_plugins)
+        key = (job.python or sys.executable, os.path.realpath(job.repo_dir), preload, lock,
+               plugins_off)
         workers = self._repo_workers.setdefault(slot, {})
         worker = workers.pop(key, None)
         if worker is not None and not worker.alive:
@@ -543,7 +547,8 @@ class LocalPool(Pool):
                                    python=job.python, ro_binds=binds,
                                    nproc_base=self._nproc_base, repo_mode=True,
                                    preload=preload, group=self._groups.get(slot),
-                                   run_cache=self._run_cache(job))
+                                   run_cache=self._run_cache(job),
+                                   disable_plugins=plugins_off)
             worker.start()
             try:
                 worker.wait_ready()

@@ -93,12 +93,14 @@ class Settings:
     # the environment's run cache (`views`): judge/ and solution/, written by the worker
     run_cache: str | None = None
     left_out: tuple[str, ...] = ()  # preloads this worker started again without, and why
+    disable_plugins: tuple[str, ...] = ()   # its jobs' (Job.disable_plugins): not imported
 
     @classmethod
     def from_json(cls, text: str) -> Settings:
         data = json.loads(text)
         data["preload"] = tuple(data.get("preload") or ())
         data["left_out"] = tuple(data.get("left_out") or ())
+        data["disable_plugins"] = tuple(data.get("disable_plugins") or ())
         return cls(**data)
 
 
@@ -293,7 +295,8 @@ class Worker:
             os.dup2(quiet, 1)
             os.dup2(quiet, 2)
             os.chdir(folder)
-            args = ["-q", "-p", "no:cacheprovider", "--rootdir", str(folder),
+            args = ["-q", "-p", "no:cacheprovider", *disabled_plugins(
+                self.settings.disable_plugins), "--rootdir", str(folder),
                     "-c", str(folder / "pytest.ini"), str(folder)]
             code, late = _session_imports(args)
             problem = [] if code in (0, 5) else \
@@ -649,6 +652,9 @@ class Worker:
             reporter.extra = lambda: {"boundary": link.timings()}
             boundary.configure_allowed(repo_roots(Path(job.repo_dir), job))
             module, targets, whole = repo_targets(checkout, job)
+            # the repository's own modules' plain values a test changes reach the
+            # solution process with each call (`boundary.ModuleValues`)
+            boundary.ModuleValues([module.split(".")[0]]).start()
             installer = boundary.RepositoryTargets(link, module, targets,
                                                    report=reporter.send, whole=whole)
             installer.start()
@@ -1312,10 +1318,15 @@ def _session_imports(args: list[str]) -> tuple[int, list[str]]:
         return 70, []
 
 
+def disabled_plugins(names) -> list[str]:
+    """pytest's arguments that disable the plugins named (pytest11 entry point names)."""
+    return [arg for name in names or () for arg in ("-p", f"no:{name}")]
+
+
 def repo_pytest_args(job: Job, rootdir: str) -> list[str]:
     """pytest's arguments for a repo-backed run, the same warm and cold."""
     return ["-q", "--color=no", "--tb=native", "-p", "no:cacheprovider", "--rootdir", rootdir,
-            *(job.node_ids or []),
+            *disabled_plugins(job.disable_plugins), *(job.node_ids or []),
             *[arg for node in job.deselect for arg in ("--deselect", node)]]
 
 

@@ -202,12 +202,16 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
             os.path.exists(existing["python"]) and finished(existing["path"]) == key:
         # a checkout written anew gets the environment's compiled extension back
         extbuild.restore_for_run(existing["path"], commit, checkout)
+        # one built before its plugins were checked is checked once now
+        notes = plugins_checked(workspace, recipe, existing["python"], existing["path"], key,
+                                settings=workspace.config.execution
+                                if workspace.config is not None else None)
         return EnvReport(python=existing["python"],
                          python_version=existing["python_version"], path=existing["path"],
                          seconds=time.monotonic() - started, packages=existing["packages"],
                          reused=True, package=existing["package"], lock=existing["lock"],
                          status=existing["status"], reason=existing["reason"],
-                         skipped=existing["left_out"], **base)
+                         skipped=existing["left_out"], notes=notes, **base)
     options = uv.pip_options()
     settings = workspace.config.execution if workspace.config is not None else None
     step(1, "venv")
@@ -394,6 +398,8 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                               tests)
             status = "built" if ok else "broken"
             reason = "" if ok else with_why_left_out(reason, without)
+        plugin_notes = plugins_checked(workspace, recipe, env_python, target, key,
+                                       settings=settings) if status == "built" else []
         step(6, "list")
         packages = uv.installed(env_python, options)
         version_line = identity.check_python(env_python)
@@ -418,10 +424,42 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                      package=wanted.package, repo_installed=repo_installed, lock=lock,
                      status=status, reason=reason,
                      notes=[*(resolution.notes if resolution is not None else []),
-                            *([built_note] if built_note else [])], **base)
+                            *([built_note] if built_note else []), *plugin_notes], **base)
 
 
 FINISHED = Path(".curator") / "finished"   # in an environment: the key of its last build
+PLUGINS_CHECKED = Path(".curator") / "plugins-checked"   # the key its plugins were checked at
+
+
+def plugins_checked(workspace: Workspace, recipe: recipes.Recipe, env_python: str,
+                    target: str | Path, key: str, settings=None) -> list[str]:
+    """The environment's pytest plugins checked (`importcheck.check_plugins`) once per
+    build: those that stop pytest from starting go into the recipe's disable_plugins with
+    their error, and runs disable them (`-p no:NAME`) instead of every run ending before
+    its first test; an earlier check's entry for a plugin that loads now goes. Notes for
+    the report (nothing when all load)."""
+    marker = Path(target) / PLUGINS_CHECKED
+    try:
+        if marker.read_text(encoding="utf-8").strip() == key:
+            return []
+    except OSError:
+        pass
+    found = importcheck.check_plugins(env_python, settings)
+    if found.error and not found.broken and not found.names:
+        return [found.error]   # not checked (weak isolation without consent): next time
+    if recipes.with_plugin_check(recipe, found.broken):
+        recipes.save(workspace, recipe)
+    notes = [f"pytest plugin {name} disabled for runs (recipe disable_plugins): {why}"
+             for name, why in sorted(found.broken.items())]
+    if not found.ok:
+        notes.append(f"{found.error}; it does not start with the failing plugins "
+                     "disabled either" if found.broken else found.error)
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(key + "\n", encoding="utf-8")
+    except OSError:
+        pass
+    return notes
 
 
 def finished(path: str | Path) -> str | None:

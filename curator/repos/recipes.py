@@ -4,7 +4,9 @@ Whatever a maintainer decides for one repository's environment lives there: the 
 version, more requirements (`extras`), `overrides` (a declared requirement replaced, or
 left out with ""), the frameworks the environment must import before it counts as built,
 `build` steps for compiled extensions (run in the checkout with the environment's
-Python), and upstream tests excluded with their cause. `curator repo env` writes a first
+Python), upstream tests excluded with their cause, and the environment's pytest plugins
+its runs disable (`-p no:NAME`) with why (one that stops pytest from starting, found when
+the environment is built or first reused: `importcheck.check_plugins`). `curator repo env` writes a first
 version when there is none and reads it on every build; `curator dlbench rebuild` adds
 the tests its triage excluded. The next person rebuilds the same environment from the
 file and the lock.
@@ -33,6 +35,8 @@ class Recipe:
     frameworks: list[str] = field(default_factory=list)
     build: list[str] = field(default_factory=list)
     exclude: dict[str, str] = field(default_factory=dict)   # node id -> "cause: why"
+    # pytest plugin (its pytest11 entry point name) -> why runs disable it
+    disable_plugins: dict[str, str] = field(default_factory=dict)
     path: Path | None = None
 
 
@@ -81,7 +85,8 @@ def load(workspace: Workspace, url: str) -> Recipe | None:
                            f"{', '.join(FRAMEWORKS)}")
     return Recipe(repo=str(data.get("repo") or url), python=python, extras=strings("extras"),
                   overrides=table("overrides"), frameworks=frameworks,
-                  build=strings("build"), exclude=table("exclude"), path=path)
+                  build=strings("build"), exclude=table("exclude"),
+                  disable_plugins=table("disable_plugins"), path=path)
 
 
 def _q(text: str) -> str:
@@ -108,7 +113,29 @@ def dump(recipe: Recipe) -> str:
     lines += ["", "# Upstream tests left out of this repository's problems: \"cause: why\"",
               "# (needs_gpu, needs_network, flaky, fails_upstream).", "[exclude]"]
     lines += [f"{_q(k)} = {_q(v)}" for k, v in sorted(recipe.exclude.items())]
+    if recipe.disable_plugins:   # (absent otherwise: a recipe's text is in its env's key)
+        lines += ["", "# pytest plugins of the environment its runs disable (-p no:NAME): "
+                  "why.", "[disable_plugins]"]
+        lines += [f"{_q(k)} = {_q(v)}" for k, v in sorted(recipe.disable_plugins.items())]
     return "\n".join(lines) + "\n"
+
+
+# The reason a plugin the environment check found stopping pytest is recorded with; such
+# an entry goes when a later check finds the plugin loads (a maintainer's stays).
+PLUGIN_STOPS = "stops pytest from starting here: "
+
+
+def with_plugin_check(recipe: Recipe, broken: dict[str, str]) -> bool:
+    """The recipe's disabled plugins after an environment check that found `broken`
+    (name -> error): those added, an earlier check's that load now dropped. Whether it
+    changed."""
+    before = dict(recipe.disable_plugins)
+    kept = {k: v for k, v in recipe.disable_plugins.items()
+            if not v.startswith(PLUGIN_STOPS) or k in broken}
+    kept.update({name: PLUGIN_STOPS + why for name, why in broken.items()
+                 if name not in kept or kept[name].startswith(PLUGIN_STOPS)})
+    recipe.disable_plugins = kept
+    return kept != before
 
 
 def save(workspace: Workspace, recipe: Recipe) -> Path:
