@@ -122,6 +122,20 @@ def _constant(link, value):
         link.unchanged_request_tensor(value) is not None
 
 
+def lendable(link, value):
+    """A gradient the solution may give the judge under create_graph as a leaf of its own:
+    one of its own leaves that requires grad (backpack's R_op differentiates
+    `grad(out, params, ws, create_graph=True)` with respect to `ws`, zeros it made). The
+    judge keeps its copy in the call's request and says where, so a later request names
+    it; a derivative with respect to it is the judge's, exact. Any other gradient that
+    requires grad would lose its own derivative: the limit."""
+    import torch
+
+    base = torch._C.TensorBase
+    return value is not None and bool(base.requires_grad.__get__(value)) and \
+        bool(base.is_leaf.__get__(value)) and link.unchanged_request_tensor(value) is None
+
+
 def _grad(link, real_grad, bound):
     args = bound.arguments
     outputs, inputs = _tensors(args["outputs"]), _tensors(args["inputs"])
@@ -154,7 +168,7 @@ def _grad(link, real_grad, bound):
         # nothing of the judge's graph lies between (or only the one input itself):
         # the solution's own autograd has the whole answer
         return _finish(own, inputs, allow_unused, args["materialize_grads"])
-    if create_graph and not all(_constant(link, v) for _, v in reached):
+    if create_graph and not all(_constant(link, v) or lendable(link, v) for _, v in reached):
         link.limit(LIMIT)
     across = link.ask_autograd(
         "grad", [link.request_index(t) for t, _ in reached], [v for _, v in reached],

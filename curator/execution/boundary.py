@@ -951,6 +951,20 @@ def _fill_closure(func, state):
     return None
 
 
+def _judge_leaf(value):
+    """A judge tensor a read or an iteration gives that autograd across may name in the
+    open call: a leaf that requires grad (a parameter of a handle module, which backpack's
+    R_op, under Laplace's fit, differentiates the module's output with respect to). A
+    non-leaf (a DataLoader's batch sliced from an X that requires grad) stays data."""
+    if torch is None or not isinstance(value, torch.Tensor):
+        return False
+    base = torch._C.TensorBase
+    try:
+        return bool(base.requires_grad.__get__(value)) and bool(base.is_leaf.__get__(value))
+    except Exception:   # noqa: BLE001 - not a plain tensor: data, as before
+        return False
+
+
 def _hook_handle(obj):
     """torch's RemovableHandle whose dicts are gone (a copy of a module's hook dict that
     nothing else held) pickles their dead references as None, which its __setstate__
@@ -1364,6 +1378,9 @@ TENSORFLOW_REBUILDERS = {("tensorflow.python.framework.ops", "convert_to_tensor"
 LIBRARY_REBUILDERS |= PANDAS_REBUILDERS | SKLEARN_REBUILDERS | TENSORFLOW_REBUILDERS
 NAMED_REBUILDERS = PANDAS_REBUILDERS | SKLEARN_REBUILDERS | TENSORFLOW_REBUILDERS
 CYTHON_FUNCTIONS = {"cython_function_or_method", "fused_cython_function"}
+
+
+MAX_LENT_INDEX = 1 << 24   # a place in a call's request (an autograd answer's lent leaf)
 
 
 class MirrorState:
@@ -2787,15 +2804,32 @@ class SolutionLink:
         and wait for the result, serving the judge's frames meanwhile. The results are
         the judge's tensors of this call, placed as it placed them in its request."""
         with self._asking():
-            return self.ask_judge(b"A", self.dumps((op, outputs, grads, inputs, flags)),
-                                  b"a", in_this_call=True)
+            answer = self.ask_judge(b"A", self.dumps((op, outputs, grads, inputs, flags)),
+                                    b"a", in_this_call=True)
+        if type(answer) is not tuple or len(answer) != 2 or type(answer[1]) is not list:
+            raise NotData("an autograd answer of the wrong shape")
+        result, lent = answer
+        for position, index in lent:
+            # this process's own leaf the judge keeps at that place of the call's request
+            # (see JudgeLink._serve_autograd): a later request names it there
+            if type(position) is not int or type(index) is not int or \
+                    not 0 <= position < len(grads) or not 0 <= index < MAX_LENT_INDEX:
+                raise NotData("an autograd answer of the wrong shape")
+            while len(self.request) <= index:
+                self.request.append(None)
+            self.request[index] = grads[position]
+            self.versions[id(grads[position])] = _tensor_state(grads[position])
+            self.origins_of[index] = "leaf"
+        return result
 
-    def ask_judge(self, frame, payload, answer, in_this_call=False):
+    def ask_judge(self, frame, payload, answer, in_this_call=False, joined=None):
         """Send the judge one request and wait for its `answer` frame (or `e`, its
         exception), serving the calls and backward passes it makes meanwhile, each from
         a fresh call state. The answer is read in a fresh state too (a callback's value is
         new to this call), or in_this_call in the current call's (its tensors are this
-        call's); afterwards the current call's state is as it was."""
+        call's), as is the `joined` answer (a read's parameter the judge put in this
+        call's request, `_judge_leaf`); afterwards the current call's state is as it
+        was."""
         saved = (self.request, self.versions, self.grad_inputs, self.outputs,
                  self.origins_of)
         send_frame(self.sock, frame, payload)
@@ -2806,8 +2840,8 @@ class SolutionLink:
                     os._exit(0)
                 self.request, self.versions, self.grad_inputs = [], {}, []
                 self.outputs, self.origins_of = None, {}
-                if kind == answer:
-                    if in_this_call:
+                if kind == answer or (joined is not None and kind == joined):
+                    if in_this_call or (kind == joined and self.serving):
                         (self.request, self.versions, self.grad_inputs, self.outputs,
                          self.origins_of) = saved
                     return self.loads(reply)
@@ -3042,7 +3076,8 @@ class SolutionLink:
         read in a fresh state, as the judge encodes it (`_serve_callback_eagerly`)."""
         with self._asking():
             reply = self.ask_judge(b"C", self.dumps((handle, op, name, args, kwargs)),
-                                   b"r", in_this_call=bool(self.serving) and op == "call")
+                                   b"r", in_this_call=bool(self.serving) and op == "call",
+                                   joined=b"j" if op != "call" else None)
         if op != "call":
             return reply
         if type(reply) is not tuple or len(reply) != 2 or type(reply[1]) is not list:
@@ -4555,6 +4590,17 @@ class JudgeLink:
         self.current = None
         try:
             request = self.parse_autograd(self._loads(payload))
+            # the solution's own leaves it gives as gradients under create_graph (backpack's
+            # R_op: `torch.autograd.grad(out, params, ws, create_graph=True)` and then the
+            # result differentiated with respect to `ws`): kept in this call's request, so a
+            # later request can name them, and said where (see autograd_across.lendable)
+            lent = []
+            flags, grads = request[4], request[2]
+            if isinstance(flags, dict) and flags.get("create_graph") is True and \
+                    isinstance(grads, list):
+                for position, grad in enumerate(grads):
+                    if _judge_leaf(grad) and not any(grad is t for t in self.request):
+                        lent.append((position, self.register_request_tensor(grad)))
             try:
                 result = autograd_across.serve_autograd(self.request, *request)
             except autograd_across.NotAutograd:
@@ -4563,7 +4609,7 @@ class JudgeLink:
                 record = exception_record(exc)
                 self._send(b"e", self.dumps((*record[:4], "", record[5])))
                 return
-            self._send(b"a", self.dumps(result))
+            self._send(b"a", self.dumps((result, lent)))
         except autograd_across.NotAutograd as exc:
             raise self.violation(str(exc)) from None
         finally:
@@ -4615,9 +4661,10 @@ class JudgeLink:
             # can name them; a read's or an iteration's (a DataLoader's batch, which
             # Laplace's fit differentiates with create_graph down to its own copies) and
             # any value outside a call: a request of their own
-            self.request, self.grad_request = call_request \
-                if self.open_calls and op == "call" else ([], [])
-            self.callback_value = op == "call"
+            joined = bool(self.open_calls) and (op == "call" or _judge_leaf(result))
+            self.request, self.grad_request = call_request if joined else ([], [])
+            self.callback_value = joined
+            answer = b"r" if op == "call" or not joined else b"j"
             try:
                 if held is None:
                     value = self.dumps(result)
@@ -4626,7 +4673,7 @@ class JudgeLink:
                     value = self.dumps((result, _changed_items(held)))
             finally:
                 self.callback_value = False
-            self._send(b"r", value)
+            self._send(answer, value)
         except BoundaryError:
             raise
         except BaseException as exc:

@@ -1521,7 +1521,8 @@ def _repo_roots(checkout: str, relpath: str | None, node_ids: tuple[str, ...],
     found = module_name(Path(checkout), relpath) if relpath else None
     if found:
         roots.append(found[0].split(".")[0])
-    for name in [*preload, *test_libraries(Path(checkout), node_ids)]:
+    for name in [*preload, *test_libraries(Path(checkout), node_ids),
+                 *module_libraries(Path(checkout), relpath)]:
         top = str(name).split(".")[0]
         if top and top not in roots:
             roots.append(top)
@@ -1604,6 +1605,23 @@ def test_libraries(checkout: Path, node_ids) -> list[str]:
         for folder in [checkout, *[checkout.joinpath(*PurePosixPath(relpath).parts[:i])
                                    for i in range(1, len(PurePosixPath(relpath).parts))]]:
             files.append(folder / "conftest.py")
+    return imported_packages(files)
+
+
+def module_libraries(checkout: Path, relpath: str | None) -> list[str]:
+    """Third-party packages the repository's own module under test imports, read from the
+    checkout's file (never the candidate's text): what its target returns is made of them
+    (nncf's `load_model` returns the torchvision model it names, a SqueezeNet, which the
+    tests hand to torch.onnx.export; its test file never imports torchvision)."""
+    if not relpath or PurePosixPath(relpath).is_absolute() or \
+            ".." in PurePosixPath(relpath).parts:
+        return []
+    return imported_packages([checkout / relpath])
+
+
+def imported_packages(files) -> list[str]:
+    """The top-level third-party packages the given source files import (absolute
+    imports only; a file that cannot be read or parsed adds none)."""
     found: list[str] = []
     for path in dict.fromkeys(files):
         try:

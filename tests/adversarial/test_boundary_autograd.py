@@ -255,3 +255,69 @@ def test_forged_autograd_frames_cannot_pass(engine, name):
     assert control.outcome == "failed", (control.outcome, control.reason)
     result = run_one(engine, ATTACKS[name], ATTACK_TESTS, timeout=60)
     assert result.outcome == "tampered", (name, result.outcome, result.reason)
+
+
+# backpack's R_op (under Laplace's fit, curvlinops' GGN): the Jacobian of a model's output
+# with respect to its parameters times v, as a double backward: g = grad(out, params, ws,
+# create_graph=True) for zeros ws of its own, then grad(g, ws, v). The model is the
+# test's own class (a handle in the solution process), its parameters come from iterating
+# it, and the first grad answered None for them (they were data of their own request, not
+# names in the call's), so the second failed ("Expected output to be a torch.Tensor");
+# with them named, `ws` requiring grad under create_graph was the limit.
+R_OP_TESTS = """\
+import torch
+from torch import nn
+
+from solution import r_op
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3, 4)
+        self.fc2 = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc2(torch.tanh(self.fc1(x)))
+
+
+def jvp(out, params, vs):
+    ws = torch.zeros_like(out).requires_grad_(True)
+    gs = torch.autograd.grad(out, params, grad_outputs=ws, create_graph=True)
+    return torch.autograd.grad(gs, ws, grad_outputs=vs)[0]
+
+
+def test_r_op_through_the_tests_own_model():
+    torch.manual_seed(0)
+    net = Net()
+    x = torch.randn(5, 3)
+    params = list(net.parameters())
+    vs = [torch.randn_like(p) for p in params]
+    expected = jvp(net(x), params, vs)
+    assert torch.allclose(r_op(net, x, vs), expected, atol=1e-6)
+    last = list(net.fc2.parameters())
+    assert torch.allclose(r_op(net, x, vs[2:], net.fc2), jvp(net(x), last, vs[2:]),
+                          atol=1e-6)
+"""
+R_OP = """\
+import torch
+
+
+def r_op(model, x, vs, layer=None):
+    out = model(x)
+    params = list((layer or model).parameters())
+    ws = torch.zeros_like(out).requires_grad_(True)
+    gs = torch.autograd.grad(out, params, grad_outputs=ws, create_graph=True,
+                             retain_graph=True, allow_unused=True)
+    re = torch.autograd.grad(gs, ws, grad_outputs=vs, create_graph=True,
+                             retain_graph=True, allow_unused=True)
+    return re[0].detach()
+"""
+
+
+def test_a_double_backward_through_the_tests_model_parameters(engine):
+    result = run_one(engine, R_OP, R_OP_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.reason, result.stdout[-4000:])
+    doubled = R_OP.replace("grad_outputs=vs", "grad_outputs=[2 * v for v in vs]")
+    wrong = run_one(engine, doubled, R_OP_TESTS, timeout=60)
+    assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
