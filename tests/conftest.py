@@ -29,6 +29,11 @@ def _isolated_env(monkeypatch):
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "tester@localhost")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "tester")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "tester@localhost")
+    # Engines the tests do not size run one worker: `make test` already keeps every core
+    # busy with pytest processes, and each further warm worker costs seconds of CPU to
+    # start (a repository's run started two, one per slot, for a triage's three runs).
+    # Tests of several workers ask for them.
+    monkeypatch.setenv("CURATOR_WORKERS", "1")
 
 
 @pytest.fixture(scope="session")

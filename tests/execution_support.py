@@ -75,13 +75,15 @@ def start_engine(isolation: str, workers: int = 2) -> Engine:
     return engine
 
 
-def engine_fixture(params=("strong", "weak")):
-    """A module-scoped fixture yielding a started engine per isolation level."""
+def engine_fixture(params=("strong", "weak"), workers: int = 1):
+    """A module-scoped fixture yielding a started engine per isolation level (of one
+    worker unless asked: a batch's jobs then run one after the other on the same warm
+    worker, as most runs of a real engine do)."""
     marks = {"strong": [needs_bwrap], "weak": []}
 
     @pytest.fixture(scope="module", params=[pytest.param(p, marks=marks[p]) for p in params])
     def _engine(request):
-        engine = start_engine(request.param)
+        engine = start_engine(request.param, workers=workers)
         assert engine.isolation == request.param
         yield engine
         engine.close()

@@ -40,7 +40,18 @@ def resolve_backend(conf: ExecutionConfig | None, backend: str | None = None,
     return backend, address
 
 
+WORKERS_VAR = "CURATOR_WORKERS"
+
+
 def default_workers() -> int:
+    """Workers when neither the command nor [execution] workers says: CURATOR_WORKERS
+    when set (a whole number of at least 1), else the CPUs this process may use."""
+    value = os.environ.get(WORKERS_VAR, "").strip()
+    if value:
+        if not value.isdigit() or int(value) < 1:
+            raise CuratorError(f"{WORKERS_VAR}={value!r}: expected a whole number of "
+                               "at least 1")
+        return int(value)
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):

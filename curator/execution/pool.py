@@ -120,6 +120,28 @@ class Pool(ABC):
     def info(self) -> dict: ...
 
 
+# (interpreter, lock digest, plugins disabled) -> the modules a pytest session of that
+# environment imported, as its first warm worker found them before any job ran (the
+# worker's own trusted start-up: `Worker._import_pytest_plugins`). Later workers of the
+# environment, in any engine of this process, import those instead of running the
+# session again. Kept only while it fits a worker's command line.
+_PLUGIN_IMPORTS: dict[tuple, list[str]] = {}
+_PLUGIN_IMPORTS_LOCK = threading.Lock()
+PLUGIN_IMPORTS_MAX_BYTES = 64 * 1024   # one argument may hold 128 KiB (MAX_ARG_STRLEN)
+
+
+def known_plugin_imports(key: tuple) -> list[str] | None:
+    with _PLUGIN_IMPORTS_LOCK:
+        return _PLUGIN_IMPORTS.get(key)
+
+
+def remember_plugin_imports(key: tuple, names: list[str] | None) -> None:
+    if names is None or len(json.dumps(names)) > PLUGIN_IMPORTS_MAX_BYTES:
+        return
+    with _PLUGIN_IMPORTS_LOCK:
+        _PLUGIN_IMPORTS.setdefault(key, names)
+
+
 class WorkerDied(Exception):
     """The worker process ended (or stopped answering) while it held a job."""
 
@@ -150,7 +172,8 @@ class WorkerProcess:
                  python: str | None = None, ro_binds: list[tuple[str, str]] | None = None,
                  nproc_base: int = 0, group: cgroups.SlotGroup | None = None,
                  repo_mode: bool = False, preload: tuple[str, ...] | None = None,
-                 run_cache: str | None = None, disable_plugins: tuple[str, ...] = ()):
+                 run_cache: str | None = None, disable_plugins: tuple[str, ...] = (),
+                 plugin_imports: list[str] | None = None):
         self.settings = settings
         self.isolation = isolation
         self.warm = warm
@@ -158,6 +181,8 @@ class WorkerProcess:
         self.repo_mode = repo_mode
         self.preload = tuple(settings.preload if preload is None else preload)
         self.disable_plugins = tuple(disable_plugins)
+        self.plugin_imports = plugin_imports   # given to it (`known_plugin_imports`)
+        self.found_plugin_imports: list[str] | None = None   # what its ready message said
         self._lib: str | None = None
         self.ro_binds = ro_binds or []
         self.run_cache = run_cache
@@ -187,6 +212,7 @@ class WorkerProcess:
             "tmp_root": tmp_root, "wipe_tmp": strong,
             "slot_cgroup": self.group is not None, "repo_mode": self.repo_mode,
             "disable_plugins": list(self.disable_plugins),
+            "plugin_imports": self.plugin_imports,
             "shared_checkout": strong and any(i == REPO_MOUNT for _, i in self.ro_binds),
             "run_cache": RUN_CACHE_MOUNT if strong and self.run_cache else None}
         interpreter = (self.python or sys.executable) if self.repo_mode else sys.executable
@@ -228,7 +254,11 @@ class WorkerProcess:
         message = self._read_message(time.monotonic() + timeout_s)
         if "ready" not in message:
             raise WorkerDied(f"unexpected worker message: {str(message)[:200]}")
-        self.versions = message["ready"]
+        ready = dict(message["ready"])
+        found = ready.pop("plugin_imports", None)
+        if isinstance(found, list) and all(isinstance(n, str) for n in found):
+            self.found_plugin_imports = found
+        self.versions = ready
         return self.versions
 
     def execute(self, job: Job, marker: str) -> RunResult:
@@ -543,18 +573,21 @@ class LocalPool(Pool):
         if worker is None:
             while len(workers) >= REPO_WORKERS_PER_SLOT:   # the least recently used goes
                 workers.pop(next(iter(workers))).close()
+            session_key = (key[0], lock, plugins_off)
             worker = WorkerProcess(self.settings, self.isolation, warm=True,
                                    python=job.python, ro_binds=binds,
                                    nproc_base=self._nproc_base, repo_mode=True,
                                    preload=preload, group=self._groups.get(slot),
                                    run_cache=self._run_cache(job),
-                                   disable_plugins=plugins_off)
+                                   disable_plugins=plugins_off,
+                                   plugin_imports=known_plugin_imports(session_key))
             worker.start()
             try:
                 worker.wait_ready()
             except WorkerDied:
                 worker.close(kill=True)
                 return self._run_cold(slot, job)
+            remember_plugin_imports(session_key, worker.found_plugin_imports)
         workers[key] = worker
         marker = secrets.token_hex(8)
         try:

@@ -94,6 +94,9 @@ class Settings:
     run_cache: str | None = None
     left_out: tuple[str, ...] = ()  # preloads this worker started again without, and why
     disable_plugins: tuple[str, ...] = ()   # its jobs' (Job.disable_plugins): not imported
+    # what a pytest session in this environment imported, as an earlier worker of the
+    # same environment found it before any job (`_import_pytest_plugins`): not run again
+    plugin_imports: tuple[str, ...] | None = None
 
     @classmethod
     def from_json(cls, text: str) -> Settings:
@@ -101,6 +104,8 @@ class Settings:
         data["preload"] = tuple(data.get("preload") or ())
         data["left_out"] = tuple(data.get("left_out") or ())
         data["disable_plugins"] = tuple(data.get("disable_plugins") or ())
+        if data.get("plugin_imports") is not None:
+            data["plugin_imports"] = tuple(data["plugin_imports"])
         return cls(**data)
 
 
@@ -140,6 +145,7 @@ class Worker:
         self._judge_state: tuple | None = None   # what configuring installed, for judges
         self._judge_fds: frozenset[int] = frozenset()   # descriptors it opened (/dev/null)
         self._zygote: Zygote | None = None  # forks solution processes; never sees a job
+        self.plugin_imports: list[str] | None = None   # what its pytest session imported
 
     # -- start-up ---------------------------------------------------------------------
 
@@ -277,6 +283,11 @@ class Worker:
         reaches a judge: the repository's own ini, conftests and options are read
         by each judge's own pytest.main. Returns what went wrong, if anything (the runs
         then import the plugins themselves, as before).
+
+        The session's list is the same for every worker of one environment (an empty
+        folder, the same plugins): the engine hands a later worker of that environment
+        the list the first one found (Settings.plugin_imports), and the session, about a
+        second and a half of CPU, is not run again.
         """
         folder = Path(tempfile.mkdtemp(prefix="plugins-", dir=self.private))
         (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
@@ -298,7 +309,12 @@ class Worker:
             args = ["-q", "-p", "no:cacheprovider", *disabled_plugins(
                 self.settings.disable_plugins), "--rootdir", str(folder),
                     "-c", str(folder / "pytest.ini"), str(folder)]
-            code, late = _session_imports(args)
+            if self.settings.plugin_imports is not None:
+                code, late = 0, list(self.settings.plugin_imports)
+                self.versions["plugin_session"] = "given"
+            else:
+                code, late = _session_imports(args)
+                self.versions["plugin_session"] = "ran"
             problem = [] if code in (0, 5) else \
                 [f"pytest: importing its plugins ahead of runs ended with status {code}"]
             if not problem:
@@ -314,6 +330,7 @@ class Worker:
                                 pass
                 finally:
                     config._ensure_unconfigure()   # never configured: its cleanups only
+                self.plugin_imports = late
         except BaseException as exc:   # noqa: BLE001 - each judge imports them instead
             problem = [f"pytest: cannot import its plugins ahead of runs: {exc!r}"]
         finally:
@@ -1775,6 +1792,7 @@ def main(argv: list[str] | None = None) -> None:
     except PreloadPatched as exc:
         _start_again_without(settings, exc, proto_in, proto_out)
     _send(proto_out, {"ready": {**worker.versions, "problems": problems,
+                                "plugin_imports": worker.plugin_imports,
                                 "threads": worker.threads(),
                                 "own_pid_namespace": worker.own_namespace}})
     for line in proto_in:
