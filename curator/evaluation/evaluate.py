@@ -86,7 +86,7 @@ def needs_consent(store: Store, workspace: Workspace, model: str | None = None) 
     """What an evaluation would run weakly without consent (empty: nothing to ask): the
     app asks once per session before it evaluates."""
     conf = runs.settings(workspace)
-    if trust.level(conf)[0] != "weak" or trust.allowed(conf):
+    if not trust.consent_needed(trust.level(conf)[0]) or trust.allowed(conf):
         return []
     return untrusted_work(store, pending(store, model), references_to_run(store, model))
 

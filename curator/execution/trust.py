@@ -5,11 +5,17 @@ where they may and reach the network. That is acceptable for a reference the use
 not for code nobody here reviewed: LLM samples, and mined or imported problems (their
 reference and the repository's own code and tests come from upstream). Such runs need
 consent: `--allow-weak` or `[execution] allow_weak = true` in the CLI, a question once
-per session in the app. Strong isolation needs nobody's consent.
+per session in the app. Strong isolation started by root needs nobody's consent.
+
+Started by an ordinary user, even the strong sandbox's runs keep that user's uid: the
+judge and the solution process are then one uid, and the solution can write what the
+judge owns (its run folder, the harness module each judge imports), which the uid of its
+own that root gives it rules out. Untrusted code then needs the same consent.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 from curator.errors import CuratorError
@@ -17,17 +23,44 @@ from curator.errors import CuratorError
 ALLOW_KEY = "allow_weak"   # [execution] allow_weak = true
 
 
-class WeakIsolationRefused(CuratorError):
-    """Untrusted code would run under weak isolation and nobody allowed it."""
+WEAK, SHARED_UID = "weak", "shared_uid"   # why consent is needed (`consent_needed`)
 
-    def __init__(self, what: list[str]):
+
+class WeakIsolationRefused(CuratorError):
+    """Untrusted code would run under weak isolation, or with the judge's uid, and nobody
+    allowed it."""
+
+    def __init__(self, what: list[str], why: str = WEAK):
         self.what = what
+        self.why = why
         shown = ", ".join(what[:3]) + (f" and {len(what) - 3} more" if len(what) > 3 else "")
+        anyway = ("pass --allow-weak (or set [execution] allow_weak = true in curator.toml) "
+                  "to run it anyway")
+        if why == SHARED_UID:
+            super().__init__(
+                f"curator runs as an ordinary user (uid {os.geteuid()}), so untrusted code "
+                f"({shown}) would run with the judge's uid and could write the judge's "
+                f"files; run curator as root (runs then drop to a uid of their own), or "
+                f"{anyway}")
+            return
         super().__init__(
             f"isolation is weak (no working bubblewrap), so untrusted code ({shown}) would "
             "run able to read your files and reach the network; install bubblewrap (see "
-            "`curator doctor`), or pass --allow-weak (or set [execution] allow_weak = true "
-            "in curator.toml) to run it anyway")
+            f"`curator doctor`), or {anyway}")
+
+
+def shared_uid() -> bool:
+    """Whether runs keep the uid of whoever started them (anyone but root): the solution
+    process then has the judge's uid (`curator.execution.sandbox.run_uid`)."""
+    return os.geteuid() != 0
+
+
+def consent_needed(isolation: str) -> str | None:
+    """Why untrusted code needs consent to run at this isolation level (WEAK,
+    SHARED_UID), or None when it does not."""
+    if isolation == "weak":
+        return WEAK
+    return SHARED_UID if shared_uid() else None
 
 
 def untrusted_reference(problem) -> bool:
@@ -58,7 +91,9 @@ def allowed(settings, allow_weak: bool | None = None) -> bool:
 
 def check(isolation: str, untrusted: Iterable[str], allow_weak: bool) -> None:
     """Raise WeakIsolationRefused when untrusted code (named by `untrusted`: problem ids,
-    "sample 12") would run under weak isolation without consent."""
+    "sample 12") would run under weak isolation, or with the judge's uid, without
+    consent."""
     what = list(dict.fromkeys(untrusted))
-    if isolation == "weak" and what and not allow_weak:
-        raise WeakIsolationRefused(what)
+    why = consent_needed(isolation)
+    if why and what and not allow_weak:
+        raise WeakIsolationRefused(what, why)

@@ -16,9 +16,14 @@ from curator.tui.screens.dialogs import ChoiceModal
 RUN, CANCEL = "weak-run", "weak-cancel"
 
 
-def question(untrusted: list[str]) -> str:
+def question(untrusted: list[str], why: str = trust.WEAK) -> str:
     shown = ", ".join(untrusted[:3]) + (f" and {len(untrusted) - 3} more"
                                         if len(untrusted) > 3 else "")
+    if why == trust.SHARED_UID:
+        return (f"curator runs as an ordinary user: {shown} would run in the sandbox but "
+                "with the judge's uid, able to write the judge's files. Started as root, "
+                "runs get a uid of their own. Run untrusted code this way for the rest "
+                "of this session?")
     return (f"Isolation is weak (no working bubblewrap): {shown} would run able to read "
             "your files, write where you can and reach the network. Install bubblewrap "
             "for the sandbox (curator doctor says what is missing). Run untrusted code "
@@ -31,7 +36,8 @@ def handle(app, message: AskWeakConsent) -> None:
     if app.weak_allowed:
         message.then(True)
         return
-    if not message.untrusted or app.isolation_level() != "weak" or trust.allowed(conf):
+    why = trust.consent_needed(app.isolation_level())
+    if not message.untrusted or not why or trust.allowed(conf):
         message.then(None)
         return
 
@@ -45,7 +51,10 @@ def handle(app, message: AskWeakConsent) -> None:
             if message.declined is not None:
                 message.declined()
 
-    app.push_screen(ChoiceModal("Weak isolation", question(message.untrusted),
+    shared = why == trust.SHARED_UID
+    app.push_screen(ChoiceModal("Shared uid" if shared else "Weak isolation",
+                                question(message.untrusted, why),
                                 [(CANCEL, "Cancel", "primary"),
-                                 (RUN, "Run without the sandbox", "warning")],
+                                 (RUN, "Run it with my uid" if shared
+                                  else "Run without the sandbox", "warning")],
                                 cancel=CANCEL), answered)

@@ -110,3 +110,45 @@ def test_cli_run_and_samples_eval_take_allow_weak(setup, tmp_path):
                                "--allow-weak"])
     assert yes.exit_code == 0, yes.output
     assert store.one("SELECT COUNT(*) AS n FROM runs WHERE sample_id IS NOT NULL")["n"] == 2
+
+
+def test_started_by_an_ordinary_user_the_sandbox_needs_consent_too(monkeypatch):
+    # runs keep that user's uid: the judge's uid (found by running a strong engine as a
+    # user of its own: the solution wrote the judge's run folder)
+    monkeypatch.setattr(trust, "shared_uid", lambda: True)
+    assert trust.consent_needed("strong") == trust.SHARED_UID
+    assert trust.consent_needed("weak") == trust.WEAK
+    trust.check("strong", [], allow_weak=False)          # nothing untrusted: no question
+    trust.check("strong", ["add_one"], allow_weak=True)
+    with pytest.raises(trust.WeakIsolationRefused) as refused:
+        trust.check("strong", ["add_one", "add_one", "sample 3"], allow_weak=False)
+    message = str(refused.value)
+    assert message.startswith("curator runs as an ordinary user (uid ")
+    assert "(add_one, sample 3)" in message and "run curator as root" in message
+    assert "--allow-weak" in message and "\n" not in message
+    assert refused.value.why == trust.SHARED_UID
+    monkeypatch.setattr(trust, "shared_uid", lambda: False)
+    assert trust.consent_needed("strong") is None
+    trust.check("strong", ["add_one"], allow_weak=False)
+
+
+@needs_bwrap
+def test_an_ordinary_users_cli_run_of_a_mined_problem_asks_for_allow_weak(setup, tmp_path,
+                                                                          monkeypatch):
+    ws, store, _ = setup
+    monkeypatch.setattr(trust, "shared_uid", lambda: True)
+    (ws.root / "curator.toml").write_text('[execution]\nisolation = "strong"\n')
+    base = ["--workspace", str(ws.root)]
+    runner = CliRunner()
+    assert runner.invoke(main, [*base, "run", "double_it"]).exit_code == 0   # the user's own
+    refused = runner.invoke(main, [*base, "run", "counter_bump"])
+    assert refused.exit_code == 1
+    assert refused.output.strip().splitlines()[-1].startswith(
+        "error: curator runs as an ordinary user")
+    assert runs_of(store, "counter_bump") == []
+    ws = workspace_mod.discover(ws.root)
+    sample_files.import_files(store, [write_jsonl(tmp_path / "s.jsonl", ROWS)], model="m")
+    assert evaluate.needs_consent(store, ws) == ["2 sample(s)", "add_one"]
+    done = runner.invoke(main, [*base, "run", "counter_bump", "--allow-weak"])
+    assert done.exit_code == 0, done.output
+    assert runs_of(store, "counter_bump") == ["passed"]

@@ -131,3 +131,28 @@ async def test_evaluating_samples_asks_first_and_the_setting_answers_it(tmp_path
         await press_unasked(pilot, "e")
         assert app2.store.one("SELECT COUNT(*) AS n FROM runs WHERE sample_id IS NOT NULL"
                               )["n"] == 1
+
+
+@needs_bwrap
+async def test_an_ordinary_user_is_asked_before_a_mined_problem_runs_in_the_sandbox(
+        empty_workspace, app_for, monkeypatch):
+    from curator.execution import trust
+
+    monkeypatch.setattr(trust, "shared_uid", lambda: True)
+    with Store(empty_workspace.db_path, "tester") as store:
+        make_problems(store)
+    app = app_for(empty_workspace)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await open_problem(pilot, "double_it")     # written here: runs without a question
+        await press_unasked(pilot, "ctrl+r")
+        await open_problem(pilot, "counter_bump")
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        modal = pilot.app.screen
+        assert isinstance(modal, ChoiceModal) and modal.title_text == "Shared uid"
+        assert "counter_bump" in modal.question and "judge's uid" in modal.question
+        modal.query_one(f"#{RUN}", Button).press()
+        await settle(pilot)
+        assert reference_runs(app, "counter_bump") == 1
+        await press_unasked(pilot, "ctrl+r")       # the yes holds for the session
+        assert reference_runs(app, "counter_bump") == 2
