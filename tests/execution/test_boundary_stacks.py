@@ -1,0 +1,203 @@
+"""A library context the solution process holds open reaches the test's function it calls
+back (`curator.execution.stacks`).
+
+pennylane's `QNode.construct` opens an `AnnotatedQueue` and calls the test's quantum
+function, whose operators append themselves to the innermost open queue. Across the
+boundary the function is a judge handle: it ran in the judge, whose queuing stack was
+empty, and the solution's tape came out empty (`_coefficients_no_filter`,
+`TorchLayer.forward`). The repository here is a tiny library of that shape, named
+pennylane (which the suite's environment does not install), with the same queuing API.
+"""
+
+from __future__ import annotations
+
+import pytest
+from execution_support import engine_fixture, repo_job, write_repo
+
+from curator.execution import stacks
+
+engine = engine_fixture(("strong",))
+
+QUEUING = '''from collections import OrderedDict
+
+
+class WrappedObj:
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __eq__(self, other):
+        return isinstance(other, WrappedObj) and self.obj is other.obj
+
+
+class QueuingManager:
+    _active_contexts = []
+
+    @classmethod
+    def add_active_queue(cls, queue):
+        cls._active_contexts.append(queue)
+
+    @classmethod
+    def remove_active_queue(cls):
+        return cls._active_contexts.pop()
+
+    @classmethod
+    def recording(cls):
+        return bool(cls._active_contexts)
+
+    @classmethod
+    def active_context(cls):
+        return cls._active_contexts[-1] if cls.recording() else None
+
+    @classmethod
+    def append(cls, obj, **kwargs):
+        if cls.recording():
+            cls.active_context().append(obj, **kwargs)
+
+    @classmethod
+    def remove(cls, obj):
+        if cls.recording():
+            cls.active_context().remove(obj)
+
+
+class AnnotatedQueue(OrderedDict):
+    def __enter__(self):
+        QueuingManager.add_active_queue(self)
+        return self
+
+    def __exit__(self, *exc):
+        QueuingManager.remove_active_queue()
+
+    def append(self, obj, **kwargs):
+        self[WrappedObj(obj)] = kwargs
+
+    def remove(self, obj):
+        self.pop(WrappedObj(obj), None)
+
+    def items(self):
+        return tuple((key.obj, value) for key, value in super().items())
+'''
+OPS = '''from pennylane.queuing import QueuingManager
+
+
+class Operation:
+    def __init__(self, name, angle, wire):
+        self.name, self.angle, self.wire = name, angle, wire
+        QueuingManager.append(self)
+
+
+class Measurement:
+    name, angle = "expval", None
+
+    def __init__(self, obs):
+        self.obs = obs
+        QueuingManager.remove(obs)
+        QueuingManager.append(self, owns=obs.name)
+
+
+def RX(angle, wire):
+    return Operation("RX", angle, wire)
+
+
+def PauliZ(wire):
+    return Operation("Z", None, wire)
+
+
+def expval(obs):
+    return Measurement(obs)
+'''
+QNODE = '''from pennylane.queuing import AnnotatedQueue
+
+
+class QNode:
+    def __init__(self, func):
+        self.func = func
+        self.tape = ()
+
+    def construct(self, args):
+        with AnnotatedQueue() as queue:
+            result = self.func(*args)
+        self.tape = queue.items()
+        return result
+'''
+FOURIER = '''def circuit_summary(qnode, x):
+    result = qnode.construct((x,))
+    ops = [(op.name, op.angle, info) for op, info in qnode.tape]
+    return ops, any(op is result for op, _ in qnode.tape)
+'''
+TESTS = '''from pennylane.fourier import circuit_summary
+from pennylane.ops import RX, PauliZ, expval
+from pennylane.qnode import QNode
+from pennylane.queuing import QueuingManager
+
+
+def circuit(x):
+    RX(x, 0)
+    RX(2 * x, 1)
+    return expval(PauliZ(0))
+
+
+def test_the_circuit_queues_in_the_functions_queue():
+    ops, measured = circuit_summary(QNode(circuit), 0.5)
+    assert ops == [("RX", 0.5, {}), ("RX", 1.0, {}), ("expval", None, {"owns": "Z"})]
+    assert measured   # the value is the very measurement the queue holds
+    assert not QueuingManager.recording()   # the judge's queue was for the callback only
+
+
+def test_a_function_of_the_test_calling_the_circuit():
+    assert circuit(0.1).obs.name == "Z"
+    ops, measured = circuit_summary(QNode(lambda x: circuit(x) and None), 0.25)
+    assert ops == [("RX", 0.25, {}), ("RX", 0.5, {}), ("expval", None, {"owns": "Z"})]
+    assert not measured
+'''
+# drops the last queued operation: the tests must see it
+WRONG = FOURIER.replace("for op, info in qnode.tape]", "for op, info in qnode.tape[:-1]]")
+# names an adapter the boundary does not know in its callback's request
+TAMPERING = '''from curator.execution import stacks
+
+stacks.active = lambda: {"os.system": ("true",)}
+''' + FOURIER
+
+
+def queue_repo(root):
+    return write_repo(root, {
+        "pennylane/__init__.py": "", "pennylane/queuing.py": QUEUING,
+        "pennylane/ops.py": OPS, "pennylane/qnode.py": QNODE,
+        "pennylane/fourier.py": FOURIER, "tests/test_fourier.py": TESTS})
+
+
+def test_the_test_function_queues_into_the_solutions_open_queue(engine, tmp_path):
+    repo = queue_repo(tmp_path / "repo")
+    jobs = [repo_job(repo, "pennylane/fourier.py", text, "tests/test_fourier.py",
+                     "circuit_summary", reference)
+            for text, reference in ((FOURIER, True), (WRONG, False), (TAMPERING, False))]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    right, wrong, tampering = (results[j.job_id] for j in jobs)
+    assert right.outcome == "passed", (right.reason, right.stdout[-3000:])
+    assert len(right.tests) == 2
+    assert wrong.outcome == "failed", (wrong.reason, wrong.stdout[-3000:])
+    assert tampering.outcome == "tampered", (tampering.reason, tampering.stdout[-3000:])
+    assert "stack contexts" in tampering.reason
+
+
+def test_the_judge_refuses_unknown_adapters_and_wrong_data():
+    with pytest.raises(stacks.StackError):
+        stacks.installed({"os.system": ()})
+    with pytest.raises(stacks.StackError):
+        stacks.installed({"pennylane.queue": ("anything",)})
+    with pytest.raises(stacks.StackError):
+        stacks.installed([("pennylane.queue", ())])
+    # what comes back names only the adapters the call carried, in their shape
+    with pytest.raises(stacks.StackError):
+        stacks.replay({"pennylane.queue": ()}, {})
+    with pytest.raises(stacks.StackError):
+        stacks.replay({"pennylane.queue": ((object(), {1: 2}),)}, {"pennylane.queue": ()})
+
+
+def test_nothing_is_carried_when_the_library_is_not_loaded_or_not_recording():
+    assert stacks.active() == {}
+    with stacks.installed({}) as recorded:
+        pass
+    assert recorded() == {}
