@@ -4793,7 +4793,7 @@ class JudgeLink:
                 raise self.violation("a reply without its call")
         self.request, self.grad_request = request, grad_inputs
         self.current = {"request": request, "grad_inputs": grad_inputs if grad_enabled else [],
-                        "grad_refs": [_index_of(request, t) for t in grad_inputs],
+                        "grad_refs": _places_in(request, grad_inputs),
                         "call_id": call_id, "changed": {}}
         self.reading_reply = self.open_calls == 1
         try:
@@ -4979,6 +4979,20 @@ def _replace_inside(roots, swap):
 def _named(obj):
     name = getattr(obj, "__qualname__", None) if isinstance(obj, RemoteFunction) else None
     return name if isinstance(name, str) else "object"
+
+
+def _places_in(request, grad_inputs):
+    """The place in the request of each tensor of grad_inputs, which were registered in
+    the request's order. A tensor may stand at two places (a parameter of the test's model
+    sent with the call, and again in a callback's value that joined it: the operators
+    pennylane's queue gives back), and each place is its own ref to the solution."""
+    places, index = [], 0
+    for tensor in grad_inputs:
+        while index < len(request) and request[index] is not tensor:
+            index += 1
+        places.append(index if index < len(request) else _index_of(request, tensor))
+        index += 1
+    return places
 
 
 def _index_of(items, obj):

@@ -5,7 +5,9 @@ pennylane's `QNode.construct` opens an `AnnotatedQueue` and calls the test's qua
 function, whose operators append themselves to the innermost open queue. Across the
 boundary the function is a judge handle: it ran in the judge, whose queuing stack was
 empty, and the solution's tape came out empty (`_coefficients_no_filter`,
-`TorchLayer.forward`). The repository here is a tiny library of that shape, named
+`TorchLayer.forward`; there the operators that came back hold the test's parameters, a
+second place of a tensor the call had sent, and the gradient of each place must reach
+it). The repository here is a tiny library of that shape, named
 pennylane (which the suite's environment does not install), with the same queuing API.
 """
 
@@ -126,8 +128,16 @@ FOURIER = '''def circuit_summary(qnode, x):
     result = qnode.construct((x,))
     ops = [(op.name, op.angle, info) for op, info in qnode.tape]
     return ops, any(op is result for op, _ in qnode.tape)
+
+
+def energy(qnode, weights):
+    qnode.construct((weights,))
+    angles = [op.angle.sum() for op, _ in qnode.tape if op.name == "RX"]
+    return sum(angles) + weights.sum()
 '''
-TESTS = '''from pennylane.fourier import circuit_summary
+TESTS = '''import torch
+
+from pennylane.fourier import circuit_summary, energy
 from pennylane.ops import RX, PauliZ, expval
 from pennylane.qnode import QNode
 from pennylane.queuing import QueuingManager
@@ -151,6 +161,21 @@ def test_a_function_of_the_test_calling_the_circuit():
     ops, measured = circuit_summary(QNode(lambda x: circuit(x) and None), 0.25)
     assert ops == [("RX", 0.25, {}), ("RX", 0.5, {}), ("expval", None, {"owns": "Z"})]
     assert not measured
+
+
+def weighted(weights):
+    RX(weights, 0)
+    return expval(PauliZ(0))
+
+
+def test_gradients_reach_the_parameters_the_queue_gave_back():
+    # the test's tensor goes with the call, and again inside the queued operator of the
+    # callback's value: two places of one tensor, each its own gradient input
+    weights = torch.tensor([0.5, 0.25], requires_grad=True)
+    out = energy(QNode(weighted), weights)
+    assert out.item() == 1.5
+    out.backward()
+    assert weights.grad.tolist() == [2.0, 2.0]
 '''
 # drops the last queued operation: the tests must see it
 WRONG = FOURIER.replace("for op, info in qnode.tape]", "for op, info in qnode.tape[:-1]]")
@@ -170,13 +195,16 @@ def queue_repo(root):
 
 def test_the_test_function_queues_into_the_solutions_open_queue(engine, tmp_path):
     repo = queue_repo(tmp_path / "repo")
-    jobs = [repo_job(repo, "pennylane/fourier.py", text, "tests/test_fourier.py",
-                     "circuit_summary", reference)
-            for text, reference in ((FOURIER, True), (WRONG, False), (TAMPERING, False))]
+    jobs = [repo_job(repo, "pennylane/fourier.py", text, "tests/test_fourier.py", symbol,
+                     reference)
+            for text, symbol, reference in (
+                (FOURIER, "circuit_summary", True), (FOURIER, "energy", True),
+                (WRONG, "circuit_summary", False), (TAMPERING, "circuit_summary", False))]
     results = {r.job_id: r for r in engine.run(jobs)}
-    right, wrong, tampering = (results[j.job_id] for j in jobs)
-    assert right.outcome == "passed", (right.reason, right.stdout[-3000:])
-    assert len(right.tests) == 2
+    right, right_energy, wrong, tampering = (results[j.job_id] for j in jobs)
+    for result in (right, right_energy):
+        assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
+        assert len(result.tests) == 3
     assert wrong.outcome == "failed", (wrong.reason, wrong.stdout[-3000:])
     assert tampering.outcome == "tampered", (tampering.reason, tampering.stdout[-3000:])
     assert "stack contexts" in tampering.reason
