@@ -16,8 +16,8 @@ registry (`CONTEXTS`):
 - `installed(data)`, in the judge around that callback only: a context manager that opens
   the judge's own context of the library (made by the judge from the library's classes,
   never from the message) and yields a function giving what was recorded in it, as data;
-- `replay(recorded)`, in the solution process: puts what the judge recorded into its real
-  open context, as if the callee had run there.
+- `replay(recorded, sent)`, in the solution process: puts what the judge recorded into
+  its real open context (`sent`: what `active` gave), as if the callee had run there.
 
 A message names adapters only by their registry key and carries nothing the judge runs:
 an unknown key or data of the wrong shape is refused (`StackError`), and what the judge
@@ -71,7 +71,7 @@ class PennylaneQueue:
         with queue_class() as queue:
             yield lambda: tuple((obj, dict(info)) for obj, info in queue.items())
 
-    def replay(self, recorded):
+    def replay(self, recorded, sent):
         if type(recorded) is not tuple or any(
                 type(item) is not tuple or len(item) != 2 or type(item[1]) is not dict or
                 any(type(key) is not str for key in item[1]) for item in recorded):
@@ -81,7 +81,68 @@ class PennylaneQueue:
             manager.append(obj, **info)
 
 
-CONTEXTS = {adapter.name: adapter for adapter in (PennylaneQueue(),)}
+class PyroStack:
+    """pyro's effect handlers: `pyro.poutine.runtime._PYRO_STACK` lists the open
+    messengers (a trace, a replay of the guide's trace, a plate), and `pyro.sample` in
+    the callee hands its message to each. The solution's messengers go as values (pyro's
+    own classes: the judge refuses anything that is not a Messenger of its pyro) and
+    are pushed on the judge's stack above whatever the judge holds open itself (SVI's
+    param capture around the target), with the plates' dimensions they hold allocated;
+    afterwards each copy's state goes back and becomes its original's (the trace's new
+    nodes, a plate's counter)."""
+
+    name = "pyro.stack"
+    module = "pyro.poutine.runtime"
+
+    def _runtime(self):
+        return sys.modules.get(self.module)
+
+    def active(self):
+        stack = getattr(self._runtime(), "_PYRO_STACK", None)
+        if type(stack) is not list or not stack:
+            return None
+        dims = getattr(getattr(self._runtime(), "_DIM_ALLOCATOR", None), "_stack", None)
+        return (list(stack), list(dims) if type(dims) is list else [])
+
+    def check(self, data):
+        base = getattr(sys.modules.get("pyro.poutine.messenger"), "Messenger", None)
+        if type(data) is not tuple or len(data) != 2 or type(data[0]) is not list or \
+                not data[0] or type(data[1]) is not list or base is None or \
+                not all(isinstance(m, base) for m in data[0]) or \
+                not all(name is None or type(name) is str for name in data[1]):
+            raise StackError("pyro's stack carries its messengers and plate dimensions")
+
+    @contextlib.contextmanager
+    def installed(self, data):
+        runtime = self._runtime()
+        stack, allocator = runtime._PYRO_STACK, runtime._DIM_ALLOCATOR
+        messengers, dims = data
+        depth, held = len(stack), list(allocator._stack)
+        # the plates the solution holds open keep their dimensions here too, so the
+        # callee's own plates take others, as in-process
+        merged = list(held) + [None] * max(0, len(dims) - len(held))
+        for place, name in enumerate(dims):
+            if name is not None and merged[place] is None:
+                merged[place] = name
+        allocator._stack[:] = merged
+        stack.extend(messengers)
+        try:
+            yield lambda: [dict(vars(m)) for m in messengers]
+        finally:
+            del stack[depth:]
+            allocator._stack[:] = held
+
+    def replay(self, recorded, sent):
+        messengers = sent[0]
+        if type(recorded) is not list or len(recorded) != len(messengers) or \
+                any(type(state) is not dict or any(type(k) is not str for k in state)
+                    for state in recorded):
+            raise StackError("pyro's stack came back in the wrong shape")
+        for messenger, state in zip(messengers, recorded):
+            vars(messenger).update(state)
+
+
+CONTEXTS = {adapter.name: adapter for adapter in (PennylaneQueue(), PyroStack())}
 
 
 def active():
@@ -119,4 +180,4 @@ def replay(recorded, sent):
     if type(recorded) is not dict or any(name not in sent for name in recorded):
         raise StackError("stack contexts the call did not carry")
     for name, items in recorded.items():
-        CONTEXTS[name].replay(items)
+        CONTEXTS[name].replay(items, sent[name])

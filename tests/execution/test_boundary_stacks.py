@@ -217,6 +217,9 @@ def test_the_judge_refuses_unknown_adapters_and_wrong_data():
         stacks.installed({"pennylane.queue": ("anything",)})
     with pytest.raises(stacks.StackError):
         stacks.installed([("pennylane.queue", ())])
+    # pyro's stack: only messengers of the judge's own pyro (none here)
+    with pytest.raises(stacks.StackError):
+        stacks.installed({"pyro.stack": ([object()], [])})
     # what comes back names only the adapters the call carried, in their shape
     with pytest.raises(stacks.StackError):
         stacks.replay({"pennylane.queue": ()}, {})
@@ -229,3 +232,173 @@ def test_nothing_is_carried_when_the_library_is_not_loaded_or_not_recording():
     with stacks.installed({}) as recorded:
         pass
     assert recorded() == {}
+
+
+# -- pyro's effect handlers --------------------------------------------------------------
+# pyro's inference code runs the test's model under `poutine.trace(...)` (and replay,
+# condition, plates): messengers on pyro.poutine.runtime._PYRO_STACK that each
+# `pyro.sample` hands its message to. A tiny library of that shape, named pyro.
+
+RUNTIME = '''_PYRO_STACK = []
+
+
+class _DimAllocator:
+    def __init__(self):
+        self._stack = []
+
+    def allocate(self, name):
+        for place, held in enumerate(self._stack):
+            if held is None:
+                self._stack[place] = name
+                return -1 - place
+        self._stack.append(name)
+        return -len(self._stack)
+
+    def free(self, name, dim):
+        self._stack[-1 - dim] = None
+        while self._stack and self._stack[-1] is None:
+            self._stack.pop()
+
+
+_DIM_ALLOCATOR = _DimAllocator()
+
+
+def apply_stack(msg):
+    for frame in reversed(_PYRO_STACK):
+        frame._process_message(msg)
+    if msg["value"] is None:
+        msg["value"] = msg["fn"]()
+    for frame in _PYRO_STACK:
+        frame._postprocess_message(msg)
+'''
+MESSENGER = '''from pyro.poutine.runtime import _PYRO_STACK
+
+
+class Messenger:
+    def __enter__(self):
+        _PYRO_STACK.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _PYRO_STACK.pop()
+
+    def __call__(self, fn):
+        def _fn(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+        return _fn
+
+    def _process_message(self, msg):
+        getattr(self, "_pyro_" + msg["type"], lambda msg: None)(msg)
+
+    def _postprocess_message(self, msg):
+        getattr(self, "_pyro_post_" + msg["type"], lambda msg: None)(msg)
+'''
+HANDLERS = '''from pyro.poutine.messenger import Messenger
+from pyro.poutine.runtime import _DIM_ALLOCATOR
+
+
+class TraceMessenger(Messenger):
+    def __init__(self):
+        self.trace = {}
+
+    def _pyro_post_sample(self, msg):
+        self.trace[msg["name"]] = {"value": msg["value"], "dims": list(msg["dims"])}
+
+
+class TraceHandler:
+    def __init__(self, msngr, fn):
+        self.msngr, self.fn = msngr, fn
+
+    def get_trace(self, *args):
+        with self.msngr:
+            self.fn(*args)
+        return self.msngr.trace
+
+
+def trace(fn):
+    return TraceHandler(TraceMessenger(), fn)
+
+
+class ConditionMessenger(Messenger):
+    def __init__(self, data):
+        self.data = data
+
+    def _pyro_sample(self, msg):
+        if msg["name"] in self.data:
+            msg["value"] = self.data[msg["name"]]
+
+
+def condition(fn, data):
+    return ConditionMessenger(data)(fn)
+
+
+class PlateMessenger(Messenger):
+    def __init__(self, name):
+        self.name, self.dim = name, None
+
+    def __enter__(self):
+        self.dim = _DIM_ALLOCATOR.allocate(self.name)
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        _DIM_ALLOCATOR.free(self.name, self.dim)
+        return super().__exit__(*exc)
+
+    def _pyro_sample(self, msg):
+        msg["dims"].append((self.name, self.dim))
+
+
+def plate(name):
+    return PlateMessenger(name)
+'''
+PRIMITIVES = '''from pyro.poutine.runtime import _PYRO_STACK, apply_stack
+
+
+def sample(name, fn):
+    if not _PYRO_STACK:
+        return fn()
+    msg = {"type": "sample", "name": name, "fn": fn, "value": None, "dims": []}
+    apply_stack(msg)
+    return msg["value"]
+'''
+IMPORTANCE = '''from pyro.poutine.handlers import condition, plate, trace
+
+
+def traced(model, data):
+    with plate("particles"):
+        tr = trace(condition(model, data)).get_trace()
+    return {name: (site["value"], site["dims"]) for name, site in tr.items()}
+'''
+PYRO_TESTS = '''from pyro.infer.importance import traced
+from pyro.poutine.handlers import plate
+from pyro.poutine.runtime import _DIM_ALLOCATOR, _PYRO_STACK
+from pyro.primitives import sample
+
+
+def model():
+    a = sample("a", lambda: 1.0)
+    with plate("inner"):
+        b = sample("b", lambda: a + 1.0)
+    return b
+
+
+def test_the_model_runs_under_the_functions_handlers():
+    assert traced(model, {"a": 5.0}) == {
+        "a": (5.0, [("particles", -1)]),
+        "b": (6.0, [("inner", -2), ("particles", -1)])}
+    # the judge's stack and dimensions were the solution's for the callback only
+    assert _PYRO_STACK == [] and _DIM_ALLOCATOR._stack == []
+'''
+
+
+def test_the_test_model_runs_under_the_solutions_open_handlers(engine, tmp_path):
+    repo = write_repo(tmp_path / "repo", {
+        "pyro/__init__.py": "", "pyro/poutine/__init__.py": "",
+        "pyro/poutine/runtime.py": RUNTIME, "pyro/poutine/messenger.py": MESSENGER,
+        "pyro/poutine/handlers.py": HANDLERS, "pyro/primitives.py": PRIMITIVES,
+        "pyro/infer/__init__.py": "", "pyro/infer/importance.py": IMPORTANCE,
+        "tests/test_importance.py": PYRO_TESTS})
+    [result] = engine.run([repo_job(repo, "pyro/infer/importance.py", IMPORTANCE,
+                                    "tests/test_importance.py", "traced", True)])
+    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
