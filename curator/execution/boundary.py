@@ -58,7 +58,7 @@ import warnings
 import weakref
 import zlib
 
-from curator.execution import autograd_across, tf_graphs
+from curator.execution import autograd_across, stacks, tf_graphs
 from curator.execution.verdict import CANNOT_CROSS, CANNOT_SEND
 
 try:
@@ -3074,15 +3074,25 @@ class SolutionLink:
         differentiates into the judge's parameters (`loss.backward()` across,
         `adopt_grad`). What a read or an iteration gives (a DataLoader's batches) is data,
         read in a fresh state, as the judge encodes it (`_serve_callback_eagerly`)."""
+        # a call carries the library contexts this process holds open (pennylane's
+        # queue), and what the judge recorded in its own copies comes back with the
+        # value, in the same message (the test's measurement is the object it queued)
+        contexts = stacks.active() if op == "call" else {}
+        request = (handle, op, name, args, kwargs) + ((contexts,) if contexts else ())
         with self._asking():
-            reply = self.ask_judge(b"C", self.dumps((handle, op, name, args, kwargs)),
+            reply = self.ask_judge(b"C", self.dumps(request),
                                    b"r", in_this_call=bool(self.serving) and op == "call",
                                    joined=b"j" if op != "call" else None)
         if op != "call":
             return reply
-        if type(reply) is not tuple or len(reply) != 2 or type(reply[1]) is not list:
+        if type(reply) is not tuple or len(reply) != 3 or type(reply[1]) is not list or \
+                type(reply[2]) is not dict:
             raise NotData("a callback's reply of the wrong shape")
         _apply_changes((args, kwargs), reply[1])
+        try:
+            stacks.replay(reply[2], contexts)
+        except stacks.StackError as exc:
+            raise NotData(str(exc)) from None
         return reply[0]
 
 
@@ -4633,13 +4643,16 @@ class JudgeLink:
     def _serve_callback_eagerly(self, payload, call_request):
         try:
             request = self._loads(payload)
-            if not isinstance(request, tuple) or len(request) != 5:
+            if not isinstance(request, tuple) or len(request) not in (5, 6):
                 raise self.violation("a request of the wrong shape")
-            handle, op, name, args, kwargs = request
+            handle, op, name, args, kwargs = request[:5]
+            contexts = request[5] if len(request) == 6 else {}
             if op not in SERVED_OPS or (op == "dunder" and name not in DUNDERS) or \
                     (op in ("getattr", "setattr") and type(name) is not str) or \
                     type(args) is not tuple or type(kwargs) is not dict or \
-                    (op == "setattr" and (len(args) != 1 or kwargs)):
+                    (op == "setattr" and (len(args) != 1 or kwargs)) or \
+                    (len(request) == 6 and (op != "call" or type(contexts) is not dict or
+                                            not contexts)):
                 # the solution's side only ever asks a handle to be called, read or
                 # iterated: anything else (a patch, a setattr) is not ours to serve
                 raise self.violation("a request the boundary does not serve (%r)" % (op,))
@@ -4652,10 +4665,17 @@ class JudgeLink:
             if op == "setattr":
                 _check_writable(target, name, args[0], self.runs_solution_code)
             held = _held_items((args, kwargs)) if op == "call" else None
-            if op == "clone":
-                result = _judge_clone(target)
-            else:
-                result = apply_op(None, target, op, name, args, kwargs)
+            try:
+                # the solution's open library contexts, as the judge's own for this
+                # callback only (see curator.execution.stacks)
+                recording = stacks.installed(contexts)
+            except stacks.StackError as exc:
+                raise self.violation(str(exc)) from None
+            with recording as recorded:
+                if op == "clone":
+                    result = _judge_clone(target)
+                else:
+                    result = apply_op(None, target, op, name, args, kwargs)
             # a call's value: its tensors that require grad join the open call's request
             # (the solution reads it in that call's state: `callback`), so its autograd
             # can name them; a read's or an iteration's (a DataLoader's batch, which
@@ -4669,8 +4689,9 @@ class JudgeLink:
                 if held is None:
                     value = self.dumps(result)
                 else:
-                    # with what the call did to its arguments (see _held_items)
-                    value = self.dumps((result, _changed_items(held)))
+                    # with what the call did to its arguments (see _held_items) and what
+                    # it recorded in the solution's library contexts
+                    value = self.dumps((result, _changed_items(held), recorded()))
             finally:
                 self.callback_value = False
             self._send(answer, value)
@@ -4772,7 +4793,7 @@ class JudgeLink:
                 raise self.violation("a reply without its call")
         self.request, self.grad_request = request, grad_inputs
         self.current = {"request": request, "grad_inputs": grad_inputs if grad_enabled else [],
-                        "grad_refs": [_index_of(request, t) for t in grad_inputs],
+                        "grad_refs": _places_in(request, grad_inputs),
                         "call_id": call_id, "changed": {}}
         self.reading_reply = self.open_calls == 1
         try:
@@ -4958,6 +4979,20 @@ def _replace_inside(roots, swap):
 def _named(obj):
     name = getattr(obj, "__qualname__", None) if isinstance(obj, RemoteFunction) else None
     return name if isinstance(name, str) else "object"
+
+
+def _places_in(request, grad_inputs):
+    """The place in the request of each tensor of grad_inputs, which were registered in
+    the request's order. A tensor may stand at two places (a parameter of the test's model
+    sent with the call, and again in a callback's value that joined it: the operators
+    pennylane's queue gives back), and each place is its own ref to the solution."""
+    places, index = [], 0
+    for tensor in grad_inputs:
+        while index < len(request) and request[index] is not tensor:
+            index += 1
+        places.append(index if index < len(request) else _index_of(request, tensor))
+        index += 1
+    return places
 
 
 def _index_of(items, obj):

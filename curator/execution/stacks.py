@@ -1,0 +1,183 @@
+"""Library state kept on a per-process stack, carried across a callback.
+
+Some libraries record what code does while one of their contexts is open: pennylane's
+`QNode.construct` opens an `AnnotatedQueue` (pushed on `QueuingManager._active_contexts`)
+and every operator made while it is open appends itself to the innermost queue. When the
+solution process holds such a context open and calls a judge handle (the test's quantum
+function), the callback runs in the judge, whose stack is empty: the operators queue
+nowhere and the solution's tape comes out empty (pennylane's `_coefficients_no_filter`,
+`TorchLayer.forward`).
+
+Each *stack context* here is an adapter in the judge's trusted code, named in a small
+registry (`CONTEXTS`):
+- `active()`, in the solution process before it calls a judge handle: the data that
+  describes its open context, or None when none is open;
+- `check(data)`, in the judge: refuses data of the wrong shape before anything runs;
+- `installed(data)`, in the judge around that callback only: a context manager that opens
+  the judge's own context of the library (made by the judge from the library's classes,
+  never from the message) and yields a function giving what was recorded in it, as data;
+- `replay(recorded, sent)`, in the solution process: puts what the judge recorded into
+  its real open context (`sent`: what `active` gave), as if the callee had run there.
+
+A message names adapters only by their registry key and carries nothing the judge runs:
+an unknown key or data of the wrong shape is refused (`StackError`), and what the judge
+records is the test's own objects, sent back as any value of a callback is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+
+class StackError(ValueError):
+    """A message's stack contexts name an unknown adapter or carry the wrong data."""
+
+
+class PennylaneQueue:
+    """pennylane's queuing: `QueuingManager` keeps a class-level list of open
+    `AnnotatedQueue`s and appends to the innermost. The judge opens a fresh queue of its
+    own for the callback; what was queued in it (each object and its annotation, in
+    order) is appended to the solution's innermost queue. Known limit: an object the
+    solution queued before the call and the callee removes from the queue (an observable
+    wrapped by a measurement made in the callee) stays in the solution's queue."""
+
+    name = "pennylane.queue"
+    module = "pennylane.queuing"
+
+    def _manager(self):
+        return getattr(sys.modules.get(self.module), "QueuingManager", None)
+
+    def active(self):
+        manager = self._manager()
+        recording = getattr(manager, "recording", None)
+        if recording is None:
+            return None
+        try:
+            return () if recording() else None
+        except Exception:   # a library version without it: nothing to carry
+            return None
+
+    def check(self, data):
+        if data != ():
+            raise StackError("pennylane's queue carries no data")
+
+    @contextlib.contextmanager
+    def installed(self, data):
+        queue_class = getattr(sys.modules.get(self.module), "AnnotatedQueue", None)
+        if queue_class is None:   # the judge has no queuing of its own: nothing to record
+            yield tuple
+            return
+        with queue_class() as queue:
+            yield lambda: tuple((obj, dict(info)) for obj, info in queue.items())
+
+    def replay(self, recorded, sent):
+        if type(recorded) is not tuple or any(
+                type(item) is not tuple or len(item) != 2 or type(item[1]) is not dict or
+                any(type(key) is not str for key in item[1]) for item in recorded):
+            raise StackError("pennylane's queue came back in the wrong shape")
+        manager = self._manager()
+        for obj, info in recorded:
+            manager.append(obj, **info)
+
+
+class PyroStack:
+    """pyro's effect handlers: `pyro.poutine.runtime._PYRO_STACK` lists the open
+    messengers (a trace, a replay of the guide's trace, a plate), and `pyro.sample` in
+    the callee hands its message to each. The solution's messengers go as values (pyro's
+    own classes: the judge refuses anything that is not a Messenger of its pyro) and
+    are pushed on the judge's stack above whatever the judge holds open itself (SVI's
+    param capture around the target), with the plates' dimensions they hold allocated;
+    afterwards each copy's state goes back and becomes its original's (the trace's new
+    nodes, a plate's counter)."""
+
+    name = "pyro.stack"
+    module = "pyro.poutine.runtime"
+
+    def _runtime(self):
+        return sys.modules.get(self.module)
+
+    def active(self):
+        stack = getattr(self._runtime(), "_PYRO_STACK", None)
+        if type(stack) is not list or not stack:
+            return None
+        dims = getattr(getattr(self._runtime(), "_DIM_ALLOCATOR", None), "_stack", None)
+        return (list(stack), list(dims) if type(dims) is list else [])
+
+    def check(self, data):
+        base = getattr(sys.modules.get("pyro.poutine.messenger"), "Messenger", None)
+        if type(data) is not tuple or len(data) != 2 or type(data[0]) is not list or \
+                not data[0] or type(data[1]) is not list or base is None or \
+                not all(isinstance(m, base) for m in data[0]) or \
+                not all(name is None or type(name) is str for name in data[1]):
+            raise StackError("pyro's stack carries its messengers and plate dimensions")
+
+    @contextlib.contextmanager
+    def installed(self, data):
+        runtime = self._runtime()
+        stack, allocator = runtime._PYRO_STACK, runtime._DIM_ALLOCATOR
+        messengers, dims = data
+        depth, held = len(stack), list(allocator._stack)
+        # the plates the solution holds open keep their dimensions here too, so the
+        # callee's own plates take others, as in-process
+        merged = list(held) + [None] * max(0, len(dims) - len(held))
+        for place, name in enumerate(dims):
+            if name is not None and merged[place] is None:
+                merged[place] = name
+        allocator._stack[:] = merged
+        stack.extend(messengers)
+        try:
+            yield lambda: [dict(vars(m)) for m in messengers]
+        finally:
+            del stack[depth:]
+            allocator._stack[:] = held
+
+    def replay(self, recorded, sent):
+        messengers = sent[0]
+        if type(recorded) is not list or len(recorded) != len(messengers) or \
+                any(type(state) is not dict or any(type(k) is not str for k in state)
+                    for state in recorded):
+            raise StackError("pyro's stack came back in the wrong shape")
+        for messenger, state in zip(messengers, recorded):
+            vars(messenger).update(state)
+
+
+CONTEXTS = {adapter.name: adapter for adapter in (PennylaneQueue(), PyroStack())}
+
+
+def active():
+    """In the solution process: {name: data} of the stack contexts open now."""
+    found = {}
+    for name, adapter in CONTEXTS.items():
+        data = adapter.active()
+        if data is not None:
+            found[name] = data
+    return found
+
+
+def installed(contexts):
+    """In the judge, around one callback: the judge's own context of each adapter the
+    message names (checked here, before anything runs). Entered, it gives a function
+    returning {name: recorded} once the callback ran."""
+    if type(contexts) is not dict or any(name not in CONTEXTS for name in contexts):
+        raise StackError("stack contexts the boundary does not know")
+    for name, data in contexts.items():
+        CONTEXTS[name].check(data)
+    return _installed(contexts)
+
+
+@contextlib.contextmanager
+def _installed(contexts):
+    with contextlib.ExitStack() as stack:
+        taken = {name: stack.enter_context(CONTEXTS[name].installed(data))
+                 for name, data in contexts.items()}
+        yield lambda: {name: take() for name, take in taken.items()}
+
+
+def replay(recorded, sent):
+    """In the solution process: what the judge recorded, into this process's open
+    contexts; only the adapters this process sent (`sent`) may come back."""
+    if type(recorded) is not dict or any(name not in sent for name in recorded):
+        raise StackError("stack contexts the call did not carry")
+    for name, items in recorded.items():
+        CONTEXTS[name].replay(items, sent[name])
