@@ -2517,6 +2517,16 @@ def _handle_getitem(self, key):
     return self._ask("dunder", "__getitem__", (key,))
 
 
+def _handle_session_run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+    """A judge's TensorFlow Session's `run`: the judge's, but for checkpoint ops of the
+    mirror it needs, which run here (`tf_graphs.SessionRun`)."""
+    def remote(*args):
+        return JudgeObject.__getattr__(self, "run")(*args)
+
+    return _LINK[0].session_run.run(remote, lambda: JudgeObject.__getattr__(self, "graph"),
+                                    fetches, feed_dict, options, run_metadata)
+
+
 # The protocols a handle may have, each only when the judge's object has it.
 HANDLE_DUNDERS = {"__call__": _handle_call, "__iter__": _handle_iter,
                   "__next__": _handle_next, "__len__": _handle_len,
@@ -2537,6 +2547,8 @@ def judge_object(handle, dunders=None, posed=None):
         namespace.update((name, HANDLE_DUNDERS[name]) for name in sorted(names))
         if posed is not None:
             namespace["__class__"] = property(lambda self, posed=posed: posed)
+            if tf_graphs.is_session_class(posed):
+                namespace["run"] = _handle_session_run
         cls = _HANDLE_CLASSES[(names, posed)] = type("JudgeObject", (JudgeObject,), namespace)
     return cls(handle)
 
@@ -2554,6 +2566,8 @@ def posed_class(obj):
     `isinstance(self.last_layer, nn.Linear)` on a layer of the test's own model, now a
     handle). Its methods are still the judge's, reached through the handle; None for
     anything else."""
+    if tf_graphs.is_session(obj) and _importable(type(obj)):
+        return type(obj)   # a TensorFlow 1 Session (Saver.save checks one is)
     if torch is None or not isinstance(obj, _posed_bases()):
         return None
     for klass in type(obj).__mro__:
@@ -2636,6 +2650,8 @@ class SolutionLink:
         self.call_id = 0
         self.outputs = None
         self.tf_sync = tf_graphs.GraphSync()   # mirrors of the judge's TensorFlow graphs
+        # runs of a judge's Session that need the mirror's checkpoint ops
+        self.session_run = tf_graphs.SessionRun(self.tf_sync)
         _LINK[0] = self
         if torch is not None:
             autograd_across.install(_solution_link)
