@@ -525,6 +525,18 @@ def _tk(token, ref):
     return _LINK[0].kept_tensor(token, ref)
 
 
+def _tsame(index):
+    """A judge leaf the open call's request holds already (a parameter of a handle module
+    read again: curvlinops' KFAC, under Laplace's KronLLLaplace.fit, matches a layer's
+    parameters with those it was given by `data_ptr()`), unchanged on the judge's side
+    since it was sent: the copy this process was given then (`JudgeLink.sent_again`).
+    Solution side only."""
+    request = _LINK[0].request
+    if type(index) is not int or not 0 <= index < len(request) or request[index] is None:
+        raise NotData("a reference to a tensor this call was never given")
+    return request[index]
+
+
 def _a(dtype_str, shape, raw, note, ref=None):
     """A numpy array. ref (judge to solution only): the judge's own array it copies, so
     the same array sent back unchanged is the judge's again (see _aref)."""
@@ -963,6 +975,15 @@ def _judge_leaf(value):
         return bool(base.requires_grad.__get__(value)) and bool(base.is_leaf.__get__(value))
     except Exception:   # noqa: BLE001 - not a plain tensor: data, as before
         return False
+
+
+def _holds_judge_leaf(value):
+    """A judge leaf (`_judge_leaf`), or a tuple or list of a few values holding one: what
+    a module's `named_parameters()` gives, (name, parameter)."""
+    if _judge_leaf(value):
+        return True
+    return type(value) in (tuple, list) and len(value) <= 16 and \
+        any(_judge_leaf(item) for item in value)
 
 
 def _hook_handle(obj):
@@ -1830,6 +1851,10 @@ class JudgePickler(_Pickler):
     def reducer_override(self, obj):
         link = self.link
         if torch is not None and isinstance(obj, torch.Tensor):
+            if _judge_leaf(obj):
+                again = link.sent_again(obj)
+                if again is not None:   # one object in the solution process too
+                    return _tsame, (again,)
             # a callback's value joins the open call's request only with the tensors
             # autograd across may name (see JudgeLink.callback_value)
             index = None if link.callback_value and not obj.requires_grad else \
@@ -4000,6 +4025,8 @@ class JudgeLink:
         # state dict a test's loader returns: swin_v2_b's 350 MB twice over)
         self.callback_value = False
         self.request = []          # the judge's tensors in the current request
+        # (id of a request, id of a judge leaf in it) -> (its index, its state when sent)
+        self.leaves_sent = {}
         self.grad_request = []
         self.arrays = {}           # ref -> the judge's array sent (during a top-level call)
         self.array_refs = 0
@@ -4250,7 +4277,24 @@ class JudgeLink:
         self.request.append(tensor)
         if tensor.requires_grad:
             self.grad_request.append(tensor)
+            if _judge_leaf(tensor):
+                self.leaves_sent[(id(self.request), id(tensor))] = (
+                    len(self.request) - 1, _tensor_state(tensor))
         return len(self.request) - 1
+
+    def sent_again(self, tensor):
+        """The index of a judge leaf in the current request (a top-level call's, or the
+        open call's that a callback's value joins) when it was sent in it before and is
+        unchanged since (version, grad, values), else None: the solution process then
+        gives its code the copy it was given, as one process gives one object."""
+        sent = self.leaves_sent.get((id(self.request), id(tensor)))
+        if sent is None:
+            return None
+        index, state = sent
+        if index >= len(self.request) or self.request[index] is not tensor or \
+                _tensor_state(tensor, state) != state:
+            return None
+        return index
 
     def register_request_array(self, array):
         self.array_refs += 1
@@ -4677,7 +4721,7 @@ class JudgeLink:
             # can name them; a read's or an iteration's (a DataLoader's batch, which
             # Laplace's fit differentiates with create_graph down to its own copies) and
             # any value outside a call: a request of their own
-            joined = bool(self.open_calls) and (op == "call" or _judge_leaf(result))
+            joined = bool(self.open_calls) and (op == "call" or _holds_judge_leaf(result))
             self.request, self.grad_request = call_request if joined else ([], [])
             self.callback_value = joined
             answer = b"r" if op == "call" or not joined else b"j"
@@ -4718,6 +4762,7 @@ class JudgeLink:
         top = not self.open_calls
         if top:
             self.arrays = {}
+            self.leaves_sent = {}
             self.tokens_now, self.unchanged_now = {}, set()
         self.open_calls += 1
         try:

@@ -321,3 +321,72 @@ def test_a_double_backward_through_the_tests_model_parameters(engine):
     doubled = R_OP.replace("grad_outputs=vs", "grad_outputs=[2 * v for v in vs]")
     wrong = run_one(engine, doubled, R_OP_TESTS, timeout=60)
     assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
+
+
+# curvlinops' KFAC (under Laplace's KronLLLaplace.fit) maps the parameters it was given to
+# the layers of the model by `data_ptr()`, from `named_modules()` and each layer's
+# `named_parameters()`. With the test's own model a handle, each read of a parameter was a
+# copy of its own (and a (name, parameter) pair was data of a request of its own), so no
+# layer held any: "Found parameters in un-supported layers".
+SAME_TESTS = """\
+import torch
+from torch import nn
+
+from solution import placed, read_twice
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3, 4)
+        self.fc2 = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc2(torch.tanh(self.fc1(x)))
+
+    def bump(self):
+        self.fc1.weight.data.add_(1.0)
+
+
+def test_a_parameter_read_again_is_the_same():
+    net = Net()
+    assert placed(net) == {"fc1": {"weight": 0, "bias": 1}, "fc2": {"weight": 2, "bias": 3}}
+
+
+def test_the_parameters_the_test_gives_are_those_the_model_holds():
+    net = Net()
+    assert placed(net, list(net.fc2.parameters())) == {"fc2": {"weight": 0, "bias": 1}}
+
+
+def test_a_parameter_the_judge_changed_since_is_read_anew():
+    net = Net()
+    assert read_twice(net) == 12.0
+"""
+SAME = """\
+def placed(model, given=None):
+    params = list(model.parameters()) if given is None else given
+    ids = [p.data_ptr() for p in params]
+    positions = {}
+    for name, module in model.named_modules():
+        found = {key: ids.index(p.data_ptr())
+                 for key, p in module.named_parameters(recurse=False) if p.data_ptr() in ids}
+        if found:
+            positions[name] = found
+    return positions
+
+
+def read_twice(model):
+    before = model.fc1.weight
+    model.bump()
+    after = model.fc1.weight
+    return float((after - before).sum())
+"""
+
+
+def test_a_judge_parameter_read_twice_in_a_call_is_one_copy(engine):
+    result = run_one(engine, SAME, SAME_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.reason, result.stdout[-4000:])
+    wrong = run_one(engine, SAME.replace("p.data_ptr() in ids}", "p.data_ptr() in ids[1:]}"),
+                    SAME_TESTS, timeout=60)
+    assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
+
