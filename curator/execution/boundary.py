@@ -3916,6 +3916,14 @@ def _solution_link():
     return link if isinstance(link, SolutionLink) else None
 
 
+def install_autograd_across():
+    """torch.autograd.grad and backward wrapped for autograd across: in a solution process
+    serving a call they reach the judge's tensors; anywhere else (the worker, a judge)
+    they are torch's own (see autograd_across.install)."""
+    if torch is not None:
+        autograd_across.install(_solution_link)
+
+
 def _gradient_function():
     from torch.autograd.function import once_differentiable
 
