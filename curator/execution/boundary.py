@@ -525,6 +525,18 @@ def _tk(token, ref):
     return _LINK[0].kept_tensor(token, ref)
 
 
+def _tsame(index):
+    """A judge leaf the open call's request holds already (a parameter of a handle module
+    read again: curvlinops' KFAC, under Laplace's KronLLLaplace.fit, matches a layer's
+    parameters with those it was given by `data_ptr()`), unchanged on the judge's side
+    since it was sent: the copy this process was given then (`JudgeLink.sent_again`).
+    Solution side only."""
+    request = _LINK[0].request
+    if type(index) is not int or not 0 <= index < len(request) or request[index] is None:
+        raise NotData("a reference to a tensor this call was never given")
+    return request[index]
+
+
 def _a(dtype_str, shape, raw, note, ref=None):
     """A numpy array. ref (judge to solution only): the judge's own array it copies, so
     the same array sent back unchanged is the judge's again (see _aref)."""
@@ -963,6 +975,15 @@ def _judge_leaf(value):
         return bool(base.requires_grad.__get__(value)) and bool(base.is_leaf.__get__(value))
     except Exception:   # noqa: BLE001 - not a plain tensor: data, as before
         return False
+
+
+def _holds_judge_leaf(value):
+    """A judge leaf (`_judge_leaf`), or a tuple or list of a few values holding one: what
+    a module's `named_parameters()` gives, (name, parameter)."""
+    if _judge_leaf(value):
+        return True
+    return type(value) in (tuple, list) and len(value) <= 16 and \
+        any(_judge_leaf(item) for item in value)
 
 
 def _hook_handle(obj):
@@ -1830,6 +1851,10 @@ class JudgePickler(_Pickler):
     def reducer_override(self, obj):
         link = self.link
         if torch is not None and isinstance(obj, torch.Tensor):
+            if _judge_leaf(obj):
+                again = link.sent_again(obj)
+                if again is not None:   # one object in the solution process too
+                    return _tsame, (again,)
             # a callback's value joins the open call's request only with the tensors
             # autograd across may name (see JudgeLink.callback_value)
             index = None if link.callback_value and not obj.requires_grad else \
@@ -2517,6 +2542,16 @@ def _handle_getitem(self, key):
     return self._ask("dunder", "__getitem__", (key,))
 
 
+def _handle_session_run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+    """A judge's TensorFlow Session's `run`: the judge's, but for checkpoint ops of the
+    mirror it needs, which run here (`tf_graphs.SessionRun`)."""
+    def remote(*args):
+        return JudgeObject.__getattr__(self, "run")(*args)
+
+    return _LINK[0].session_run.run(remote, lambda: JudgeObject.__getattr__(self, "graph"),
+                                    fetches, feed_dict, options, run_metadata)
+
+
 # The protocols a handle may have, each only when the judge's object has it.
 HANDLE_DUNDERS = {"__call__": _handle_call, "__iter__": _handle_iter,
                   "__next__": _handle_next, "__len__": _handle_len,
@@ -2537,6 +2572,8 @@ def judge_object(handle, dunders=None, posed=None):
         namespace.update((name, HANDLE_DUNDERS[name]) for name in sorted(names))
         if posed is not None:
             namespace["__class__"] = property(lambda self, posed=posed: posed)
+            if tf_graphs.is_session_class(posed):
+                namespace["run"] = _handle_session_run
         cls = _HANDLE_CLASSES[(names, posed)] = type("JudgeObject", (JudgeObject,), namespace)
     return cls(handle)
 
@@ -2554,6 +2591,8 @@ def posed_class(obj):
     `isinstance(self.last_layer, nn.Linear)` on a layer of the test's own model, now a
     handle). Its methods are still the judge's, reached through the handle; None for
     anything else."""
+    if tf_graphs.is_session(obj) and _importable(type(obj)):
+        return type(obj)   # a TensorFlow 1 Session (Saver.save checks one is)
     if torch is None or not isinstance(obj, _posed_bases()):
         return None
     for klass in type(obj).__mro__:
@@ -2636,6 +2675,8 @@ class SolutionLink:
         self.call_id = 0
         self.outputs = None
         self.tf_sync = tf_graphs.GraphSync()   # mirrors of the judge's TensorFlow graphs
+        # runs of a judge's Session that need the mirror's checkpoint ops
+        self.session_run = tf_graphs.SessionRun(self.tf_sync)
         _LINK[0] = self
         if torch is not None:
             autograd_across.install(_solution_link)
@@ -3885,6 +3926,14 @@ def _solution_link():
     return link if isinstance(link, SolutionLink) else None
 
 
+def install_autograd_across():
+    """torch.autograd.grad and backward wrapped for autograd across: in a solution process
+    serving a call they reach the judge's tensors; anywhere else (the worker, a judge)
+    they are torch's own (see autograd_across.install)."""
+    if torch is not None:
+        autograd_across.install(_solution_link)
+
+
 def _gradient_function():
     from torch.autograd.function import once_differentiable
 
@@ -3994,6 +4043,8 @@ class JudgeLink:
         # state dict a test's loader returns: swin_v2_b's 350 MB twice over)
         self.callback_value = False
         self.request = []          # the judge's tensors in the current request
+        # (id of a request, id of a judge leaf in it) -> (its index, its state when sent)
+        self.leaves_sent = {}
         self.grad_request = []
         self.arrays = {}           # ref -> the judge's array sent (during a top-level call)
         self.array_refs = 0
@@ -4244,7 +4295,24 @@ class JudgeLink:
         self.request.append(tensor)
         if tensor.requires_grad:
             self.grad_request.append(tensor)
+            if _judge_leaf(tensor):
+                self.leaves_sent[(id(self.request), id(tensor))] = (
+                    len(self.request) - 1, _tensor_state(tensor))
         return len(self.request) - 1
+
+    def sent_again(self, tensor):
+        """The index of a judge leaf in the current request (a top-level call's, or the
+        open call's that a callback's value joins) when it was sent in it before and is
+        unchanged since (version, grad, values), else None: the solution process then
+        gives its code the copy it was given, as one process gives one object."""
+        sent = self.leaves_sent.get((id(self.request), id(tensor)))
+        if sent is None:
+            return None
+        index, state = sent
+        if index >= len(self.request) or self.request[index] is not tensor or \
+                _tensor_state(tensor, state) != state:
+            return None
+        return index
 
     def register_request_array(self, array):
         self.array_refs += 1
@@ -4681,7 +4749,7 @@ class JudgeLink:
             # can name them; a read's or an iteration's (a DataLoader's batch, which
             # Laplace's fit differentiates with create_graph down to its own copies) and
             # any value outside a call: a request of their own
-            joined = bool(self.open_calls) and (op == "call" or _judge_leaf(result))
+            joined = bool(self.open_calls) and (op == "call" or _holds_judge_leaf(result))
             self.request, self.grad_request = call_request if joined else ([], [])
             self.callback_value = joined
             answer = b"r" if op == "call" or not joined else b"j"
@@ -4723,6 +4791,7 @@ class JudgeLink:
         top = not self.open_calls
         if top:
             self.arrays = {}
+            self.leaves_sent = {}
             self.tokens_now, self.unchanged_now = {}, set()
         self.open_calls += 1
         try:

@@ -11,8 +11,9 @@ to the graph's collections) comes back the same way with the next message that n
 graph, and the judge imports it into its own graph after checking every node's op type
 against `ALLOWED_OPS` (pure computation, variables and tables in the session's memory,
 control flow): an op that can run Python, read or write files, or reach another process
-(PyFunc, ReadFile, WriteFile, Save/Restore, readers, file datasets, PrintV2, RemoteCall)
-makes the run `tampered`. Variables are rebuilt on either side from their VariableDef by
+(PyFunc, ReadFile, WriteFile, readers, file datasets, PrintV2, RemoteCall) makes the run
+`tampered`; a Saver's checkpoint ops enter as stand-ins that run nothing and run in the
+solution process when it asks the judge's Session for them (LOCAL_OPS, SessionRun). Variables are rebuilt on either side from their VariableDef by
 TensorFlow's own code. Nothing here runs the solution's code in the judge: a node is data
 until the judge's own session runs it, and the judge only runs allowed ops.
 
@@ -43,8 +44,21 @@ ALLOWED_OP_MODULES = (
 DENIED_OPS = frozenset({"ImmutableConst", "InitializeTableFromTextFile",
                         "InitializeTableFromTextFileV2", "InitializeTableFromDataset",
                         "RecordInput", "RemoteCall"})
-# ops of other modules that compute only: an assertion's check (tf.debugging) and a no-op
-EXTRA_OPS = frozenset({"Assert", "NoOp"})
+# ops of other modules that compute only: an assertion's check (tf.debugging), a no-op, a
+# sharded checkpoint's file names (strings from strings)
+EXTRA_OPS = frozenset({"Assert", "NoOp", "ShardedFilename", "ShardedFilespec"})
+# the checkpoint ops a tf.compat.v1.train.Saver builds (gen_io_ops): they read and write
+# the checkpoint files it names, which are the solution process's. They never enter the
+# judge's graph: the judge imports a *stand-in* of the same name and outputs instead
+# (`with_stand_ins`: a Placeholder, or an IdentityN over a Placeholder per output), which
+# fails when the judge's session runs it unfed; a run the solution process asks of a
+# judge's Session that needs one runs the checkpoint ops in the solution process's own
+# session on its mirror, on the values the judge's session gives their inputs, and feeds
+# what they give to their stand-ins (`SessionRun`). Only as graph nodes: inside a function
+# (whose body the judge's session would run) they are refused as before.
+LOCAL_OPS = frozenset({"SaveV2", "RestoreV2", "MergeV2Checkpoints", "Save", "SaveSlices",
+                       "Restore", "RestoreSlice"})
+STAND_IN = "/_curator_stand_in_%d"
 # collections whose items cross (their Variables, Tensors and Operations; other kinds of
 # item, a cond context's proto, stay on their side)
 _ITEM_KINDS = ("v", "t", "o")
@@ -269,13 +283,15 @@ class GraphSync:
     # -- receiving
     def receive(self, gid, graph, delta, check=None):
         """Import what the other side sent into `graph`. `check(graph_def, graph)` refuses
-        what must not enter (the judge's allow-list)."""
+        what must not enter (the judge's allow-list); where it is given, checkpoint ops
+        enter as their stand-ins (`with_stand_ins`)."""
         graph_def_bytes, items, seed = delta
         from tensorflow.core.framework import graph_pb2
         graph_def = graph_pb2.GraphDef()
         graph_def.ParseFromString(bytes(graph_def_bytes))
         if check is not None:
             check(graph_def, graph)
+            with_stand_ins(graph_def)
         if graph_def.node or graph_def.library.function:
             _import_nodes(graph, graph_def)
         for function in graph_def.library.function:
@@ -372,13 +388,16 @@ def _import_nodes(graph, graph_def):
 
 def refused_nodes(graph_def, graph):
     """The nodes (and nodes of functions) of graph_def whose op is not allowed, and
-    function references to functions neither graph_def nor the graph defines."""
+    function references to functions neither graph_def nor the graph defines. A
+    checkpoint op (LOCAL_OPS) is allowed as a node of the graph, never in a function."""
     allowed = allowed_ops()
     defined = {f.signature.name for f in graph_def.library.function}
     existing = set(getattr(graph, "_functions", {}) or {})
     bad = []
 
     def check(node, where):
+        if node.op in LOCAL_OPS and not where:
+            return   # replaced by its stand-in (with_stand_ins): the judge never runs it
         if node.op not in allowed and node.op not in defined:
             bad.append("%s (%s%s)" % (node.op, node.name, where))
         for attr in node.attr.values():
@@ -399,3 +418,196 @@ def refused_nodes(graph_def, graph):
         for node in function.node_def:
             check(node, " in function %s" % function.signature.name)
     return bad
+
+
+# -- checkpoint ops: run in the solution process, stand-ins in the judge's graph
+
+def _output_types(node):
+    """The DataTypes of a node's outputs, from its op's definition."""
+    from tensorflow.python.framework import op_def_registry
+    op_def = op_def_registry.get(node.op)
+    types = []
+    for arg in op_def.output_arg:
+        if arg.type_list_attr:
+            types.extend(node.attr[arg.type_list_attr].list.type)
+            continue
+        dtype = node.attr[arg.type_attr].type if arg.type_attr else arg.type
+        types.extend([dtype] * (node.attr[arg.number_attr].i if arg.number_attr else 1))
+    return types
+
+
+def with_stand_ins(graph_def):
+    """graph_def (checked: refused_nodes) with each checkpoint op (LOCAL_OPS) replaced by a
+    node of the same name and outputs that computes nothing and fails unless fed: a
+    Placeholder for an op of one output, or of none (a bool: TensorFlow moves the control
+    edges of a fed Placeholder to its feed), an IdentityN over one Placeholder per output
+    for more. Its inputs, the filename and the tensors a SaveV2 writes, are dropped."""
+    from tensorflow.core.framework import types_pb2
+    nodes = list(graph_def.node)
+    if not any(node.op in LOCAL_OPS for node in nodes):
+        return graph_def
+    del graph_def.node[:]
+
+    def placeholder(name, dtype):
+        made = graph_def.node.add()
+        made.name, made.op = name, "Placeholder"
+        made.attr["dtype"].type = dtype
+        made.attr["shape"].shape.unknown_rank = True
+
+    for node in nodes:
+        if node.op not in LOCAL_OPS:
+            graph_def.node.add().CopyFrom(node)
+            continue
+        types = _output_types(node)
+        if len(types) <= 1:
+            placeholder(node.name, types[0] if types else types_pb2.DT_BOOL)
+            continue
+        names = [node.name + STAND_IN % index for index in range(len(types))]
+        for name, dtype in zip(names, types):
+            placeholder(name, dtype)
+        made = graph_def.node.add()
+        made.name, made.op = node.name, "IdentityN"
+        made.input.extend(names)
+        made.attr["T"].list.type.extend(types)
+    return graph_def
+
+
+def is_session(obj):
+    """A TensorFlow 1 Session (graph mode): its handle poses as its class, so TensorFlow's
+    own `isinstance(sess, SessionInterface)` (Saver.save) holds in the solution process."""
+    if not tf_loaded():
+        return False
+    module = sys.modules.get("tensorflow.python.client.session")
+    interface = getattr(module, "SessionInterface", None)
+    return interface is not None and isinstance(obj, interface)
+
+
+def is_session_class(cls):
+    module = sys.modules.get("tensorflow.python.client.session")
+    interface = getattr(module, "SessionInterface", None)
+    return isinstance(cls, type) and interface is not None and issubclass(cls, interface)
+
+
+class SessionRun:
+    """In the solution process: a run of a judge's Session (through its handle) that needs
+    checkpoint ops of the solution's mirror (LOCAL_OPS, stand-ins in the judge's graph).
+
+    The judge's session computes their inputs (the Variables a SaveV2 writes, its
+    filename); this process's own session on the mirror runs them with those inputs fed
+    (the files are this process's); the judge's session then runs what was asked with
+    their outputs fed to their stand-ins (a RestoreV2's values to the assign ops of the
+    judge's Variables). What crosses is data both ways; the judge never runs a checkpoint
+    op. Runs that need none, and every run before a checkpoint op was built, are the
+    judge's plain `run`."""
+
+    def __init__(self, sync):
+        self.sync = sync
+        self.sessions = {}   # gid -> this process's own session on the mirror
+        self.local = {}      # gid -> (graph version scanned, names of checkpoint ops)
+
+    def local_ops(self, gid, graph):
+        version, names = self.local.get(gid, (0, frozenset()))
+        if version != graph.version:
+            names = frozenset(op.name for op in graph.get_operations()
+                              if op.type in LOCAL_OPS)
+            self.local[gid] = (graph.version, names)
+        return names
+
+    def any_local(self):
+        return any(self.local_ops(gid, graph) for gid, graph in list(self.sync.graphs.items()))
+
+    def run(self, remote, graph_of, fetches, feed_dict=None, options=None,
+            run_metadata=None):
+        """`remote(fetches, feed_dict, options, run_metadata)` is the judge's run;
+        `graph_of()` the session's graph (the mirror)."""
+        def plain():
+            return remote(fetches, feed_dict, options, run_metadata)
+
+        if not self.any_local():
+            return plain()
+        graph = graph_of()
+        gid = self.sync.gid_of(graph, make=False) if plain_graph(graph) else None
+        if gid is None or not self.local_ops(gid, graph):
+            return plain()
+        plan = self._plan(graph, fetches, feed_dict)
+        if plan is None:
+            return plain()
+        leaves, elements, fed, needed = plan
+        # the inputs of the checkpoint ops that the judge's graph computes
+        # (tensors by name: comparing two with == may build an op where eager execution
+        # is on)
+        local_names = {op.name for op in needed}
+        inputs = {}
+        for op in needed:
+            for tensor in op.inputs:
+                if tensor.op.name not in local_names and tensor.name not in fed:
+                    inputs.setdefault(tensor.name, tensor)
+        values = remote(list(inputs.values()), feed_dict, options, None) if inputs else []
+        own_feed = {tensor: value for tensor, value in fed.values()}
+        own_feed.update(zip(inputs.values(), values))
+        session = self.sessions.get(gid)
+        if session is None:
+            import tensorflow as tf
+            session = self.sessions[gid] = tf.compat.v1.Session(graph=graph)
+        outputs = session.run([list(op.outputs) if op.outputs else op for op in needed],
+                              feed_dict=own_feed)
+        given, stand_in_feed = {}, {}
+        for op, value in zip(needed, outputs):
+            if not op.outputs:
+                stand_in_feed[op.name + ":0"] = False
+                continue
+            for tensor, tensor_value in zip(op.outputs, value):
+                given[tensor.name] = tensor_value
+                stand_in_feed[tensor.name] = tensor_value
+        # what was asked, by the judge's session, with the checkpoint ops' outputs fed
+        rest = [index for index, element in enumerate(elements)
+                if element.name not in given and
+                not (isinstance(element, _ops().Operation) and element.name in local_names)]
+        results = [given.get(element.name) for element in elements]
+        if rest:
+            feed = dict(feed_dict or {})
+            feed.update(stand_in_feed)
+            answered = remote([leaves[index] for index in rest], feed, options,
+                              run_metadata)
+            for index, value in zip(rest, answered):
+                results[index] = value
+        from tensorflow.python.util import nest
+        return nest.pack_sequence_as(fetches, results)
+
+    def _plan(self, graph, fetches, feed_dict):
+        """(fetch leaves, their graph elements, {fed tensor's name: (mirror tensor,
+        value)}, the checkpoint ops the fetches need, in the graph's order), or None: a run
+        for the judge alone (a fetch or feed this reading does not know is the judge's
+        session's to refuse)."""
+        from tensorflow.python.util import nest
+        ops = _ops()
+        try:
+            leaves = nest.flatten(fetches)
+            elements = [graph.as_graph_element(leaf, allow_tensor=True,
+                                               allow_operation=True) for leaf in leaves]
+            fed = {}
+            for key, value in (feed_dict or {}).items():
+                if not isinstance(key, (str,) + _graph_tensor_classes(ops)):
+                    return None
+                tensor = graph.as_graph_element(key, allow_tensor=True,
+                                                allow_operation=False)
+                fed[tensor.name] = (tensor, value)
+        except Exception:
+            return None
+        seen, found = set(), set()
+        stack = [element if isinstance(element, ops.Operation) else element.op
+                 for element in elements]
+        while stack:
+            op = stack.pop()
+            if op.name in seen:
+                continue
+            seen.add(op.name)
+            if op.type in LOCAL_OPS:
+                found.add(op.name)
+            stack.extend(tensor.op for tensor in op.inputs if tensor.name not in fed)
+            stack.extend(op.control_inputs)
+        if not found:
+            return None
+        needed = [op for _, op in sorted(_ops_by_id(graph), key=lambda item: item[0])
+                  if op.name in found]
+        return leaves, elements, fed, needed

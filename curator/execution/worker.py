@@ -162,6 +162,11 @@ class Worker:
                     torch.set_num_interop_threads(1)
                 except RuntimeError:
                     pass
+                # autograd across (the solution process's torch.autograd.grad and
+                # backward) before any library is preloaded: one that binds the function
+                # at import (curvlinops' `from torch.autograd import grad`) binds the
+                # wrapper, which is torch's own function outside a solution process
+                boundary.install_autograd_across()
                 _exercise_torch(torch)
                 self.versions["torch"] = torch.__version__
             except Exception as exc:  # a worker without torch still runs plain tests

@@ -321,3 +321,152 @@ def test_a_double_backward_through_the_tests_model_parameters(engine):
     doubled = R_OP.replace("grad_outputs=vs", "grad_outputs=[2 * v for v in vs]")
     wrong = run_one(engine, doubled, R_OP_TESTS, timeout=60)
     assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
+
+
+# curvlinops' KFAC (under Laplace's KronLLLaplace.fit) maps the parameters it was given to
+# the layers of the model by `data_ptr()`, from `named_modules()` and each layer's
+# `named_parameters()`. With the test's own model a handle, each read of a parameter was a
+# copy of its own (and a (name, parameter) pair was data of a request of its own), so no
+# layer held any: "Found parameters in un-supported layers".
+SAME_TESTS = """\
+import torch
+from torch import nn
+
+from solution import placed, read_twice
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3, 4)
+        self.fc2 = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc2(torch.tanh(self.fc1(x)))
+
+    def bump(self):
+        self.fc1.weight.data.add_(1.0)
+
+
+def test_a_parameter_read_again_is_the_same():
+    net = Net()
+    assert placed(net) == {"fc1": {"weight": 0, "bias": 1}, "fc2": {"weight": 2, "bias": 3}}
+
+
+def test_the_parameters_the_test_gives_are_those_the_model_holds():
+    net = Net()
+    assert placed(net, list(net.fc2.parameters())) == {"fc2": {"weight": 0, "bias": 1}}
+
+
+def test_a_parameter_the_judge_changed_since_is_read_anew():
+    net = Net()
+    assert read_twice(net) == 12.0
+"""
+SAME = """\
+def placed(model, given=None):
+    params = list(model.parameters()) if given is None else given
+    ids = [p.data_ptr() for p in params]
+    positions = {}
+    for name, module in model.named_modules():
+        found = {key: ids.index(p.data_ptr())
+                 for key, p in module.named_parameters(recurse=False) if p.data_ptr() in ids}
+        if found:
+            positions[name] = found
+    return positions
+
+
+def read_twice(model):
+    before = model.fc1.weight
+    model.bump()
+    after = model.fc1.weight
+    return float((after - before).sum())
+"""
+
+
+def test_a_judge_parameter_read_twice_in_a_call_is_one_copy(engine):
+    result = run_one(engine, SAME, SAME_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.reason, result.stdout[-4000:])
+    wrong = run_one(engine, SAME.replace("p.data_ptr() in ids}", "p.data_ptr() in ids[1:]}"),
+                    SAME_TESTS, timeout=60)
+    assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
+
+
+# A library the environment preloads that binds torch.autograd.grad at import (curvlinops'
+# `from torch.autograd import grad`, imported by Laplace's warm workers) held torch's own
+# function: its grad of the test's model output with respect to the model's parameters
+# (handle, copies) failed in the solution process, "The differentiated Tensor at index 0
+# appears to not have been used in the graph" (KronLLLaplace.fit).
+BOUND_LIBRARY = """\
+from torch.autograd import grad
+
+
+def output_grads(model, x, params):
+    return grad(model(x).sum(), params)
+"""
+BOUND_TARGET = """\
+import boundlib
+
+
+def grads(model, x):
+    return boundlib.output_grads(model, x, list(model.parameters()))
+"""
+BOUND_TESTS = """\
+import torch
+from torch import nn
+
+from pkg.target import grads
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3, 4)
+        self.fc2 = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc2(torch.tanh(self.fc1(x)))
+
+
+def test_grads_of_the_tests_own_model():
+    net = Net()
+    x = torch.randn(5, 3)
+    expected = torch.autograd.grad(net(x).sum(), list(net.parameters()))
+    got = grads(net, x)
+    assert len(got) == 4
+    for a, b in zip(got, expected):
+        assert torch.allclose(a, b, atol=1e-6)
+"""
+
+
+def test_a_preloaded_library_that_bound_grad_reaches_the_judge(engine, tmp_path):
+    """The library is installed in the environment (a venv that sees this interpreter's
+    packages), so the warm worker preloads it, as Laplace's imports curvlinops."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    from execution_support import repo_job, write_repo
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    purelib = subprocess.run([python, "-c", "import sysconfig; "
+                              "print(sysconfig.get_paths()['purelib'])"], check=True,
+                             capture_output=True, text=True).stdout.strip()
+    assert purelib != sysconfig.get_paths()["purelib"]
+    inside = purelib[len(str(tmp_path)) + 1:]
+    write_repo(tmp_path, {inside + "/boundlib/__init__.py": BOUND_LIBRARY,
+                          inside + "/suite.pth": sysconfig.get_paths()["purelib"] + "\n"})
+    root = write_repo(tmp_path / "repo", {
+        "pkg/__init__.py": "", "pkg/target.py": BOUND_TARGET,
+        "tests/test_target.py": BOUND_TESTS})
+    wrong_target = BOUND_TARGET.replace("list(model.parameters())",
+                                        "list(model.parameters())[::-1]")
+    made, wrong = (repo_job(root, "pkg/target.py", text, "tests/test_target.py", "grads",
+                            reference=text == BOUND_TARGET, timeout=120, python=python)
+                   for text in (BOUND_TARGET, wrong_target))
+    made.env_preload = wrong.env_preload = ["boundlib"]
+    results = {r.job_id: r for r in engine.run([made, wrong])}
+    right, bad = results[made.job_id], results[wrong.job_id]
+    assert right.outcome == "passed", (right.outcome, right.reason, right.stdout[-4000:])
+    assert bad.outcome == "failed", (bad.outcome, bad.reason)

@@ -66,6 +66,12 @@ MODEL = textwrap.dedent("""\
             for _ in range(steps):
                 self.sess.run(self.opt, feed_dict={self.x: data})
             return self.sess.run(self.loss, feed_dict={self.x: data})
+
+        def save(self, path):
+            return tf.compat.v1.train.Saver().save(self.sess, path)
+
+        def load(self, path):
+            tf.compat.v1.train.Saver().restore(self.sess, path)
     """)
 TESTS = textwrap.dedent("""\
     import numpy as np
@@ -89,6 +95,17 @@ TESTS = textwrap.dedent("""\
         assert after < before / 2
         names = {v.name for v in model.sess.graph.get_collection("variables")}
         assert "params/w/Adam:0" in names
+
+
+    def test_save_load(tmp_path):
+        model = Model()
+        trained = model.train(DATA, 5)
+        path = model.save(str(tmp_path / "model.ckpt"))
+        other = Model()
+        assert other.sess.run(other.loss, feed_dict={other.x: DATA}) > trained
+        other.load(path)
+        np.testing.assert_allclose(other.sess.run(other.w), model.sess.run(model.w))
+        assert other.sess.run(other.loss, feed_dict={other.x: DATA}) == trained
 
 
     def test_rated():
@@ -159,6 +176,70 @@ def test_graph_mode_methods_cross_and_are_judged(engine, repo):
     for result in results[1:-1:2]:
         assert result.outcome == "failed", (result.problem_id, result.reason,
                                             result.stdout[-3000:])
+
+
+def test_a_saver_restores_in_the_solution_process(engine, repo):
+    """recommenders' RBM.load: a tf.compat.v1.train.Saver built by the target in the
+    mirror has checkpoint ops (SaveV2, RestoreV2), which read and write files. They enter
+    the judge's graph as stand-ins that run nothing; Saver.restore's run of the judge's
+    Session (a handle posing as a Session: Saver checks) reads the checkpoint the test
+    wrote in the solution process and the judge's session assigns what it read to the
+    judge's Variables. Before, the run was tampered ("nodes whose ops reach outside the
+    session"). A restore of the wrong variables fails."""
+    wrong = MODEL.replace("tf.compat.v1.train.Saver().restore(",
+                          "tf.compat.v1.train.Saver(var_list=[self.b]).restore(")
+    results = in_order(engine, [job(repo, MODEL, "Model.load", reference=True),
+                                job(repo, wrong, "Model.load")])
+    assert [r.outcome for r in results] == ["passed", "failed"], [
+        (r.outcome, r.reason, r.stdout[-3000:]) for r in results]
+
+
+def test_checkpoint_ops_enter_the_judges_graph_as_stand_ins():
+    """A checkpoint op is allowed as a node (never in a function, whose body the judge's
+    session would run); the judge imports a stand-in of its name and outputs that fails
+    unless fed, and fed, gives what was fed (a control edge on one is satisfied by its
+    feed): the judge's session never reads or writes a checkpoint."""
+    import numpy as np
+    import tensorflow as tf
+
+    from curator.execution import tf_graphs
+
+    graph = tf.Graph()
+    with graph.as_default():
+        w = tf.compat.v1.get_variable("w", [2], initializer=tf.compat.v1.ones_initializer())
+        saver = tf.compat.v1.train.Saver()
+    graph_def = graph.as_graph_def()
+    assert tf_graphs.refused_nodes(graph_def, tf.Graph()) == []
+    tf_graphs.with_stand_ins(graph_def)
+    ops = {node.name: node.op for node in graph_def.node}
+    assert ops["save/SaveV2"] == "Placeholder" and ops["save/RestoreV2"] == "Placeholder"
+    assert not set(ops.values()) & tf_graphs.LOCAL_OPS
+    judge = tf.Graph()
+    with judge.as_default():
+        tf.compat.v1.import_graph_def(graph_def, name="")
+        with tf.compat.v1.Session() as session:
+            session.run(w.initializer.name)
+            definition = saver.saver_def
+            for fetch in (definition.save_tensor_name, definition.restore_op_name):
+                with pytest.raises(tf.errors.InvalidArgumentError, match="must feed"):
+                    session.run(fetch, {definition.filename_tensor_name: "judge.ckpt"})
+            assert session.run(definition.save_tensor_name, {
+                definition.filename_tensor_name: "x", "save/SaveV2:0": False}) == b"x"
+            session.run(definition.restore_op_name,
+                        {"save/RestoreV2:0": np.array([3.0, 4.0], np.float32)})
+            np.testing.assert_allclose(session.run("w/Read/ReadVariableOp:0"), [3.0, 4.0])
+
+    @tf.function
+    def saving(v):
+        tf.raw_ops.SaveV2(prefix="f", tensor_names=["v"], shape_and_slices=[""],
+                          tensors=[v])
+        return v
+
+    definition = saving.get_concrete_function(tf.TensorSpec([2], tf.float32)).function_def
+    graph_def = tf.compat.v1.GraphDef()
+    graph_def.library.function.add().CopyFrom(definition)
+    refused = tf_graphs.refused_nodes(graph_def, graph)
+    assert any(item.startswith("SaveV2") for item in refused), refused
 
 
 ATTACKS = {
