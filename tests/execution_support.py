@@ -63,11 +63,12 @@ def repo_job(root, path: str, text: str, tests: str, symbol: str, reference: boo
                limits=Limits(timeout_s=timeout))
 
 
-def start_engine(isolation: str, workers: int = 2) -> Engine:
-    """An engine whose workers started with a secret in the parent's environment."""
+def start_engine(isolation: str, workers: int = 2, eager: bool = True) -> Engine:
+    """An engine whose workers started with a secret in the parent's environment (eager:
+    each slot's worker of plain runs starts at once; else when a plain job first comes)."""
     os.environ[SECRET_VAR] = SECRET_VALUE
     try:
-        engine = Engine(workers=workers, isolation=isolation)
+        engine = Engine(workers=workers, isolation=isolation, eager=eager)
         engine.start()
         engine.pool.wait_ready()
     finally:
@@ -75,15 +76,16 @@ def start_engine(isolation: str, workers: int = 2) -> Engine:
     return engine
 
 
-def engine_fixture(params=("strong", "weak"), workers: int = 1):
+def engine_fixture(params=("strong", "weak"), workers: int = 1, eager: bool = True):
     """A module-scoped fixture yielding a started engine per isolation level (of one
     worker unless asked: a batch's jobs then run one after the other on the same warm
-    worker, as most runs of a real engine do)."""
+    worker, as most runs of a real engine do; eager=False for a module of repository
+    runs only, whose plain worker would start for nothing)."""
     marks = {"strong": [needs_bwrap], "weak": []}
 
     @pytest.fixture(scope="module", params=[pytest.param(p, marks=marks[p]) for p in params])
     def _engine(request):
-        engine = start_engine(request.param, workers=workers)
+        engine = start_engine(request.param, workers=workers, eager=eager)
         assert engine.isolation == request.param
         yield engine
         engine.close()

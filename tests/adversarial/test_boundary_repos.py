@@ -19,7 +19,7 @@ from test_boundary import ATTACKS, REFERENCE, TESTS, WRONG
 
 from curator.execution.job import Job, Limits
 
-engine = engine_fixture()
+engine = engine_fixture(eager=False)   # repository runs only
 
 INIT = "from pkg.ops import scale, Scaler  # noqa: F401\n"
 OPS = REFERENCE + textwrap.dedent("""\

@@ -60,7 +60,7 @@ def test_the_second_worker_of_an_environment_imports_what_the_first_found(tmp_pa
     for expected in ("ran", "given"):   # two engines, one after the other
         job = repo_job(root, "pkg/ops.py", OPS, "tests/test_ops.py", "double",
                        python=python)
-        with Engine(workers=1, isolation="weak") as engine:
+        with Engine(workers=1, isolation="weak", eager=False) as engine:
             (result,) = engine.run([job])
             assert sessions(engine) == [expected]
         assert result.outcome == "passed", (result.outcome, result.reason, result.tests)
