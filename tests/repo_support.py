@@ -110,6 +110,21 @@ def symlinked_venv(folder: Path) -> Path:
     return python
 
 
+def pytest_plugin(site: Path, name: str, text: str, modules: dict[str, str] | None = None
+                  ) -> None:
+    """Install the distribution `name` into `site`: the module `name` (`text`) as a pytest
+    plugin (an entry point in group pytest11), and `modules` (name -> text) beside it."""
+    files = {name: text, **(modules or {})}
+    for module, source in files.items():
+        (site / f"{module}.py").write_text(source)
+    info = site / f"{name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[pytest11]\n{name} = {name}\n")
+    (info / "top_level.txt").write_text("".join(f"{m}\n" for m in files))
+    (info / "RECORD").write_text("".join(f"{m}.py,,\n" for m in files))
+
+
 def run_json(base: list[str], *ids: str) -> tuple[int, dict]:
     import json
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from execution_support import repo_job, write_repo
-from repo_support import symlinked_venv
+from repo_support import pytest_plugin, symlinked_venv
 
 from curator.execution import pool as pool_mod
 from curator.execution.engine import Engine
@@ -35,13 +35,7 @@ def test_the_late_module_was_imported_by_the_worker():
 def plugin_venv(folder):
     python = symlinked_venv(folder)
     (site,) = folder.glob("lib/python*/site-packages")
-    (site / "birdplug.py").write_text(PLUGIN)
-    (site / "latebird.py").write_text("SONG = 'tweet'\n")
-    info = site / "birdplug-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: birdplug\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[pytest11]\nbirdplug = birdplug\n")
-    (info / "RECORD").write_text("birdplug.py,,\n")
+    pytest_plugin(site, "birdplug", PLUGIN, {"latebird": "SONG = 'tweet'\n"})
     return python
 
 

@@ -122,18 +122,11 @@ def test_the_plugins_were_imported_before_the_run():
 def plugin_venv(folder):
     """A venv whose site-packages hold the distribution tinyplug (an entry point in group
     pytest11) beside the suite's own packages."""
-    from repo_support import symlinked_venv
+    from repo_support import pytest_plugin, symlinked_venv
 
     python = symlinked_venv(folder)
     (site,) = folder.glob("lib/python*/site-packages")
-    (site / "tinyplug.py").write_text(PLUGIN)
-    (site / "tinylate.py").write_text("LATE = True\n")
-    info = site / "tinyplug-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tinyplug\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[pytest11]\ntinyplug = tinyplug\n")
-    (info / "top_level.txt").write_text("tinyplug\ntinylate\n")
-    (info / "RECORD").write_text("tinyplug.py,,\ntinylate.py,,\n")
+    pytest_plugin(site, "tinyplug", PLUGIN, {"tinylate": "LATE = True\n"})
     return python
 
 

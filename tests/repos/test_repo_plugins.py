@@ -6,7 +6,14 @@ runs disable it (`-p no:NAME`) while the environment's other plugins keep workin
 from __future__ import annotations
 
 import pytest
-from repo_support import make_repo, mine_and_accept, needs_strong, run_json, symlinked_venv
+from repo_support import (
+    make_repo,
+    mine_and_accept,
+    needs_strong,
+    pytest_plugin,
+    run_json,
+    symlinked_venv,
+)
 
 from curator.repos import environments, identity, importcheck, recipes
 from curator.store import Store
@@ -27,21 +34,12 @@ TESTS = ("from pkg.ops import scale\n\n\ndef test_scale(factor):\n"
          "def test_scale_zero():\n    assert scale(0) == 0\n")
 
 
-def plugin(site, name: str, text: str) -> None:
-    (site / f"{name}.py").write_text(text)
-    info = site / f"{name}-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[pytest11]\n{name} = {name}\n")
-    (info / "RECORD").write_text(f"{name}.py,,\n")
-
-
 def plugin_venv(folder, bad: bool = True):
     python = symlinked_venv(folder)
     (site,) = folder.glob("lib/python*/site-packages")
-    plugin(site, "goodplug", GOOD_PLUGIN)
+    pytest_plugin(site, "goodplug", GOOD_PLUGIN)
     if bad:
-        plugin(site, "badplug", BAD_PLUGIN)
+        pytest_plugin(site, "badplug", BAD_PLUGIN)
     return python
 
 
