@@ -2663,6 +2663,7 @@ class SolutionLink:
         self.infos = {}
         self.request = []            # tensors rebuilt from the current request
         self.versions = {}
+        self.states_now = None   # request tensors' states while a reply is encoded
         # the judge's large tensors kept from the last top-level call (see _tt): token ->
         # (tensor, its state); this call's tokens by request index; those given back
         # unchanged by this call's reply
@@ -2739,7 +2740,10 @@ class SolutionLink:
         for index, tensor in enumerate(self.request):
             if tensor is obj:
                 seen = self.versions.get(id(obj))
-                if seen is not None and _tensor_state(obj, seen) == seen:
+                states = self.states_now
+                now = states[id(obj)] if states is not None and id(obj) in states else \
+                    None if seen is None else _tensor_state(obj, seen)
+                if seen is not None and now == seen:
                     if self.serving == 1 and self.replying:
                         self.unchanged_now.add(index)
                     return index
@@ -2944,12 +2948,15 @@ class SolutionLink:
     def dumps_reply(self, value):
         """A call's reply: the arguments come back with it and the judge adopts them, so
         a closure over them crosses by value (never in a callback's request, where what
-        its cells hold stays here)."""
+        its cells hold stays here); with them, the judge's tensors the call changed in
+        place (`changed_in_place`). Each request tensor's state is taken once for both."""
         self.replying = True
         try:
-            return self.dumps(value)
+            changed = self.changed_in_place()
+            return self.dumps((*value, changed))
         finally:
             self.replying = False
+            self.states_now = None
 
     def loads(self, data):
         return pickle.loads(data)
@@ -3055,6 +3062,25 @@ class SolutionLink:
         if handle is not None and self.objects.get(handle) is self_obj:
             return (None, *sent[1:])
         return sent
+
+    def changed_in_place(self):
+        """The copies of the judge's tensors this call was given that it changed in place
+        (values, grad, requires_grad): its arguments', and those it read from the judge's
+        objects it holds as handles (`model.fc.weight`, `model.parameters()` of a test's
+        own module). They go back with the reply, for the judge to copy into its own, as
+        the same writes reach the test's objects in one process (`nn.init.constant_`,
+        `p.fill_()` under no_grad, `requires_grad_(False)`)."""
+        changed, states = [], {}
+        for tensor in self.request:
+            if tensor is None or id(tensor) in states:
+                continue
+            state = self.versions.get(id(tensor))
+            now = _tensor_state(tensor, state) if state is not None else None
+            states[id(tensor)] = now
+            if state is not None and now != state:
+                changed.append(tensor)
+        self.states_now = states   # for this reply's encoding (unchanged_request_tensor)
+        return changed
 
     def lent_now(self):
         """The closures lent to the judge, with the reply of the judge's top-level call
@@ -4871,16 +4897,20 @@ class JudgeLink:
         finally:
             self.current = None
             self.reading_reply = False
-        if not isinstance(decoded, tuple) or len(decoded) != 4:
+        if not isinstance(decoded, tuple) or len(decoded) != 5:
             raise self.violation("a reply of the wrong shape")
-        value, after, rebound, lent = decoded
+        value, after, rebound, lent, in_place = decoded
         rebound = _paths(rebound)
         if rebound is None or not isinstance(lent, list) or not all(
                 isinstance(item, tuple) and len(item) == 2 and type(item[0]) is int
-                for item in lent):
+                for item in lent) or type(in_place) is not list or not all(
+                isinstance(t, torch.Tensor) and id(t) in current["changed"]
+                for t in in_place):
             raise self.violation("a reply of the wrong shape")
-        restored, lent = adopt_reply(self, sent, after, (value, lent), current["changed"],
-                                     rebound)
+        # the judge's tensors the call changed in place (`changed_in_place`): adopted
+        # with the arguments, into the judge's own
+        restored, lent, _ = adopt_reply(self, sent, after, (value, lent, in_place),
+                                        current["changed"], rebound)
         if lent and self.open_calls == 1:
             self.replace_lent(lent, self._fence_roots(sent))
         held = self.fence[1] if self.open_calls == 1 else None

@@ -448,18 +448,16 @@ def test_a_symbolic_value_whose_node_is_the_solutions_never_answers(engine):
     assert "torch.SymFloat" in attack.reason
 
 
-# Left alone (a design question, not a quick fix): the parameters a correct function reads
-# from a module of the test's own class (a handle: `model.fc.weight`, `model.parameters()`)
-# come as copies, so what it writes into them in place (`nn.init.constant_`, `p.fill_()`
-# under no_grad, `requires_grad_(False)`) never reaches the test's model, which it does
-# in-process. Only a call's value joins the open call's request, and only its tensors that
-# require grad (JudgeLink.callback_value); reads and iterations are data. Strict: a fix
-# makes this test pass, and then it should lose its mark.
+# The parameters a correct function reads from a module of the test's own class (a
+# handle: `model.fc.weight`, `model.parameters()`) come as copies; what it writes into
+# them in place (`nn.init.constant_`, `p.fill_()` under no_grad) reaches the test's model,
+# as it does in one process: the reply carries the judge's tensors the call changed in
+# place (SolutionLink.changed_in_place). Before: both tests failed, the writes lost.
 HANDLE_TESTS = """\
 import torch
 from torch import nn
 
-from solution import init_const, init_loop
+from solution import freeze, init_const, init_data, init_loop
 
 
 class Net(nn.Module):
@@ -481,6 +479,18 @@ def test_init_loop():
     m = Net()
     init_loop(m)
     assert all((p == 0.5).all() for p in m.parameters())
+
+
+def test_init_through_data():
+    m = Net()
+    init_data(m)
+    assert torch.equal(m.fc.bias, torch.full((3,), 2.0))
+
+
+def test_freeze():
+    m = Net()
+    freeze(m)
+    assert not any(p.requires_grad for p in m.parameters())
 """
 HANDLE = """\
 import torch
@@ -495,12 +505,40 @@ def init_loop(model):
     with torch.no_grad():
         for p in model.parameters():
             p.fill_(0.5)
+
+
+def init_data(model):
+    model.fc.bias.data.fill_(2.0)   # a write torch's version counter does not see
+
+
+def freeze(model):
+    for p in model.parameters():
+        p.requires_grad_(False)
+"""
+HANDLE_UNTOUCHED = """\
+def init_const(model):
+    model.fc.weight.clone().fill_(1.0)
+
+
+def init_loop(model):
+    for p in model.parameters():
+        p.clone().fill_(0.5)
+
+
+def init_data(model):
+    model.fc.bias.clone().data.fill_(2.0)
+
+
+def freeze(model):
+    for p in model.parameters():
+        p.detach().requires_grad_(False)
 """
 
 
-@pytest.mark.xfail(strict=True, reason="in-place writes to a handle module's parameters "
-                   "read across the boundary are lost (reported, left alone)")
 def test_writes_into_the_parameters_of_a_tests_own_module_reach_it(engine):
+    control = run_one(engine, HANDLE_UNTOUCHED, HANDLE_TESTS, timeout=60)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    assert [t["outcome"] for t in control.tests] == ["failed"] * 4, control.tests
     result = run_one(engine, HANDLE, HANDLE_TESTS, timeout=60)
     assert result.outcome == "passed", (result.outcome, result.reason)
 
