@@ -17,6 +17,13 @@ Where the solution's own step between the judge's tensors is not linear and the 
 asks for `create_graph`, the derivative of that step would be lost: the run ends with
 that reason instead of a wrong value.
 
+A tensor hook the solution registers on its copy of a non-leaf of the judge's graph
+(curvlinops' KFAC and Grad-CAM register one on a layer's output from a forward hook) is
+registered on the judge's own tensor instead: the judge's backward, where that gradient
+exists, calls the solution's hook through its handle while a call of the test's is open,
+and takes the gradient it returns. After that call the hook answers for nothing (it is
+removed), as a solution's code left in the judge's objects does.
+
 This module knows torch and the two ends' small interfaces (`origins`, `request_index`,
 `unchanged_request_tensor`, `ask_autograd`, `limit`, `adopt_grad` of the solution's link;
 `serve_autograd` for the judge's), not the wire format.
@@ -83,7 +90,31 @@ def install(current_link):
     backward = across(real_backward, _backward,
                       lambda origins: any(kind == "graph" for _, _, kind in origins))
     torch.autograd.grad, torch.autograd.backward = grad, backward
-    _INSTALLED.update(grad=real_grad, backward=real_backward)
+    real_hook = torch.Tensor.register_hook
+
+    def register_hook(self, hook):
+        """A hook on a copy of a tensor of the judge's graph is registered on the
+        judge's own tensor, where its backward runs (see `ask_hook`)."""
+        link = current_link()
+        index = None if link is None or getattr(inside, "on", False) else \
+            _graph_index(link, self)
+        if index is None:
+            return real_hook(self, hook)
+        return link.ask_hook(index, hook)
+
+    register_hook.__name__ = register_hook.__qualname__ = "register_hook"
+    register_hook.__doc__, register_hook.__wrapped__ = real_hook.__doc__, real_hook
+    torch.Tensor.register_hook = register_hook
+    _INSTALLED.update(grad=real_grad, backward=real_backward, register_hook=real_hook)
+
+
+def _graph_index(link, tensor):
+    """The place in the current call of the copy `tensor` of a non-leaf of the judge's
+    graph (a layer's output a forward hook is given), or None."""
+    for index, copy, kind in link.origins():
+        if copy is tensor and kind == "graph":
+            return index
+    return None
 
 
 def _tensors(value):

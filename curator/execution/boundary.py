@@ -2867,6 +2867,24 @@ class SolutionLink:
             self.origins_of[index] = "leaf"
         return result
 
+    def ask_hook(self, index, hook):
+        """Register `hook` (this process's function, a handle there) on the judge's own
+        tensor at `index` of the current call (see autograd_across.install): a handle
+        whose `remove` asks the judge to remove it."""
+        if not callable(hook):
+            raise TypeError("expected a callable hook, got %s" % type(hook).__name__)
+        with self._asking():
+            answer = self.ask_judge(b"H", self.dumps(("add", index, hook)), b"h",
+                                    in_this_call=True)
+        if type(answer) is not int:
+            raise NotData("a hook answer of the wrong shape")
+        return JudgeHookHandle(self, answer)
+
+    def remove_hook(self, hook_id):
+        with self._asking():
+            self.ask_judge(b"H", self.dumps(("remove", hook_id, None)), b"h",
+                           in_this_call=True)
+
     def ask_judge(self, frame, payload, answer, in_this_call=False, joined=None):
         """Send the judge one request and wait for its `answer` frame (or `e`, its
         exception), serving the calls and backward passes it makes meanwhile, each from
@@ -4045,6 +4063,25 @@ def _raised_text(self):
     return text if type(text) is str else BaseException.__str__(self)
 
 
+class JudgeHookHandle:
+    """In the solution process: a hook registered on a judge's tensor (`ask_hook`), as
+    torch's RemovableHandle is used."""
+
+    def __init__(self, link, hook_id):
+        self.link, self.id = link, hook_id
+
+    def remove(self):
+        link, self.link = self.link, None
+        if link is not None:
+            link.remove_hook(self.id)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
 class JudgeLink:
     """The judge's end: proxies for the solution, data in and out, copy-back."""
 
@@ -4101,7 +4138,9 @@ class JudgeLink:
         # did besides its value (warnings, prints, log records, its random state)
         self._asides = {b"C": self._serve_callback, b"W": self._warnings_received,
                         b"O": self._output_received, b"L": self._logs_received,
-                        b"G": self._rng_received, b"A": self._serve_autograd}
+                        b"G": self._rng_received, b"A": self._serve_autograd,
+                        b"H": self._serve_hook}
+        self.tensor_hooks = {}     # id -> torch's handle of a solution hook (_serve_hook)
         self.rng_sent = None       # the judge's random state when it last sent one
         self.rng_solution = None   # the solution's state after that call
         self.rng_given = None      # the state the last call started from
@@ -4705,19 +4744,74 @@ class JudgeLink:
                 for position, grad in enumerate(grads):
                     if _judge_leaf(grad) and not any(grad is t for t in self.request):
                         lent.append((position, self.register_request_tensor(grad)))
+            # a tensor hook of the solution's on the judge's graph (`_serve_hook`) calls
+            # into the solution process from inside this autograd: this call's request
+            # stays the one the answer's tensors are placed in
+            call_request = self.request, self.grad_request
             try:
                 result = autograd_across.serve_autograd(self.request, *request)
             except autograd_across.NotAutograd:
                 raise
             except Exception as exc:   # torch's own error, the solution's to see
+                self.request, self.grad_request = call_request
                 record = exception_record(exc)
                 self._send(b"e", self.dumps((*record[:4], "", record[5])))
                 return
+            self.request, self.grad_request = call_request
             self._send(b"a", self.dumps((result, lent)))
         except autograd_across.NotAutograd as exc:
             raise self.violation(str(exc)) from None
         finally:
             self.current = saved
+
+    def _serve_hook(self, payload):
+        """The solution registers a tensor hook on its copy of a non-leaf of the judge's
+        graph (autograd_across.install): it goes on the judge's own tensor, named by its
+        place in the current call, and calls the solution's function through its handle
+        while a call of the test's is open; the gradient it returns replaces the judge's,
+        as torch's hook's does. ("remove", id) removes one."""
+        saved = self.current
+        self.current = None
+        try:
+            request = self._loads(payload)
+        finally:
+            self.current = saved
+        if not isinstance(request, tuple) or len(request) != 3 or request[0] not in (
+                "add", "remove") or type(request[1]) is not int:
+            raise self.violation("a hook request of the wrong shape")
+        op, index, hook = request
+        if op == "remove":
+            handle = self.tensor_hooks.pop(index, None)
+            if handle is not None:
+                handle.remove()
+            self._send(b"h", self.dumps(None))
+            return
+        if not 0 <= index < len(self.request) or \
+                not isinstance(self.request[index], torch.Tensor) or \
+                self.solution_handle_of(hook) is None:
+            raise self.violation("a hook request naming no tensor of the call")
+        link = self
+
+        def judge_hook(grad):
+            if not link.open_calls:
+                return None   # after the call that registered it: answers for nothing
+            out = hook(grad)
+            if out is not None and (not isinstance(out, torch.Tensor) or
+                                    out.shape != grad.shape):
+                raise RuntimeError("a tensor hook returned %s for a gradient of shape %s"
+                                   % (type(out).__name__, tuple(grad.shape)))
+            return out
+
+        hook_id = len(self.tensor_hooks) + 1
+        while hook_id in self.tensor_hooks:
+            hook_id += 1
+        self.tensor_hooks[hook_id] = self.request[index].register_hook(judge_hook)
+        self._send(b"h", self.dumps(hook_id))
+
+    def remove_tensor_hooks(self):
+        hooks, self.tensor_hooks = self.tensor_hooks, {}
+        for handle in hooks.values():
+            handle.remove()
 
     @staticmethod
     def parse_autograd(request):
@@ -4826,6 +4920,8 @@ class JudgeLink:
             if top:
                 self.keep_unchanged()
                 self.fence = None
+                if self.tensor_hooks:
+                    self.remove_tensor_hooks()
             self.open_calls -= 1
 
     def _call(self, target, self_obj, args, kwargs):

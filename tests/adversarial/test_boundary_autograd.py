@@ -470,3 +470,104 @@ def test_a_preloaded_library_that_bound_grad_reaches_the_judge(engine, tmp_path)
     right, bad = results[made.job_id], results[wrong.job_id]
     assert right.outcome == "passed", (right.outcome, right.reason, right.stdout[-4000:])
     assert bad.outcome == "failed", (bad.outcome, bad.reason)
+
+
+# A tensor hook on a layer's output, registered from a forward hook on a layer of the
+# test's own model (curvlinops' KFAC in Laplace's `fit`, Grad-CAM): the layer runs in the
+# judge, so the output the hook is given is a copy, and a hook on the copy never fired
+# (Laplace: KeyError 'model.fc2'). It is registered on the judge's own tensor instead.
+HOOK_TESTS = """\
+import torch
+from torch import nn
+
+from solution import output_grad, silence_first_layer
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = nn.Linear(3, 4)
+        self.out = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.out(torch.tanh(self.fc(x)))
+
+
+def in_process(model, x):
+    grads = []
+
+    def on_forward(module, inputs, output):
+        output.register_hook(grads.append)
+
+    handle = model.fc.register_forward_hook(on_forward)
+    for batch in x.split(2):   # batch after batch, as KFAC's loop over the data
+        (model(batch) ** 2).sum().backward()
+    handle.remove()
+    return torch.cat(grads), model.fc.weight.grad
+
+
+def test_the_hook_sees_the_layers_output_gradient():
+    x = torch.randn(5, 3)
+    got, want = output_grad(Net(), x), in_process(Net(), x)
+    assert torch.allclose(got[0], want[0]) and torch.allclose(got[1], want[1])
+
+
+def test_the_gradient_the_hook_returns_is_the_one_backward_uses():
+    model, x = Net(), torch.randn(5, 3)
+    silence_first_layer(model, x)
+    assert torch.count_nonzero(model.fc.weight.grad) == 0
+    assert torch.count_nonzero(model.out.weight.grad) > 0
+    model.zero_grad()
+    model(x).sum().backward()   # the hook went with the call
+    assert torch.count_nonzero(model.fc.weight.grad) > 0
+"""
+HOOKED = """\
+import torch
+
+
+def output_grad(model, x):
+    grads = []
+
+    def on_forward(module, inputs, output):
+        output.register_hook(lambda g: grads.append(g.clone()))
+
+    weight = model.fc.weight   # its copy, whose .grad the judge's backward fills
+    handle = model.fc.register_forward_hook(on_forward)
+    for batch in x.split(2):
+        (model(batch) ** 2).sum().backward()
+    handle.remove()
+    return torch.cat(grads), weight.grad
+
+
+def silence_first_layer(model, x):
+    handles = []
+
+    def on_forward(module, inputs, output):
+        handles.append(output.register_hook(lambda g: g * 0))
+
+    handle = model.fc.register_forward_hook(on_forward)
+    model(x).sum().backward()
+    handle.remove()
+    for h in handles:
+        h.remove()
+"""
+HOOKED_WRONG = """\
+import torch
+
+
+def output_grad(model, x):
+    (model(x) ** 2).sum().backward()
+    return torch.zeros(5, 4), model.fc.weight.grad
+
+
+def silence_first_layer(model, x):
+    model(x).sum().backward()
+"""
+
+
+def test_a_tensor_hook_on_a_layers_output_in_the_judge_fires_there(engine):
+    control = run_one(engine, HOOKED_WRONG, HOOK_TESTS, timeout=60)
+    assert [t["outcome"] for t in control.tests] == ["failed", "failed"], control.tests
+    result = run_one(engine, HOOKED, HOOK_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.outcome, result.reason)
