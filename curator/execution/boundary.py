@@ -3125,8 +3125,21 @@ class SolutionLink:
         # value, in the same message (the test's measurement is the object it queued)
         contexts = stacks.active() if op == "call" else {}
         request = (handle, op, name, args, kwargs) + ((contexts,) if contexts else ())
+        try:
+            payload = self.dumps(request)
+        except CannotCross:
+            if not contexts:
+                raise
+            # a context that cannot cross goes withheld: the callee fails only if it uses
+            # that library (see curator.execution.stacks); anything else still fails here
+            for key, data in list(contexts.items()):
+                try:
+                    self.dumps(data)
+                except CannotCross as exc:
+                    contexts[key] = stacks.withheld(exc)
+            payload = self.dumps(request)
         with self._asking():
-            reply = self.ask_judge(b"C", self.dumps(request),
+            reply = self.ask_judge(b"C", payload,
                                    b"r", in_this_call=bool(self.serving) and op == "call",
                                    joined=b"j" if op != "call" else None)
         if op != "call":
