@@ -392,13 +392,18 @@ def test_the_model_runs_under_the_functions_handlers():
 '''
 
 
-def test_the_test_model_runs_under_the_solutions_open_handlers(engine, tmp_path):
-    repo = write_repo(tmp_path / "repo", {
+def pyro_repo(root, name, text, tests):
+    """The tiny pyro with pyro/infer/NAME.py (text) and tests/test_NAME.py (tests)."""
+    return write_repo(root, {
         "pyro/__init__.py": "", "pyro/poutine/__init__.py": "",
         "pyro/poutine/runtime.py": RUNTIME, "pyro/poutine/messenger.py": MESSENGER,
         "pyro/poutine/handlers.py": HANDLERS, "pyro/primitives.py": PRIMITIVES,
-        "pyro/infer/__init__.py": "", "pyro/infer/importance.py": IMPORTANCE,
-        "tests/test_importance.py": PYRO_TESTS})
+        "pyro/infer/__init__.py": "", f"pyro/infer/{name}.py": text,
+        f"tests/test_{name}.py": tests})
+
+
+def test_the_test_model_runs_under_the_solutions_open_handlers(engine, tmp_path):
+    repo = pyro_repo(tmp_path / "repo", "importance", IMPORTANCE, PYRO_TESTS)
     [result] = engine.run([repo_job(repo, "pyro/infer/importance.py", IMPORTANCE,
                                     "tests/test_importance.py", "traced", True)])
     assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
@@ -447,12 +452,7 @@ def test_a_model_under_them_fails_with_the_reason():
 
 
 def test_handlers_that_cannot_cross_fail_only_a_callee_that_uses_them(engine, tmp_path):
-    repo = write_repo(tmp_path / "repo", {
-        "pyro/__init__.py": "", "pyro/poutine/__init__.py": "",
-        "pyro/poutine/runtime.py": RUNTIME, "pyro/poutine/messenger.py": MESSENGER,
-        "pyro/poutine/handlers.py": HANDLERS, "pyro/primitives.py": PRIMITIVES,
-        "pyro/infer/__init__.py": "", "pyro/infer/logged.py": LOGGED,
-        "tests/test_logged.py": LOGGED_TESTS})
+    repo = pyro_repo(tmp_path / "repo", "logged", LOGGED, LOGGED_TESTS)
     [result] = engine.run([repo_job(repo, "pyro/infer/logged.py", LOGGED,
                                     "tests/test_logged.py", "with_log", True)])
     assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
