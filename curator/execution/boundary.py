@@ -2186,10 +2186,15 @@ class SolutionPickler(_Pickler):
             if (allowed_class(obj) and not _solution_defined(obj)) or obj is functools.partial:
                 return NotImplemented
             return _s, (link.handle(obj), "class", link.class_info(obj))
-        if cls.__module__ == "functools" and cls.__name__ == "partial" and \
-                isinstance(obj.func, type) and allowed_class(obj.func) and \
-                not _solution_defined(obj.func):
-            return NotImplemented   # partial(LibraryClass, ...): by value, rebuilt by the judge
+        if cls is functools.partial and (
+                (isinstance(obj.func, type) and allowed_class(obj.func) and
+                 not _solution_defined(obj.func)) or
+                _module_function_name(obj.func) is not None):
+            # partial(LibraryClass, ...), or partial(a module's function, ...) (pyro's
+            # Parameterized keeps `partial(_get_sample_fn, name=...)` as a prior): by
+            # value, rebuilt by the judge (the function as any by its name: the judge's
+            # own if it sent it, else a handle, which _solution_code_inside finds in it)
+            return NotImplemented
         method = _library_method(obj)
         if method is not None:
             return _bm, method
@@ -3164,8 +3169,21 @@ class SolutionLink:
         # value, in the same message (the test's measurement is the object it queued)
         contexts = stacks.active() if op == "call" else {}
         request = (handle, op, name, args, kwargs) + ((contexts,) if contexts else ())
+        try:
+            payload = self.dumps(request)
+        except CannotCross:
+            if not contexts:
+                raise
+            # a context that cannot cross goes withheld: the callee fails only if it uses
+            # that library (see curator.execution.stacks); anything else still fails here
+            for key, data in list(contexts.items()):
+                try:
+                    self.dumps(data)
+                except CannotCross as exc:
+                    contexts[key] = stacks.withheld(exc)
+            payload = self.dumps(request)
         with self._asking():
-            reply = self.ask_judge(b"C", self.dumps(request),
+            reply = self.ask_judge(b"C", payload,
                                    b"r", in_this_call=bool(self.serving) and op == "call",
                                    joined=b"j" if op != "call" else None)
         if op != "call":
@@ -5128,6 +5146,8 @@ def _solution_code_inside(link, roots):
             stack.extend((v, where) for v in dict.values(obj))
             if _IS_INSTANCE(obj, collections.defaultdict):
                 stack.append((obj.default_factory, where))
+        elif _TYPE(obj) is functools.partial:   # what it calls, with what
+            stack.extend((v, where) for v in (obj.func, obj.args, obj.keywords))
         namespace = _namespace(obj)
         if namespace is not None:
             name = _TYPE(obj).__name__

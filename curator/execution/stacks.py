@@ -22,6 +22,12 @@ registry (`CONTEXTS`):
 A message names adapters only by their registry key and carries nothing the judge runs:
 an unknown key or data of the wrong shape is refused (`StackError`), and what the judge
 records is the test's own objects, sent back as any value of a callback is.
+
+A context whose data cannot cross (a pyro messenger holding an open file) goes as
+`withheld(reason)` instead: the callee runs under the adapter's `refusing(reason)`, which
+records nothing and fails only a callee that uses the library (its `pyro.sample` would
+have reached the solution's handlers), so a callback that does not use it (the test's
+plain function called inside a `poutine.trace`) runs as in-process.
 """
 
 from __future__ import annotations
@@ -32,6 +38,19 @@ import sys
 
 class StackError(ValueError):
     """A message's stack contexts name an unknown adapter or carry the wrong data."""
+
+
+WITHHELD = "withheld"
+
+
+def withheld(reason):
+    """The data of a context that could not cross (see the module's docstring)."""
+    return (WITHHELD, str(reason)[:500])
+
+
+def _is_withheld(data):
+    return type(data) is tuple and len(data) == 2 and data[0] == WITHHELD and \
+        type(data[1]) is str
 
 
 class PennylaneQueue:
@@ -70,6 +89,10 @@ class PennylaneQueue:
             return
         with queue_class() as queue:
             yield lambda: tuple((obj, dict(info)) for obj, info in queue.items())
+
+    @contextlib.contextmanager
+    def refusing(self, reason):   # its data is (): it always crosses
+        yield lambda: None
 
     def replay(self, recorded, sent):
         if type(recorded) is not tuple or any(
@@ -132,6 +155,35 @@ class PyroStack:
             del stack[depth:]
             allocator._stack[:] = held
 
+    @contextlib.contextmanager
+    def refusing(self, reason):
+        """A messenger of the judge's pyro on top of its stack that fails any message
+        (a sample, a param) with the reason the solution's could not cross."""
+        base = getattr(sys.modules.get("pyro.poutine.messenger"), "Messenger", None)
+        if base is None:
+            yield lambda: None
+            return
+        message = "pyro handlers the solution process holds open could not cross to " \
+            "the test's function: %s" % str(reason)[:500]
+
+        class NotCarried(base):
+            def __init__(self):
+                pass
+
+            def _process_message(self, msg):
+                raise RuntimeError(message)
+
+            def _postprocess_message(self, msg):
+                pass
+
+        stack = self._runtime()._PYRO_STACK
+        depth = len(stack)
+        stack.append(NotCarried())
+        try:
+            yield lambda: None
+        finally:
+            del stack[depth:]
+
     def replay(self, recorded, sent):
         messengers = sent[0]
         if type(recorded) is not list or len(recorded) != len(messengers) or \
@@ -162,14 +214,17 @@ def installed(contexts):
     if type(contexts) is not dict or any(name not in CONTEXTS for name in contexts):
         raise StackError("stack contexts the boundary does not know")
     for name, data in contexts.items():
-        CONTEXTS[name].check(data)
+        if not _is_withheld(data):
+            CONTEXTS[name].check(data)
     return _installed(contexts)
 
 
 @contextlib.contextmanager
 def _installed(contexts):
     with contextlib.ExitStack() as stack:
-        taken = {name: stack.enter_context(CONTEXTS[name].installed(data))
+        taken = {name: stack.enter_context(
+                     CONTEXTS[name].refusing(data[1]) if _is_withheld(data)
+                     else CONTEXTS[name].installed(data))
                  for name, data in contexts.items()}
         yield lambda: {name: take() for name, take in taken.items()}
 
@@ -180,4 +235,8 @@ def replay(recorded, sent):
     if type(recorded) is not dict or any(name not in sent for name in recorded):
         raise StackError("stack contexts the call did not carry")
     for name, items in recorded.items():
+        if _is_withheld(sent[name]):
+            if items is not None:
+                raise StackError("a context the call withheld came back with records")
+            continue
         CONTEXTS[name].replay(items, sent[name])

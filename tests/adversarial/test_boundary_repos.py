@@ -419,6 +419,76 @@ def test_a_repository_function_hooked_on_the_tests_layer_stays_the_judges(engine
     assert left.outcome not in ("passed", "tampered"), left.reason
 
 
+# A repository class that keeps `functools.partial(a module function, name=...)` in its
+# state (pyro's Parameterized keeps `partial(_get_sample_fn, name="X")` as each PyroSample
+# prior of a GPLVM): the test's object went to the solution process and came back from
+# `train` with the partial as a handle of the solution's, left in the test's object, and
+# the test's next forward ended the run ("solution code the call left in the test's GPLVM
+# (_pyro_samples) ran after the call returned"). A partial of a function that crosses by
+# its name crosses by value: the judge's own function again; one of a function the judge
+# never sent holds a handle, still found inside the partial.
+PRIORS = textwrap.dedent("""\
+    from functools import partial
+
+
+    def _sample_fn(module, name):
+        return module.scales[name] * 2
+
+
+    def _other_fn(module, name):
+        return module.scales[name] * 2
+
+
+    class Model:
+        def __init__(self):
+            self.scales = {"x": 3.0}
+            self.samplers = {"x": partial(_sample_fn, name="x")}
+
+        def value(self, name):
+            return self.samplers[name](self)
+    """)
+FITTING = textwrap.dedent("""\
+    def fit(model, steps):
+        total = 0.0
+        for _ in range(steps):
+            total += model.value("x")
+            model.scales["x"] += 1.0
+        return total
+    """)
+FITTING_TESTS = textwrap.dedent("""\
+    from pkg.fitting import fit
+    from pkg.priors import Model
+
+
+    def test_the_model_samples_after_fitting():
+        model = Model()
+        assert fit(model, 2) == 6.0 + 8.0
+        assert model.scales == {"x": 5.0}
+        assert model.value("x") == 10.0
+    """)
+
+
+def test_a_partial_of_a_repository_function_in_the_tests_object_stays_the_judges(
+        engine, tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    (repo / "pkg" / "priors.py").write_text(PRIORS)
+    wrong = FITTING.replace("+= 1.0", "+= 2.0")
+    reference, control = reference_and_control(engine, repo, "fitting", FITTING, wrong,
+                                               FITTING_TESTS, "fit")
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    # a partial of a function the judge never sent, left in the test's object, runs in
+    # the solution process: still solution code, it never answers for the test
+    own = FITTING.replace("    return total\n", "    import functools\n\n"
+                          "    from pkg import priors\n\n"
+                          "    model.samplers['x'] = functools.partial(priors._other_fn, "
+                          "name='x')\n    return total\n")
+    left = reference_and_control(engine, repo, "fitting", FITTING, own, FITTING_TESTS,
+                                 "fit")[1]
+    assert left.outcome not in ("passed", "tampered"), (left.outcome, left.reason)
+    assert "ran after the call returned" in left.reason, left.reason
+
+
 # emukit's make_non_linear_kernels returns GPy kernels, which hold paramz's
 # ParameterIndexOperations: the tests import GPy, never paramz, a library GPy requires.
 # Here both are installed in the checkout (a distribution each, as site-packages has them).

@@ -392,13 +392,78 @@ def test_the_model_runs_under_the_functions_handlers():
 '''
 
 
-def test_the_test_model_runs_under_the_solutions_open_handlers(engine, tmp_path):
-    repo = write_repo(tmp_path / "repo", {
+def pyro_repo(root, name, text, tests):
+    """The tiny pyro with pyro/infer/NAME.py (text) and tests/test_NAME.py (tests)."""
+    return write_repo(root, {
         "pyro/__init__.py": "", "pyro/poutine/__init__.py": "",
         "pyro/poutine/runtime.py": RUNTIME, "pyro/poutine/messenger.py": MESSENGER,
         "pyro/poutine/handlers.py": HANDLERS, "pyro/primitives.py": PRIMITIVES,
-        "pyro/infer/__init__.py": "", "pyro/infer/importance.py": IMPORTANCE,
-        "tests/test_importance.py": PYRO_TESTS})
+        "pyro/infer/__init__.py": "", f"pyro/infer/{name}.py": text,
+        f"tests/test_{name}.py": tests})
+
+
+def test_the_test_model_runs_under_the_solutions_open_handlers(engine, tmp_path):
+    repo = pyro_repo(tmp_path / "repo", "importance", IMPORTANCE, PYRO_TESTS)
     [result] = engine.run([repo_job(repo, "pyro/infer/importance.py", IMPORTANCE,
                                     "tests/test_importance.py", "traced", True)])
     assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
+
+
+# A messenger the solution holds open whose state cannot cross (here an open file it
+# keeps): every callback inside it failed, the test's plain function too. It goes
+# withheld: a callee that does not use pyro runs, one whose `sample` would have reached
+# the solution's handlers fails with the reason.
+LOGGED = '''import io
+
+from pyro.poutine.handlers import TraceMessenger
+
+
+def with_log(fn, *args):
+    tracer = TraceMessenger()
+    tracer.log = io.BytesIO()
+    with tracer:
+        return fn(*args)
+'''
+LOGGED_TESTS = '''import pytest
+
+from pyro.infer.logged import with_log
+from pyro.poutine.runtime import _PYRO_STACK
+from pyro.primitives import sample
+
+
+def plain(x):
+    return x + 1
+
+
+def model():
+    return sample("a", lambda: 1.0)
+
+
+def test_a_plain_function_runs_under_handlers_that_cannot_cross():
+    assert with_log(plain, 1) == 2
+    assert _PYRO_STACK == []
+
+
+def test_a_model_under_them_fails_with_the_reason():
+    with pytest.raises(Exception, match="could not cross"):
+        with_log(model)
+    assert _PYRO_STACK == []
+'''
+
+
+def test_handlers_that_cannot_cross_fail_only_a_callee_that_uses_them(engine, tmp_path):
+    repo = pyro_repo(tmp_path / "repo", "logged", LOGGED, LOGGED_TESTS)
+    [result] = engine.run([repo_job(repo, "pyro/infer/logged.py", LOGGED,
+                                    "tests/test_logged.py", "with_log", True)])
+    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
+    assert len(result.tests) == 2
+
+
+def test_a_withheld_context_records_nothing_and_refuses_records_back():
+    with stacks.installed({"pennylane.queue": stacks.withheld("an open file")}) as recorded:
+        pass
+    assert recorded() == {"pennylane.queue": None}
+    sent = {"pennylane.queue": stacks.withheld("an open file")}
+    stacks.replay({"pennylane.queue": None}, sent)
+    with pytest.raises(stacks.StackError):
+        stacks.replay({"pennylane.queue": ()}, sent)
