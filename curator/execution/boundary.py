@@ -95,12 +95,23 @@ DENIED_PREFIXES = ("torch.package", "torch.jit", "torch.fx", "torch.distributed"
                    # in the judge, set_detect_anomaly(True) turns anomaly checks on
                    "torch.autograd.grad_mode", "torch.autograd.anomaly_mode",
                    "torch.autograd.forward_ad", "torch.backends", "torch.utils._contextlib")
-# Classes of the standard library that are plain values (attributes or fields, nothing made
-# or done when rebuilt): configurations passed as `args` (argparse.Namespace), records.
+# Classes of the standard library that are plain values, rebuilt by the judge from its own
+# definitions: configurations passed as `args` (argparse.Namespace), records, a function's
+# signature (nncf's NNCFNetwork keeps its model's forward signature). One is listed when
+# (1) making it from its pickled form runs only its own constructor and `__setstate__`,
+# which check and store fields (no file, process, thread, import or process-wide state),
+# (2) it holds no resource and has no `__del__`, (3) its comparisons compare its fields
+# (never a wildcard: unittest.mock.ANY equals everything, and is not listed), and (4) the
+# classes its fields are made of go with it (inspect's parameter kinds, an enum, and its
+# `empty` sentinel class: a default `is inspect.Parameter.empty` holds in the judge).
+# tests/adversarial/test_boundary_decoding.py checks (2) and (4) for every entry.
 STDLIB_VALUE_CLASSES = {("types", "SimpleNamespace"), ("argparse", "Namespace"),
                         ("datetime", "date"), ("datetime", "time"),
                         ("datetime", "datetime"), ("datetime", "timedelta"),
-                        ("datetime", "timezone"), ("uuid", "UUID"), ("random", "Random")}
+                        ("datetime", "timezone"), ("uuid", "UUID"), ("random", "Random"),
+                        ("inspect", "Signature"), ("inspect", "Parameter"),
+                        ("inspect", "BoundArguments"), ("inspect", "_ParameterKind"),
+                        ("inspect", "_empty")}
 DENIED_CLASSES = {"numpy.memmap", "numpy.lib.format", "torch.storage._LegacyStorage",
                   # a tracer's symbolic values: each of their comparisons asks their node,
                   # which a reply could make an object of the solution's (a SymFloat over

@@ -332,3 +332,96 @@ def test_a_message_never_names_a_test_module_or_conftest():
     finally:
         sys.modules.pop(tests.__name__)
         sys.modules.pop(plain.__name__)
+
+
+def _signature():
+    """`(self, x: torch.Tensor, y=2, *args, z=None, **kwargs) -> int` (this module's own
+    annotations are strings)."""
+    from inspect import Parameter, Signature
+
+    kind = Parameter.POSITIONAL_OR_KEYWORD
+    return Signature([Parameter("self", kind), Parameter("x", kind, annotation=torch.Tensor),
+                      Parameter("y", kind, default=2),
+                      Parameter("args", Parameter.VAR_POSITIONAL),
+                      Parameter("z", Parameter.KEYWORD_ONLY, default=None),
+                      Parameter("kwargs", Parameter.VAR_KEYWORD)], return_annotation=int)
+
+
+SIGNATURE = _signature()
+
+
+def test_a_functions_signature_crosses_as_the_judges_own_value():
+    """nncf's NNCFNetwork keeps its model's forward signature (`inspect.signature`): every
+    call returning one ended as 'a value of type inspect.Signature cannot cross'. It
+    crosses as data, rebuilt from the judge's own inspect classes, with its parameters'
+    kinds (an enum) and the `empty` sentinel the judge's own."""
+    import inspect
+
+    made = boundary.judge_loads(solution_dumps(SIGNATURE))
+    assert type(made) is inspect.Signature and made == SIGNATURE
+    assert str(made) == "(self, x: torch.Tensor, y=2, *args, z=None, **kwargs) -> int"
+    x = made.parameters["x"]
+    assert type(x) is inspect.Parameter and x.annotation is torch.Tensor
+    assert x.default is inspect.Parameter.empty and made.parameters["self"].annotation \
+        is inspect.Parameter.empty
+    assert x.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    assert made.parameters["kwargs"].kind is inspect.Parameter.VAR_KEYWORD
+    bound = boundary.judge_loads(solution_dumps(SIGNATURE.bind(1, 2, z=3)))
+    assert type(bound) is inspect.BoundArguments and bound.arguments == \
+        {"self": 1, "x": 2, "z": 3}
+    assert bound.signature == SIGNATURE
+    # a message cannot change the judge's classes on the way
+    honest = inspect.BoundArguments.__eq__
+    with pytest.raises(boundary.NotData):
+        boundary.judge_loads(_state_on(inspect.BoundArguments,
+                                       (None, {"__eq__": _Always()})))
+    assert inspect.BoundArguments.__eq__ is honest
+
+
+def _stdlib_samples():
+    import argparse
+    import datetime
+    import random
+    import types
+    import uuid
+
+    return {("types", "SimpleNamespace"): types.SimpleNamespace(a=1),
+            ("argparse", "Namespace"): argparse.Namespace(lr=0.5),
+            ("datetime", "date"): datetime.date(2024, 9, 20),
+            ("datetime", "time"): datetime.time(7, 40),
+            ("datetime", "datetime"): datetime.datetime(2024, 9, 20, 7, 40),
+            ("datetime", "timedelta"): datetime.timedelta(seconds=5),
+            ("datetime", "timezone"): datetime.timezone(datetime.timedelta(hours=2)),
+            ("uuid", "UUID"): uuid.UUID(int=5),
+            ("random", "Random"): random.Random(3),
+            ("inspect", "Signature"): SIGNATURE,
+            ("inspect", "Parameter"): SIGNATURE.parameters["y"],
+            ("inspect", "BoundArguments"): SIGNATURE.bind(1, 2),
+            ("inspect", "_ParameterKind"): SIGNATURE.parameters["z"].kind,
+            ("inspect", "_empty"): SIGNATURE.parameters["y"].annotation}
+
+
+def test_every_standard_library_value_class_is_a_plain_value_that_crosses_whole():
+    """The rule of STDLIB_VALUE_CLASSES, what of it a test can check: each is a class of a
+    standard library module with no `__del__` (it holds no resource), and a value of it
+    crosses as the judge's own class and an equal value: the classes its fields are made
+    of are listed with it. A class that is not such a value stays out: unittest.mock.ANY
+    equals everything."""
+    import sys
+    import unittest.mock
+
+    samples = _stdlib_samples()
+    assert set(samples) == boundary.STDLIB_VALUE_CLASSES
+    for (module, name), value in samples.items():
+        cls = getattr(sys.modules[module], name)
+        assert module in sys.stdlib_module_names, module
+        assert all("__del__" not in vars(klass) for klass in cls.__mro__), name
+        made = boundary.judge_loads(solution_dumps(value))
+        if isinstance(value, type):
+            assert made is value, name
+            continue
+        assert type(made) is cls, name
+        same = made.getstate() == value.getstate() if name == "Random" else made == value
+        assert same, name
+    with pytest.raises(boundary.CannotCross, match="unittest.mock._ANY"):
+        solution_dumps(unittest.mock.ANY)
