@@ -5856,7 +5856,21 @@ class RepositoryTargets:
                 if entry is not None and entry[0] is value:
                     space[key] = entry[1]
 
+    def install_late(self):
+        """Installs on the module when it was imported past this finder (a finder some
+        plugin put ahead of it after `keep_ahead`): the names modules took from it are
+        rebound."""
+        if not self.installed and self.whole is None:
+            module = sys.modules.get(self.module_name)
+            if module is not None:
+                self.install(module)
+
     # -- pytest hooks
+    def pytest_load_initial_conftests(self, early_config):
+        # pytest's assertion-rewriting import hook has just gone first on sys.meta_path;
+        # no conftest has been imported yet
+        keep_ahead([self, *_MODULE_VALUES])
+
     def pytest_plugin_registered(self, plugin, manager):
         if isinstance(plugin, types.ModuleType):
             judge_only(plugin)    # a conftest
@@ -5865,6 +5879,7 @@ class RepositoryTargets:
         judge_only(getattr(item, "module", None))
 
     def pytest_collection_finish(self, session):
+        self.install_late()
         self.rebind()
         status, detail = self.link.wait_ready()
         if status != "ok":
@@ -5873,7 +5888,24 @@ class RepositoryTargets:
                         message=str(error)[:500], text=str(error)[:4000])
 
     def pytest_runtest_setup(self, item):
+        self.install_late()
         self.rebind()
+
+
+def keep_ahead(finders):
+    """Puts the judge's import finders (`RepositoryTargets`, `ModuleValues`) back first on
+    sys.meta_path, in their order. pytest puts its assertion-rewriting hook first when it
+    starts, and that hook loads the modules it rewrites itself (test modules, and helpers
+    a conftest registers with `pytest.register_assert_rewrite`: nncf's tests/torch/
+    helpers.py): a target in such a module was never made a proxy, and the tests ran the
+    repository's own function whatever the candidate was. Ahead of it, each finder takes
+    the hook's spec and wraps its loader (`_spec_of_others`), so the module is still
+    rewritten."""
+    present = [f for f in finders if any(f is other for other in sys.meta_path)]
+    if not present:
+        return
+    rest = [f for f in sys.meta_path if not any(f is mine for mine in present)]
+    sys.meta_path[:] = [*present, *rest]
 
 
 def _source_class(owner, name, module, path):

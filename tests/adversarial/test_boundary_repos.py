@@ -216,6 +216,51 @@ def test_a_property_target_is_the_candidates_not_the_repositorys(engine, tmp_pat
     assert "NotImplementedError" in stub_run.stdout + stub_run.reason
 
 
+HELPERS = "def double(x):\n    return x * 2\n"
+HELPERS_TESTS = textwrap.dedent("""\
+    from tests.helpers import double
+
+
+    def test_double():
+        assert double(2) == 4
+    """)
+
+
+def test_a_target_in_a_module_pytest_rewrites_is_the_candidates(engine, tmp_path):
+    """A target in a helper module the conftest registers for assertion rewriting
+    (nncf's tests/torch/helpers.py: `pytest.register_assert_rewrite`): pytest's rewriting
+    import hook, first on sys.meta_path, loaded the module before the judge's own finder
+    saw it, the target was never made a proxy, and the tests ran the repository's own
+    function whatever the candidate was: a stub passed, and triage called the problem's
+    tests ones that do not exercise it."""
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "tests" / "__init__.py").write_text("")
+    (repo / "tests" / "helpers.py").write_text(HELPERS)
+    (repo / "tests" / "test_use.py").write_text(HELPERS_TESTS)
+    (repo / "conftest.py").write_text(
+        "import pytest\n\npytest.register_assert_rewrite('tests.helpers')\n")
+    texts = (HELPERS, HELPERS.replace("x * 2", "x * 3"),
+             HELPERS.replace("return x * 2", "raise NotImplementedError"))
+    jobs = [repo_job(repo, text, symbol="double", node_ids=["tests/test_use.py"],
+                     reference=text is HELPERS, path="tests/helpers.py") for text in texts]
+    results = {r.job_id: r for r in engine.run(jobs)}
+    reference, wrong, stub = (results[j.job_id] for j in jobs)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
+    assert stub.outcome == "failed", (stub.outcome, stub.reason)
+    assert "NotImplementedError" in stub.stdout + stub.reason
+    if engine.isolation == "weak":
+        # a cold run (a fresh `python -m pytest`) imports the patched copy too: its
+        # finder goes in with `-p _curator_harness`, after pytest's hook
+        from curator.execution.engine import Engine
+
+        with Engine(workers=1, isolation="weak", warm_repos=False) as cold:
+            results = {r.job_id: r for r in cold.run(jobs[1:])}
+        assert {r.env["repo_run"] for r in results.values()} == {"cold"}
+        assert [results[j.job_id].outcome for j in jobs[1:]] == ["failed", "failed"]
+
+
 @pytest.mark.parametrize("text, why", [
     ("def scale(x):\n    return (\n", "did not import"),
     ("raise SystemExit(0)\n", "did not import"),
