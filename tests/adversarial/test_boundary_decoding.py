@@ -425,3 +425,71 @@ def test_every_standard_library_value_class_is_a_plain_value_that_crosses_whole(
         assert same, name
     with pytest.raises(boundary.CannotCross, match="unittest.mock._ANY"):
         solution_dumps(unittest.mock.ANY)
+
+
+def test_a_weak_reference_crosses_to_the_object_the_message_made():
+    """nncf's NNCFNetworkInterface holds its model by a weak reference: every call that
+    returned an NNCF network ended as 'a value of type weakref.ReferenceType cannot
+    cross'. It crosses as a weak reference the receiver makes to its own copy of the
+    object; one whose object was gone is dead there too."""
+    import weakref
+
+    model = torch.nn.Linear(2, 2)
+    made = boundary.judge_loads(solution_dumps({"model": model, "ref": weakref.ref(model)}))
+    assert type(made["ref"]) is weakref.ReferenceType
+    assert made["ref"]() is made["model"] and made["model"] is not model
+    (dead,) = boundary.judge_loads(solution_dumps([weakref.ref(torch.nn.Linear(1, 1))]))
+    assert type(dead) is weakref.ReferenceType and dead() is None
+
+
+def test_an_nncf_networks_library_state_crosses():
+    """What nncf's NNCFNetwork holds beside its modules, each of which ended the call as
+    'cannot cross' (create_compressed_model_and_algo_for_test93): its tracing context's
+    threading.local (crosses as an object of its class holding the sending thread's
+    attributes, which another thread here does not see), a Condition and locks (new ones,
+    unlocked: their state is the sending process's), and its forward's annotations
+    (typing forms, subscripted again here)."""
+    import sys
+    import threading
+    import types
+    import typing
+
+    library = types.ModuleType("torch._curator_test_locals")
+
+    class Locals(threading.local):
+        def __init__(self):
+            self.scopes = []
+
+    Locals.__module__, Locals.__qualname__ = library.__name__, "Locals"
+    library.Locals = Locals
+    sys.modules[library.__name__] = library
+    try:
+        local = Locals()
+        local.scopes = ["a"]
+        held = threading.Lock()
+        held.acquire()
+        event = threading.Event()
+        event.set()
+        made = boundary.judge_loads(solution_dumps(
+            [local, held, threading.RLock(), threading.Condition(), event]))
+    finally:
+        sys.modules.pop(library.__name__)
+    assert type(made[0]) is Locals and made[0].scopes == ["a"]
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(made[0].scopes))
+    thread.start()
+    thread.join()
+    assert seen == [[]]   # another thread's own, from __init__
+    assert type(made[1]) is type(threading.Lock()) and not made[1].locked()
+    assert type(made[2]) is type(threading.RLock())
+    assert type(made[3]) is threading.Condition and made[4].is_set()
+    forms = [typing.Optional[torch.Tensor], typing.Dict[str, typing.List[int]],
+             typing.Callable[[int], str], typing.Tuple[int, ...]]
+    assert boundary.judge_loads(solution_dumps(forms)) == forms
+    # a message naming anything but a typing form, or a thread-local class of no library
+    for message in (pickle.dumps(_Stateful(boundary._ty, ("_GenericAlias", (int,)), None)),
+                    pickle.dumps(_Stateful(boundary._ty, ("NamedTuple", (int,)), None)),
+                    pickle.dumps(_Stateful(boundary._tl, (threading.local,), None)),
+                    pickle.dumps(_Stateful(boundary._sy, ("semaphore",), None))):
+        with pytest.raises(boundary.NotData):
+            boundary.judge_loads(message)

@@ -654,3 +654,84 @@ def test_what_a_callback_does_to_its_arguments_comes_back(engine, tmp_path):
         "Net.forward")
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert control.outcome == "failed", (control.outcome, control.reason)
+
+
+# nncf's NNCFNetwork: the library gives the model a class it makes at run time, of its
+# own class and the model's, named and placed as the model's class. No module holds that
+# class under its name, so it could not be pickled: "Can't pickle <class
+# 'tests.torch.helpers.BasicConvTestModel'>: it's not the same object as ...".
+WRAPPING = {
+    "pkg/wrapping.py": textwrap.dedent("""\
+        import copy
+        import types
+
+        import torch
+
+
+        class Wrapped(torch.nn.Module):
+            def extra(self):
+                return self.k + 1
+
+
+        def wrap(model, k):
+            made = types.new_class(type(model).__name__, (Wrapped, type(model)))
+            made.__module__ = type(model).__module__
+            wrapped = copy.copy(model)
+            wrapped.__class__ = made
+            wrapped.k = k
+            return wrapped
+        """),
+    "pkg/nets.py": textwrap.dedent("""\
+        import torch
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(2, 2)
+
+            def forward(self, x):
+                return self.lin(x) * 2
+        """),
+}
+WRAP = textwrap.dedent("""\
+    from pkg.wrapping import wrap
+
+
+    def make(model):
+        wrapped = wrap(model, 2)
+        return wrapped, type(wrapped)
+    """)
+WRAP_TESTS = textwrap.dedent("""\
+    import torch
+
+    from pkg.nets import Net
+    from pkg.wrap import make
+    from pkg.wrapping import Wrapped
+
+
+    def test_a_model_of_a_class_made_at_run_time():
+        net = Net()
+        made, _ = make(net)
+        assert isinstance(made, Wrapped) and isinstance(made, torch.nn.Module)
+        assert made.extra() == 3 and made.k == 2
+        x = torch.ones(1, 2)
+        assert torch.allclose(made(x), net.lin(x) * 2)   # the model's own forward
+        assert type(made).__name__ == "Net"
+
+
+    def test_the_class_made_at_run_time():
+        _, made_class = make(Net())
+        assert isinstance(made_class, type) and made_class.__name__ == "Net"
+    """)
+
+
+def test_an_object_of_a_class_a_library_made_at_run_time_crosses(engine, tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    for path, text in WRAPPING.items():
+        (repo / path).write_text(text)
+    reference, control = reference_and_control(
+        engine, repo, "wrap", WRAP, WRAP.replace("wrap(model, 2)", "wrap(model, 3)"),
+        WRAP_TESTS, "make")
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert control.outcome == "failed", (control.outcome, control.reason)
