@@ -726,8 +726,10 @@ def _ty(name, args):
     form = getattr(typing, name, None) if isinstance(name, str) and \
         not name.startswith("_") else None
     if form is None or isinstance(form, type) or type(form).__module__ != "typing" or \
-            type(args) is not tuple:
+            (args is not None and type(args) is not tuple):
         raise NotData("a typing form named %r" % (name,))
+    if args is None:
+        return form   # the form itself (a bare `Tuple`)
     return form[args if len(args) != 1 else args[0]]
 
 
@@ -744,6 +746,9 @@ def _typing_form(obj):
     import operator
     import typing
 
+    if isinstance(reduced, str) and not isinstance(obj, type) and \
+            getattr(typing, reduced, None) is obj:
+        return _ty, (reduced, None)   # a form by its name (a bare `Tuple`)
     if not (isinstance(reduced, tuple) and len(reduced) == 2 and
             reduced[0] is operator.getitem and len(reduced[1]) == 2):
         return None
@@ -1696,7 +1701,7 @@ def _resolve(module, name):
 # in-process). Classes stay on the C path (a module or an optimizer comes back from most
 # calls that take one): the classes a message names are compared after decoding with
 # what they held before, and one it changed is put back and the message refused.
-HELD_REBUILDERS = frozenset({"_mod", "_lf", "_tfn", "_gf", "_j", "_ji", "_si", "_s", "_lg", "_rx", "_en",
+HELD_REBUILDERS = frozenset({"_mod", "_lf", "_tfn", "_gf", "_j", "_ji", "_si", "_s", "_lg", "_rx", "_en", "_ty", "_sy",
                              "_tfg", "_tfe"})
 _HEAPTYPE, _IMMUTABLETYPE = 1 << 9, 1 << 8
 

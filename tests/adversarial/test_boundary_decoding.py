@@ -484,7 +484,7 @@ def test_an_nncf_networks_library_state_crosses():
     assert type(made[2]) is type(threading.RLock())
     assert type(made[3]) is threading.Condition and made[4].is_set()
     forms = [typing.Optional[torch.Tensor], typing.Dict[str, typing.List[int]],
-             typing.Callable[[int], str], typing.Tuple[int, ...]]
+             typing.Callable[[int], str], typing.Tuple[int, ...], typing.Tuple]
     assert boundary.judge_loads(solution_dumps(forms)) == forms
     # a message naming anything but a typing form, or a thread-local class of no library
     for message in (pickle.dumps(_Stateful(boundary._ty, ("_GenericAlias", (int,)), None)),
@@ -493,3 +493,27 @@ def test_an_nncf_networks_library_state_crosses():
                     pickle.dumps(_Stateful(boundary._sy, ("semaphore",), None))):
         with pytest.raises(boundary.NotData):
             boundary.judge_loads(message)
+
+
+def test_a_typing_form_a_message_names_is_never_given_state():
+    """typing caches its subscripted forms: `Optional[int]` is one object the judge holds
+    (and its bare forms are the typing module's own). A message that made one and set
+    state on it would change the judge's."""
+    import typing
+
+    form = typing.Optional[int]
+    message = pickle.dumps(_Stateful(boundary._ty, ("Optional", (int,)),
+                                     (None, {"__origin__": list})), protocol=2)
+    with pytest.raises(boundary.NotData):
+        boundary.judge_loads(message)
+    assert typing.Optional[int] is form and form.__origin__ is typing.Union
+    bare = pickle.dumps(_Stateful(boundary._ty, ("Tuple", None), (None, {"_name": "x"})),
+                        protocol=2)
+    with pytest.raises(boundary.NotData):
+        boundary.judge_loads(bare)
+    assert typing.Tuple._name == "Tuple"
+    # nor a lock or condition made for the message (the judge's own, never walked)
+    condition = pickle.dumps(_Stateful(boundary._sy, ("condition",),
+                                       (None, {"_release_save": _Always()})), protocol=2)
+    with pytest.raises(boundary.NotData):
+        boundary.judge_loads(condition)
