@@ -95,12 +95,23 @@ DENIED_PREFIXES = ("torch.package", "torch.jit", "torch.fx", "torch.distributed"
                    # in the judge, set_detect_anomaly(True) turns anomaly checks on
                    "torch.autograd.grad_mode", "torch.autograd.anomaly_mode",
                    "torch.autograd.forward_ad", "torch.backends", "torch.utils._contextlib")
-# Classes of the standard library that are plain values (attributes or fields, nothing made
-# or done when rebuilt): configurations passed as `args` (argparse.Namespace), records.
+# Classes of the standard library that are plain values, rebuilt by the judge from its own
+# definitions: configurations passed as `args` (argparse.Namespace), records, a function's
+# signature (nncf's NNCFNetwork keeps its model's forward signature). One is listed when
+# (1) making it from its pickled form runs only its own constructor and `__setstate__`,
+# which check and store fields (no file, process, thread, import or process-wide state),
+# (2) it holds no resource and has no `__del__`, (3) its comparisons compare its fields
+# (never a wildcard: unittest.mock.ANY equals everything, and is not listed), and (4) the
+# classes its fields are made of go with it (inspect's parameter kinds, an enum, and its
+# `empty` sentinel class: a default `is inspect.Parameter.empty` holds in the judge).
+# tests/adversarial/test_boundary_decoding.py checks (2) and (4) for every entry.
 STDLIB_VALUE_CLASSES = {("types", "SimpleNamespace"), ("argparse", "Namespace"),
                         ("datetime", "date"), ("datetime", "time"),
                         ("datetime", "datetime"), ("datetime", "timedelta"),
-                        ("datetime", "timezone"), ("uuid", "UUID"), ("random", "Random")}
+                        ("datetime", "timezone"), ("uuid", "UUID"), ("random", "Random"),
+                        ("inspect", "Signature"), ("inspect", "Parameter"),
+                        ("inspect", "BoundArguments"), ("inspect", "_ParameterKind"),
+                        ("inspect", "_empty")}
 DENIED_CLASSES = {"numpy.memmap", "numpy.lib.format", "torch.storage._LegacyStorage",
                   # a tracer's symbolic values: each of their comparisons asks their node,
                   # which a reply could make an object of the solution's (a SymFloat over
@@ -201,9 +212,30 @@ def denied_class(cls):
 
 def nearest_allowed_base(cls):
     for klass in cls.__mro__:
-        if allowed_class(klass) and not _solution_defined(klass):
+        if allowed_class(klass) and not _solution_defined(klass) and \
+                not made_at_run_time(klass):
             return klass
     return object
+
+
+def made_at_run_time(cls):
+    """Whether `cls` is a class its module does not hold under its name, pickled by that
+    name all the same (no reduction of its own): one a library made while the process
+    ran, as nncf's NNCFNetwork makes `type(model)` a new class of NNCFNetwork and the
+    model's class, named and placed as the model's class. The other process has no such
+    class: an instance of it is a mirror, as one of a solution class, on the nearest base
+    both have (it ended the run: "Can't pickle <class ...>: it's not the same object")."""
+    module, qualname = getattr(cls, "__module__", None), getattr(cls, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or \
+            module not in sys.modules or not isinstance(cls, type) or \
+            not cls.__flags__ & _HEAPTYPE:
+        return False   # (a compiled type, builtins' NoneType: pickle has its own ways)
+    try:
+        default = cls.__reduce_ex__ is object.__reduce_ex__ and \
+            cls.__reduce__ is object.__reduce__
+    except Exception:   # noqa: BLE001 - a class whose attributes raise
+        return False
+    return default and not _held_as(module, qualname, cls)
 
 
 # In the solution process of a repository run: the patched module and the names in it
@@ -639,6 +671,129 @@ def _rx(pattern, flags):
         raise NotData("a pattern that is not text")
     import re
     return re.compile(pattern, flags)
+
+
+class _Gone:
+    """The object of a weak reference that is gone (made and dropped at once)."""
+    __slots__ = ("__weakref__",)
+
+
+def _wr(target):
+    """A weak reference (nncf's NNCFNetworkInterface holds its model by one), made here by
+    `weakref.ref` to the object the same message made or names; one whose object was gone
+    (None) is dead here too. Its callback, if it had one, stays where it was."""
+    if target is None:
+        return weakref.ref(_Gone())
+    try:
+        return weakref.ref(target)
+    except TypeError:
+        raise NotData("a weak reference to a %s" % type(target).__name__) from None
+
+
+def _weak_reference(obj):
+    """(_wr, (its object,)) for a plain weak reference (not a subclass: WeakMethod and the
+    like stay what they were); None for anything else."""
+    return (_wr, (obj(),)) if type(obj) is weakref.ReferenceType else None
+
+
+def _tl(cls):
+    """An object of a library's `threading.local` class (nncf's TracingThreadLocals, in
+    its tracing context), made here without running its `__init__`: what the sending
+    thread held in it comes as its state, and is this thread's here (another thread gets
+    its own, from `__init__`, as `threading.local` does)."""
+    if not isinstance(cls, type) or not issubclass(cls, threading.local) or \
+            not allowed_class(cls):
+        raise NotData("a thread-local object of a class that is not a library's")
+    return threading.local.__new__(cls)
+
+
+def _thread_local(obj):
+    """(_tl, (its class,), the calling thread's attributes) for an object of a library's
+    threading.local class (which pickle refuses); None for anything else."""
+    cls = type(obj)
+    if not isinstance(obj, threading.local) or not allowed_class(cls) or \
+            _solution_defined(cls) or made_at_run_time(cls):
+        return None
+    return _tl, (cls,), dict(obj.__dict__)
+
+
+def _ty(name, args):
+    """A subscripted form of the typing module (`Optional[torch.Tensor]` in a forward's
+    signature, which nncf keeps), made here by subscripting this side's own form of that
+    name with the arguments the same message made."""
+    import typing
+
+    form = getattr(typing, name, None) if isinstance(name, str) and \
+        not name.startswith("_") else None
+    if form is None or isinstance(form, type) or type(form).__module__ != "typing" or \
+            (args is not None and type(args) is not tuple):
+        raise NotData("a typing form named %r" % (name,))
+    if args is None:
+        return form   # the form itself (a bare `Tuple`)
+    return form[args if len(args) != 1 else args[0]]
+
+
+def _typing_form(obj):
+    """(_ty, (the form's name, its arguments)) for a subscripted form of the typing module
+    (pickled as `operator.getitem` of the form, which the receiver does not resolve);
+    None for anything else."""
+    if type(obj).__module__ != "typing":
+        return None
+    try:
+        reduced = obj.__reduce__()
+    except Exception:   # noqa: BLE001 - a form pickle cannot take
+        return None
+    import operator
+    import typing
+
+    if isinstance(reduced, str) and not isinstance(obj, type) and \
+            getattr(typing, reduced, None) is obj:
+        return _ty, (reduced, None)   # a form by its name (a bare `Tuple`)
+    if not (isinstance(reduced, tuple) and len(reduced) == 2 and
+            reduced[0] is operator.getitem and len(reduced[1]) == 2):
+        return None
+    form, args = reduced[1]
+    name = getattr(form, "_name", None)
+    if not isinstance(name, str) or getattr(typing, name, None) is not form:
+        return None
+    args = tuple(args) if isinstance(args, tuple) else (args,)
+    # (NoneType as None, which typing takes for it: the class pickles as a call of `type`)
+    return _ty, (name, tuple(None if a is type(None) else a for a in args))
+
+
+_SYNC_KINDS = {"lock": threading.Lock, "rlock": threading.RLock,
+               "condition": threading.Condition, "event": threading.Event}
+
+
+def _sy(kind, is_set=False):
+    """A synchronization primitive of the threading module (nncf's tracing context holds a
+    Condition): a new one of its kind here, unlocked and with no waiter (those are the
+    sending process's threads'); an Event as set or not."""
+    made = _SYNC_KINDS.get(kind) if isinstance(kind, str) else None
+    if made is None:
+        raise NotData("a synchronization primitive of kind %r" % (kind,))
+    made = made()
+    if kind == "event" and is_set is True:
+        made.set()
+    return made
+
+
+def _sync_primitive(obj):
+    """(_sy, (kind, ...)) for a lock, re-entrant lock, condition or event of the threading
+    module (which pickle refuses); None for anything else."""
+    cls = type(obj)
+    if cls is _LOCK_TYPE:
+        return _sy, ("lock",)
+    if cls is _RLOCK_TYPE:
+        return _sy, ("rlock",)
+    if cls is threading.Condition:
+        return _sy, ("condition",)
+    if cls is threading.Event:
+        return _sy, ("event", obj.is_set())
+    return None
+
+
+_LOCK_TYPE, _RLOCK_TYPE = type(threading.Lock()), type(threading.RLock())
 
 
 def _fi(kind, dtype_name):
@@ -1304,7 +1459,7 @@ JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "
 
 
 REBUILDERS = {name: globals()[name] for name in
-              ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_dv", "_lg", "_rx", "_fi", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
+              ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_dv", "_lg", "_rx", "_wr", "_tl", "_sy", "_ty", "_fi", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
                "_mod", "_lf", "_tfn", "_gf", "_sc", "_fill_closure", "_en", "_bm", "_pm",
                "_tfg", "_tfe")}
 
@@ -1546,7 +1701,7 @@ def _resolve(module, name):
 # in-process). Classes stay on the C path (a module or an optimizer comes back from most
 # calls that take one): the classes a message names are compared after decoding with
 # what they held before, and one it changed is put back and the message refused.
-HELD_REBUILDERS = frozenset({"_mod", "_lf", "_tfn", "_gf", "_j", "_ji", "_si", "_s", "_lg", "_rx", "_en",
+HELD_REBUILDERS = frozenset({"_mod", "_lf", "_tfn", "_gf", "_j", "_ji", "_si", "_s", "_lg", "_rx", "_en", "_ty", "_sy",
                              "_tfg", "_tfe"})
 _HEAPTYPE, _IMMUTABLETYPE = 1 << 9, 1 << 8
 
@@ -1899,7 +2054,8 @@ class JudgePickler(_Pickler):
             return _j, (link.judge_handle(obj), served_dunders(obj), posed_class(obj))
         if obj is Ellipsis or obj is NotImplemented:
             return NotImplemented
-        view = _dict_view(obj)
+        view = _dict_view(obj) or _weak_reference(obj) or _thread_local(obj) or \
+            _sync_primitive(obj) or _typing_form(obj)
         if view is not None:
             return view
         if isinstance(obj, (types.FrameType, types.CodeType, types.TracebackType,
@@ -2183,7 +2339,8 @@ class SolutionPickler(_Pickler):
         if isinstance(obj, MirrorTarget):
             return NotImplemented
         if isinstance(obj, type):
-            if (allowed_class(obj) and not _solution_defined(obj)) or obj is functools.partial:
+            if (allowed_class(obj) and not _solution_defined(obj) and
+                    not made_at_run_time(obj)) or obj is functools.partial:
                 return NotImplemented
             return _s, (link.handle(obj), "class", link.class_info(obj))
         if cls is functools.partial and (
@@ -2222,7 +2379,8 @@ class SolutionPickler(_Pickler):
         type_info = _type_info(obj)
         if type_info is not None:
             return type_info
-        if allowed_class(cls) and not _solution_defined(cls):
+        made_here = made_at_run_time(cls)
+        if allowed_class(cls) and not _solution_defined(cls) and not made_here:
             if torch is not None and isinstance(obj, torch.Generator):
                 return NotImplemented
             parametrized = _parametrized(obj) if torch is not None else None
@@ -2231,7 +2389,7 @@ class SolutionPickler(_Pickler):
             member = _enum_member(obj) if isinstance(obj, enum.Enum) else None
             if member is not None:
                 return _en, member   # the judge's own member of that name
-            handle_reduce = _hook_handle(obj)
+            handle_reduce = _hook_handle(obj) or _thread_local(obj)
             if handle_reduce is not None:
                 return handle_reduce
             if _is_iterator(obj) and cls.__module__ == "builtins":
@@ -2243,7 +2401,8 @@ class SolutionPickler(_Pickler):
                 # (a correct `return np.mean` was `tampered`: "sent numpy.mean")
                 return _s, (link.handle(obj), "function", _callable_info(obj))
             return NotImplemented
-        view = _dict_view(obj) or _stdlib_held(obj)
+        view = _dict_view(obj) or _stdlib_held(obj) or _weak_reference(obj) or \
+            _sync_primitive(obj) or _typing_form(obj)
         if view is not None:
             return view
         # a class the judge does not have
@@ -2261,7 +2420,7 @@ class SolutionPickler(_Pickler):
             # an iterator, or an iterable the judge does not rebuild (a DataLoader a
             # correct `make_loader` returns was an error): served here
             return _s, (link.handle(obj), "object", None)
-        if not _solution_defined(cls):
+        if not _solution_defined(cls) and not made_here:
             raise CannotCross("a value of type %s" % note)
         state = _instance_state(obj)
         return _m, (link.handle(obj), link.class_info(cls)), state
@@ -2373,8 +2532,13 @@ def class_info(cls, handle, link):
     base = nearest_allowed_base(cls)
     methods, props, classfuncs, classattrs, data = [], [], [], [], {}
     seen = set()
+    # a class made at run time of classes both have: what it has beyond the stand-in's
+    # base (its own attributes, the model's class's forward beside NNCFNetwork) is
+    # forwarded to the solution process, where the object is of that class
+    made = made_at_run_time(cls)
     for klass in cls.__mro__:
-        if (allowed_class(klass) and not _solution_defined(klass)) or klass is object:
+        if klass is object or (klass in base.__mro__ if made else
+                               allowed_class(klass) and not _solution_defined(klass)):
             continue
         for name, value in vars(klass).items():
             if name in seen or not isinstance(name, str):
@@ -5568,7 +5732,9 @@ def _adopt(link, new, pairs, done, changed, depth=0):
     return new
 
 
-JUDGE_OWN_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
+JUDGE_OWN_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+                   # made here new by `_sy`: their state is this process's own
+                   threading.Condition, threading.Event)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -5991,7 +6157,21 @@ class RepositoryTargets:
                 if entry is not None and entry[0] is value:
                     space[key] = entry[1]
 
+    def install_late(self):
+        """Installs on the module when it was imported past this finder (a finder some
+        plugin put ahead of it after `keep_ahead`): the names modules took from it are
+        rebound."""
+        if not self.installed and self.whole is None:
+            module = sys.modules.get(self.module_name)
+            if module is not None:
+                self.install(module)
+
     # -- pytest hooks
+    def pytest_load_initial_conftests(self, early_config):
+        # pytest's assertion-rewriting import hook has just gone first on sys.meta_path;
+        # no conftest has been imported yet
+        keep_ahead([self, *_MODULE_VALUES])
+
     def pytest_plugin_registered(self, plugin, manager):
         if isinstance(plugin, types.ModuleType):
             judge_only(plugin)    # a conftest
@@ -6000,6 +6180,7 @@ class RepositoryTargets:
         judge_only(getattr(item, "module", None))
 
     def pytest_collection_finish(self, session):
+        self.install_late()
         self.rebind()
         status, detail = self.link.wait_ready()
         if status != "ok":
@@ -6008,7 +6189,24 @@ class RepositoryTargets:
                         message=str(error)[:500], text=str(error)[:4000])
 
     def pytest_runtest_setup(self, item):
+        self.install_late()
         self.rebind()
+
+
+def keep_ahead(finders):
+    """Puts the judge's import finders (`RepositoryTargets`, `ModuleValues`) back first on
+    sys.meta_path, in their order. pytest puts its assertion-rewriting hook first when it
+    starts, and that hook loads the modules it rewrites itself (test modules, and helpers
+    a conftest registers with `pytest.register_assert_rewrite`: nncf's tests/torch/
+    helpers.py): a target in such a module was never made a proxy, and the tests ran the
+    repository's own function whatever the candidate was. Ahead of it, each finder takes
+    the hook's spec and wraps its loader (`_spec_of_others`), so the module is still
+    rewritten."""
+    present = [f for f in finders if any(f is other for other in sys.meta_path)]
+    if not present:
+        return
+    rest = [f for f in sys.meta_path if not any(f is mine for mine in present)]
+    sys.meta_path[:] = [*present, *rest]
 
 
 def _source_class(owner, name, module, path):

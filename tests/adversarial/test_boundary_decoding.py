@@ -332,3 +332,188 @@ def test_a_message_never_names_a_test_module_or_conftest():
     finally:
         sys.modules.pop(tests.__name__)
         sys.modules.pop(plain.__name__)
+
+
+def _signature():
+    """`(self, x: torch.Tensor, y=2, *args, z=None, **kwargs) -> int` (this module's own
+    annotations are strings)."""
+    from inspect import Parameter, Signature
+
+    kind = Parameter.POSITIONAL_OR_KEYWORD
+    return Signature([Parameter("self", kind), Parameter("x", kind, annotation=torch.Tensor),
+                      Parameter("y", kind, default=2),
+                      Parameter("args", Parameter.VAR_POSITIONAL),
+                      Parameter("z", Parameter.KEYWORD_ONLY, default=None),
+                      Parameter("kwargs", Parameter.VAR_KEYWORD)], return_annotation=int)
+
+
+SIGNATURE = _signature()
+
+
+def test_a_functions_signature_crosses_as_the_judges_own_value():
+    """nncf's NNCFNetwork keeps its model's forward signature (`inspect.signature`): every
+    call returning one ended as 'a value of type inspect.Signature cannot cross'. It
+    crosses as data, rebuilt from the judge's own inspect classes, with its parameters'
+    kinds (an enum) and the `empty` sentinel the judge's own."""
+    import inspect
+
+    made = boundary.judge_loads(solution_dumps(SIGNATURE))
+    assert type(made) is inspect.Signature and made == SIGNATURE
+    assert str(made) == "(self, x: torch.Tensor, y=2, *args, z=None, **kwargs) -> int"
+    x = made.parameters["x"]
+    assert type(x) is inspect.Parameter and x.annotation is torch.Tensor
+    assert x.default is inspect.Parameter.empty and made.parameters["self"].annotation \
+        is inspect.Parameter.empty
+    assert x.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    assert made.parameters["kwargs"].kind is inspect.Parameter.VAR_KEYWORD
+    bound = boundary.judge_loads(solution_dumps(SIGNATURE.bind(1, 2, z=3)))
+    assert type(bound) is inspect.BoundArguments and bound.arguments == \
+        {"self": 1, "x": 2, "z": 3}
+    assert bound.signature == SIGNATURE
+    # a message cannot change the judge's classes on the way
+    honest = inspect.BoundArguments.__eq__
+    with pytest.raises(boundary.NotData):
+        boundary.judge_loads(_state_on(inspect.BoundArguments,
+                                       (None, {"__eq__": _Always()})))
+    assert inspect.BoundArguments.__eq__ is honest
+
+
+def _stdlib_samples():
+    import argparse
+    import datetime
+    import random
+    import types
+    import uuid
+
+    return {("types", "SimpleNamespace"): types.SimpleNamespace(a=1),
+            ("argparse", "Namespace"): argparse.Namespace(lr=0.5),
+            ("datetime", "date"): datetime.date(2024, 9, 20),
+            ("datetime", "time"): datetime.time(7, 40),
+            ("datetime", "datetime"): datetime.datetime(2024, 9, 20, 7, 40),
+            ("datetime", "timedelta"): datetime.timedelta(seconds=5),
+            ("datetime", "timezone"): datetime.timezone(datetime.timedelta(hours=2)),
+            ("uuid", "UUID"): uuid.UUID(int=5),
+            ("random", "Random"): random.Random(3),
+            ("inspect", "Signature"): SIGNATURE,
+            ("inspect", "Parameter"): SIGNATURE.parameters["y"],
+            ("inspect", "BoundArguments"): SIGNATURE.bind(1, 2),
+            ("inspect", "_ParameterKind"): SIGNATURE.parameters["z"].kind,
+            ("inspect", "_empty"): SIGNATURE.parameters["y"].annotation}
+
+
+def test_every_standard_library_value_class_is_a_plain_value_that_crosses_whole():
+    """The rule of STDLIB_VALUE_CLASSES, what of it a test can check: each is a class of a
+    standard library module with no `__del__` (it holds no resource), and a value of it
+    crosses as the judge's own class and an equal value: the classes its fields are made
+    of are listed with it. A class that is not such a value stays out: unittest.mock.ANY
+    equals everything."""
+    import sys
+    import unittest.mock
+
+    samples = _stdlib_samples()
+    assert set(samples) == boundary.STDLIB_VALUE_CLASSES
+    for (module, name), value in samples.items():
+        cls = getattr(sys.modules[module], name)
+        assert module in sys.stdlib_module_names, module
+        assert all("__del__" not in vars(klass) for klass in cls.__mro__), name
+        made = boundary.judge_loads(solution_dumps(value))
+        if isinstance(value, type):
+            assert made is value, name
+            continue
+        assert type(made) is cls, name
+        same = made.getstate() == value.getstate() if name == "Random" else made == value
+        assert same, name
+    with pytest.raises(boundary.CannotCross, match="unittest.mock._ANY"):
+        solution_dumps(unittest.mock.ANY)
+
+
+def test_a_weak_reference_crosses_to_the_object_the_message_made():
+    """nncf's NNCFNetworkInterface holds its model by a weak reference: every call that
+    returned an NNCF network ended as 'a value of type weakref.ReferenceType cannot
+    cross'. It crosses as a weak reference the receiver makes to its own copy of the
+    object; one whose object was gone is dead there too."""
+    import weakref
+
+    model = torch.nn.Linear(2, 2)
+    made = boundary.judge_loads(solution_dumps({"model": model, "ref": weakref.ref(model)}))
+    assert type(made["ref"]) is weakref.ReferenceType
+    assert made["ref"]() is made["model"] and made["model"] is not model
+    (dead,) = boundary.judge_loads(solution_dumps([weakref.ref(torch.nn.Linear(1, 1))]))
+    assert type(dead) is weakref.ReferenceType and dead() is None
+
+
+def test_an_nncf_networks_library_state_crosses():
+    """What nncf's NNCFNetwork holds beside its modules, each of which ended the call as
+    'cannot cross' (create_compressed_model_and_algo_for_test93): its tracing context's
+    threading.local (crosses as an object of its class holding the sending thread's
+    attributes, which another thread here does not see), a Condition and locks (new ones,
+    unlocked: their state is the sending process's), and its forward's annotations
+    (typing forms, subscripted again here)."""
+    import sys
+    import threading
+    import types
+    import typing
+
+    library = types.ModuleType("torch._curator_test_locals")
+
+    class Locals(threading.local):
+        def __init__(self):
+            self.scopes = []
+
+    Locals.__module__, Locals.__qualname__ = library.__name__, "Locals"
+    library.Locals = Locals
+    sys.modules[library.__name__] = library
+    try:
+        local = Locals()
+        local.scopes = ["a"]
+        held = threading.Lock()
+        held.acquire()
+        event = threading.Event()
+        event.set()
+        made = boundary.judge_loads(solution_dumps(
+            [local, held, threading.RLock(), threading.Condition(), event]))
+    finally:
+        sys.modules.pop(library.__name__)
+    assert type(made[0]) is Locals and made[0].scopes == ["a"]
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(made[0].scopes))
+    thread.start()
+    thread.join()
+    assert seen == [[]]   # another thread's own, from __init__
+    assert type(made[1]) is type(threading.Lock()) and not made[1].locked()
+    assert type(made[2]) is type(threading.RLock())
+    assert type(made[3]) is threading.Condition and made[4].is_set()
+    forms = [typing.Optional[torch.Tensor], typing.Dict[str, typing.List[int]],
+             typing.Callable[[int], str], typing.Tuple[int, ...], typing.Tuple]
+    assert boundary.judge_loads(solution_dumps(forms)) == forms
+    # a message naming anything but a typing form, or a thread-local class of no library
+    for message in (pickle.dumps(_Stateful(boundary._ty, ("_GenericAlias", (int,)), None)),
+                    pickle.dumps(_Stateful(boundary._ty, ("NamedTuple", (int,)), None)),
+                    pickle.dumps(_Stateful(boundary._tl, (threading.local,), None)),
+                    pickle.dumps(_Stateful(boundary._sy, ("semaphore",), None))):
+        with pytest.raises(boundary.NotData):
+            boundary.judge_loads(message)
+
+
+def test_a_typing_form_a_message_names_is_never_given_state():
+    """typing caches its subscripted forms: `Optional[int]` is one object the judge holds
+    (and its bare forms are the typing module's own). A message that made one and set
+    state on it would change the judge's."""
+    import typing
+
+    form = typing.Optional[int]
+    message = pickle.dumps(_Stateful(boundary._ty, ("Optional", (int,)),
+                                     (None, {"__origin__": list})), protocol=2)
+    with pytest.raises(boundary.NotData):
+        boundary.judge_loads(message)
+    assert typing.Optional[int] is form and form.__origin__ is typing.Union
+    bare = pickle.dumps(_Stateful(boundary._ty, ("Tuple", None), (None, {"_name": "x"})),
+                        protocol=2)
+    with pytest.raises(boundary.NotData):
+        boundary.judge_loads(bare)
+    assert typing.Tuple._name == "Tuple"
+    # nor a lock or condition made for the message (the judge's own, never walked)
+    condition = pickle.dumps(_Stateful(boundary._sy, ("condition",),
+                                       (None, {"_release_save": _Always()})), protocol=2)
+    with pytest.raises(boundary.NotData):
+        boundary.judge_loads(condition)
