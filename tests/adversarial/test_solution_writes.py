@@ -41,8 +41,10 @@ def writes():
         "judge": os.path.join(base, "run", "difflib.py"),
         "harness": os.path.join(base, ".curator-harness", "pprint.py"),
         "tmp": os.path.join(base, "pprint.py"),
-        "above": os.path.join(os.path.dirname(base), "difflib.py"),
-        "root": "/difflib.py",
+        # outside the worker's folder, under weak isolation the host's: a name nothing
+        # imports, so a failure here plants nothing that runs
+        "above": os.path.join(os.path.dirname(base), "curator-planted-difflib.py"),
+        "root": "/curator-planted-difflib.py",
         "own": os.path.join(own, "mine.py"),
     }
     done = {name: attempt(path) for name, path in targets.items()}
@@ -124,7 +126,8 @@ def test_nothing_planted():
     base = os.path.dirname(here)
     planted = [os.path.join(here, "difflib.py"), os.path.join(base, "pprint.py"),
                os.path.join(base, ".curator-harness", "pprint.py"),
-               os.path.join(os.path.dirname(base), "difflib.py"), "/difflib.py"]
+               os.path.join(os.path.dirname(base), "curator-planted-difflib.py"),
+               "/curator-planted-difflib.py"]
     assert [p for p in planted if os.path.exists(p)] == []
 """
 
