@@ -483,7 +483,7 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_NOATIME, MS_NODIRATIME, MS_RELATIME, MS_STRICTATIME = 0x400, 0x800, 0x200000, 0x1000000
-MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
+MS_REMOUNT, MS_BIND, MS_REC, MS_SLAVE, MS_SHARED = 0x20, 0x1000, 0x4000, 0x80000, 0x100000
 MOUNT_ATTR_RDONLY = 0x1
 AT_FDCWD, AT_RECURSIVE = -100, 0x8000
 SYS_MOUNT_SETATTR = 442   # one number on every architecture (new syscalls since 5.1)
@@ -542,7 +542,7 @@ def _drop_capabilities() -> None:
     _check(libc.capset(header, data), "capset")
 
 
-def confine_writes(own: str) -> None:
+def confine_writes(own: str, follow: str | None = None) -> None:
     """From here on this process (and what it starts) writes under `own` and nowhere
     else: a mount namespace of its own in which every mount is read-only but `own` (bound
     onto itself), and /dev/shm is a folder of `own` (POSIX shared memory and semaphores of
@@ -555,11 +555,19 @@ def confine_writes(own: str) -> None:
     gave it. The mounts inherited from the sandbox are then locked: nothing in the
     process, nor in a namespace it makes, can make them writable again, unmount them or
     reach what they cover. OSError when the kernel refuses (no user namespaces); the
-    process is then as it was, as far as its mounts go."""
+    process is then as it was, as far as its mounts go.
+
+    Mounts made later under `follow` (a mount point; root only) in the namespace this
+    process leaves still appear in its own: the private views a judge mounts in its run
+    folder after the solution process started (`views.repo_view`: a test hands the
+    candidate a path into the judge's view of the checkout). Nothing this process mounts
+    reaches any other namespace (its mounts are slaves)."""
     libc = ctypes.CDLL(None, use_errno=True)
     own = os.path.realpath(own)
     root = os.geteuid() == 0
     if root:
+        if follow is not None:
+            libc.mount(None, follow.encode(), None, MS_SHARED, None)   # at worst: not followed
         _check(libc.unshare(CLONE_NEWNS), "unshare")
     else:
         uid, gid = os.geteuid(), os.getegid()
@@ -575,7 +583,7 @@ def confine_writes(own: str) -> None:
         finally:
             if dumpable != 1:
                 _prctl(PR_SET_DUMPABLE, 0)
-    _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "private /")
+    _check(libc.mount(None, b"/", None, MS_REC | MS_SLAVE, None), "slave /")
     shm = os.path.join(own, ".shm")
     if os.path.isdir(SHM) and not os.path.isdir(shm):
         os.mkdir(shm, 0o700)

@@ -1086,7 +1086,7 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
         _prefer_as_oom_victim()   # before /proc is read-only
     # Nothing but its own folder is writable from here on, as root (before dropping to
     # its uid) or as an ordinary user, whose judge has the same uid
-    _confine(rundir)
+    _confine(rundir, settings)
     sandbox.drop_privileges(uid, settings.read_grant)
     sandbox.fresh_keyrings()
     path = rundir / SOLUTION_FILE
@@ -1130,12 +1130,14 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     _flush_and_exit(code)
 
 
-def _confine(rundir: Path) -> bool:
+def _confine(rundir: Path, settings: Settings) -> bool:
     """The solution process writes its own run folder and nothing else
     (`sandbox.confine_writes`): not the judge's run folder, the harness the judge
-    imports, /tmp or anything above; whether that holds."""
+    imports, /tmp or anything above; whether that holds. The views its judge mounts
+    after it started (`views`, as root) still appear to it."""
+    follow = settings.tmp_root if can_mount(settings) else None
     try:
-        sandbox.confine_writes(str(rundir))
+        sandbox.confine_writes(str(rundir), follow)
     except OSError:
         return False
     return True
