@@ -471,6 +471,8 @@ def test_cli_doctor(workspace):
     report = json.loads(result.output)
     assert report["isolation"] in ("strong", "weak")
     assert {c["check"] for c in report["checks"]} >= {"bubblewrap", "rlimits"}
+    # this kernel lets the solution process make everything but its folder read-only
+    assert report["protections"]["solution writes its own folder only"] is True
     if report["isolation"] == "weak":
         assert any("bubblewrap" in m for m in report["missing"])
 
