@@ -177,11 +177,17 @@ def _try_write(path: str) -> str:
         return type(exc).__name__
 
 
+def _no_mount_setattr(*args, **kwargs):
+    raise OSError(38, "mount_setattr: Function not implemented")
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="drops to another uid: needs root")
-def test_confinement_of_an_ordinary_user(tmp_path):
+@pytest.mark.parametrize("kernel", ["mount_setattr", "before 5.12"])
+def test_confinement_of_an_ordinary_user(kernel):
     """Not root, the solution process unshares a user namespace too; whatever it does
     after, nothing but its own folder is writable: the judge's folder (same uid), /tmp,
-    remounting, a namespace of its own."""
+    remounting, a namespace of its own. A kernel without mount_setattr (before 5.12)
+    gets the same by remounting each mount read-only, keeping its locked flags."""
     top = tempfile.mkdtemp(prefix="confine-", dir="/tmp")
     own, judge = os.path.join(top, "srun"), os.path.join(top, "run")
     try:
@@ -215,6 +221,8 @@ def test_confinement_of_an_ordinary_user(tmp_path):
             libc.prctl(sandbox.PR_SET_DUMPABLE, 1, 0, 0, 0)   # as a process it started
             before = _try_write(os.path.join(judge, "before.py"))
             before_proc = _try_write(os.path.join(through, "before.py"))
+            if kernel != "mount_setattr":
+                sandbox._mount_setattr = _no_mount_setattr   # this child's alone
             sandbox.confine_writes(own)
             done = {"before": before, "before_proc": before_proc, "uid": os.geteuid(),
                     "proc": _try_write(os.path.join(through, "difflib.py"))}
