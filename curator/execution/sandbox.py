@@ -572,17 +572,32 @@ def confine_writes(own: str, follow: str | None = None) -> None:
     else:
         uid, gid = os.geteuid(), os.getegid()
         _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
-        # /proc/self is its own only while it is dumpable (not after a change of uid)
-        dumpable = libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
-        _prctl(PR_SET_DUMPABLE, 1)
-        try:
-            for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
-                               ("gid_map", f"{gid} {gid} 1")):
-                with open(f"/proc/self/{name}", "w") as fh:
-                    fh.write(text)
-        finally:
-            if dumpable != 1:
-                _prctl(PR_SET_DUMPABLE, 0)
+    try:
+        if not root:
+            _map_own_ids(libc, uid, gid)
+        _read_only_but(libc, own, root)
+    finally:   # also when it failed half way: nothing of that namespace's power is kept
+        if not root:
+            _drop_capabilities()
+
+
+def _map_own_ids(libc, uid: int, gid: int) -> None:
+    """The new user namespace maps this process's uid and gid to themselves."""
+    # /proc/self is its own only while it is dumpable (not after a change of uid)
+    dumpable = libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
+    _prctl(PR_SET_DUMPABLE, 1)
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                           ("gid_map", f"{gid} {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as fh:
+                fh.write(text)
+    finally:
+        if dumpable != 1:
+            _prctl(PR_SET_DUMPABLE, 0)
+
+
+def _read_only_but(libc, own: str, root: bool) -> None:
+    """In a fresh mount namespace: every mount read-only but `own` (see confine_writes)."""
     _check(libc.mount(None, b"/", None, MS_REC | MS_SLAVE, None), "slave /")
     shm = os.path.join(own, ".shm")
     if os.path.isdir(SHM) and not os.path.isdir(shm):
@@ -610,8 +625,6 @@ def confine_writes(own: str, follow: str | None = None) -> None:
                     # covered by a later mount (its path now names that one)
     if os.path.isdir(SHM):
         _check(libc.mount(shm.encode(), SHM.encode(), None, MS_BIND, None), "bind /dev/shm")
-    if not root:
-        _drop_capabilities()
 
 
 @functools.cache

@@ -275,3 +275,41 @@ def test_confinement_of_an_ordinary_user(kernel):
     assert done["uid_map"] == "OSError"
     assert done["undo"] == done["nested_undo"] == done["nested_remount"] == -1
     assert not os.path.exists(os.path.join(judge, "difflib.py"))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="drops to another uid: needs root")
+def test_a_confinement_that_fails_half_way_keeps_no_capability():
+    # the user namespace is made, then the kernel refuses a mount: the process goes on
+    # as before (the caller runs it unconfined), with none of that namespace's powers
+    own = tempfile.mkdtemp(prefix="confine-", dir="/tmp")
+    try:
+        os.chown(own, sandbox.NOBODY, sandbox.NOBODY)
+
+        def refused(*args, **kwargs):
+            raise OSError(1, "mount: Operation not permitted")
+
+        def body():
+            ctypes.CDLL(None).prctl(sandbox.PR_SET_DUMPABLE, 1, 0, 0, 0)
+            sandbox._read_only_but = refused
+            try:
+                sandbox.confine_writes(own)
+            except OSError as exc:
+                failed = exc.errno
+            else:
+                failed = None
+            with open("/proc/self/status") as fh:
+                caps = {k: v.strip() for k, _, v in (line.partition(":") for line in fh)
+                        if k in ("CapEff", "CapPrm")}
+            libc = ctypes.CDLL(None, use_errno=True)
+            remount = libc.mount(None, b"/", None, sandbox.MS_BIND | sandbox.MS_REMOUNT |
+                                 sandbox.MS_RDONLY, None)
+            return {"failed": failed, "caps": caps, "remount": remount}
+
+        done = _in_child_as(sandbox.NOBODY, body)
+    finally:
+        import shutil
+
+        shutil.rmtree(own, ignore_errors=True)
+    assert done.get("failed") == 1, done
+    assert set(done["caps"].values()) == {"0000000000000000"}, done
+    assert done["remount"] == -1
