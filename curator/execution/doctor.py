@@ -89,6 +89,7 @@ def protections(level: str, uid: int | None) -> list[dict]:
         {"check": "keyrings emptied per run", "ok": sandbox.SYS_KEYCTL.get(
             os.uname().machine) is not None,
          "detail": "the run uid's keyrings are cleared before each run"},
+        solution_writes(level),
         {"check": "private /tmp and /dev/shm wiped per run", "ok": strong,
          "detail": "size-capped tmpfs, emptied after every run" if strong else
                    "a private temp folder per worker; /dev/shm is the host's"},
@@ -99,3 +100,19 @@ def protections(level: str, uid: int | None) -> list[dict]:
          "on this host shares; shared memory is bounded only by the /dev/shm size"},
     ]
     return out
+
+
+def solution_writes(level: str) -> dict:
+    """Whether a run's solution process can write its own folder only
+    (`sandbox.confine_writes`), probed where runs happen at this level."""
+    ok = sandbox.confinement_works(level)
+    if ok:
+        detail = ("everything but its run folder is read-only to the solution process "
+                  "(its own mount namespace)")
+    elif os.geteuid() == 0:
+        detail = ("the kernel refused a mount namespace: the solution process can write "
+                  "what its uid may (never the judge's: another uid)")
+    else:
+        detail = ("the kernel refused a user namespace: the solution process has the "
+                  "judge's uid and can write its files; untrusted code needs --allow-weak")
+    return {"check": "solution writes its own folder only", "ok": ok, "detail": detail}

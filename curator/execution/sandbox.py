@@ -12,12 +12,14 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import re
 import resource
 import shutil
 import signal
 import site
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +31,7 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_DUMPABLE = 4
+PR_GET_DUMPABLE = 3
 INSTALL_HINT = "apt-get install bubblewrap"
 
 
@@ -472,3 +475,184 @@ def _capset(mask: int) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.capset(header, data) != 0:
         raise OSError(ctypes.get_errno(), "capset failed")
+
+
+# -- the solution process writes its own folder and nothing else ---------------------------
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
+MS_NOATIME, MS_NODIRATIME, MS_RELATIME, MS_STRICTATIME = 0x400, 0x800, 0x200000, 0x1000000
+MS_REMOUNT, MS_BIND, MS_REC, MS_SLAVE, MS_SHARED = 0x20, 0x1000, 0x4000, 0x80000, 0x100000
+MOUNT_ATTR_RDONLY = 0x1
+AT_FDCWD, AT_RECURSIVE = -100, 0x8000
+SYS_MOUNT_SETATTR = 442   # one number on every architecture (new syscalls since 5.1)
+# mountinfo's per-mount options that a remount must repeat (locked ones cannot change)
+_MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC,
+                "noatime": MS_NOATIME, "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME,
+                "strictatime": MS_STRICTATIME}
+SHM = "/dev/shm"
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+
+
+def _mount_setattr(libc, path: str, flags: int, attr_set: int = 0, attr_clr: int = 0) -> None:
+    attr = _MountAttr(attr_set, attr_clr, 0, 0)
+    _check(libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), flags,
+                        ctypes.byref(attr), ctypes.sizeof(attr)), f"mount_setattr {path}")
+
+
+def _mounts() -> list[tuple[str, set[str]]]:
+    """(mount point, per-mount options) of this mount namespace, parents first."""
+    found = []
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
+        for line in fh:
+            fields = line.split(" ")
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+            found.append((point, set(fields[5].split(","))))
+    return found
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _remount(libc, point: str, options: set[str], readonly: bool) -> None:
+    """The mount at `point` read-only (or writable), keeping its other per-mount flags
+    (those an unprivileged namespace inherited locked must be repeated as they are)."""
+    flags = MS_BIND | MS_REMOUNT | (MS_RDONLY if readonly else 0)
+    for name in options:
+        flags |= _MOUNT_FLAGS.get(name, 0)
+    _check(libc.mount(None, point.encode(), None, flags, None), f"remount {point}")
+
+
+def _drop_capabilities() -> None:
+    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    libc = ctypes.CDLL(None, use_errno=True)
+    _check(libc.capset(header, data), "capset")
+
+
+def confine_writes(own: str, follow: str | None = None) -> None:
+    """From here on this process (and what it starts) writes under `own` and nowhere
+    else: a mount namespace of its own in which every mount is read-only but `own` (bound
+    onto itself), and /dev/shm is a folder of `own` (POSIX shared memory and semaphores of
+    torch's and Python's multiprocessing). Device nodes (/dev/null) stay writable: a
+    read-only mount refuses changes to files, not writes to devices.
+
+    Root (the privileged sandbox; the caller drops to the run's uid after) unshares the
+    mount namespace; an ordinary user also unshares a user namespace that maps its uid to
+    itself, so the mounts can change, and then gives up the capabilities that namespace
+    gave it. The mounts inherited from the sandbox are then locked: nothing in the
+    process, nor in a namespace it makes, can make them writable again, unmount them or
+    reach what they cover. OSError when the kernel refuses (no user namespaces); the
+    process is then as it was, as far as its mounts go.
+
+    Mounts made later under `follow` (a mount point; root only) in the namespace this
+    process leaves still appear in its own: the private views a judge mounts in its run
+    folder after the solution process started (`views.repo_view`: a test hands the
+    candidate a path into the judge's view of the checkout). Nothing this process mounts
+    reaches any other namespace (its mounts are slaves)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    own = os.path.realpath(own)
+    root = os.geteuid() == 0
+    if root:
+        if follow is not None:
+            libc.mount(None, follow.encode(), None, MS_SHARED, None)   # at worst: not followed
+        _check(libc.unshare(CLONE_NEWNS), "unshare")
+    else:
+        uid, gid = os.geteuid(), os.getegid()
+        _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+    try:
+        if not root:
+            _map_own_ids(libc, uid, gid)
+        _read_only_but(libc, own, root)
+    finally:   # also when it failed half way: nothing of that namespace's power is kept
+        if not root:
+            _drop_capabilities()
+
+
+def _map_own_ids(libc, uid: int, gid: int) -> None:
+    """The new user namespace maps this process's uid and gid to themselves."""
+    # /proc/self is its own only while it is dumpable (not after a change of uid)
+    dumpable = libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
+    _prctl(PR_SET_DUMPABLE, 1)
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                           ("gid_map", f"{gid} {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as fh:
+                fh.write(text)
+    finally:
+        if dumpable != 1:
+            _prctl(PR_SET_DUMPABLE, 0)
+
+
+def _read_only_but(libc, own: str, root: bool) -> None:
+    """In a fresh mount namespace: every mount read-only but `own` (see confine_writes)."""
+    _check(libc.mount(None, b"/", None, MS_REC | MS_SLAVE, None), "slave /")
+    shm = os.path.join(own, ".shm")
+    if os.path.isdir(SHM) and not os.path.isdir(shm):
+        os.mkdir(shm, 0o700)
+        if root:   # the run's uid's, as its folder (the caller drops to that uid)
+            info = os.stat(own)
+            os.chown(shm, info.st_uid, info.st_gid)
+    _check(libc.mount(own.encode(), own.encode(), None, MS_BIND | MS_REC, None), f"bind {own}")
+    before = _mounts()
+    writable = [p for p, opts in before if _inside(p, own) and "ro" not in opts]
+    try:
+        _mount_setattr(libc, "/", AT_RECURSIVE, attr_set=MOUNT_ATTR_RDONLY)
+        for point in writable:
+            _mount_setattr(libc, point, 0, attr_clr=MOUNT_ATTR_RDONLY)
+    except OSError as exc:
+        if exc.errno not in (38, 22):   # ENOSYS, EINVAL: a kernel before 5.12
+            raise
+        for point, options in before:
+            if "ro" not in options and not _inside(point, own):
+                try:
+                    _remount(libc, point, options, readonly=True)
+                except OSError:
+                    if os.path.exists(point):
+                        raise
+                    # covered by a later mount (its path now names that one)
+    if os.path.isdir(SHM):
+        _check(libc.mount(shm.encode(), SHM.encode(), None, MS_BIND, None), "bind /dev/shm")
+
+
+@functools.cache
+def confinement_works(isolation: str = "strong") -> bool:
+    """Whether a run's solution process can confine its writes (`confine_writes`) where
+    runs happen at this isolation level (inside the sandbox when it is strong): probed
+    once in a throwaway process."""
+    code = ("import os, sys, tempfile\n"
+            "from curator.execution import sandbox\n"
+            "own = sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp()\n"
+            "sandbox.confine_writes(own)\n"
+            "open(os.path.join(own, 'x'), 'w').close()\n"
+            "try:\n"
+            "    open(os.path.join(os.path.dirname(own), 'x-' + str(os.getpid())), 'w')\n"
+            "except OSError:\n"
+            "    sys.exit(0)\n"
+            "sys.exit(1)\n")
+    command = [sys.executable, "-S", "-c", code]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    with tempfile.TemporaryDirectory() as folder:
+        if isolation == "strong":
+            command = SandboxSpec().argv(command)
+        else:
+            command.append(folder)
+        try:
+            done = subprocess.run(command, capture_output=True, timeout=60, check=False,
+                                  env=env)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+    return done.returncode == 0

@@ -8,9 +8,14 @@ consent: `--allow-weak` or `[execution] allow_weak = true` in the CLI, a questio
 per session in the app. Strong isolation started by root needs nobody's consent.
 
 Started by an ordinary user, even the strong sandbox's runs keep that user's uid: the
-judge and the solution process are then one uid, and the solution can write what the
-judge owns (its run folder, the harness module each judge imports), which the uid of its
-own that root gives it rules out. Untrusted code then needs the same consent.
+judge and the solution process are then one uid, and file permissions do not keep the
+solution out of what the judge owns (its run folder, the harness module each judge
+imports). What does is the solution process's own mount namespace, in which everything
+but its run folder is read-only (`sandbox.confine_writes`, made before the candidate is
+imported, as root too). Where the kernel refuses it (no user namespaces) the solution
+could write the judge's files, as one did in the judge's run folder before the
+confinement, and untrusted code then needs the same consent (SHARED_UID); root gives
+the solution a uid of its own besides, so it never does.
 """
 
 from __future__ import annotations
@@ -40,8 +45,9 @@ class WeakIsolationRefused(CuratorError):
             super().__init__(
                 f"curator runs as an ordinary user (uid {os.geteuid()}), so untrusted code "
                 f"({shown}) would run with the judge's uid and could write the judge's "
-                f"files; run curator as root (runs then drop to a uid of their own), or "
-                f"{anyway}")
+                f"files (this kernel refuses the user namespace that would make them "
+                f"read-only to it); run curator as root (runs then drop to a uid of their "
+                f"own), or {anyway}")
             return
         super().__init__(
             f"isolation is weak (no working bubblewrap), so untrusted code ({shown}) would "
@@ -55,12 +61,21 @@ def shared_uid() -> bool:
     return os.geteuid() != 0
 
 
+def writes_confined() -> bool:
+    """Whether the solution process of a sandboxed run can confine its writes to its own
+    folder here (`sandbox.confinement_works`: probed once, in the sandbox)."""
+    from curator.execution.sandbox import confinement_works
+
+    return confinement_works("strong")
+
+
 def consent_needed(isolation: str) -> str | None:
     """Why untrusted code needs consent to run at this isolation level (WEAK,
-    SHARED_UID), or None when it does not."""
+    SHARED_UID: one uid and no confinement of the solution's writes), or None when it
+    does not."""
     if isolation == "weak":
         return WEAK
-    return SHARED_UID if shared_uid() else None
+    return SHARED_UID if shared_uid() and not writes_confined() else None
 
 
 def untrusted_reference(problem) -> bool:

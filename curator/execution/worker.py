@@ -1078,10 +1078,17 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
         except OSError:
             shutil.rmtree(views.layers_of(rundir), ignore_errors=True)
             shutil.rmtree(rundir, ignore_errors=True)
-    sandbox.drop_privileges(uid, settings.read_grant)
-    sandbox.fresh_keyrings()
     if not rundir.is_dir():
         os.mkdir(rundir, 0o700)
+        if uid is not None and os.geteuid() == 0:
+            os.chown(rundir, uid, uid)   # as if the run's uid made it
+    if settings.slot_cgroup:
+        _prefer_as_oom_victim()   # before /proc is read-only
+    # Nothing but its own folder is writable from here on, as root (before dropping to
+    # its uid) or as an ordinary user, whose judge has the same uid
+    _confine(rundir, settings)
+    sandbox.drop_privileges(uid, settings.read_grant)
+    sandbox.fresh_keyrings()
     path = rundir / SOLUTION_FILE
     served = None
     if repo is None:
@@ -1108,8 +1115,6 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     fresh_generators()   # what the candidate draws at import is its own, as in a fresh one
     if repo is not None:
         install_shadow(shadow)
-    if settings.slot_cgroup:
-        _prefer_as_oom_victim()
     limits = Job.from_dict({"problem_id": "", "solution": "",
                             "limits": spec.get("limits") or {}}).limits
     sandbox.apply_rlimits(
@@ -1123,6 +1128,19 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     else:
         code = boundary.solution_main(3, str(path), source)
     _flush_and_exit(code)
+
+
+def _confine(rundir: Path, settings: Settings) -> bool:
+    """The solution process writes its own run folder and nothing else
+    (`sandbox.confine_writes`): not the judge's run folder, the harness the judge
+    imports, /tmp or anything above; whether that holds. The views its judge mounts
+    after it started (`views`, as root) still appear to it."""
+    follow = settings.tmp_root if can_mount(settings) else None
+    try:
+        sandbox.confine_writes(str(rundir), follow)
+    except OSError:
+        return False
+    return True
 
 
 def _set_warning_filters(filters: list) -> None:

@@ -21,9 +21,10 @@ def question(untrusted: list[str], why: str = trust.WEAK) -> str:
                                         if len(untrusted) > 3 else "")
     if why == trust.SHARED_UID:
         return (f"curator runs as an ordinary user: {shown} would run in the sandbox but "
-                "with the judge's uid, able to write the judge's files. Started as root, "
-                "runs get a uid of their own. Run untrusted code this way for the rest "
-                "of this session?")
+                "with the judge's uid, able to write the judge's files (this kernel "
+                "refuses the user namespace that would make them read-only to it). "
+                "Started as root, runs get a uid of their own. Run untrusted code this "
+                "way for the rest of this session?")
     return (f"Isolation is weak (no working bubblewrap): {shown} would run able to read "
             "your files, write where you can and reach the network. Install bubblewrap "
             "for the sandbox (curator doctor says what is missing). Run untrusted code "

@@ -211,7 +211,8 @@ def test_pickling_a_tensor_is_not_tampering(engine):
 def test_runs_are_deterministic_and_isolated_from_each_other(engine):
     probe = textwrap.dedent("""\
         import os, time
-        LEFT = os.path.join(os.environ["TMPDIR"], "..", "left-by-an-earlier-run.txt")
+        # its own folder: the only one it can write (tests/adversarial/test_solution_writes.py)
+        LEFT = os.path.join(os.environ["TMPDIR"], "left-by-an-earlier-run.txt")
         SEEN = os.path.exists(LEFT)
         open(LEFT, "w").close()
 
@@ -470,6 +471,8 @@ def test_cli_doctor(workspace):
     report = json.loads(result.output)
     assert report["isolation"] in ("strong", "weak")
     assert {c["check"] for c in report["checks"]} >= {"bubblewrap", "rlimits"}
+    # this kernel lets the solution process make everything but its folder read-only
+    assert report["protections"]["solution writes its own folder only"] is True
     if report["isolation"] == "weak":
         assert any("bubblewrap" in m for m in report["missing"])
 

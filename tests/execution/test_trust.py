@@ -13,7 +13,7 @@ from curator import workspace as workspace_mod
 from curator.cli import main
 from curator.evaluation import evaluate
 from curator.evaluation import samples as sample_files
-from curator.execution import trust
+from curator.execution import sandbox, trust
 from curator.execution.engine import Engine
 from curator.runs import run_problems
 from curator.store import Store
@@ -112,10 +112,13 @@ def test_cli_run_and_samples_eval_take_allow_weak(setup, tmp_path):
     assert store.one("SELECT COUNT(*) AS n FROM runs WHERE sample_id IS NOT NULL")["n"] == 2
 
 
-def test_started_by_an_ordinary_user_the_sandbox_needs_consent_too(monkeypatch):
+def test_started_by_an_ordinary_user_the_sandbox_needs_consent_without_confinement(
+        monkeypatch):
     # runs keep that user's uid: the judge's uid (found by running a strong engine as a
-    # user of its own: the solution wrote the judge's run folder)
+    # user of its own: the solution wrote the judge's run folder); where the kernel
+    # refuses the solution process a user namespace its writes cannot be confined
     monkeypatch.setattr(trust, "shared_uid", lambda: True)
+    monkeypatch.setattr(trust, "writes_confined", lambda: False)
     assert trust.consent_needed("strong") == trust.SHARED_UID
     assert trust.consent_needed("weak") == trust.WEAK
     trust.check("strong", [], allow_weak=False)          # nothing untrusted: no question
@@ -132,11 +135,29 @@ def test_started_by_an_ordinary_user_the_sandbox_needs_consent_too(monkeypatch):
     trust.check("strong", ["add_one"], allow_weak=False)
 
 
+def test_an_ordinary_user_whose_solution_writes_are_confined_needs_no_consent(monkeypatch):
+    # the solution process writes nothing but its own folder (`sandbox.confine_writes`):
+    # the judge's uid no longer matters (tests/adversarial/test_solution_writes.py)
+    monkeypatch.setattr(trust, "shared_uid", lambda: True)
+    monkeypatch.setattr(trust, "writes_confined", lambda: True)
+    assert trust.consent_needed("strong") is None
+    assert trust.consent_needed("weak") == trust.WEAK
+    trust.check("strong", ["add_one", "sample 3"], allow_weak=False)
+
+
+@needs_bwrap
+def test_the_sandbox_here_confines_solution_writes():
+    # probed in a sandbox as runs get it: this kernel allows the mount namespace
+    assert sandbox.confinement_works("strong") is True
+    assert trust.writes_confined() is True
+
+
 @needs_bwrap
 def test_an_ordinary_users_cli_run_of_a_mined_problem_asks_for_allow_weak(setup, tmp_path,
                                                                           monkeypatch):
     ws, store, _ = setup
     monkeypatch.setattr(trust, "shared_uid", lambda: True)
+    monkeypatch.setattr(trust, "writes_confined", lambda: False)
     (ws.root / "curator.toml").write_text('[execution]\nisolation = "strong"\n')
     base = ["--workspace", str(ws.root)]
     runner = CliRunner()

@@ -139,6 +139,7 @@ async def test_an_ordinary_user_is_asked_before_a_mined_problem_runs_in_the_sand
     from curator.execution import trust
 
     monkeypatch.setattr(trust, "shared_uid", lambda: True)
+    monkeypatch.setattr(trust, "writes_confined", lambda: True)
     with Store(empty_workspace.db_path, "tester") as store:
         make_problems(store)
     app = app_for(empty_workspace)
@@ -146,6 +147,11 @@ async def test_an_ordinary_user_is_asked_before_a_mined_problem_runs_in_the_sand
         await open_problem(pilot, "double_it")     # written here: runs without a question
         await press_unasked(pilot, "ctrl+r")
         await open_problem(pilot, "counter_bump")
+        # the solution process can write its own folder only: nothing to ask
+        await press_unasked(pilot, "ctrl+r")
+        assert reference_runs(app, "counter_bump") == 1
+        # a kernel without user namespaces for it: the judge's files are within reach
+        monkeypatch.setattr(trust, "writes_confined", lambda: False)
         await pilot.press("ctrl+r")
         await settle(pilot)
         modal = pilot.app.screen
@@ -153,6 +159,6 @@ async def test_an_ordinary_user_is_asked_before_a_mined_problem_runs_in_the_sand
         assert "counter_bump" in modal.question and "judge's uid" in modal.question
         modal.query_one(f"#{RUN}", Button).press()
         await settle(pilot)
-        assert reference_runs(app, "counter_bump") == 1
-        await press_unasked(pilot, "ctrl+r")       # the yes holds for the session
         assert reference_runs(app, "counter_bump") == 2
+        await press_unasked(pilot, "ctrl+r")       # the yes holds for the session
+        assert reference_runs(app, "counter_bump") == 3
