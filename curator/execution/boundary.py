@@ -5182,11 +5182,12 @@ class JudgeLink:
         if rebound is None or not isinstance(lent, list) or not all(
                 isinstance(item, tuple) and len(item) == 2 and type(item[0]) is int
                 for item in lent) or type(in_place) is not list or not all(
-                isinstance(t, torch.Tensor) and id(t) in current["changed"]
-                for t in in_place):
+                isinstance(t, torch.Tensor) for t in in_place):
             raise self.violation("a reply of the wrong shape")
         # the judge's tensors the call changed in place (`changed_in_place`): adopted
-        # with the arguments, into the judge's own
+        # with the arguments, into the judge's own (one that names no tensor of the
+        # request, or that came back with a gradient path, `received_tensor`, is a new
+        # value nothing holds: adopting it changes nothing)
         restored, lent, _ = adopt_reply(self, sent, after, (value, lent, in_place),
                                         current["changed"], rebound)
         if lent and self.open_calls == 1:
