@@ -535,13 +535,6 @@ def _remount(libc, point: str, options: set[str], readonly: bool) -> None:
     _check(libc.mount(None, point.encode(), None, flags, None), f"remount {point}")
 
 
-def _drop_capabilities() -> None:
-    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
-    data = (ctypes.c_uint32 * 6)()
-    libc = ctypes.CDLL(None, use_errno=True)
-    _check(libc.capset(header, data), "capset")
-
-
 def confine_writes(own: str, follow: str | None = None) -> None:
     """From here on this process (and what it starts) writes under `own` and nowhere
     else: a mount namespace of its own in which every mount is read-only but `own` (bound
@@ -578,7 +571,7 @@ def confine_writes(own: str, follow: str | None = None) -> None:
         _read_only_but(libc, own, root)
     finally:   # also when it failed half way: nothing of that namespace's power is kept
         if not root:
-            _drop_capabilities()
+            _capset(0)   # every capability the new user namespace gave
 
 
 def _map_own_ids(libc, uid: int, gid: int) -> None:

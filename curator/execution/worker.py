@@ -1130,17 +1130,17 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     _flush_and_exit(code)
 
 
-def _confine(rundir: Path, settings: Settings) -> bool:
+def _confine(rundir: Path, settings: Settings) -> None:
     """The solution process writes its own run folder and nothing else
     (`sandbox.confine_writes`): not the judge's run folder, the harness the judge
-    imports, /tmp or anything above; whether that holds. The views its judge mounts
-    after it started (`views`, as root) still appear to it."""
+    imports, /tmp or anything above. The views its judge mounts after it started
+    (`views`, as root) still appear to it. Where the kernel refuses, the process runs
+    as before (`trust.consent_needed` asks first, from `sandbox.confinement_works`)."""
     follow = settings.tmp_root if can_mount(settings) else None
     try:
         sandbox.confine_writes(str(rundir), follow)
     except OSError:
-        return False
-    return True
+        pass
 
 
 def _set_warning_filters(filters: list) -> None:
