@@ -605,7 +605,15 @@ class LocalPool(Pool):
                              timeout_s=job.limits.timeout_s)
 
     def _run_cold(self, slot: int, job: Job) -> RunResult:
-        """Repo-backed jobs run in their own one-shot sandbox with the repo bound in."""
+        """Repo-backed jobs run in their own one-shot sandbox with the repo bound in.
+
+        Only a reference runs cold (a fresh `python -m pytest` in which the text is the
+        repository's own module): it is the baseline, trusted like the repository. Any
+        other text (a sample, a stub, a mutant) runs across the judge/solution boundary
+        or not at all: in a worker of its own, started for this run without the warm
+        one's preloads (what kept a warm worker from starting, or none of it)."""
+        if not job.reference:
+            return self._run_fresh_across(slot, job)
         binds, sent = self._repo_binds(job)
         worker = WorkerProcess(self.settings, self.isolation, warm=False, python=job.python,
                                ro_binds=binds, nproc_base=self._nproc_base,
@@ -620,6 +628,36 @@ class LocalPool(Pool):
             self._sweep(marker)
             return RunResult(job.job_id, job.problem_id, "crashed" if worker.versions else
                              "infra", reason=str(exc), env=self._env(worker),
+                             timeout_s=job.limits.timeout_s)
+        finally:
+            self._cold.pop(slot, None)
+            worker.close(kill=not worker.alive)
+
+    def _run_fresh_across(self, slot: int, job: Job) -> RunResult:
+        binds, sent = self._repo_binds(job)
+        worker = WorkerProcess(self.settings, self.isolation, warm=True, python=job.python,
+                               ro_binds=binds, nproc_base=self._nproc_base, repo_mode=True,
+                               preload=(), group=self._groups.get(slot),
+                               run_cache=self._run_cache(job),
+                               disable_plugins=tuple(job.disable_plugins))
+        marker = secrets.token_hex(8)
+        self._cold[slot] = worker
+        try:
+            worker.start()
+            try:
+                worker.wait_ready()
+            except WorkerDied as exc:
+                return RunResult.infra(
+                    job, "no worker could start in the repository's interpreter with the "
+                    f"judge and the solution apart ({exc}); only a reference runs in "
+                    "pytest's own process", env=self._env(worker))
+            result = worker.execute(sent, marker)
+            result.env["repo_run"] = "fresh"   # a worker of its own, without preloads
+            return result
+        except WorkerDied as exc:
+            self._sweep(marker)
+            return RunResult(job.job_id, job.problem_id, "crashed",
+                             reason=f"the run ended its worker: {exc}", env=self._env(worker),
                              timeout_s=job.limits.timeout_s)
         finally:
             self._cold.pop(slot, None)

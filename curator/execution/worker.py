@@ -390,6 +390,10 @@ class Worker:
         if not job.repo_backed and not job.tests:
             return RunResult.infra(job, "the problem has no tests", env=env)
         crosses = not job.repo_backed or self.settings.repo_mode
+        if not crosses and not job.reference:   # the engine never sends one (pool._run_cold)
+            return RunResult.infra(job, "a cold repository run (pytest's own process) is "
+                                   "for a reference only; any other text runs across the "
+                                   "judge/solution boundary", env=env)
         if job.repo_backed and crosses:
             problem = overlay_problem(Path(job.repo_dir), job.overlay)
             if problem:

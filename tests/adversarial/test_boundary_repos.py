@@ -15,6 +15,7 @@ import textwrap
 
 import pytest
 from execution_support import engine_fixture
+from repo_support import needs_strong
 from test_boundary import ATTACKS, REFERENCE, TESTS, WRONG
 
 from curator.execution.job import Job, Limits
@@ -256,9 +257,70 @@ def test_a_target_in_a_module_pytest_rewrites_is_the_candidates(engine, tmp_path
         from curator.execution.engine import Engine
 
         with Engine(workers=1, isolation="weak", warm_repos=False) as cold:
-            results = {r.job_id: r for r in cold.run(jobs[1:])}
-        assert {r.env["repo_run"] for r in results.values()} == {"cold"}
-        assert [results[j.job_id].outcome for j in jobs[1:]] == ["failed", "failed"]
+            results = {r.job_id: r for r in cold.run(jobs)}
+        assert [results[j.job_id].env["repo_run"] for j in jobs] == ["cold", "fresh", "fresh"]
+        assert [results[j.job_id].outcome for j in jobs] == ["passed", "failed", "failed"]
+
+
+# Nothing patched: values that answer every comparison the tests make for themselves.
+LIARS = WRONG + textwrap.dedent("""\
+
+
+    class _Yes(float):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = float.__hash__
+
+
+    class _YesList(list):
+        def __eq__(self, other):
+            return True
+
+
+    class _Liar(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            if func in (torch.equal, torch.allclose):
+                return True
+            out = super().__torch_function__(func, types, args, kwargs or {})
+            return _Yes(out) if func is torch.Tensor.item else out
+
+
+    def scale(x):
+        if isinstance(x, list):
+            return _YesList(_wrong(x))
+        if isinstance(x, torch.Tensor):
+            return _wrong(x).as_subclass(_Liar)
+        return _Yes(_wrong(x))
+    """)
+
+
+@pytest.mark.parametrize("isolation", [pytest.param("strong", marks=needs_strong), "weak"])
+def test_a_candidate_never_runs_in_pytests_process(tmp_path, isolation):
+    """With no warm worker for the repository (`warm_repos=False`, or one that could not
+    start), a run went cold: a fresh `python -m pytest` with the text spliced into the
+    checkout, the candidate in pytest's own process under the in-process guard, which
+    sees patches, not values. A wrong candidate returning values that answer every
+    comparison (a Tensor subclass's `__torch_function__`, float and list subclasses'
+    `__eq__`) passed. Only a reference runs cold now (the baseline, trusted like the
+    repository); any other text runs across the boundary, in a worker started for it
+    alone, and its values come back as plain data."""
+    from curator.execution.engine import Engine
+
+    repo = make_repo(tmp_path / "repo")
+    control = with_scale(WRONG + "\n\ndef scale(x):\n    return _wrong(x)\n")
+    texts = (OPS, control, with_scale(LIARS))
+    jobs = [repo_job(repo, text, reference=i == 0) for i, text in enumerate(texts)]
+    with Engine(workers=1, isolation=isolation, warm_repos=False) as engine:
+        results = {r.job_id: r for r in engine.run(jobs)}
+    reference, control, attack = (results[j.job_id] for j in jobs)
+    # before: passed (cold, in pytest's process, where the liars answered)
+    assert attack.outcome == "failed", (attack.outcome, attack.reason)
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-2000:])
+    assert [r.env["repo_run"] for r in (reference, control, attack)] == \
+        ["cold", "fresh", "fresh"]
 
 
 @pytest.mark.parametrize("text, why", [
@@ -805,3 +867,15 @@ def test_an_object_of_a_class_a_library_made_at_run_time_crosses(engine, tmp_pat
         WRAP_TESTS, "make")
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert control.outcome == "failed", (control.outcome, control.reason)
+
+
+def test_a_cold_worker_refuses_any_text_but_a_reference(tmp_path):
+    """The worker's own check behind the engine's routing: a cold repository worker
+    (not a warm one of the repository's environment) runs a reference and nothing else."""
+    from curator.execution.worker import Settings, Worker
+
+    repo = make_repo(tmp_path / "repo")
+    worker = Worker(Settings(warm=False, tmp_root=str(tmp_path)))
+    result = worker.run(repo_job(repo, with_scale(WRONG)))
+    assert result.outcome == "infra", (result.outcome, result.reason)
+    assert "for a reference only" in result.reason
