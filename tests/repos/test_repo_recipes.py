@@ -1208,3 +1208,23 @@ def test_an_exact_pin_whose_release_does_not_import_here_is_relaxed_or_left_out(
         "(tinyprint 2.0: import tinyprint: SyntaxError" in why
     assert not any("tinyprint" in line for line in notes if "pin relaxed" in line)
     assert not any("tinydisplay" in line for line in notes)
+
+
+def test_which_import_errors_relax_an_exact_pin():
+    """What an old release's code meets on a new Python relaxes its pin; a module not
+    found (a requirement to add) or a system library this machine lacks does not."""
+    assert environments.old_python_error(
+        "import progressbar: AttributeError: module 'collections' has no attribute "
+        "'Iterable'")
+    assert environments.old_python_error("import tinyprint: SyntaxError: invalid syntax")
+    assert environments.old_python_error(
+        "import old: ImportError: cannot import name 'Mapping' from 'collections'")
+    assert not environments.old_python_error("import a: ModuleNotFoundError: No module "
+                                             "named 'b'")
+    assert not environments.old_python_error(
+        "import a: ImportError: needs b (after ModuleNotFoundError: No module named 'b')")
+    assert not environments.old_python_error(
+        "import cupy: ImportError: libcuda.so.1: cannot open shared object file: No such "
+        "file or directory")
+    assert not environments.old_python_error("import x: OSError: no display")
+    assert not environments.old_python_error("import x: not checked: isolation is weak")
