@@ -1004,3 +1004,97 @@ def test_a_class_made_at_run_time_in_place_is_the_judges_only_of_its_own_classes
                    for what in got[name].env.get("rebuilt", [])), got[name].env
     for name in ("control", "outside_base", *IN_PLACE_ATTACKS):
         assert got[name].outcome == "failed", (name, got[name].outcome, got[name].reason)
+
+
+# nncf wraps torch's operators at import to trace models (`functools.wraps` of
+# torch._C._nn.gelu, held as torch.nn.functional.gelu), and transformers' GELUActivation
+# holds that function: it went to the solution process as a handle, the model's forward
+# there ran it in the judge, and nncf's graph there lacked every GELU (IndexError in
+# get_pruning_groups). A library's wrapper of torch's operator crosses as the operator's
+# name, each process's own of that name.
+TRACED = {
+    "pkg/tracing.py": textwrap.dedent("""\
+        import functools
+
+        import torch
+
+        CALLS = [0]
+        _gelu = torch._C._nn.gelu
+
+
+        @functools.wraps(_gelu)
+        def gelu(*args, **kwargs):
+            CALLS[0] += 1
+            return _gelu(*args, **kwargs)
+
+
+        torch.nn.functional.gelu = gelu
+        """),
+    "pkg/acts.py": textwrap.dedent("""\
+        import torch
+
+        import pkg.tracing  # noqa: F401  (its wrapper, as nncf's import does)
+
+
+        class Act(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = torch.nn.functional.gelu
+                self.scale = 1.0
+
+            def forward(self, x):
+                return self.act(x) * self.scale
+        """),
+}
+TRACE_COUNT = textwrap.dedent("""\
+    from pkg.tracing import CALLS
+
+
+    def count(model, x):
+        before = CALLS[0]
+        model(x)
+        model.scale = 2.0
+        return CALLS[0] - before
+    """)
+TRACE_TESTS = textwrap.dedent("""\
+    import torch
+
+    from pkg.acts import Act
+    from pkg.count import count
+
+
+    def test_the_wrapped_operator_runs_where_the_model_runs():
+        model = Act()
+        x = torch.linspace(-2, 2, 5)
+        assert count(model, x) == 1
+        assert torch.allclose(model(x), torch._C._nn.gelu(x) * 2)
+    """)
+# the solution's own wrapper of gelu put in the test's model: the judge's gelu runs
+TRACE_PLANTED = textwrap.dedent("""\
+    import functools
+
+    import torch
+
+    _gelu = torch._C._nn.gelu
+
+
+    @functools.wraps(_gelu)
+    def gelu(x):
+        return _gelu(x) * 2
+
+
+    def count(model, x):
+        torch.nn.functional.gelu = gelu
+        model.act = gelu
+        return 1
+    """)
+
+
+def test_a_librarys_wrapper_of_a_torch_operator_crosses_by_its_name(engine, tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    for path, text in TRACED.items():
+        (repo / path).write_text(text)
+    reference, control = reference_and_control(
+        engine, repo, "count", TRACE_COUNT, TRACE_PLANTED, TRACE_TESTS, "count")
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert control.outcome == "failed", (control.outcome, control.reason)
