@@ -917,7 +917,14 @@ def _is_operator(space_key, space, name, obj):
         return False
     if type(obj) is types.FunctionType:
         # torch.nn.functional's own functions only, not what it imports
-        # (handle_torch_function, boolean_dispatch)
+        # (handle_torch_function, boolean_dispatch); or a library's wrapper of one of
+        # torch's compiled operators of that name that the namespace holds instead (nncf
+        # traces models so: its `functools.wraps` of torch._C._nn.gelu, named as that)
+        wrapped = getattr(obj, "__wrapped__", None)
+        if type(wrapped) is types.BuiltinFunctionType and \
+                getattr(wrapped, "__name__", None) == name:
+            return any(_is_operator(key, _operator_space(key), name, wrapped)
+                       for key, _attr in TORCH_OPERATOR_SPACES)
         return space_key == "torch.nn.functional" and obj.__module__ == space_key
     return type(obj) is types.BuiltinFunctionType
 
@@ -2070,6 +2077,13 @@ class JudgePickler(_Pickler):
                 if type(obj) is types.FunctionType:   # by its name: see _gf
                     link.sent_functions[(obj.__module__, obj.__qualname__)] = obj
                 return NotImplemented
+            operator = _torch_operator_name(obj)
+            if operator is not None:
+                # a library's wrapper of torch's operator held in its place (nncf's
+                # patched gelu, in the test's GELUActivation): the solution process's own
+                # of that name; as a handle the model's forward there ran it here, and
+                # nncf's tracing there never saw it
+                return _tfn, operator
             name = closure_name(obj) if link.requesting else None
             if name is not None:   # made from a module both have: by value, its cells data
                 return (_jc, (link.judge_handle(obj), served_dunders(obj)) + name,
@@ -2567,6 +2581,10 @@ def class_info(cls, handle, link):
             "base": (base.__module__, base.__qualname__), "methods": methods,
             "props": props, "classfuncs": classfuncs, "classattrs": classattrs,
             "data": data, "dataclass": _dataclass_description(cls),
+            # what it was made of, by name: the judge may make the same class of its own
+            # definitions for a test's object a call changed so (`_class_made_in_place`)
+            "bases": [[str(b.__module__), str(b.__qualname__)] for b in cls.__bases__]
+            if made else None,
             "doc": cls.__doc__ if isinstance(cls.__doc__, str) else None}
 
 
@@ -5613,6 +5631,8 @@ def _adopt(link, new, pairs, done, changed, depth=0):
         link.mirrors[new.handle] = target
         link.mirror_ids[id(target)] = new.handle
         done[key] = target
+        if target is orig:
+            _class_made_in_place(link, orig, new.info)
         state = {k: _adopt(link, v, pairs, done, changed, depth + 1)
                  for k, v in new.state.items() if isinstance(k, str)}
         _no_method_replaced(link, target, state)
@@ -6516,6 +6536,77 @@ def _eager(function):
         return importlib.import_module("torch._dynamo").disable(function)
     except Exception:
         return function
+
+
+# The top-level package of the module a repository run patches (the repository's own):
+# set in the judge by `configure_repository`.
+REPOSITORY = {"root": None}
+MAX_MADE_BASES = 8
+_MADE_IN_PLACE = {}   # (bases, name) -> the judge's class made of them (one per judge)
+
+
+def configure_repository(root):
+    """The judge's repository package (`_class_made_in_place` takes its classes only)."""
+    REPOSITORY["root"] = root if isinstance(root, str) and root.isidentifier() else None
+
+
+def _class_made_in_place(link, obj, info):
+    """A test's object whose class a call changed in place to a class made at run time of
+    a class of the repository's package and the object's own class (nncf's
+    create_nncf_network: `model.__class__ = ` a new class of NNCFNetwork and the model's
+    class, so `model.nncf` exists; the judge kept the model's class and the test's next
+    line was "object has no attribute 'nncf'") gets the same class, made by the judge of
+    its own definitions: the bases a class description names (`class_info`), resolved
+    by the judge's modules (`_resolve`: never a solution's class, nor a name the
+    candidate defines), the object's own class last, the others of the repository's own
+    package (`REPOSITORY`: no library's class put before the test's own, torch's
+    Identity making its forward return its input), no class made at run time among them.
+    What the class made at run time holds itself (a method the call set on it) is not
+    taken: the judge's class holds nothing of its own. Anything else leaves the object's
+    class as it was, as before (a class a message names never replaces a judge object's:
+    its methods would run the solution's code). The run records it (`note`)."""
+    bases = info.get("bases") if type(info) is dict else None
+    root = REPOSITORY["root"]
+    if root is None or type(bases) is not list or not 2 <= len(bases) <= MAX_MADE_BASES:
+        return
+    current = type(obj)
+    resolved = []
+    for item in bases:
+        if type(item) not in (list, tuple) or len(item) != 2 or \
+                not all(type(part) is str for part in item):
+            return
+        try:
+            base = _resolve(item[0], item[1])
+        except NotData:
+            return
+        if not isinstance(base, type) or base in resolved:
+            return
+        resolved.append(base)
+    if resolved[-1] is not current:
+        return
+    for base in resolved[:-1]:
+        if _root(base.__module__) != root or made_at_run_time(base) or \
+                denied_class(base) or not base.__flags__ & _HEAPTYPE:
+            return
+    name = info.get("name")
+    name = name if type(name) is str and name.isidentifier() else current.__name__
+    key = (tuple(resolved), name)
+    made = _MADE_IN_PLACE.get(key)
+    if made is None:
+        try:
+            made = types.new_class(name, key[0])
+        except Exception:   # noqa: BLE001 - bases that do not combine: left as it was
+            return
+        made.__module__ = current.__module__
+        made.__qualname__ = current.__qualname__
+        _MADE_IN_PLACE[key] = made
+    try:
+        object.__setattr__(obj, "__class__", made)
+    except TypeError:   # another layout
+        return
+    link.note("a %s.%s the call changed in place to a class made at run time, made by the "
+              "judge of its own %s" % (current.__module__, current.__qualname__, ", ".join(
+                  "%s.%s" % (b.__module__, b.__qualname__) for b in key[0])))
 
 
 def configure_allowed(extra):

@@ -678,6 +678,7 @@ class Worker:
             reporter.extra = lambda: {"boundary": link.timings()}
             boundary.configure_allowed(repo_roots(Path(job.repo_dir), job))
             module, targets, whole = repo_targets(checkout, job)
+            boundary.configure_repository(module.split(".")[0])
             # the repository's own modules' plain values a test changes reach the
             # solution process with each call (`boundary.ModuleValues`)
             boundary.ModuleValues([module.split(".")[0]]).start()

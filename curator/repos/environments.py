@@ -277,6 +277,15 @@ def build(store: Store, workspace: Workspace, ident: str, python: str | None = N
                 repo_installed = uv.install(env_python, lock, checkout, options,
                                             install_repo=not recipe.build)
         without = {**unbuilt, **without}   # out of every later resolution too
+        if resolution is not None and lock is not None:
+            # a declared exact pin whose release does not import on this Python: the
+            # newest release the date allows, or left out (for every later resolution)
+            mended = _pins_that_import(env_python, wanted, extras, torch, day, options,
+                                       work, recipe, checkout, without, swap, lock, target,
+                                       version, settings, step)
+            if mended is not None:
+                wanted, resolution, repo_installed, without = mended
+                lock = resolution.lock
         step(4, "build")
         status, reason = "built", ""
         built_note = ""
@@ -835,6 +844,156 @@ def broken_companions(env_python: str, options, torch: str | None, settings=None
                          f"its only release for this torch here is a build for another "
                          f"one (CUDA); a test that imports {name} fails with that reason")
     return out
+
+
+# What a module raises at import when its release was written for an older Python
+# (progressbar2 3.34.3: `collections.Iterable`, gone since 3.10): a newer release of it
+# can mend that. ModuleNotFoundError is not among them: a module missing is a
+# requirement to add (the missing-module rounds), not a pin to relax.
+OLD_PYTHON_ERRORS = ("AttributeError", "ImportError", "SyntaxError", "IndentationError",
+                     "TabError")
+_EXACT_PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*===?\s*"
+                        r"([A-Za-z0-9.+!-]+)\s*(?:;.*)?$")
+
+
+def exact_pins(wanted: requirements.Declared, skip: set[str] | frozenset[str] = frozenset()
+               ) -> dict[str, str]:
+    """Canonical name -> the declared requirement (runtime or test) that pins it to one
+    release (`name==V`, no wildcard), those named in `skip` excepted."""
+    out: dict[str, str] = {}
+    for item in [*wanted.runtime, *wanted.test]:
+        found = _EXACT_PIN.match(item)
+        if found:
+            name = requirements.canonical(found.group(1))
+            if name not in skip:
+                out.setdefault(name, item.strip())
+    return out
+
+
+def old_python_error(reason: str) -> bool:
+    """Whether an import check's reason (`import M: Error: ...`) is one of
+    OLD_PYTHON_ERRORS raised by the module itself: not one raised over a module that was
+    not found, nor a system library this machine lacks (cupy's libcuda.so: no release of
+    it imports here, and a test that needs it is one for a GPU machine)."""
+    found = re.match(r"import [\w.]+: (\w+):", reason or "")
+    return bool(found) and found.group(1) in OLD_PYTHON_ERRORS and \
+        "(after ModuleNotFoundError" not in reason and \
+        "cannot open shared object file" not in reason
+
+
+def _same_release(a: str, b: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+    try:
+        return Version(a) == Version(b)
+    except InvalidVersion:
+        return a == b
+
+
+def pins_that_do_not_import(env_python: str, pins: dict[str, str], lock: str,
+                            prefix: str | Path, settings=None, exact: bool = True
+                            ) -> dict[str, str]:
+    """Of `pins` (canonical name -> requirement), those whose installed distribution's
+    top-level modules do not import in the environment (in the sandbox, as the other
+    import checks) with one of OLD_PYTHON_ERRORS: name -> "NAME VERSION: import M: ...".
+    exact: only those the lock holds at the pinned release (a pin relaxed already, or
+    left out, is not this one's business)."""
+    site = site_packages(Path(prefix))
+    modules = requirements.installed_modules(site) if site is not None else {}
+    out: dict[str, str] = {}
+    for name, requirement in pins.items():
+        version = _locked_version(lock, name)
+        found = _EXACT_PIN.match(requirement)
+        if version is None or not modules.get(name) or \
+                (exact and not (found and _same_release(version, found.group(2)))):
+            continue
+        for module in modules[name]:
+            ok, why = importcheck.check_module(env_python, module, settings)
+            if not ok and old_python_error(why):
+                out[name] = f"{name} {version}: {why}"[:400]
+                break
+    return out
+
+
+def _with_relaxed(wanted: requirements.Declared, pins: dict[str, str], torch: str | None,
+                  notes: list[str]) -> requirements.Declared:
+    """`wanted` with the requirements `pins` names (canonical name -> requirement) relaxed
+    to >= their release (also as a constraint), and `notes` added to its notes (the
+    lock's header)."""
+    def swap(items: list[str]) -> list[str]:
+        out = []
+        for item in items:
+            found = _EXACT_PIN.match(item)
+            name = requirements.canonical(found.group(1)) if found else None
+            out.append(uv.relax_pins([item], torch)[0] if name in pins else item)
+        return out
+
+    return dataclasses.replace(wanted, runtime=swap(wanted.runtime), test=swap(wanted.test),
+                               constraints=swap(wanted.constraints),
+                               notes=[*wanted.notes, *notes])
+
+
+def _pins_that_import(env_python: str, wanted: requirements.Declared, extras: list[str],
+                      torch: str | None, day: str | None, options, work: Path,
+                      recipe: recipes.Recipe, checkout: Path, without: dict[str, str],
+                      swap: Swap, lock: str, target: Path, python_version: str, settings,
+                      step) -> tuple[requirements.Declared, uv.Resolution, str,
+                                     dict[str, str]] | None:
+    """Declared exact pins whose release does not import on this Python (neupy's
+    progressbar2==3.34.3: `import progressbar` raises AttributeError on 3.11) relaxed to
+    >= that release, resolved and installed once more, so the newest release the as-of
+    date allows comes in (said in the lock); one whose newest release does not import
+    either is left out, named with both reasons (one resolution more). Only exact pins
+    of declared requirements (torch, its companions, the recipe's overrides and what is
+    left out already excepted); None when every one imports, or when the resolution
+    with them relaxed does not resolve or install (the environment is as it was).
+    (wanted with the pins relaxed, the resolution, the repository's install result, the
+    packages left out) otherwise."""
+    skip = {"torch", *uv.TORCH_COMPANIONS, *without,
+            *(requirements.canonical(n) for n in recipe.overrides)}
+    pins = exact_pins(wanted, skip)
+    broken = pins_that_do_not_import(env_python, pins, lock, target, settings)
+    if not broken:
+        return None
+    failing = {name: pins[name] for name in broken}
+
+    def note(name: str) -> str:
+        return (f"pin relaxed to >= ({failing[name]}): its release does not import on "
+                f"Python {python_version} here ({broken[name]}); the newest release the "
+                "as-of date allows instead")
+
+    def attempt(relaxed: dict[str, str], left: dict[str, str]):
+        again = _with_relaxed(wanted, relaxed, torch, [note(n) for n in relaxed])
+        resolution = uv.resolve(env_python, again, extras, torch, day, options, work,
+                                overrides=recipe.overrides, exempt=swap.exempt,
+                                without=left, said=swap.notes)
+        installed = uv.install(env_python, resolution.lock, checkout, options,
+                               install_repo=not recipe.build)
+        return again, resolution, installed
+
+    step(2, f"resolve ({', '.join(failing.values())} relaxed: no import here)")
+    try:
+        again, resolution, installed = attempt(failing, without)
+    except CuratorError:
+        uv.install(env_python, lock, checkout, options, install_repo=not recipe.build)
+        return None
+    relaxed_pins = {name: uv.relax_pins([req], torch)[0] for name, req in failing.items()}
+    still = pins_that_do_not_import(env_python, relaxed_pins, resolution.lock, target,
+                                    settings, exact=False)
+    if not still:
+        return again, resolution, installed, without
+    left = {**without, **{name: (f"{failing[name]} does not import on Python "
+                                 f"{python_version} here ({broken[name]}), nor does the "
+                                 f"newest release the as-of date allows ({still[name]})")
+                          [:600] for name in still}}
+    step(2, f"resolve (without {', '.join(still)}, which does not import here)")
+    try:
+        again, resolution, installed = attempt(
+            {n: r for n, r in failing.items() if n not in still}, left)
+    except CuratorError:   # the relaxed environment, as it was installed
+        uv.install(env_python, resolution.lock, checkout, options,
+                   install_repo=not recipe.build)
+        return again, resolution, installed, without
+    return again, resolution, installed, left
 
 
 def run_build_steps(env_python: str, checkout: Path, steps: list[str]) -> str:

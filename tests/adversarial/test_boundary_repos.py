@@ -879,3 +879,296 @@ def test_a_cold_worker_refuses_any_text_but_a_reference(tmp_path):
     result = worker.run(repo_job(repo, with_scale(WRONG)))
     assert result.outcome == "infra", (result.outcome, result.reason)
     assert "for a reference only" in result.reason
+
+
+# nncf's create_nncf_network changes the class of the test's own model in place:
+# `model.__class__ = ` a class made at run time of NNCFNetwork and the model's class, so
+# `model.nncf` exists. The judge may make that class of its own definitions for its
+# object (`boundary._class_made_in_place`), and nothing else: a class the solution
+# defines, a library class the object's is not a base of, a base outside the
+# repository's package, or what the class made at run time holds itself.
+IN_PLACE = {
+    "pkg/wrapping.py": textwrap.dedent("""\
+        import types
+
+        import torch
+
+
+        class Wrapped(torch.nn.Module):
+            def extra(self):
+                return self.k + 1
+
+            def forward(self, x):
+                return super().forward(x) + self.k
+
+
+        class Ready(Wrapped):
+            def forward(self, x):
+                return self.lin(x) * 2 + self.k
+
+
+        class Passthrough(torch.nn.Module):
+            def forward(self, x):
+                return x
+
+
+        def wrap_in_place(model, k, base=Wrapped):
+            made = types.new_class(type(model).__name__, (base, type(model)))
+            made.__module__ = type(model).__module__
+            made.forward = base.forward   # as nncf sets its forward on the class
+            model.__class__ = made
+            model.k = k
+            return model
+        """),
+    "pkg/nets.py": WRAPPING["pkg/nets.py"],
+}
+IN_PLACE_MAKE = textwrap.dedent("""\
+    from pkg.wrapping import wrap_in_place
+
+
+    def make(model):
+        return wrap_in_place(model, 2)
+    """)
+IN_PLACE_TESTS = textwrap.dedent("""\
+    import torch
+
+    from pkg.inplace import make
+    from pkg.nets import Net
+    from pkg.wrapping import Wrapped
+
+
+    def test_the_models_class_changed_in_place():
+        net = Net()
+        assert make(net) is net
+        assert isinstance(net, Wrapped) and isinstance(net, Net)
+        assert net.extra() == 3
+        x = torch.ones(1, 2)
+        assert torch.allclose(net(x), net.lin(x) * 2 + 2)
+        assert type(net).__name__ == "Net"
+    """)
+# Each would pass if the judge's model took the class the solution process holds.
+IN_PLACE_ATTACKS = {
+    # a class the solution defines
+    "solution_class": textwrap.dedent("""\
+        from pkg.nets import Net
+        from pkg.wrapping import Wrapped
+
+
+        class Cheat(Wrapped, Net):
+            def extra(self):
+                return 3
+
+            def forward(self, x):
+                return self.lin(x) * 2 + 2
+
+
+        def make(model):
+            model.__class__ = Cheat
+            return model
+        """),
+    # a class made at run time with a base the solution defines
+    "solution_base": textwrap.dedent("""\
+        import types
+
+        from pkg.wrapping import Wrapped
+
+
+        class Cheat:
+            def extra(self):
+                return 3
+
+            def forward(self, x):
+                return self.lin(x) * 2 + 2
+
+
+        def make(model):
+            made = types.new_class(type(model).__name__, (Cheat, Wrapped, type(model)))
+            made.__module__ = type(model).__module__
+            model.__class__ = made
+            return model
+        """),
+    # a library class the model's class is not a base of
+    "unrelated_class": textwrap.dedent("""\
+        from pkg.wrapping import Ready
+
+
+        def make(model):
+            model.__class__ = Ready
+            model.k = 2
+            return model
+        """),
+    # the class made at run time holds methods of the solution's
+    "own_methods": textwrap.dedent("""\
+        import types
+
+        from pkg.wrapping import Wrapped
+
+
+        def make(model):
+            made = types.new_class(type(model).__name__, (Wrapped, type(model)))
+            made.__module__ = type(model).__module__
+            made.extra = lambda self: 3
+            made.forward = lambda self, x: self.lin(x) * 2 + 2
+            model.__class__ = made
+            return model
+        """),
+}
+PASSING_MAKE = textwrap.dedent("""\
+    from pkg.wrapping import Passthrough, wrap_in_place
+
+
+    def make(model):
+        return wrap_in_place(model, 0, Passthrough)
+    """)
+PASSING_TESTS = textwrap.dedent("""\
+    import torch
+
+    from pkg.nets import Net
+    from pkg.passing import make
+
+
+    def test_the_model_passes_its_input_through():
+        net = Net()
+        make(net)
+        x = torch.ones(1, 2)
+        assert torch.equal(net(x), x)
+    """)
+# a base outside the repository's package, put before the model's own class
+OUTSIDE_BASE = textwrap.dedent("""\
+    import types
+
+    import torch
+
+
+    def make(model):
+        made = types.new_class(type(model).__name__, (torch.nn.Identity, type(model)))
+        made.__module__ = type(model).__module__
+        model.__class__ = made
+        return model
+    """)
+
+
+@pytest.mark.timeout(900)   # eight repository runs
+def test_a_class_made_at_run_time_in_place_is_the_judges_only_of_its_own_classes(
+        engine, tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    for path, text in IN_PLACE.items():
+        (repo / path).write_text(text)
+    (repo / "pkg" / "inplace.py").write_text(IN_PLACE_MAKE)
+    (repo / "pkg" / "passing.py").write_text(PASSING_MAKE)
+    (repo / "tests" / "test_inplace.py").write_text(IN_PLACE_TESTS)
+    (repo / "tests" / "test_passing.py").write_text(PASSING_TESTS)
+    inplace, passing = ["tests/test_inplace.py"], ["tests/test_passing.py"]
+    jobs = {"reference": repo_job(repo, IN_PLACE_MAKE, "make", inplace, True,
+                                  "pkg/inplace.py"),
+            "control": repo_job(repo, IN_PLACE_MAKE.replace("model, 2", "model, 3"), "make",
+                                inplace, False, "pkg/inplace.py"),
+            "passing": repo_job(repo, PASSING_MAKE, "make", passing, True,
+                                "pkg/passing.py"),
+            "outside_base": repo_job(repo, OUTSIDE_BASE, "make", passing, False,
+                                     "pkg/passing.py")}
+    for name, text in IN_PLACE_ATTACKS.items():
+        jobs[name] = repo_job(repo, text, "make", inplace, False, "pkg/inplace.py")
+    results = {r.job_id: r for r in engine.run(list(jobs.values()))}
+    got = {name: results[job.job_id] for name, job in jobs.items()}
+    for name in ("reference", "passing"):
+        assert got[name].outcome == "passed", (name, got[name].reason,
+                                               got[name].stdout[-3000:])
+        assert any("changed in place to a class made at run time" in what
+                   for what in got[name].env.get("rebuilt", [])), got[name].env
+    for name in ("control", "outside_base", *IN_PLACE_ATTACKS):
+        assert got[name].outcome == "failed", (name, got[name].outcome, got[name].reason)
+
+
+# nncf wraps torch's operators at import to trace models (`functools.wraps` of
+# torch._C._nn.gelu, held as torch.nn.functional.gelu), and transformers' GELUActivation
+# holds that function: it went to the solution process as a handle, the model's forward
+# there ran it in the judge, and nncf's graph there lacked every GELU (IndexError in
+# get_pruning_groups). A library's wrapper of torch's operator crosses as the operator's
+# name, each process's own of that name.
+TRACED = {
+    "pkg/tracing.py": textwrap.dedent("""\
+        import functools
+
+        import torch
+
+        CALLS = [0]
+        _gelu = torch._C._nn.gelu
+
+
+        @functools.wraps(_gelu)
+        def gelu(*args, **kwargs):
+            CALLS[0] += 1
+            return _gelu(*args, **kwargs)
+
+
+        torch.nn.functional.gelu = gelu
+        """),
+    "pkg/acts.py": textwrap.dedent("""\
+        import torch
+
+        import pkg.tracing  # noqa: F401  (its wrapper, as nncf's import does)
+
+
+        class Act(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = torch.nn.functional.gelu
+                self.scale = 1.0
+
+            def forward(self, x):
+                return self.act(x) * self.scale
+        """),
+}
+TRACE_COUNT = textwrap.dedent("""\
+    from pkg.tracing import CALLS
+
+
+    def count(model, x):
+        before = CALLS[0]
+        model(x)
+        model.scale = 2.0
+        return CALLS[0] - before
+    """)
+TRACE_TESTS = textwrap.dedent("""\
+    import torch
+
+    from pkg.acts import Act
+    from pkg.count import count
+
+
+    def test_the_wrapped_operator_runs_where_the_model_runs():
+        model = Act()
+        x = torch.linspace(-2, 2, 5)
+        assert count(model, x) == 1
+        assert torch.allclose(model(x), torch._C._nn.gelu(x) * 2)
+    """)
+# the solution's own wrapper of gelu put in the test's model: the judge's gelu runs
+TRACE_PLANTED = textwrap.dedent("""\
+    import functools
+
+    import torch
+
+    _gelu = torch._C._nn.gelu
+
+
+    @functools.wraps(_gelu)
+    def gelu(x):
+        return _gelu(x) * 2
+
+
+    def count(model, x):
+        torch.nn.functional.gelu = gelu
+        model.act = gelu
+        return 1
+    """)
+
+
+def test_a_librarys_wrapper_of_a_torch_operator_crosses_by_its_name(engine, tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    for path, text in TRACED.items():
+        (repo / path).write_text(text)
+    reference, control = reference_and_control(
+        engine, repo, "count", TRACE_COUNT, TRACE_PLANTED, TRACE_TESTS, "count")
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert control.outcome == "failed", (control.outcome, control.reason)

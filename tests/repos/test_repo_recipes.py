@@ -1145,3 +1145,86 @@ def test_a_requirement_no_release_of_which_installs_here_is_left_out_and_named(
     assert env["status"] == "built"
     assert "# tinydyn left out: no release of it installs here" in env["lock"]
     assert environments.left_out(env["lock"])["tinydyn"].startswith("tinydyn left out")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)   # environment resolutions on a shared 2-core machine
+def test_an_exact_pin_whose_release_does_not_import_here_is_relaxed_or_left_out(
+        tmp_path, offline_index):  # noqa: F811
+    """neupy pins progressbar2==3.34.3, which installs (pure Python) but whose `import
+    progressbar` raises AttributeError on Python 3.11 (`collections.Iterable`, gone since
+    3.10): the environment was `built` and every test importing it failed. A declared
+    exact pin whose release does not import here (AttributeError, ImportError,
+    SyntaxError) is relaxed to >= that release, so the newest one comes in, said in the
+    lock; one whose newest release does not import either is left out and named. A pin
+    whose module fails otherwise (an error of this machine, not of an old Python) stays
+    as declared."""
+    from click.testing import CliRunner
+    from repo_support import mine_and_accept
+
+    from curator.cli import main
+    from curator.store import Store
+
+    for version, text in (("1.0", "import collections\nSeq = collections.Iterable\n"),
+                          ("1.1", "import collections.abc\nSeq = collections.abc.Iterable\n")):
+        _wheel(offline_index, "tinybar", version, {"tinybar/__init__.py": text})
+    for version in ("1.0", "2.0"):   # Python 2 syntax in every release
+        _wheel(offline_index, "tinyprint", version, {"tinyprint/__init__.py": 'print "x"\n'})
+    for version, text in (("1.0", "raise OSError('no display')\n"), ("1.1", "")):
+        _wheel(offline_index, "tinydisplay", version, {"tinydisplay/__init__.py": text})
+    upstream = tmp_path / "neup"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "-b", "main")
+    write(upstream, {
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\n'
+                          'build-backend = "setuptools.build_meta"\n'
+                          '[project]\nname = "neup"\nversion = "0.1"\n'
+                          'dependencies = ["tinybar==1.0", "tinyunits", '
+                          '"tinydisplay==1.0"]\n'
+                          '[project.optional-dependencies]\ntest = ["tinyprint==1.0"]\n',
+        "neup/__init__.py": "import tinyunits\n",
+        "neup/ops.py": 'def scale(x):\n    """Three times x."""\n    return 3 * x\n',
+        "tests/test_ops.py": "from neup.ops import scale\n\n\ndef test_scale():\n"
+                             "    assert scale(2) == 6\n"})
+    commit(upstream, "first")
+    ws, base = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    built = CliRunner().invoke(main, [*base, "repo", "env", "neup", "--json"])
+    assert built.exit_code == 0, built.output
+    versions = {p["name"]: p["version"] for p in json.loads(built.stdout)["packages"]}
+    assert versions["tinybar"] == "1.1" and "tinyprint" not in versions
+    assert versions["tinydisplay"] == "1.0"   # its error is not an old Python's
+    with Store(ws.db_path, "tester") as store:
+        (env,) = environments.list_envs(store)
+    assert env["status"] == "built", env["reason"]
+    notes = [line for line in env["lock"].splitlines() if line.startswith("# ")]
+    relaxed = next(line for line in notes if "tinybar==1.0" in line)
+    assert relaxed.startswith("# pin relaxed to >= (tinybar==1.0): its release does not "
+                              "import on Python 3.")
+    assert "import tinybar: AttributeError: module 'collections' has no attribute " \
+        "'Iterable'" in relaxed
+    why = environments.left_out(env["lock"])["tinyprint"]
+    assert why.startswith("tinyprint left out: tinyprint==1.0 does not import on Python")
+    assert "SyntaxError" in why and "nor does the newest release the as-of date allows " \
+        "(tinyprint 2.0: import tinyprint: SyntaxError" in why
+    assert not any("tinyprint" in line for line in notes if "pin relaxed" in line)
+    assert not any("tinydisplay" in line for line in notes)
+
+
+def test_which_import_errors_relax_an_exact_pin():
+    """What an old release's code meets on a new Python relaxes its pin; a module not
+    found (a requirement to add) or a system library this machine lacks does not."""
+    assert environments.old_python_error(
+        "import progressbar: AttributeError: module 'collections' has no attribute "
+        "'Iterable'")
+    assert environments.old_python_error("import tinyprint: SyntaxError: invalid syntax")
+    assert environments.old_python_error(
+        "import old: ImportError: cannot import name 'Mapping' from 'collections'")
+    assert not environments.old_python_error("import a: ModuleNotFoundError: No module "
+                                             "named 'b'")
+    assert not environments.old_python_error(
+        "import a: ImportError: needs b (after ModuleNotFoundError: No module named 'b')")
+    assert not environments.old_python_error(
+        "import cupy: ImportError: libcuda.so.1: cannot open shared object file: No such "
+        "file or directory")
+    assert not environments.old_python_error("import x: OSError: no display")
+    assert not environments.old_python_error("import x: not checked: isolation is weak")
