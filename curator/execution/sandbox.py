@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import hashlib
+import json
 import os
 import re
 import resource
 import shutil
 import signal
 import site
+import socket
 import subprocess
 import sys
 import tempfile
@@ -535,7 +538,7 @@ def _remount(libc, point: str, options: set[str], readonly: bool) -> None:
     _check(libc.mount(None, point.encode(), None, flags, None), f"remount {point}")
 
 
-def confine_writes(own: str, follow: str | None = None) -> None:
+def confine_writes(own: str, follow: str | None = None, proc_view: bool = False) -> None:
     """From here on this process (and what it starts) writes under `own` and nowhere
     else: a mount namespace of its own in which every mount is read-only but `own` (bound
     onto itself), and /dev/shm is a folder of `own` (POSIX shared memory and semaphores of
@@ -554,7 +557,11 @@ def confine_writes(own: str, follow: str | None = None) -> None:
     process leaves still appear in its own: the private views a judge mounts in its run
     folder after the solution process started (`views.repo_view`: a test hands the
     candidate a path into the judge's view of the checkout). Nothing this process mounts
-    reaches any other namespace (its mounts are slaves)."""
+    reaches any other namespace (its mounts are slaves).
+
+    With `proc_view`, /proc is bound writable at `<own>/.proc` (PROC_VIEW) in that
+    namespace: `CallMounts.start` writes its user namespace's id maps there, and makes it
+    read-only then."""
     libc = ctypes.CDLL(None, use_errno=True)
     own = os.path.realpath(own)
     root = os.geteuid() == 0
@@ -568,7 +575,7 @@ def confine_writes(own: str, follow: str | None = None) -> None:
     try:
         if not root:
             _map_own_ids(libc, uid, gid)
-        _read_only_but(libc, own, root)
+        _read_only_but(libc, own, root, proc_view)
     finally:   # also when it failed half way: nothing of that namespace's power is kept
         if not root:
             _capset(0)   # every capability the new user namespace gave
@@ -589,9 +596,14 @@ def _map_own_ids(libc, uid: int, gid: int) -> None:
             _prctl(PR_SET_DUMPABLE, 0)
 
 
-def _read_only_but(libc, own: str, root: bool) -> None:
+def _read_only_but(libc, own: str, root: bool, proc_view: bool = False) -> None:
     """In a fresh mount namespace: every mount read-only but `own` (see confine_writes)."""
     _check(libc.mount(None, b"/", None, MS_REC | MS_SLAVE, None), "slave /")
+    if proc_view:
+        view = os.path.join(own, PROC_VIEW)
+        os.makedirs(view, exist_ok=True)
+        _check(libc.mount(b"/proc", view.encode(), None, MS_BIND | MS_REC, None),
+               f"bind {view}")
     shm = os.path.join(own, ".shm")
     if os.path.isdir(SHM) and not os.path.isdir(shm):
         os.mkdir(shm, 0o700)
@@ -649,3 +661,223 @@ def confinement_works(isolation: str = "strong") -> bool:
         except (OSError, subprocess.TimeoutExpired):
             return False
     return done.returncode == 0
+
+
+# -- what a call writes where the judge could have: the solution's own layers ---------------
+
+PROC_VIEW = ".proc"            # /proc bound at <own>/.proc until the id maps are written
+CALL_LAYERS = ".call-layers"   # <own>/.call-layers/<n>/{upper,work}: one overlay's layers
+MAX_CALL_FOLDERS = 16          # overlays a call gets at most
+MNT_DETACH = 2
+O_PATH = getattr(os, "O_PATH", 0o10000000)
+
+
+class CallMounts:
+    """The solution process's writable overlays over the judge's folders, one call at a
+    time. `start` (after `confine_writes(..., proc_view=True)` and the drop to the run's
+    uid, before the candidate is imported) enters a user and mount namespace of the
+    process's own, nested in the confined one: every mount it inherits is locked as it
+    is (read-only stays read-only; nothing can be unmounted to show what it covers). It
+    forks a helper that keeps that namespace's capabilities and mounts nothing but
+    overlays, over folders of the judge's run folder (`judge_root`), whose upper and
+    work layers are folders of the solution's own (`<own>/.call-layers`); the process
+    itself drops them before the candidate runs. Through an overlay the call reads the
+    judge's folder as before and whatever it writes lands in its own upper layer, which
+    the solution process sends to the judge as data after the call
+    (`boundary.call_files`); the judge decides what it writes itself. A file of the
+    judge's stays as it was (the layer's copy of it is the solution's)."""
+
+    def __init__(self, sock: socket.socket, pid: int):
+        self.sock, self.pid = sock, pid
+        self.mounted: list[tuple[str, str]] = []   # (judge folder, its upper layer)
+
+    @classmethod
+    def start(cls, own: str, judge_root: str) -> CallMounts:
+        libc = ctypes.CDLL(None, use_errno=True)
+        own = os.path.realpath(own)
+        uid, gid = os.geteuid(), os.getegid()
+        _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+        try:
+            view = os.path.join(own, PROC_VIEW)
+            dumpable = libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
+            _prctl(PR_SET_DUMPABLE, 1)   # /proc/self is its own only while dumpable
+            try:
+                for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                                   ("gid_map", f"{gid} {gid} 1")):
+                    with open(os.path.join(view, "self", name), "w") as fh:
+                        fh.write(text)
+            finally:
+                if dumpable != 1:
+                    _prctl(PR_SET_DUMPABLE, 0)
+            _mount_setattr(libc, view, AT_RECURSIVE, attr_set=MOUNT_ATTR_RDONLY)
+            layers = os.path.join(own, CALL_LAYERS)
+            os.makedirs(layers, 0o700, exist_ok=True)
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            pid = os.fork()
+            if pid == 0:   # the helper: never returns
+                try:
+                    ours.close()
+                    _serve_mounts(libc, theirs, layers, os.path.realpath(judge_root), own)
+                finally:
+                    os._exit(0)
+            theirs.close()
+        finally:   # the process keeps nothing of the new namespace's power
+            _capset(0)
+        return cls(ours, pid)
+
+    def _ask(self, request: dict) -> dict:
+        try:
+            self.sock.sendall(json.dumps(request).encode() + b"\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = self.sock.recv(1 << 16)
+                if not chunk:
+                    return {}
+                data += chunk
+            answer = json.loads(data)
+            return answer if isinstance(answer, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def mount(self, folders: list[str], kept: list | None = None) -> list[tuple[int, str]]:
+        """Overlays over these folders of the judge's (those it accepts); (index in
+        `folders`, the upper layer) of each. What was mounted before goes first. A
+        folder's layer is kept from call to call, holding what the judge wrote of it and
+        still has as written (`kept[i]`: paths relative to `folders[i]`), and nothing
+        else: the call sees the judge's folder, and writes again what it wrote before
+        (a file the judge wrote is the judge uid's, which an overlay of the solution's
+        cannot copy up)."""
+        answer = self._ask({"op": "mount", "folders": list(folders), "kept": kept or []})
+        mounted = [(i, upper) for i, upper in answer.get("mounted") or ()
+                   if isinstance(i, int) and 0 <= i < len(folders) and isinstance(upper, str)]
+        self.mounted = [(folders[i], upper) for i, upper in mounted]
+        return mounted
+
+    def unmount(self) -> None:
+        """The overlays go (the helper unmounts them while the judge reads the reply;
+        the next request waits for that)."""
+        if self.mounted:
+            self.mounted = []
+            try:
+                self.sock.sendall(b'{"op": "unmount"}\n')
+            except OSError:
+                pass
+
+
+def _serve_mounts(libc, sock: socket.socket, layers: str, judge_root: str, own: str) -> None:
+    """The helper of `CallMounts`: one request a line, one answer a line."""
+    die_with_parent()
+    not_dumpable()
+    keep = sock.fileno()
+    os.closerange(0, keep)
+    os.closerange(keep + 1, 1 << 16)
+    mounted: list[str] = []
+    data = b""
+    while True:
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            return
+        data += chunk
+        if len(data) > 1 << 20:
+            return
+        while b"\n" in data:
+            line, _, data = data.partition(b"\n")
+            try:
+                request = json.loads(line)
+            except ValueError:
+                return
+            for folder in reversed(mounted):
+                libc.umount2(folder.encode(), MNT_DETACH)
+            mounted.clear()
+            for entry in os.listdir(layers):   # what the overlays left in their work
+                for name in os.listdir(os.path.join(layers, entry, "work")) \
+                        if os.path.isdir(os.path.join(layers, entry, "work")) else ():
+                    shutil.rmtree(os.path.join(layers, entry, "work", name),
+                                  ignore_errors=True)
+            if isinstance(request, dict) and request.get("op") == "unmount":
+                continue   # no answer: the solution process does not wait for it
+            answer: dict = {}
+            if isinstance(request, dict) and request.get("op") == "mount":
+                answer["mounted"] = _mount_overlays(libc, request.get("folders"),
+                                                    request.get("kept"), layers,
+                                                    judge_root, own, mounted)
+            sock.sendall(json.dumps(answer).encode() + b"\n")
+
+
+def _mount_overlays(libc, folders, kept, layers: str, judge_root: str, own: str,
+                    mounted: list[str]) -> list[tuple[int, str]]:
+    """Overlays over the judge's `folders` (existing folders under `judge_root`, no link
+    on the way, not the solution's own), parents first; each lower layer opened before
+    any is mounted, so a folder inside another is the judge's own below its overlay."""
+    if not isinstance(folders, list):
+        return []
+    chosen: dict[str, int] = {}
+    for index, folder in enumerate(folders[:MAX_CALL_FOLDERS]):
+        if not isinstance(folder, str) or not os.path.isabs(folder) or "\0" in folder:
+            continue
+        real = os.path.realpath(folder)
+        if real != os.path.normpath(folder) or not _inside(real, judge_root) or \
+                _inside(real, own) or _inside(own, real) or real in chosen:
+            continue
+        chosen[real] = index
+    kept = kept if isinstance(kept, list) else []
+    opened = []
+    try:
+        for folder in sorted(chosen, key=lambda f: (f.count("/"), f)):
+            try:
+                fd = os.open(folder, O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
+            except OSError:
+                continue
+            opened.append((folder, fd))
+        done = []
+        for folder, lower in opened:
+            layer = os.path.join(layers, hashlib.sha256(folder.encode()).hexdigest()[:24])
+            upper, work = os.path.join(layer, "upper"), os.path.join(layer, "work")
+            index = chosen[folder]
+            fds = []
+            try:
+                for path in (layer, upper, work):
+                    if not os.path.isdir(path) or os.path.islink(path):
+                        os.mkdir(path, 0o700)
+                keep = kept[index] if index < len(kept) and isinstance(kept[index], list) \
+                    else []
+                _prune(upper, {k for k in keep if isinstance(k, str)})
+                fds = [os.open(p, O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
+                       for p in (upper, work)]
+                options = (f"lowerdir=/proc/self/fd/{lower},upperdir=/proc/self/fd/{fds[0]},"
+                           f"workdir=/proc/self/fd/{fds[1]},userxattr")
+                if libc.mount(b"overlay", folder.encode(), b"overlay", 0,
+                              options.encode()) == 0:
+                    mounted.append(folder)
+                    done.append((index, upper))
+            except OSError:
+                pass
+            finally:
+                for fd in fds:
+                    os.close(fd)
+        return done
+    finally:
+        for _, fd in opened:
+            os.close(fd)
+
+
+def _prune(upper: str, keep: set[str]) -> None:
+    """Everything in a folder's upper layer but the paths in `keep` (relative, and the
+    folders on their way) goes: what the judge no longer has as written, a whiteout."""
+    wanted = set(keep)
+    for rel in keep:
+        parts = rel.split("/")
+        wanted.update("/".join(parts[:n]) for n in range(1, len(parts)))
+    for folder, dirs, files in os.walk(upper, topdown=False):
+        rel_folder = os.path.relpath(folder, upper)
+        prefix = "" if rel_folder == "." else rel_folder + "/"
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            if prefix + name not in wanted:
+                try:
+                    os.unlink(os.path.join(folder, name))
+                except OSError:
+                    pass
+        for name in dirs:
+            path = os.path.join(folder, name)
+            if prefix + name not in wanted and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)

@@ -499,6 +499,8 @@ class Worker:
         decided = verdict.against_baseline(decided, job.baseline, strict=not job.reference)
         if events.rebuilt:
             env["rebuilt"] = events.rebuilt[:20]
+        if events.files_refused:   # a call's files the judge did not write (`call_files`)
+            env["files_refused"] = events.files_refused[:20]
         if solution_status is not None and decided.outcome in ("failed", "error", "crashed") \
                 and solution_status.get("ended_early"):
             # how it ended is the cause; the judge only saw it gone ("the solution
@@ -552,7 +554,7 @@ class Worker:
             uid = self.solution_uid()   # it writes through these descriptors only
             spec = {"uid": uid, "rundir": str(self.solution_rundir), "marker": marker,
                     "limits": job.limits.to_dict(), "repo": job.repo_backed,
-                    "python": job.python}
+                    "python": job.python, "judge_root": str(self.rundir)}
             pid = self._zygote.spawn(spec, [solution_end.fileno(), *out_fds, source])
         finally:
             solution_end.close()
@@ -1085,10 +1087,20 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     if settings.slot_cgroup:
         _prefer_as_oom_victim()   # before /proc is read-only
     # Nothing but its own folder is writable from here on, as root (before dropping to
-    # its uid) or as an ordinary user, whose judge has the same uid
-    _confine(rundir, settings)
+    # its uid) or as an ordinary user, whose judge has the same uid; what a call writes
+    # where the judge could have goes to layers of its own (`sandbox.CallMounts`), not
+    # where the process keeps the right to read every file, which a user namespace of
+    # its own would not keep
+    layered = not settings.read_grant
+    _confine(rundir, settings, proc_view=layered)
     sandbox.drop_privileges(uid, settings.read_grant)
     sandbox.fresh_keyrings()
+    if layered:
+        try:
+            boundary.CALL_MOUNTS[:] = [sandbox.CallMounts.start(str(rundir),
+                                                                spec["judge_root"])]
+        except (OSError, KeyError):
+            boundary.CALL_MOUNTS[:] = []   # its writes there are refused, as before
     path = rundir / SOLUTION_FILE
     served = None
     if repo is None:
@@ -1130,7 +1142,7 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     _flush_and_exit(code)
 
 
-def _confine(rundir: Path, settings: Settings) -> None:
+def _confine(rundir: Path, settings: Settings, proc_view: bool = False) -> None:
     """The solution process writes its own run folder and nothing else
     (`sandbox.confine_writes`): not the judge's run folder, the harness the judge
     imports, /tmp or anything above. The views its judge mounts after it started
@@ -1138,7 +1150,7 @@ def _confine(rundir: Path, settings: Settings) -> None:
     as before (`trust.consent_needed` asks first, from `sandbox.confinement_works`)."""
     follow = settings.tmp_root if can_mount(settings) else None
     try:
-        sandbox.confine_writes(str(rundir), follow)
+        sandbox.confine_writes(str(rundir), follow, proc_view)
     except OSError:
         pass
 
