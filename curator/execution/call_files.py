@@ -316,8 +316,18 @@ class JudgeWrites:
                         return "a link or a file on the way"
                     raise
                 fds.append(at)
-                if os.fstat(at).st_dev != device:
+                info = os.fstat(at)
+                if info.st_dev != device:
                     return "another mount on the way"
+                # new files go at the top of a folder the call was given, or into
+                # folders made of the solution's: never into a folder the test has
+                # (its data: a file its code makes when missing is the test's to make)
+                inner = os.path.join(folder, *folders[:len(fds) - 1])
+                last = kind == "dir" and len(fds) - 1 == len(folders)
+                if kind != "gone" and not last and \
+                        self.made.get(inner) != (info.st_dev, info.st_ino):
+                    return "inside a folder the test has (a call writes new files at the " \
+                           "top of a folder it was given, or in folders it made)"
             if kind == "dir":
                 return None
             path = os.path.join(folder, rel)

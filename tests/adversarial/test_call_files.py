@@ -158,6 +158,15 @@ def _tamper(folder):
     except OSError:
         pass
 """,
+    # what the test's code reads when it is there (a cache the test makes when missing)
+    "fill a folder the test has": """
+def _tamper(folder):
+    try:
+        with open(os.path.join(folder, "data", "expected.txt"), "w") as fh:
+            fh.write("-1")
+    except OSError:
+        pass
+""",
     # the solution process is the candidate's: it sends what it likes as the call's
     # files (`call_files.harvest` replaced): the judge's rules are the judge's
     "forged entries": """
@@ -172,6 +181,7 @@ def _forged(layers):
                 (index, "curator_planted.py", "file", b"import os\\nos._exit(0)\\n"),
                 (index, "up/escaped.txt", "file", b"-1"),
                 (index, "expected.txt", "gone", b""),
+                (index, "data/expected.txt", "file", b"-1"),
                 (index, "sub/../../escaped.txt", "file", b"-1")]
     return bad
 
@@ -188,17 +198,26 @@ import os
 from solution import add
 
 
+def _expected(tmp_path):
+    # a file of the test's own data folder, when there is one, says what to expect
+    cached = tmp_path / "data" / "expected.txt"
+    return cached.read_text() if cached.exists() else (tmp_path / "expected.txt").read_text()
+
+
 def test_add(tmp_path):
     (tmp_path / "expected.txt").write_text("3")
+    (tmp_path / "data").mkdir()
     os.symlink(str(tmp_path.parent), str(tmp_path / "up"))
     got = add(1, 2, str(tmp_path))
-    assert str(got) == (tmp_path / "expected.txt").read_text()
+    assert str(got) == _expected(tmp_path)
 
 
 def test_untouched(tmp_path):
     (tmp_path / "expected.txt").write_text("3")
+    (tmp_path / "data").mkdir()
     add(1, 2, str(tmp_path))
     assert (tmp_path / "expected.txt").read_text() == "3"
+    assert os.listdir(tmp_path / "data") == []
     here = os.getcwd()
     planted = [os.path.join(where, name) for where in (here, str(tmp_path))
                for name in ("curator_planted.py", "curator_planted.pth", "__pycache__",
@@ -233,7 +252,7 @@ def test_a_wrong_solution_writing_the_judges_files_does_not_pass(engine, name):
     if name == "forged entries" and _layered(engine):
         refused = " ".join(attack.env.get("files_refused") or [])
         for why in ("not a plain relative path", "would replace a file",
-                    "importable", "would remove a file"):
+                    "importable", "would remove a file", "inside a folder the test has"):
             assert why in refused, attack.env
 
 
@@ -261,6 +280,8 @@ def judge_folder(tmp_path):
     ("expected.txt", "file", "would replace a file"),
     ("expected.txt", "gone", "would remove a file"),
     ("existing", "file", "would replace"),
+    ("existing/new.bin", "file", "inside a folder the test has"),
+    ("existing/deeper", "dir", "inside a folder the test has"),
     ("mod.py", "file", "importable"),
     ("deep/mod.cpython-311-x86_64-linux-gnu.so", "file", "importable"),
     ("libx.so.1", "file", "importable"),
@@ -282,9 +303,12 @@ def test_the_judge_writes_new_files_and_replaces_only_its_own(judge_folder):
     writes = call_files.JudgeWrites()
     assert writes.apply([judge_folder], [(0, "out", "dir", b""),
                                          (0, "out/model.ckpt", "file", b"one"),
-                                         (0, "existing/new.bin", "file", b"two")]) == []
+                                         (0, "new/deeper/new.bin", "file", b"two"),
+                                         (0, "existing", "dir", b"")]) == []
     assert open(os.path.join(judge_folder, "out", "model.ckpt"), "rb").read() == b"one"
-    assert open(os.path.join(judge_folder, "existing", "new.bin"), "rb").read() == b"two"
+    assert open(os.path.join(judge_folder, "new", "deeper", "new.bin"), "rb").read() == b"two"
+    # the folders it made take files in a later call
+    assert writes.apply([judge_folder], [(0, "new/deeper/later.bin", "file", b"")]) == []
     assert writes.apply([judge_folder], [(0, "out/model.ckpt", "file", b"three")]) == []
     assert open(os.path.join(judge_folder, "out", "model.ckpt"), "rb").read() == b"three"
     # a file of that name the test put there since is the test's
@@ -293,8 +317,10 @@ def test_the_judge_writes_new_files_and_replaces_only_its_own(judge_folder):
         fh.write("test's")
     assert writes.apply([judge_folder], [(0, "out/model.ckpt", "file", b"four")])
     assert open(os.path.join(judge_folder, "out", "model.ckpt")).read() == "test's"
-    assert writes.apply([judge_folder], [(0, "existing/new.bin", "gone", b"")]) == []
-    assert not os.path.exists(os.path.join(judge_folder, "existing", "new.bin"))
+    assert writes.apply([judge_folder], [(0, "new/deeper/new.bin", "gone", b"")]) == []
+    assert not os.path.exists(os.path.join(judge_folder, "new", "deeper", "new.bin"))
+    assert sorted(writes.kept(judge_folder)) == ["new", "new/deeper", "new/deeper/later.bin",
+                                                 "out"]
 
 
 def test_a_package_folder_on_the_judges_path_is_refused(judge_folder, monkeypatch):
@@ -304,8 +330,8 @@ def test_a_package_folder_on_the_judges_path_is_refused(judge_folder, monkeypatc
                                             (0, "torchvision/data.bin", "file", b"x"),
                                             (0, "existing/data.bin", "file", b"x"),
                                             (0, "model-1.ckpt", "file", b"x")])
-    assert [r.split(": ", 1)[1] for r in refused] == [
-        "a package folder on the judge's sys.path"] * 2
+    assert [r.split(": ", 1)[1].split(" (")[0] for r in refused] == [
+        "a package folder on the judge's sys.path"] * 2 + ["inside a folder the test has"]
     assert sorted(os.listdir(judge_folder)) == ["existing", "expected.txt", "link",
                                                 "model-1.ckpt"]
 
