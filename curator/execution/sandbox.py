@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import hashlib
 import json
 import os
 import re
@@ -471,10 +470,14 @@ def drop_privileges(uid: int | None, read_grant: bool = False) -> None:
         _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_DAC_READ_SEARCH)
 
 
-def _capset(mask: int) -> None:
-    """Effective, permitted and inheritable capabilities all set to `mask` (< 2**32)."""
+def _capset(mask: int, inheritable: int | None = None) -> None:
+    """Effective and permitted capabilities set to `mask`, inheritable to `inheritable`
+    (`mask` unless given)."""
+    inheritable = mask if inheritable is None else inheritable
     header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
-    data = (ctypes.c_uint32 * 6)(mask, mask, mask, 0, 0, 0)
+    low, high = mask & 0xFFFFFFFF, mask >> 32
+    data = (ctypes.c_uint32 * 6)(low, low, inheritable & 0xFFFFFFFF,
+                                 high, high, inheritable >> 32)
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.capset(header, data) != 0:
         raise OSError(ctypes.get_errno(), "capset failed")
@@ -666,10 +669,10 @@ def confinement_works(isolation: str = "strong") -> bool:
 # -- what a call writes where the judge could have: the solution's own layers ---------------
 
 PROC_VIEW = ".proc"            # /proc bound at <own>/.proc until the id maps are written
-CALL_LAYERS = ".call-layers"   # <own>/.call-layers/<n>/{upper,work}: one overlay's layers
-MAX_CALL_FOLDERS = 16          # overlays a call gets at most
-MNT_DETACH = 2
-O_PATH = getattr(os, "O_PATH", 0o10000000)
+CALL_LAYERS = ".call-layers"   # <own>/.call-layers/<hash>/{upper,work}: a folder's layers
+CAP_DAC_OVERRIDE, CAP_SYS_ADMIN = 1, 21
+HELPER_CAPS = (CAP_DAC_OVERRIDE, CAP_SYS_ADMIN)
+PR_CAP_AMBIENT_CLEAR_ALL = 4
 
 
 class CallMounts:
@@ -692,7 +695,7 @@ class CallMounts:
         self.mounted: list[tuple[str, str]] = []   # (judge folder, its upper layer)
 
     @classmethod
-    def start(cls, own: str, judge_root: str) -> CallMounts:
+    def start(cls, own: str, judge_root: str, python: str | None = None) -> CallMounts:
         libc = ctypes.CDLL(None, use_errno=True)
         own = os.path.realpath(own)
         uid, gid = os.geteuid(), os.getegid()
@@ -713,14 +716,29 @@ class CallMounts:
             layers = os.path.join(own, CALL_LAYERS)
             os.makedirs(layers, 0o700, exist_ok=True)
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-            pid = os.fork()
-            if pid == 0:   # the helper: never returns
-                try:
-                    ours.close()
-                    _serve_mounts(libc, theirs, layers, os.path.realpath(judge_root), own)
-                finally:
-                    os._exit(0)
-            theirs.close()
+            # The helper is a small interpreter of its own (`mount_helper`), spawned
+            # (vfork and exec: a fork of a warm process copies its page tables, 8 ms for
+            # torch's) with the capabilities it needs in the namespace, as ambient ones
+            # that outlive its exec: CAP_SYS_ADMIN to mount, CAP_DAC_OVERRIDE for what
+            # overlayfs does in its work folder (mode 000); both are worth nothing over
+            # a file whose owner the namespace does not map, the judge's as root.
+            full = (1 << (int(Path("/proc/sys/kernel/cap_last_cap").read_text()) + 1)) - 1
+            _capset(full, sum(1 << cap for cap in HELPER_CAPS))
+            for cap in HELPER_CAPS:
+                _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap)
+            try:
+                helper = subprocess.Popen(
+                    [python or sys.executable, "-S", "-I", "-B",
+                     str(Path(__file__).with_name("mount_helper.py")),
+                     str(theirs.fileno()), str(os.getpid()), layers,
+                     os.path.realpath(judge_root), own],
+                    pass_fds=(theirs.fileno(),), close_fds=True, env={},
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL)
+            finally:
+                _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+                theirs.close()
+            pid = helper.pid
         finally:   # the process keeps nothing of the new namespace's power
             _capset(0)
         return cls(ours, pid)
@@ -762,122 +780,3 @@ class CallMounts:
                 self.sock.sendall(b'{"op": "unmount"}\n')
             except OSError:
                 pass
-
-
-def _serve_mounts(libc, sock: socket.socket, layers: str, judge_root: str, own: str) -> None:
-    """The helper of `CallMounts`: one request a line, one answer a line."""
-    die_with_parent()
-    not_dumpable()
-    keep = sock.fileno()
-    os.closerange(0, keep)
-    os.closerange(keep + 1, 1 << 16)
-    mounted: list[str] = []
-    data = b""
-    while True:
-        chunk = sock.recv(1 << 16)
-        if not chunk:
-            return
-        data += chunk
-        if len(data) > 1 << 20:
-            return
-        while b"\n" in data:
-            line, _, data = data.partition(b"\n")
-            try:
-                request = json.loads(line)
-            except ValueError:
-                return
-            for folder in reversed(mounted):
-                libc.umount2(folder.encode(), MNT_DETACH)
-            mounted.clear()
-            for entry in os.listdir(layers):   # what the overlays left in their work
-                for name in os.listdir(os.path.join(layers, entry, "work")) \
-                        if os.path.isdir(os.path.join(layers, entry, "work")) else ():
-                    shutil.rmtree(os.path.join(layers, entry, "work", name),
-                                  ignore_errors=True)
-            if isinstance(request, dict) and request.get("op") == "unmount":
-                continue   # no answer: the solution process does not wait for it
-            answer: dict = {}
-            if isinstance(request, dict) and request.get("op") == "mount":
-                answer["mounted"] = _mount_overlays(libc, request.get("folders"),
-                                                    request.get("kept"), layers,
-                                                    judge_root, own, mounted)
-            sock.sendall(json.dumps(answer).encode() + b"\n")
-
-
-def _mount_overlays(libc, folders, kept, layers: str, judge_root: str, own: str,
-                    mounted: list[str]) -> list[tuple[int, str]]:
-    """Overlays over the judge's `folders` (existing folders under `judge_root`, no link
-    on the way, not the solution's own), parents first; each lower layer opened before
-    any is mounted, so a folder inside another is the judge's own below its overlay."""
-    if not isinstance(folders, list):
-        return []
-    chosen: dict[str, int] = {}
-    for index, folder in enumerate(folders[:MAX_CALL_FOLDERS]):
-        if not isinstance(folder, str) or not os.path.isabs(folder) or "\0" in folder:
-            continue
-        real = os.path.realpath(folder)
-        if real != os.path.normpath(folder) or not _inside(real, judge_root) or \
-                _inside(real, own) or _inside(own, real) or real in chosen:
-            continue
-        chosen[real] = index
-    kept = kept if isinstance(kept, list) else []
-    opened = []
-    try:
-        for folder in sorted(chosen, key=lambda f: (f.count("/"), f)):
-            try:
-                fd = os.open(folder, O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
-            except OSError:
-                continue
-            opened.append((folder, fd))
-        done = []
-        for folder, lower in opened:
-            layer = os.path.join(layers, hashlib.sha256(folder.encode()).hexdigest()[:24])
-            upper, work = os.path.join(layer, "upper"), os.path.join(layer, "work")
-            index = chosen[folder]
-            fds = []
-            try:
-                for path in (layer, upper, work):
-                    if not os.path.isdir(path) or os.path.islink(path):
-                        os.mkdir(path, 0o700)
-                keep = kept[index] if index < len(kept) and isinstance(kept[index], list) \
-                    else []
-                _prune(upper, {k for k in keep if isinstance(k, str)})
-                fds = [os.open(p, O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
-                       for p in (upper, work)]
-                options = (f"lowerdir=/proc/self/fd/{lower},upperdir=/proc/self/fd/{fds[0]},"
-                           f"workdir=/proc/self/fd/{fds[1]},userxattr")
-                if libc.mount(b"overlay", folder.encode(), b"overlay", 0,
-                              options.encode()) == 0:
-                    mounted.append(folder)
-                    done.append((index, upper))
-            except OSError:
-                pass
-            finally:
-                for fd in fds:
-                    os.close(fd)
-        return done
-    finally:
-        for _, fd in opened:
-            os.close(fd)
-
-
-def _prune(upper: str, keep: set[str]) -> None:
-    """Everything in a folder's upper layer but the paths in `keep` (relative, and the
-    folders on their way) goes: what the judge no longer has as written, a whiteout."""
-    wanted = set(keep)
-    for rel in keep:
-        parts = rel.split("/")
-        wanted.update("/".join(parts[:n]) for n in range(1, len(parts)))
-    for folder, dirs, files in os.walk(upper, topdown=False):
-        rel_folder = os.path.relpath(folder, upper)
-        prefix = "" if rel_folder == "." else rel_folder + "/"
-        for name in files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
-            if prefix + name not in wanted:
-                try:
-                    os.unlink(os.path.join(folder, name))
-                except OSError:
-                    pass
-        for name in dirs:
-            path = os.path.join(folder, name)
-            if prefix + name not in wanted and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 
 import pytest
@@ -52,6 +53,7 @@ def save_here(name):
 
 SAVE_TESTS = """
 import os
+import sys
 import tempfile
 from solution import save, save_here
 
@@ -370,7 +372,11 @@ def test_layers_of_an_ordinary_user():
             import ctypes
 
             sandbox.confine_writes(own, proc_view=True)
-            mounts = sandbox.CallMounts.start(own, top)
+            # the helper runs in an interpreter of its own: this one where nobody may
+            # (an ordinary user's own), else the system's (a pyenv Python under /root)
+            python = sys.executable if os.access(os.path.realpath(sys.executable),
+                                                 os.X_OK) else "/usr/bin/python3"
+            mounts = sandbox.CallMounts.start(own, top, python)
             mounted = mounts.mount([judge, "/tmp", own])
             done = {"mounted": [i for i, _ in mounted]}
             with open(os.path.join(judge, "model.ckpt"), "w") as fh:
