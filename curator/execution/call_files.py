@@ -193,7 +193,7 @@ def _walk(index, folder, prefix, entries, budget, limit, states) -> None:
             try:
                 fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
                 try:
-                    data = _read_at_most(fd, min(limit, budget[0]) + 1)
+                    data = read_at_most(fd, min(limit, budget[0]) + 1)
                 finally:
                     os.close(fd)
             except OSError:
@@ -207,7 +207,8 @@ def _walk(index, folder, prefix, entries, budget, limit, states) -> None:
             entries.append((index, rel, "other", b""))
 
 
-def _read_at_most(fd: int, size: int) -> bytes:
+def read_at_most(fd: int, size: int) -> bytes:
+    """Up to `size` bytes of the descriptor (fewer at its end)."""
     chunks, left = [], size
     while left > 0:
         chunk = os.read(fd, min(left, 1 << 20))

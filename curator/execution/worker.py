@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
 from curator.execution import boundary, proctree, sandbox, verdict, views
+from curator.execution.call_files import read_at_most
 from curator.execution.harness import ENV_VAR as HARNESS_ENV
 from curator.execution.harness import (
     SHADOW_VAR,
@@ -1766,11 +1767,11 @@ def read_capped(path: Path, limit: int) -> str:
             return f"[not a regular file: {path.name}]"
         size = info.st_size
         if size <= limit:
-            data = _read_at_most(fd, limit)
+            data = read_at_most(fd, limit)
         else:
-            head = _read_at_most(fd, limit * 3 // 4)
+            head = read_at_most(fd, limit * 3 // 4)
             os.lseek(fd, size - limit // 4, os.SEEK_SET)
-            tail = _read_at_most(fd, limit // 4)
+            tail = read_at_most(fd, limit // 4)
             cut = size - len(head) - len(tail)
             data = head + f"\n[... {cut} bytes cut ...]\n".encode() + tail
     except OSError:
@@ -1778,17 +1779,6 @@ def read_capped(path: Path, limit: int) -> str:
     finally:
         os.close(fd)
     return data.decode("utf-8", "replace")
-
-
-def _read_at_most(fd: int, limit: int) -> bytes:
-    chunks, left = [], limit
-    while left > 0:
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
 
 
 def _start_again_without(settings: Settings, patched: PreloadPatched, proto_in,
