@@ -59,9 +59,10 @@ def _inside(path: str, folder: str) -> bool:
 
 def call_folders(sent) -> list[str]:
     """The judge's folders a call may write into, as it would in-process (real paths of
-    existing folders inside the judge's run folder): its working folder, the temporary
-    folders it opened, and each folder an argument (or an item of a list, tuple or dict
-    argument) names, or names a file in."""
+    existing folders inside the judge's run folder), at most MAX_CALL_FOLDERS: its
+    working folder, each folder an argument (or an item of a list, tuple or dict
+    argument) names, or names a file in, and the temporary folders it opened (the
+    newest first)."""
     if not _ROOT:
         return []
     root = _ROOT[0]
@@ -69,8 +70,9 @@ def call_folders(sent) -> list[str]:
         candidates = [os.getcwd()]
     except OSError:
         candidates = []
-    candidates += [p for p in _OPENED if os.path.isdir(p)]
     candidates += _argument_folders(sent)
+    _OPENED[:] = [p for p in _OPENED if os.path.isdir(p)]   # those the test removed go
+    candidates += reversed(_OPENED)   # the newest first
     folders: list[str] = []
     for path in candidates:
         real = os.path.realpath(path)

@@ -413,3 +413,25 @@ def test_layers_of_an_ordinary_user():
         import shutil
 
         shutil.rmtree(top, ignore_errors=True)
+
+
+def test_the_folders_a_call_is_given(tmp_path, monkeypatch):
+    """The judge's working folder, the folders the arguments name (or name a file in),
+    the temporary folders it opened that are still there: only under its run folder."""
+    import pathlib
+
+    root = tmp_path / "run"
+    (root / "a").mkdir(parents=True)
+    (root / "b").mkdir()
+    (tmp_path / "outside").mkdir()
+    os.symlink(str(tmp_path / "outside"), str(root / "link"))
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(call_files, "_ROOT", [os.path.realpath(root)])
+    monkeypatch.setattr(call_files, "_OPENED", [os.path.realpath(root / "b"),
+                                                str(tmp_path / "gone")])
+    sent = (None, (str(root / "a" / "model.ckpt"), str(tmp_path / "outside"),
+                   str(root / "link" / "x"), pathlib.Path(root / "a"), 3, "text"),
+            {"where": [str(root / "b")]})
+    real = os.path.realpath
+    assert call_files.call_folders(sent) == [real(root), real(root / "a"), real(root / "b")]
+    assert call_files._OPENED == [real(root / "b")]
