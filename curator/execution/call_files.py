@@ -37,6 +37,10 @@ _ROOT: list[str] = []          # judge: its run folder (TMPDIR), real path
 IMPORTABLE_SUFFIXES = tuple({*importlib.machinery.all_suffixes(), ".py", ".pyc", ".pyo",
                              ".pyw", ".pyd", ".so", ".pth", ".egg-link", ".egg"})
 METADATA_SUFFIXES = (".dist-info", ".egg-info", ".egg")
+# configuration files a library or pytest reads from the working folder (the judge's HOME
+# is its run folder too, and every dotfile there is refused)
+CONFIG_NAMES = frozenset({"matplotlibrc", "pytest.ini", "tox.ini", "setup.cfg",
+                          "pyproject.toml", "conftest.py", "sitecustomize.py"})
 
 
 def set_root(path: str) -> None:
@@ -409,6 +413,11 @@ def _importable(folder: str, parts: list[str], kind: str, searched: set[str]) ->
     last = parts[-1]
     if "__pycache__" in parts:
         return "bytecode"
+    if any(p.startswith(".") for p in parts):
+        return "a hidden file or folder (the judge's libraries read their configuration " \
+               "from those)"
+    if last in CONFIG_NAMES:
+        return "a configuration file"
     if any(n.endswith(METADATA_SUFFIXES) for n in parts):
         return "package metadata"
     if kind != "dir" and (last.endswith(IMPORTABLE_SUFFIXES) or ".so." in last):
