@@ -3297,8 +3297,11 @@ class SolutionLink:
         again as the judge has it."""
         if layered is None:
             return
+        entries = []
         try:
             entries = call_files.harvest(layered)
+        except Exception:   # noqa: BLE001 - what cannot be read is not sent
+            entries = []
         finally:
             try:
                 CALL_MOUNTS[0].unmount()

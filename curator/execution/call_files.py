@@ -286,6 +286,8 @@ class JudgeWrites:
                     why = self._one(folders[index], rel, kind, data)
                 except OSError as exc:
                     why = exc.strerror or type(exc).__name__
+                except ValueError:   # a name the file system cannot take (a surrogate)
+                    why = "not a plain relative path"
             if why:
                 refused.append("%s: %s" % (where, why))
         self.refused += refused

@@ -295,6 +295,8 @@ def judge_folder(tmp_path):
     ("pkg-1.0.dist-info/entry_points.txt", "file", "package metadata"),
     ("escaped", "other", "a link or special file"),
     ("huge.bin", "big", "larger than the run's file size limit"),
+    ("lone\ud800surrogate", "file", "not a plain relative path"),
+    ("nul\0byte", "file", "not a plain relative path"),
 ])
 def test_the_judge_refuses(judge_folder, rel, kind, why):
     before = _snapshot(os.path.dirname(judge_folder))
