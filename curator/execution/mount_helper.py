@@ -20,15 +20,16 @@ PR_SET_DUMPABLE = 4
 
 def main(argv):
     fd, parent, layers, judge_root, own = int(argv[1]), int(argv[2]), argv[3], argv[4], argv[5]
+    owner = int(argv[6]) if len(argv) > 6 else os.geteuid()   # whose layers they are
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
     if os.getppid() != parent:   # it ended before the line above
         return
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    serve(libc, fd, layers, judge_root, own)
+    serve(libc, fd, layers, judge_root, own, owner)
 
 
-def serve(libc, fd, layers, judge_root, own):
+def serve(libc, fd, layers, judge_root, own, owner):
     mounted = []
     names = {}    # a folder's layers: <layers>/<n>, n its number in this run
     data = b""
@@ -61,13 +62,13 @@ def serve(libc, fd, layers, judge_root, own):
             if isinstance(request, dict) and request.get("op") == "mount":
                 answer["mounted"] = _mount_overlays(libc, request.get("folders"),
                                                     request.get("kept"), layers,
-                                                    judge_root, own, mounted, names)
+                                                    judge_root, own, mounted, names, owner)
             reply = json.dumps(answer).encode() + b"\n"
             while reply:
                 reply = reply[os.write(fd, reply):]
 
 
-def _mount_overlays(libc, folders, kept, layers, judge_root, own, mounted, names):
+def _mount_overlays(libc, folders, kept, layers, judge_root, own, mounted, names, owner):
     """Overlays over the judge's `folders` (existing folders under `judge_root`, no link
     on the way, not the solution's own), parents first; each lower layer opened before
     any is mounted, so a folder inside another is the judge's own below its overlay."""
@@ -101,6 +102,10 @@ def _mount_overlays(libc, folders, kept, layers, judge_root, own, mounted, names
                 for path in (layer, upper, work):
                     if not os.path.isdir(path) or os.path.islink(path):
                         os.mkdir(path, 0o700)
+                        if path != work and owner != os.geteuid():
+                            # made by the namespace's root: the run's uid reads (and
+                            # writes, through the overlay) its layer
+                            os.lchown(path, owner, owner)
                 keep = kept[index] if index < len(kept) and isinstance(kept[index], list) \
                     else []
                 _prune(upper, {k for k in keep if isinstance(k, str)})

@@ -681,10 +681,10 @@ class CallMounts:
     uid, before the candidate is imported) enters a user and mount namespace of the
     process's own, nested in the confined one: every mount it inherits is locked as it
     is (read-only stays read-only; nothing can be unmounted to show what it covers). It
-    forks a helper that keeps that namespace's capabilities and mounts nothing but
-    overlays, over folders of the judge's run folder (`judge_root`), whose upper and
-    work layers are folders of the solution's own (`<own>/.call-layers`); the process
-    itself drops them before the candidate runs. Through an overlay the call reads the
+    spawns a helper (`mount_helper.py`) that keeps two of that namespace's capabilities
+    and mounts nothing but overlays, over folders of the judge's run folder
+    (`judge_root`), whose upper and work layers are folders of the solution's own
+    (`<own>/.call-layers`); the process itself drops them before the candidate runs. Through an overlay the call reads the
     judge's folder as before and whatever it writes lands in its own upper layer, which
     the solution process sends to the judge as data after the call
     (`boundary.call_files`); the judge decides what it writes itself. A file of the
@@ -713,35 +713,79 @@ class CallMounts:
                 if dumpable != 1:
                     _prctl(PR_SET_DUMPABLE, 0)
             _mount_setattr(libc, view, AT_RECURSIVE, attr_set=MOUNT_ATTR_RDONLY)
-            layers = os.path.join(own, CALL_LAYERS)
-            os.makedirs(layers, 0o700, exist_ok=True)
-            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-            # The helper is a small interpreter of its own (`mount_helper`), spawned
-            # (vfork and exec: a fork of a warm process copies its page tables, 8 ms for
-            # torch's) with the capabilities it needs in the namespace, as ambient ones
-            # that outlive its exec: CAP_SYS_ADMIN to mount, CAP_DAC_OVERRIDE for what
-            # overlayfs does in its work folder (mode 000); both are worth nothing over
-            # a file whose owner the namespace does not map, the judge's as root.
-            full = (1 << (int(Path("/proc/sys/kernel/cap_last_cap").read_text()) + 1)) - 1
-            _capset(full, sum(1 << cap for cap in HELPER_CAPS))
-            for cap in HELPER_CAPS:
-                _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap)
-            try:
-                helper = subprocess.Popen(
-                    [python or sys.executable, "-S", "-I", "-B",
-                     str(Path(__file__).with_name("mount_helper.py")),
-                     str(theirs.fileno()), str(os.getpid()), layers,
-                     os.path.realpath(judge_root), own],
-                    pass_fds=(theirs.fileno(),), close_fds=True, env={},
-                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL)
-            finally:
-                _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
-                theirs.close()
-            pid = helper.pid
+            ours, pid = cls._spawn(own, judge_root, python, uid)
         finally:   # the process keeps nothing of the new namespace's power
             _capset(0)
         return cls(ours, pid)
+
+    @classmethod
+    def start_mapping_root(cls, own: str, judge_root: str, uid: int,
+                           python: str | None = None) -> CallMounts:
+        """`start` for a process that is still root and will keep the right to read
+        every file (`drop_privileges(uid, read_grant=True)`, called after this, in the
+        new namespace): that namespace maps root and `uid`, so the grant still reaches
+        root's files there (a pyenv Python under /root), and `/bin/sh`, spawned before
+        and left in the namespace above, writes its maps (root's map may name two
+        ids) through the view of /proc `confine_writes(..., proc_view=True)` bound. The helper runs as the namespace's root and gives the run's uid its layers.
+        OSError when the namespace cannot be made (the process is as it was); a process
+        left in a namespace without maps cannot go on: SystemExit."""
+        libc = ctypes.CDLL(None, use_errno=True)
+        own = os.path.realpath(own)
+        read_end, write_end = os.pipe()
+        view = os.path.join(own, PROC_VIEW)   # /proc is read-only by now
+        script = ('read go && printf "0 0 1\\n%s %s 1\\n" "$2" "$2" > "$3/$1/uid_map" && '
+                  'printf "0 0 1\\n%s %s 1\\n" "$2" "$2" > "$3/$1/gid_map"')
+        writer = subprocess.Popen(["/bin/sh", "-c", script, "sh", str(os.getpid()), str(uid),
+                                   view],
+                                  stdin=read_end, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, close_fds=True,
+                                  env={"PATH": "/usr/bin:/bin"})
+        os.close(read_end)
+        try:
+            _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+        except OSError:
+            os.close(write_end)
+            writer.wait()
+            raise
+        os.write(write_end, b"go\n")
+        os.close(write_end)
+        if writer.wait() != 0:
+            raise SystemExit("the solution process's user namespace got no id maps")
+        _mount_setattr(libc, view, AT_RECURSIVE, attr_set=MOUNT_ATTR_RDONLY)
+        ours, pid = cls._spawn(own, judge_root, python, uid)
+        return cls(ours, pid)
+
+    @staticmethod
+    def _spawn(own: str, judge_root: str, python: str | None, owner: int):
+        """The helper, spawned in the namespace this process just entered."""
+        layers = os.path.join(own, CALL_LAYERS)
+        os.makedirs(layers, 0o700, exist_ok=True)
+        if os.geteuid() != owner:
+            os.chown(layers, owner, owner)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        # The helper is a small interpreter of its own (`mount_helper`), spawned
+        # (vfork and exec: a fork of a warm process copies its page tables, 8 ms for
+        # torch's) with the capabilities it needs in the namespace, as ambient ones
+        # that outlive its exec: CAP_SYS_ADMIN to mount, CAP_DAC_OVERRIDE for what
+        # overlayfs does in its work folder (mode 000); both are worth nothing over
+        # a file whose owner the namespace does not map, the judge's as root.
+        full = (1 << (int(Path("/proc/sys/kernel/cap_last_cap").read_text()) + 1)) - 1
+        _capset(full, sum(1 << cap for cap in HELPER_CAPS))
+        for cap in HELPER_CAPS:
+            _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap)
+        try:
+            helper = subprocess.Popen(
+                [python or sys.executable, "-S", "-I", "-B",
+                 str(Path(__file__).with_name("mount_helper.py")),
+                 str(theirs.fileno()), str(os.getpid()), layers,
+                 os.path.realpath(judge_root), own, str(owner)],
+                pass_fds=(theirs.fileno(),), close_fds=True, env={},
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL)
+        finally:
+            _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+            theirs.close()
+        return ours, helper.pid
 
     def _ask(self, request: dict) -> dict:
         try:

@@ -1089,19 +1089,26 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
         _prefer_as_oom_victim()   # before /proc is read-only
     # Nothing but its own folder is writable from here on, as root (before dropping to
     # its uid) or as an ordinary user, whose judge has the same uid; what a call writes
-    # where the judge could have goes to layers of its own (`sandbox.CallMounts`), not
-    # where the process keeps the right to read every file, which a user namespace of
-    # its own would not keep
-    layered = not settings.read_grant
-    _confine(rundir, settings, proc_view=layered)
+    # where the judge could have goes to layers of its own (`sandbox.CallMounts`)
+    # (where the process keeps the right to read every file, its namespace maps root
+    # too, so that the right still reaches root's files: `start_mapping_root`)
+    boundary.CALL_MOUNTS[:] = []   # without them its writes there are refused, as before
+    mapping_root = settings.read_grant and uid is not None and os.geteuid() == 0
+    _confine(rundir, settings, proc_view=True)
+    if mapping_root:
+        try:
+            boundary.CALL_MOUNTS[:] = [sandbox.CallMounts.start_mapping_root(
+                str(rundir), spec["judge_root"], uid)]
+        except (OSError, KeyError):
+            pass
     sandbox.drop_privileges(uid, settings.read_grant)
     sandbox.fresh_keyrings()
-    if layered:
+    if not settings.read_grant:
         try:
             boundary.CALL_MOUNTS[:] = [sandbox.CallMounts.start(str(rundir),
                                                                 spec["judge_root"])]
         except (OSError, KeyError):
-            boundary.CALL_MOUNTS[:] = []   # its writes there are refused, as before
+            pass
     path = rundir / SOLUTION_FILE
     served = None
     if repo is None:

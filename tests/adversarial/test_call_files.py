@@ -21,13 +21,6 @@ from curator.execution import call_files, sandbox
 engine = engine_fixture()
 
 
-def _layered(engine) -> bool:
-    """Whether this engine's solution processes get layers of their own: not where runs
-    keep the right to read every file (weak isolation as root with an interpreter
-    `nobody` cannot read), which a user namespace of their own would not keep."""
-    return not (engine.isolation == "weak" and sandbox.needs_read_grant("weak"))
-
-
 SAVING = """
 import os
 
@@ -93,9 +86,6 @@ def test_a_correct_solution_saves_where_the_test_reads(engine):
     result = run_one(engine, SAVING, SAVE_TESTS)
     control = run_one(engine, NOT_SAVING, SAVE_TESTS)
     assert control.outcome == "failed", control.reason
-    if not _layered(engine):
-        assert result.outcome == "failed"   # refused there, as before: a known limit
-        return
     assert result.outcome == "passed", (result.reason, result.env, result.stdout[-2000:])
     assert not result.env.get("files_refused")
 
@@ -251,7 +241,7 @@ def test_a_wrong_solution_writing_the_judges_files_does_not_pass(engine, name):
     # the judge's files are as the test left them: test_untouched passes
     assert [t["outcome"] for t in attack.tests] == ["failed", "passed", "failed"], (
         attack.tests, attack.stdout[-3000:])
-    if name == "forged entries" and _layered(engine):
+    if name == "forged entries":
         refused = " ".join(attack.env.get("files_refused") or [])
         for why in ("not a plain relative path", "would replace a file",
                     "importable", "would remove a file", "inside a folder the test has"):
