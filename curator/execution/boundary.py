@@ -58,7 +58,7 @@ import warnings
 import weakref
 import zlib
 
-from curator.execution import autograd_across, stacks, tf_graphs
+from curator.execution import autograd_across, call_files, stacks, tf_graphs
 from curator.execution.verdict import CANNOT_CROSS, CANNOT_SEND
 
 try:
@@ -3217,6 +3217,10 @@ class SolutionLink:
             set_rng_state(rng.get("rng"))   # draws what it would have drawn in the test
         except Exception:
             pass
+        # what a top-level call writes in the judge's folders goes to layers of its own
+        # (`sandbox.CallMounts`), sent to the judge after it (`call_files`)
+        layered = _mount_call_folders(rng.get("folders"), rng.get("kept")) \
+            if self.serving == 1 else None
         set_ambient(rng)
         op = None
         try:
@@ -3229,6 +3233,7 @@ class SolutionLink:
                     graph.as_default() if graph is not None else _nothing():
                 result = apply_op(self.module, self_obj, op, name, args, kwargs)
         except BaseException as exc:  # the solution's exception is its answer
+            self.send_call_files(layered, rng)
             self.send_warnings(caught)
             self.send_rng_state()
             self.request, self.versions, self.origins_of = request, versions, origins
@@ -3240,6 +3245,7 @@ class SolutionLink:
             except BaseException as inner:
                 send_frame(self.sock, b"X", self.dumps(_describe(inner)))
             return
+        self.send_call_files(layered, rng)
         self.send_warnings(caught)
         self.send_rng_state()
         self.request, self.versions, self.origins_of = request, versions, origins
@@ -3302,6 +3308,26 @@ class SolutionLink:
 
     def send_rng_state(self):
         self.send_aside(b"G", rng_state())
+
+    def send_call_files(self, layered, state):
+        """What the call wrote through its overlays of the judge's folders (frame `F`,
+        `call_files.harvest`), which then go: the process works in the judge's folder
+        again as the judge has it."""
+        if layered is None:
+            return
+        entries = []
+        try:
+            entries = call_files.harvest(layered)
+        except Exception:   # noqa: BLE001 - what cannot be read is not sent
+            entries = []
+        finally:
+            try:
+                CALL_MOUNTS[0].unmount()
+                os.chdir(state["cwd"])
+            except Exception:
+                pass
+        if entries:
+            self.send_aside(b"F", entries)
 
     def send_warnings(self, caught):
         """The warnings the call issued, for the judge to issue again (pytest.warns, the
@@ -3434,6 +3460,25 @@ def set_rng_mark(keys, seed):
 # dtype, deterministic algorithms, the working directory and the environment variables
 # the judge changed since it started (monkeypatch.setenv, chdir). Judge to solution only.
 _BASE_ENV = {}
+
+
+CALL_MOUNTS = []   # the solution process's sandbox.CallMounts, when it has them
+
+
+def _mount_call_folders(folders, kept):
+    """Overlays over the judge's folders this call may write (`call_folders`), each
+    holding what the judge kept of the solution's earlier files (`kept`); with what those
+    are in the layers now (`call_files.layered`), or None when there are none or the
+    process has no layers of its own."""
+    if not CALL_MOUNTS or not isinstance(folders, list) or not folders or \
+            not all(isinstance(f, str) for f in folders):
+        return None
+    try:
+        kept = kept if isinstance(kept, list) else []
+        mounted = CALL_MOUNTS[0].mount(folders, kept)
+        return call_files.layered(mounted, kept) if mounted else None
+    except Exception:
+        return None
 
 
 def ambient(base_env):
@@ -4339,7 +4384,11 @@ class JudgeLink:
         self._asides = {b"C": self._serve_callback, b"W": self._warnings_received,
                         b"O": self._output_received, b"L": self._logs_received,
                         b"G": self._rng_received, b"A": self._serve_autograd,
-                        b"H": self._serve_hook}
+                        b"H": self._serve_hook, b"F": self._files_received}
+        # the folders of its own the current top-level call may write (`call_files`), and
+        # what the judge wrote of the solution's files
+        self.call_folders, self.files = None, call_files.JudgeWrites()
+        call_files.set_root(os.environ.get("TMPDIR", ""))
         self.tensor_hooks = {}     # id -> torch's handle of a solution hook (_serve_hook)
         self.rng_sent = None       # the judge's random state when it last sent one
         self.rng_solution = None   # the solution's state after that call
@@ -4901,6 +4950,20 @@ class JudgeLink:
                 except Exception:
                     pass
 
+    def _files_received(self, payload):
+        """What the top-level call wrote in the judge's folders it was sent: written here
+        by the judge itself, under `call_files.JudgeWrites`' rules; each refusal is
+        recorded in the run."""
+        folders, self.call_folders = self.call_folders, None
+        if self.open_calls != 1 or not folders:
+            raise self.violation("files out of protocol")
+        entries = self._loads(payload)
+        if not call_files.well_formed(entries) or \
+                not all(0 <= e[0] < len(folders) for e in entries):
+            raise self.violation("files of the wrong shape")
+        for line in self.files.apply(folders, entries):
+            self.report("files_refused", what=line)
+
     def _warnings_received(self, payload):
         records = self._loads(payload)
         if not isinstance(records, list) or len(records) > MAX_WARNINGS or not all(
@@ -5151,6 +5214,11 @@ class JudgeLink:
         try:
             around = ambient(self.base_env)
             around["rng"] = self._rng_for_call()
+            if self.open_calls == 1:
+                self.call_folders = call_files.call_folders(sent)
+                if self.call_folders:
+                    around["folders"] = self.call_folders
+                    around["kept"] = [self.files.kept(f) for f in self.call_folders]
             graph = tf_graphs.default_graph()
             if graph is not None:   # the solution builds in its mirror of it
                 around["tf_graph"] = graph
@@ -6457,6 +6525,7 @@ def install_readable_tmp():
     def readable_mktemp(self, basename, numbered=True):
         path = mktemp(self, basename, numbered)
         _chmod(path, 0o755)
+        call_files.opened(path)   # what a call writes there comes back (`call_files`)
         return path
 
     factory.getbasetemp, factory.mktemp = readable_basetemp, readable_mktemp
@@ -6469,6 +6538,7 @@ def install_readable_tmp():
         def readable_mkdtemp(*args, **kwargs):
             path = mkdtemp(*args, **kwargs)
             _chmod(path, 0o755)
+            call_files.opened(path)
             return path
 
         readable_mkdtemp.__curator_readable__ = True

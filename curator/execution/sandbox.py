@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import json
 import os
 import re
 import resource
 import shutil
 import signal
 import site
+import socket
 import subprocess
 import sys
 import tempfile
@@ -468,10 +470,14 @@ def drop_privileges(uid: int | None, read_grant: bool = False) -> None:
         _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_DAC_READ_SEARCH)
 
 
-def _capset(mask: int) -> None:
-    """Effective, permitted and inheritable capabilities all set to `mask` (< 2**32)."""
+def _capset(mask: int, inheritable: int | None = None) -> None:
+    """Effective and permitted capabilities set to `mask`, inheritable to `inheritable`
+    (`mask` unless given)."""
+    inheritable = mask if inheritable is None else inheritable
     header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
-    data = (ctypes.c_uint32 * 6)(mask, mask, mask, 0, 0, 0)
+    low, high = mask & 0xFFFFFFFF, mask >> 32
+    data = (ctypes.c_uint32 * 6)(low, low, inheritable & 0xFFFFFFFF,
+                                 high, high, inheritable >> 32)
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.capset(header, data) != 0:
         raise OSError(ctypes.get_errno(), "capset failed")
@@ -535,7 +541,7 @@ def _remount(libc, point: str, options: set[str], readonly: bool) -> None:
     _check(libc.mount(None, point.encode(), None, flags, None), f"remount {point}")
 
 
-def confine_writes(own: str, follow: str | None = None) -> None:
+def confine_writes(own: str, follow: str | None = None, proc_view: bool = False) -> None:
     """From here on this process (and what it starts) writes under `own` and nowhere
     else: a mount namespace of its own in which every mount is read-only but `own` (bound
     onto itself), and /dev/shm is a folder of `own` (POSIX shared memory and semaphores of
@@ -554,7 +560,11 @@ def confine_writes(own: str, follow: str | None = None) -> None:
     process leaves still appear in its own: the private views a judge mounts in its run
     folder after the solution process started (`views.repo_view`: a test hands the
     candidate a path into the judge's view of the checkout). Nothing this process mounts
-    reaches any other namespace (its mounts are slaves)."""
+    reaches any other namespace (its mounts are slaves).
+
+    With `proc_view`, /proc is bound writable at `<own>/.proc` (PROC_VIEW) in that
+    namespace: `CallMounts.start` writes its user namespace's id maps there, and makes it
+    read-only then."""
     libc = ctypes.CDLL(None, use_errno=True)
     own = os.path.realpath(own)
     root = os.geteuid() == 0
@@ -568,7 +578,7 @@ def confine_writes(own: str, follow: str | None = None) -> None:
     try:
         if not root:
             _map_own_ids(libc, uid, gid)
-        _read_only_but(libc, own, root)
+        _read_only_but(libc, own, root, proc_view)
     finally:   # also when it failed half way: nothing of that namespace's power is kept
         if not root:
             _capset(0)   # every capability the new user namespace gave
@@ -589,9 +599,14 @@ def _map_own_ids(libc, uid: int, gid: int) -> None:
             _prctl(PR_SET_DUMPABLE, 0)
 
 
-def _read_only_but(libc, own: str, root: bool) -> None:
+def _read_only_but(libc, own: str, root: bool, proc_view: bool = False) -> None:
     """In a fresh mount namespace: every mount read-only but `own` (see confine_writes)."""
     _check(libc.mount(None, b"/", None, MS_REC | MS_SLAVE, None), "slave /")
+    if proc_view:
+        view = os.path.join(own, PROC_VIEW)
+        os.makedirs(view, exist_ok=True)
+        _check(libc.mount(b"/proc", view.encode(), None, MS_BIND | MS_REC, None),
+               f"bind {view}")
     shm = os.path.join(own, ".shm")
     if os.path.isdir(SHM) and not os.path.isdir(shm):
         os.mkdir(shm, 0o700)
@@ -649,3 +664,163 @@ def confinement_works(isolation: str = "strong") -> bool:
         except (OSError, subprocess.TimeoutExpired):
             return False
     return done.returncode == 0
+
+
+# -- what a call writes where the judge could have: the solution's own layers ---------------
+
+PROC_VIEW = ".proc"            # /proc bound at <own>/.proc until the id maps are written
+CALL_LAYERS = ".call-layers"   # <own>/.call-layers/<hash>/{upper,work}: a folder's layers
+CAP_DAC_OVERRIDE, CAP_SYS_ADMIN = 1, 21
+HELPER_CAPS = (CAP_DAC_OVERRIDE, CAP_SYS_ADMIN)
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+
+
+class CallMounts:
+    """The solution process's writable overlays over the judge's folders, one call at a
+    time. `start` (after `confine_writes(..., proc_view=True)` and the drop to the run's
+    uid, before the candidate is imported) enters a user and mount namespace of the
+    process's own, nested in the confined one: every mount it inherits is locked as it
+    is (read-only stays read-only; nothing can be unmounted to show what it covers). It
+    spawns a helper (`mount_helper.py`) that keeps two of that namespace's capabilities
+    and mounts nothing but overlays, over folders of the judge's run folder
+    (`judge_root`), whose upper and work layers are folders of the solution's own
+    (`<own>/.call-layers`); the process itself drops them before the candidate runs. Through an overlay the call reads the
+    judge's folder as before and whatever it writes lands in its own upper layer, which
+    the solution process sends to the judge as data after the call
+    (`boundary.call_files`); the judge decides what it writes itself. A file of the
+    judge's stays as it was (the layer's copy of it is the solution's)."""
+
+    def __init__(self, sock: socket.socket, pid: int):
+        self.sock, self.pid = sock, pid
+        self.mounted: list[tuple[str, str]] = []   # (judge folder, its upper layer)
+
+    @classmethod
+    def start(cls, own: str, judge_root: str, python: str | None = None) -> CallMounts:
+        libc = ctypes.CDLL(None, use_errno=True)
+        own = os.path.realpath(own)
+        uid, gid = os.geteuid(), os.getegid()
+        _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+        try:
+            view = os.path.join(own, PROC_VIEW)
+            dumpable = libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
+            _prctl(PR_SET_DUMPABLE, 1)   # /proc/self is its own only while dumpable
+            try:
+                for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                                   ("gid_map", f"{gid} {gid} 1")):
+                    with open(os.path.join(view, "self", name), "w") as fh:
+                        fh.write(text)
+            finally:
+                if dumpable != 1:
+                    _prctl(PR_SET_DUMPABLE, 0)
+            _mount_setattr(libc, view, AT_RECURSIVE, attr_set=MOUNT_ATTR_RDONLY)
+            ours, pid = cls._spawn(own, judge_root, python, uid)
+        finally:   # the process keeps nothing of the new namespace's power
+            _capset(0)
+        return cls(ours, pid)
+
+    @classmethod
+    def start_mapping_root(cls, own: str, judge_root: str, uid: int,
+                           python: str | None = None) -> CallMounts:
+        """`start` for a process that is still root and will keep the right to read
+        every file (`drop_privileges(uid, read_grant=True)`, called after this, in the
+        new namespace): that namespace maps root and `uid`, so the grant still reaches
+        root's files there (a pyenv Python under /root), and `/bin/sh`, spawned before
+        and left in the namespace above, writes its maps (root's map may name two
+        ids) through the view of /proc `confine_writes(..., proc_view=True)` bound. The helper runs as the namespace's root and gives the run's uid its layers.
+        OSError when the namespace cannot be made (the process is as it was); a process
+        left in a namespace without maps cannot go on: SystemExit."""
+        libc = ctypes.CDLL(None, use_errno=True)
+        own = os.path.realpath(own)
+        read_end, write_end = os.pipe()
+        view = os.path.join(own, PROC_VIEW)   # /proc is read-only by now
+        script = ('read go && printf "0 0 1\\n%s %s 1\\n" "$2" "$2" > "$3/$1/uid_map" && '
+                  'printf "0 0 1\\n%s %s 1\\n" "$2" "$2" > "$3/$1/gid_map"')
+        writer = subprocess.Popen(["/bin/sh", "-c", script, "sh", str(os.getpid()), str(uid),
+                                   view],
+                                  stdin=read_end, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, close_fds=True,
+                                  env={"PATH": "/usr/bin:/bin"})
+        os.close(read_end)
+        try:
+            _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+        except OSError:
+            os.close(write_end)
+            writer.wait()
+            raise
+        os.write(write_end, b"go\n")
+        os.close(write_end)
+        if writer.wait() != 0:
+            raise SystemExit("the solution process's user namespace got no id maps")
+        _mount_setattr(libc, view, AT_RECURSIVE, attr_set=MOUNT_ATTR_RDONLY)
+        ours, pid = cls._spawn(own, judge_root, python, uid)
+        return cls(ours, pid)
+
+    @staticmethod
+    def _spawn(own: str, judge_root: str, python: str | None, owner: int):
+        """The helper, spawned in the namespace this process just entered."""
+        layers = os.path.join(own, CALL_LAYERS)
+        os.makedirs(layers, 0o700, exist_ok=True)
+        if os.geteuid() != owner:
+            os.chown(layers, owner, owner)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        # The helper is a small interpreter of its own (`mount_helper`), spawned
+        # (vfork and exec: a fork of a warm process copies its page tables, 8 ms for
+        # torch's) with the capabilities it needs in the namespace, as ambient ones
+        # that outlive its exec: CAP_SYS_ADMIN to mount, CAP_DAC_OVERRIDE for what
+        # overlayfs does in its work folder (mode 000); both are worth nothing over
+        # a file whose owner the namespace does not map, the judge's as root.
+        full = (1 << (int(Path("/proc/sys/kernel/cap_last_cap").read_text()) + 1)) - 1
+        _capset(full, sum(1 << cap for cap in HELPER_CAPS))
+        for cap in HELPER_CAPS:
+            _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap)
+        try:
+            helper = subprocess.Popen(
+                [python or sys.executable, "-S", "-I", "-B",
+                 str(Path(__file__).with_name("mount_helper.py")),
+                 str(theirs.fileno()), str(os.getpid()), layers,
+                 os.path.realpath(judge_root), own, str(owner)],
+                pass_fds=(theirs.fileno(),), close_fds=True, env={},
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL)
+        finally:
+            _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+            theirs.close()
+        return ours, helper.pid
+
+    def _ask(self, request: dict) -> dict:
+        try:
+            self.sock.sendall(json.dumps(request).encode() + b"\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = self.sock.recv(1 << 16)
+                if not chunk:
+                    return {}
+                data += chunk
+            answer = json.loads(data)
+            return answer if isinstance(answer, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def mount(self, folders: list[str], kept: list | None = None) -> list[tuple[int, str]]:
+        """Overlays over these folders of the judge's (those it accepts); (index in
+        `folders`, the upper layer) of each. What was mounted before goes first. A
+        folder's layer is kept from call to call, holding what the judge wrote of it and
+        still has as written (`kept[i]`: paths relative to `folders[i]`), and nothing
+        else: the call sees the judge's folder, and writes again what it wrote before
+        (a file the judge wrote is the judge uid's, which an overlay of the solution's
+        cannot copy up)."""
+        answer = self._ask({"op": "mount", "folders": list(folders), "kept": kept or []})
+        mounted = [(i, upper) for i, upper in answer.get("mounted") or ()
+                   if isinstance(i, int) and 0 <= i < len(folders) and isinstance(upper, str)]
+        self.mounted = [(folders[i], upper) for i, upper in mounted]
+        return mounted
+
+    def unmount(self) -> None:
+        """The overlays go (the helper unmounts them while the judge reads the reply;
+        the next request waits for that)."""
+        if self.mounted:
+            self.mounted = []
+            try:
+                self.sock.sendall(b'{"op": "unmount"}\n')
+            except OSError:
+                pass

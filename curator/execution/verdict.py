@@ -83,6 +83,8 @@ class Events:
     tampered: list[str] = field(default_factory=list)
     crossing: list[str] = field(default_factory=list)   # values that cannot cross
     rebuilt: list[str] = field(default_factory=list)    # values rebuilt as a base type
+    # a call's files the judge did not write into its folders (`call_files`), and why
+    files_refused: list[str] = field(default_factory=list)
     collected_at: float | None = None   # monotonic clock (shared by the machine's processes)
 
     @classmethod
@@ -118,6 +120,10 @@ class Events:
                 what = str(event.get("what") or "")
                 if what and what not in events.rebuilt:
                     events.rebuilt.append(what)
+            elif kind == "files_refused":
+                what = str(event.get("what") or "")[:500]
+                if what and what not in events.files_refused:
+                    events.files_refused.append(what)
         return events
 
 

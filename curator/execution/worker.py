@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
 from curator.execution import boundary, proctree, sandbox, verdict, views
+from curator.execution.call_files import read_at_most
 from curator.execution.harness import ENV_VAR as HARNESS_ENV
 from curator.execution.harness import (
     SHADOW_VAR,
@@ -503,6 +504,8 @@ class Worker:
         decided = verdict.against_baseline(decided, job.baseline, strict=not job.reference)
         if events.rebuilt:
             env["rebuilt"] = events.rebuilt[:20]
+        if events.files_refused:   # a call's files the judge did not write (`call_files`)
+            env["files_refused"] = events.files_refused[:20]
         if solution_status is not None and decided.outcome in ("failed", "error", "crashed") \
                 and solution_status.get("ended_early"):
             # how it ended is the cause; the judge only saw it gone ("the solution
@@ -556,7 +559,7 @@ class Worker:
             uid = self.solution_uid()   # it writes through these descriptors only
             spec = {"uid": uid, "rundir": str(self.solution_rundir), "marker": marker,
                     "limits": job.limits.to_dict(), "repo": job.repo_backed,
-                    "python": job.python}
+                    "python": job.python, "judge_root": str(self.rundir)}
             pid = self._zygote.spawn(spec, [solution_end.fileno(), *out_fds, source])
         finally:
             solution_end.close()
@@ -1090,10 +1093,27 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     if settings.slot_cgroup:
         _prefer_as_oom_victim()   # before /proc is read-only
     # Nothing but its own folder is writable from here on, as root (before dropping to
-    # its uid) or as an ordinary user, whose judge has the same uid
-    _confine(rundir, settings)
+    # its uid) or as an ordinary user, whose judge has the same uid; what a call writes
+    # where the judge could have goes to layers of its own (`sandbox.CallMounts`)
+    # (where the process keeps the right to read every file, its namespace maps root
+    # too, so that the right still reaches root's files: `start_mapping_root`)
+    boundary.CALL_MOUNTS[:] = []   # without them its writes there are refused, as before
+    mapping_root = settings.read_grant and uid is not None and os.geteuid() == 0
+    _confine(rundir, settings, proc_view=True)
+    if mapping_root:
+        try:
+            boundary.CALL_MOUNTS[:] = [sandbox.CallMounts.start_mapping_root(
+                str(rundir), spec["judge_root"], uid)]
+        except (OSError, KeyError):
+            pass
     sandbox.drop_privileges(uid, settings.read_grant)
     sandbox.fresh_keyrings()
+    if not settings.read_grant:
+        try:
+            boundary.CALL_MOUNTS[:] = [sandbox.CallMounts.start(str(rundir),
+                                                                spec["judge_root"])]
+        except (OSError, KeyError):
+            pass
     path = rundir / SOLUTION_FILE
     served = None
     if repo is None:
@@ -1135,7 +1155,7 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     _flush_and_exit(code)
 
 
-def _confine(rundir: Path, settings: Settings) -> None:
+def _confine(rundir: Path, settings: Settings, proc_view: bool = False) -> None:
     """The solution process writes its own run folder and nothing else
     (`sandbox.confine_writes`): not the judge's run folder, the harness the judge
     imports, /tmp or anything above. The views its judge mounts after it started
@@ -1143,7 +1163,7 @@ def _confine(rundir: Path, settings: Settings) -> None:
     as before (`trust.consent_needed` asks first, from `sandbox.confinement_works`)."""
     follow = settings.tmp_root if can_mount(settings) else None
     try:
-        sandbox.confine_writes(str(rundir), follow)
+        sandbox.confine_writes(str(rundir), follow, proc_view)
     except OSError:
         pass
 
@@ -1759,11 +1779,11 @@ def read_capped(path: Path, limit: int) -> str:
             return f"[not a regular file: {path.name}]"
         size = info.st_size
         if size <= limit:
-            data = _read_at_most(fd, limit)
+            data = read_at_most(fd, limit)
         else:
-            head = _read_at_most(fd, limit * 3 // 4)
+            head = read_at_most(fd, limit * 3 // 4)
             os.lseek(fd, size - limit // 4, os.SEEK_SET)
-            tail = _read_at_most(fd, limit // 4)
+            tail = read_at_most(fd, limit // 4)
             cut = size - len(head) - len(tail)
             data = head + f"\n[... {cut} bytes cut ...]\n".encode() + tail
     except OSError:
@@ -1771,17 +1791,6 @@ def read_capped(path: Path, limit: int) -> str:
     finally:
         os.close(fd)
     return data.decode("utf-8", "replace")
-
-
-def _read_at_most(fd: int, limit: int) -> bytes:
-    chunks, left = [], limit
-    while left > 0:
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
 
 
 def _start_again_without(settings: Settings, patched: PreloadPatched, proto_in,
