@@ -2400,7 +2400,7 @@ class SolutionPickler(_Pickler):
                 # resolves for classes, dtypes and ufuncs only: a function served here
                 # (a correct `return np.mean` was `tampered`: "sent numpy.mean")
                 return _s, (link.handle(obj), "function", _callable_info(obj))
-            return NotImplemented
+            return _reduce_once(link, obj)
         view = _dict_view(obj) or _stdlib_held(obj) or _weak_reference(obj) or \
             _sync_primitive(obj) or _typing_form(obj)
         if view is not None:
@@ -2424,6 +2424,31 @@ class SolutionPickler(_Pickler):
             raise CannotCross("a value of type %s" % note)
         state = _instance_state(obj)
         return _m, (link.handle(obj), link.class_info(cls)), state
+
+
+# (thread, id) of the library objects whose own reduction (`__reduce_ex__`, its
+# `__getstate__`) is running in this process, for `_reduce_once`
+_REDUCING = set()
+
+
+def _reduce_once(link, obj):
+    """A library object's own reduction, as pickle would make it (copyreg's table, then
+    `__reduce_ex__`), unless that reduction is running already: a `__getstate__` that
+    calls the judge, whose request holds the object again, would reduce it again without
+    end (pyro's PyroModule.__getstate__ walks `self.parameters()`, which calls
+    `named_modules(memo, ...)` on the test's own submodule, a judge handle, with `memo`
+    holding the module being encoded: `train(gpmodule)` with a test's mean function
+    ended in RecursionError). The object inside its own reduction goes as a handle of
+    this process's object, which it is."""
+    key = (threading.get_ident(), id(obj))
+    if key in _REDUCING:
+        return _s, (link.handle(obj), "object", None)
+    reduce = copyreg.dispatch_table.get(type(obj))
+    _REDUCING.add(key)
+    try:
+        return reduce(obj) if reduce is not None else obj.__reduce_ex__(PROTOCOL)
+    finally:
+        _REDUCING.discard(key)
 
 
 def _library_function_by_name(obj):
@@ -3935,10 +3960,28 @@ def _judge_clone(target):
 
 
 def _check_readable(target, name):
-    if (name.startswith("__") and name.endswith("__") and name not in READABLE_DUNDERS) \
+    if (name.startswith("__") and name.endswith("__") and name not in READABLE_DUNDERS
+            and not (name == "__dict__" and _plain_instance(target))) \
             or isinstance(target, INTROSPECTION_TYPES):
         raise AttributeError("%r of a judge object is not served across the boundary"
                              % (name,))
+
+
+def _plain_instance(target):
+    """Whether a judge object's `__dict__` is served: an instance's, never a class's,
+    module's or function's (a namespace of code)."""
+    return not isinstance(target, UNWRITABLE_TYPES) and \
+        isinstance(getattr(target, "__dict__", None), dict)
+
+
+def _attribute_dict(target):
+    """`obj.__dict__` of a judge instance, for the solution process: a copy of its plain
+    attributes (what reading each by name gives; no dunder, as `_check_readable`), never
+    the judge's dict itself. pyro's Parameterized._load_pyro_samples asks
+    `"_pyro_samples" in module.__dict__` of every submodule, the test's own mean function
+    among them (`train(gpmodule)` failed with an AttributeError)."""
+    return {key: value for key, value in target.__dict__.items()
+            if type(key) is str and not (key.startswith("__") and key.endswith("__"))}
 
 
 def apply_op(module, self_obj, op, name, args, kwargs):
@@ -5044,6 +5087,8 @@ class JudgeLink:
             with recording as recorded:
                 if op == "clone":
                     result = _judge_clone(target)
+                elif op == "getattr" and name == "__dict__":
+                    result = _attribute_dict(target)
                 else:
                     result = apply_op(None, target, op, name, args, kwargs)
             # a call's value: its tensors that require grad join the open call's request

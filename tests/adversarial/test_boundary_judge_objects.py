@@ -319,3 +319,50 @@ def test_other_torch_functions_stay_handles(engine, name):
     result = run_one(engine, attack, LIBRARY_FUNCTION_ATTACK_TESTS, timeout=60)
     assert result.outcome not in ("passed", "tampered"), (name, result.reason)
     assert "ran after the call returned" in (result.reason or ""), (name, result.reason)
+
+
+# `obj.__dict__` of the test's own instance is served (pyro's Parameterized asks
+# `"_pyro_samples" in module.__dict__` of the test's own mean function): a copy of its
+# plain attributes. Never a class's, function's or module's namespace, never a dunder it
+# holds, and never the judge's dict itself.
+DICT_TESTS = """\
+from solution import peek
+
+
+class Box:
+    SECRET = 41
+
+    def __init__(self, value):
+        self.value = value
+        self.__marker__ = "hidden"
+
+    def read(self):
+        return self.value
+
+
+def double(x):
+    return 2 * x
+
+
+def test_an_instances_attributes():
+    box = Box(3)
+    assert peek(box, double, Box) == {"value": 3, "seen": ["value"]}
+    assert box.value == 3 and box.__dict__ == {"value": 3, "__marker__": "hidden"}
+"""
+DICT_REFERENCE = """\
+def peek(box, fn, cls):
+    out = dict(box.__dict__)
+    out["seen"] = sorted(vars(box))
+    box.__dict__["value"] = 99   # a copy: the test's box keeps its value
+    for name, what in (("function", fn), ("class", cls), ("method", box.read)):
+        try:
+            out[name] = what.__dict__
+        except AttributeError:
+            pass
+    return out
+"""
+
+
+def test_an_instances_dict_is_a_copy_of_its_plain_attributes(engine):
+    result = run_one(engine, DICT_REFERENCE, DICT_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])

@@ -805,3 +805,70 @@ def test_an_object_of_a_class_a_library_made_at_run_time_crosses(engine, tmp_pat
         WRAP_TESTS, "make")
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert control.outcome == "failed", (control.outcome, control.reason)
+
+
+# pyro's PyroModule.__getstate__ walks `self.parameters()`, which calls
+# `named_modules(memo, ...)` on each submodule: on the test's own mean function, a judge
+# handle, with `memo` holding the module being encoded. Encoding the request encoded the
+# module again, whose __getstate__ asked the judge again, without end: `train(gpmodule)`
+# ended in "RecursionError ... cannot cross". And pyro's Parameterized asks
+# `"_pyro_samples" in module.__dict__` of every submodule, the test's own among them: the
+# judge refused every dunder ("'__dict__' of a judge object is not served").
+WALKING = textwrap.dedent("""\
+    class Tree:
+        def __init__(self, children):
+            self.children = list(children)
+            self.size = 0
+
+        def walk(self, memo):
+            if self not in memo:
+                memo.add(self)
+                yield self
+                for child in self.children:
+                    yield from child.walk(memo)
+
+        def __getstate__(self):
+            state = self.__dict__.copy()
+            state["walked"] = sum(1 for _ in self.walk(set()))
+            return state
+
+        def __setstate__(self, state):
+            self.__dict__.update(state)
+    """)
+COUNTING = textwrap.dedent("""\
+    def count(tree):
+        tree.size = sum(1 for node in tree.walk(set())
+                        if "weight" in node.__dict__ or "children" in node.__dict__)
+        return tree
+    """)
+COUNTING_TESTS = textwrap.dedent("""\
+    from pkg.counting import count
+    from pkg.walking import Tree
+
+
+    class Leaf:   # the test's own class: a judge handle in the solution process
+        def __init__(self, weight):
+            self.weight = weight
+
+        def walk(self, memo):
+            memo.add(self)
+            yield self
+
+
+    def test_a_tree_holding_the_tests_objects_comes_back():
+        tree = Tree([Leaf(1.0), Leaf(2.0), Tree([])])
+        out = count(tree)
+        assert out.size == 4 and tree.size == 4
+        assert out.walked == 4
+    """)
+
+
+def test_an_object_whose_getstate_calls_the_judge_with_itself_crosses(engine, tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    (repo / "pkg" / "walking.py").write_text(WALKING)
+    wrong = COUNTING.replace("return tree", "tree.size += 1\n    return tree")
+    reference, control = reference_and_control(engine, repo, "counting", COUNTING, wrong,
+                                               COUNTING_TESTS, "count")
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    assert "AssertionError" in control.stdout, control.stdout[-3000:]
