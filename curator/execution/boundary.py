@@ -273,7 +273,7 @@ def _tensor_state(t, seen=None):
 def _values_digest(t):
     """The digest of a dense CPU tensor's values, with its shape, strides and dtype; None
     for one with no values here (meta, sparse, quantized, another device)."""
-    with torch._C.DisableTorchFunctionSubclass():
+    with torch._C.DisableTorchFunction():
         data = torch.Tensor.detach(t)
         if data.layout != torch.strided or data.is_quantized or data.device.type != "cpu":
             return None
@@ -337,7 +337,7 @@ def _tensor_form(data):
 def _tensor_record(t):
     """(dtype, shape, bytes, requires_grad, is_parameter, grad, type name, form) of a
     tensor, read without running any __torch_function__ of a subclass."""
-    with torch._C.DisableTorchFunctionSubclass():
+    with torch._C.DisableTorchFunction():
         data = torch.Tensor.detach(t)
         form = _tensor_form(t if _uninitialized(t) else data) \
             if data.device.type != "meta" else None
@@ -415,6 +415,13 @@ def _formed(value, form):
 
 
 def _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad, form=None):
+    # torch's own operations, outside any torch function mode (pyro's conftest sets the
+    # default device, a mode every operation went through) or subclass
+    with torch._C.DisableTorchFunction():
+        return _make_plain_tensor(dtype_name, shape, raw, requires_grad, kind, grad, form)
+
+
+def _make_plain_tensor(dtype_name, shape, raw, requires_grad, kind, grad, form):
     dtype = getattr(torch, str(dtype_name), None)
     if not isinstance(dtype, torch.dtype):
         raise NotData("a tensor of unknown dtype %r" % (dtype_name,))
