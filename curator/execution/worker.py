@@ -445,7 +445,7 @@ class Worker:
         # The worker keeps its copy of the judge's end until the solution is stopped: the
         # judge exiting must not look like an early end of the solution (EOF, then exit 0).
         marks["fork"] = time.monotonic()
-        data, status, timed_out, limit_s = self._wait(pid, read_end, job.limits)
+        data, status, timed_out, limit_s = self._wait(pid, read_end, job.limits, token)
         marks["exit"] = time.monotonic()
         duration = marks["exit"] - started
         os.close(read_end)
@@ -581,9 +581,10 @@ class Worker:
                 how = f"exited with status {os.WEXITSTATUS(status)}"
         return {"ended_early": early, "how": how}
 
-    def _wait(self, pid: int, read_end: int, limits: Limits):
+    def _wait(self, pid: int, read_end: int, limits: Limits, token: str):
         """Collect harness events until the child exits or the deadline passes; the
-        deadline moves when collection says how many tests run (`Limits.wall_limit`).
+        deadline moves when the harness's collection event, a line with this run's
+        token, says how many tests run (`Limits.wall_limit`, never beyond its cap).
         (data, status, timed out, the limit that applied)"""
         started = time.monotonic()
         limit_s = limits.wall_limit()
@@ -591,7 +592,7 @@ class Worker:
         pidfd = os.pidfd_open(pid)
         watched = [read_end, pidfd]
         data = bytearray()
-        seen = {"at": 0, "done": 0, "total": None}
+        seen = {"at": 0, "done": 0, "total": None, "token": token.encode(), "collected": None}
         status, timed_out = None, False
         try:
             while True:
@@ -609,7 +610,7 @@ class Worker:
                     elif len(data) < MAX_EVENT_BYTES:
                         data += chunk
                         self._tell_progress(data, seen)
-                        limit_s = limits.wall_limit(seen["total"])
+                        limit_s = limits.wall_limit(seen["collected"])
                         deadline = started + limit_s
                 if pidfd in ready:
                     _, status = os.waitpid(pid, 0)
@@ -624,14 +625,17 @@ class Worker:
     def _tell_progress(self, data: bytearray, seen: dict) -> None:
         end = data.rfind(b"\n") + 1
         for line in bytes(data[seen["at"]:end]).splitlines():
+            prefix, _, body = line.partition(b" ")
             try:   # the code under test can write here too: this is display only
-                event = json.loads(line.partition(b" ")[2])
+                event = json.loads(body)
             except ValueError:
                 continue
             if not isinstance(event, dict):
                 continue
             if event.get("event") == "collected":
                 seen["total"] = len(event.get("ids") or [])
+                if prefix == seen.get("token"):   # the harness's: the run's limit uses it
+                    seen["collected"] = seen["total"]
             elif event.get("event") == "test" and self.tell is not None and \
                     event.get("outcome") != "deselected":
                 seen["done"] += 1
