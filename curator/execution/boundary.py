@@ -1140,10 +1140,13 @@ def _judge_leaf(value):
 
 
 def _holds_judge_leaf(value):
-    """A judge leaf (`_judge_leaf`), or a tuple or list of a few values holding one: what
-    a module's `named_parameters()` gives, (name, parameter)."""
+    """A judge leaf (`_judge_leaf`), or a tuple, list or dict of a few values holding
+    one: what a module's `named_parameters()` gives, (name, parameter), and its
+    `_parameters`, which `named_parameters` of a module holding the test's reads."""
     if _judge_leaf(value):
         return True
+    if type(value) in (dict, collections.OrderedDict):
+        value = list(value.values())
     return type(value) in (tuple, list) and len(value) <= 16 and \
         any(_judge_leaf(item) for item in value)
 
@@ -3301,6 +3304,22 @@ class SolutionLink:
         self.states_now = states   # for this reply's encoding (unchanged_request_tensor)
         return changed
 
+    def changed_leaves(self):
+        """(index, copy) of the copies of the judge's leaves in the current call's request
+        (a parameter of the test's own module, read through its handle) that this call
+        changed since the judge last saw them: they go with a call of a judge handle, so
+        the judge's code it runs sees them as one process would. pyro's `train` steps
+        Adam over the test's mean function's parameters and calls its forward each step:
+        the judge's forward kept the first values and the test's trend never moved."""
+        changed = []
+        for index, kind in self.origins_of.items():
+            copy = self.request[index] if kind == "leaf" and index < len(self.request) \
+                else None
+            seen = self.versions.get(id(copy)) if copy is not None else None
+            if seen is not None and _tensor_state(copy, seen) != seen:
+                changed.append((index, copy))
+        return changed
+
     def lent_now(self):
         """The closures lent to the judge, with the reply of the judge's top-level call
         (where the arguments they close over come back too)."""
@@ -3365,6 +3384,9 @@ class SolutionLink:
         # value, in the same message (the test's measurement is the object it queued)
         contexts = stacks.active() if op == "call" else {}
         request = (handle, op, name, args, kwargs) + ((contexts,) if contexts else ())
+        pushed = self.changed_leaves() if op == "call" and self.serving else []
+        if pushed:
+            request = (handle, op, name, args, kwargs, contexts, pushed)
         try:
             payload = self.dumps(request)
         except CannotCross:
@@ -3378,10 +3400,14 @@ class SolutionLink:
                 except CannotCross as exc:
                     contexts[key] = stacks.withheld(exc)
             payload = self.dumps(request)
-        with self._asking():
-            reply = self.ask_judge(b"C", payload,
-                                   b"r", in_this_call=bool(self.serving) and op == "call",
-                                   joined=b"j" if op != "call" else None)
+        try:
+            with self._asking():
+                reply = self.ask_judge(b"C", payload,
+                                       b"r", in_this_call=bool(self.serving) and op == "call",
+                                       joined=b"j" if op != "call" else None)
+        finally:
+            for _, copy in pushed:   # the judge's own tensors are as these now
+                self.versions[id(copy)] = _tensor_state(copy)
         if op != "call":
             return reply
         if type(reply) is not tuple or len(reply) != 3 or type(reply[1]) is not list or \
@@ -5063,16 +5089,17 @@ class JudgeLink:
     def _serve_callback_eagerly(self, payload, call_request):
         try:
             request = self._loads(payload)
-            if not isinstance(request, tuple) or len(request) not in (5, 6):
+            if not isinstance(request, tuple) or len(request) not in (5, 6, 7):
                 raise self.violation("a request of the wrong shape")
             handle, op, name, args, kwargs = request[:5]
-            contexts = request[5] if len(request) == 6 else {}
+            contexts = request[5] if len(request) >= 6 else {}
+            pushed = request[6] if len(request) == 7 else []
             if op not in SERVED_OPS or (op == "dunder" and name not in DUNDERS) or \
                     (op in ("getattr", "setattr") and type(name) is not str) or \
                     type(args) is not tuple or type(kwargs) is not dict or \
                     (op == "setattr" and (len(args) != 1 or kwargs)) or \
-                    (len(request) == 6 and (op != "call" or type(contexts) is not dict or
-                                            not contexts)):
+                    (len(request) >= 6 and (op != "call" or type(contexts) is not dict or
+                                            not (contexts or pushed))):
                 # the solution's side only ever asks a handle to be called, read or
                 # iterated: anything else (a patch, a setattr) is not ours to serve
                 raise self.violation("a request the boundary does not serve (%r)" % (op,))
@@ -5080,6 +5107,8 @@ class JudgeLink:
                 target = self.own_object(handle)
             except NotData as exc:
                 raise self.violation(str(exc)) from None
+            if pushed:
+                self.adopt_pushed(pushed, call_request[0])
             if op == "getattr":
                 _check_readable(target, name)
             if op == "setattr":
@@ -5121,6 +5150,24 @@ class JudgeLink:
             raise
         except BaseException as exc:
             self._send(b"e", self.dumps(exception_record(exc)))
+
+    def adopt_pushed(self, pushed, request):
+        """What the solution did to its copies of this call's leaves (see
+        SolutionLink.changed_leaves), copied into the judge's own before the callback
+        runs, as the reply's in-place list is at the end of the call: only a leaf of the
+        judge's this call sent, named by its index in the call's request."""
+        if type(pushed) is not list or len(pushed) > len(request) or not all(
+                type(item) is tuple and len(item) == 2 and type(item[0]) is int and
+                0 <= item[0] < len(request) and isinstance(item[1], torch.Tensor)
+                for item in pushed):
+            raise self.violation("leaves of the wrong shape")
+        for index, copy in pushed:
+            target = request[index]
+            sent = self.leaves_sent.get((id(request), id(target)))
+            if sent is None or sent[0] != index or not _judge_leaf(target):
+                raise self.violation("a change to a tensor the call did not send as a leaf")
+            _into_tensor(self, target, copy, {}, {}, {}, 0)
+            self.leaves_sent[(id(request), id(target))] = (index, _tensor_state(target))
 
     def runs_solution_code(self, value):
         """Whether calling (or using) `value` runs code of the solution process: a remote

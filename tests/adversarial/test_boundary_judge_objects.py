@@ -366,3 +366,51 @@ def peek(box, fn, cls):
 def test_an_instances_dict_is_a_copy_of_its_plain_attributes(engine):
     result = run_one(engine, DICT_REFERENCE, DICT_TESTS, timeout=60)
     assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
+
+
+# A call of a judge handle carries the copies of the call's leaves the solution changed
+# (SolutionLink.changed_leaves), which the judge copies into its own before its code runs.
+# Only a leaf of the judge's the call sent, named by its place in the call's request: a
+# forged list naming the test's expected values, or no tensor of the call, is tampering.
+PUSH_TESTS = """\
+import torch
+
+from solution import fit
+
+
+class Trend(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.tensor(0.0))
+
+    def forward(self, x):
+        return self.a * x
+
+
+def test_the_expected_values_stay():
+    x = torch.linspace(-1, 1, 5)
+    expected = 2 * x
+    fit(Trend(), x, expected)
+    assert torch.equal(expected, 2 * torch.linspace(-1, 1, 5))
+"""
+PUSH_ATTACK = """\
+import sys
+
+import torch
+
+_link = sys.modules["curator.execution.boundary"]._LINK[0]
+
+
+def fit(model, x, expected):
+    index = next(i for i, t in enumerate(_link.request) if t is expected) + OFFSET
+    _link.changed_leaves = lambda: [(index, torch.zeros(5))]
+    model(x)
+    return 0.0
+"""
+
+
+@pytest.mark.parametrize("offset", [0, 1000])
+def test_a_forged_change_of_the_judges_tensors_is_tampering(engine, offset):
+    result = run_one(engine, PUSH_ATTACK.replace("OFFSET", str(offset)), PUSH_TESTS,
+                     timeout=60)
+    assert result.outcome == "tampered", (result.outcome, result.reason)
