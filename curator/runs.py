@@ -51,6 +51,14 @@ REPO_PREPARING = {"repo_preparer": "curator.repos.environments:materialize"}
 # limit is the measured time rule below.
 FIRST_TIMEOUT_S = 900.0
 DEFAULT_TIMEOUT_S = FIRST_TIMEOUT_S
+# ...which grows with the tests it collects: a node id may name a file of many tests (pyro's
+# tests/infer/test_inference.py, 68, of which RWS's took 133 s across the boundary alone:
+# the first run timed out after 19 tests, and so did the triage). FIRST_PER_TEST_S for
+# each collected test, never beyond FIRST_MAX_TIMEOUT_S (nor below the first limit). A
+# workspace that sets its own first limit ([execution] first_timeout_s or timeout_s) gets
+# that limit alone.
+FIRST_PER_TEST_S = 30.0
+FIRST_MAX_TIMEOUT_S = 3600.0
 TIMEOUT_FLOOR_S = 10.0
 TIMEOUT_FACTOR = 10.0
 
@@ -70,7 +78,9 @@ def default_limits(store: Store, workspace: Workspace | None, problem: Problem,
 
     A fixed limit fails correct solutions on slow machines, so it scales with the
     reference's own measured time; until the reference has been timed, the generous
-    first limit ([execution] first_timeout_s, FIRST_TIMEOUT_S). A repository problem's
+    first limit ([execution] first_timeout_s; by default FIRST_TIMEOUT_S, which grows by
+    FIRST_PER_TEST_S for each test the run collects, up to FIRST_MAX_TIMEOUT_S,
+    `Limits.wall_limit`: a file of many tests is one node id). A repository problem's
     reference is timed in its repository's current environment: a time measured before
     that environment was built (other libraries: a rebuild that adds tensorflow makes
     collection alone take seconds) does not count, nor does one measured on other tests
@@ -93,6 +103,9 @@ def default_limits(store: Store, workspace: Workspace | None, problem: Problem,
     if measured is None:
         first = conf.first_timeout_s if conf.first_timeout_s is not None else conf.timeout_s
         limits.timeout_s = FIRST_TIMEOUT_S if first is None else first
+        if first is None:   # a first limit of the workspace's own is the limit
+            limits.per_test_s = FIRST_PER_TEST_S
+            limits.max_timeout_s = FIRST_MAX_TIMEOUT_S
     else:
         floor = TIMEOUT_FLOOR_S if conf.timeout_floor_s is None else conf.timeout_floor_s
         factor = TIMEOUT_FACTOR if conf.timeout_factor is None else conf.timeout_factor

@@ -273,7 +273,7 @@ def _tensor_state(t, seen=None):
 def _values_digest(t):
     """The digest of a dense CPU tensor's values, with its shape, strides and dtype; None
     for one with no values here (meta, sparse, quantized, another device)."""
-    with torch._C.DisableTorchFunctionSubclass():
+    with torch._C.DisableTorchFunction():
         data = torch.Tensor.detach(t)
         if data.layout != torch.strided or data.is_quantized or data.device.type != "cpu":
             return None
@@ -337,7 +337,7 @@ def _tensor_form(data):
 def _tensor_record(t):
     """(dtype, shape, bytes, requires_grad, is_parameter, grad, type name, form) of a
     tensor, read without running any __torch_function__ of a subclass."""
-    with torch._C.DisableTorchFunctionSubclass():
+    with torch._C.DisableTorchFunction():
         data = torch.Tensor.detach(t)
         form = _tensor_form(t if _uninitialized(t) else data) \
             if data.device.type != "meta" else None
@@ -415,6 +415,13 @@ def _formed(value, form):
 
 
 def _make_tensor(dtype_name, shape, raw, requires_grad, kind, grad, form=None):
+    # torch's own operations, outside any torch function mode (pyro's conftest sets the
+    # default device, a mode every operation went through) or subclass
+    with torch._C.DisableTorchFunction():
+        return _make_plain_tensor(dtype_name, shape, raw, requires_grad, kind, grad, form)
+
+
+def _make_plain_tensor(dtype_name, shape, raw, requires_grad, kind, grad, form):
     dtype = getattr(torch, str(dtype_name), None)
     if not isinstance(dtype, torch.dtype):
         raise NotData("a tensor of unknown dtype %r" % (dtype_name,))
@@ -1140,10 +1147,13 @@ def _judge_leaf(value):
 
 
 def _holds_judge_leaf(value):
-    """A judge leaf (`_judge_leaf`), or a tuple or list of a few values holding one: what
-    a module's `named_parameters()` gives, (name, parameter)."""
+    """A judge leaf (`_judge_leaf`), or a tuple, list or dict of a few values holding
+    one: what a module's `named_parameters()` gives, (name, parameter), and its
+    `_parameters`, which `named_parameters` of a module holding the test's reads."""
     if _judge_leaf(value):
         return True
+    if type(value) in (dict, collections.OrderedDict):
+        value = list(value.values())
     return type(value) in (tuple, list) and len(value) <= 16 and \
         any(_judge_leaf(item) for item in value)
 
@@ -2414,7 +2424,7 @@ class SolutionPickler(_Pickler):
                 # resolves for classes, dtypes and ufuncs only: a function served here
                 # (a correct `return np.mean` was `tampered`: "sent numpy.mean")
                 return _s, (link.handle(obj), "function", _callable_info(obj))
-            return NotImplemented
+            return _reduce_once(link, obj)
         view = _dict_view(obj) or _stdlib_held(obj) or _weak_reference(obj) or \
             _sync_primitive(obj) or _typing_form(obj)
         if view is not None:
@@ -2438,6 +2448,31 @@ class SolutionPickler(_Pickler):
             raise CannotCross("a value of type %s" % note)
         state = _instance_state(obj)
         return _m, (link.handle(obj), link.class_info(cls)), state
+
+
+# (thread, id) of the library objects whose own reduction (`__reduce_ex__`, its
+# `__getstate__`) is running in this process, for `_reduce_once`
+_REDUCING = set()
+
+
+def _reduce_once(link, obj):
+    """A library object's own reduction, as pickle would make it (copyreg's table, then
+    `__reduce_ex__`), unless that reduction is running already: a `__getstate__` that
+    calls the judge, whose request holds the object again, would reduce it again without
+    end (pyro's PyroModule.__getstate__ walks `self.parameters()`, which calls
+    `named_modules(memo, ...)` on the test's own submodule, a judge handle, with `memo`
+    holding the module being encoded: `train(gpmodule)` with a test's mean function
+    ended in RecursionError). The object inside its own reduction goes as a handle of
+    this process's object, which it is."""
+    key = (threading.get_ident(), id(obj))
+    if key in _REDUCING:
+        return _s, (link.handle(obj), "object", None)
+    reduce = copyreg.dispatch_table.get(type(obj))
+    _REDUCING.add(key)
+    try:
+        return reduce(obj) if reduce is not None else obj.__reduce_ex__(PROTOCOL)
+    finally:
+        _REDUCING.discard(key)
 
 
 def _library_function_by_name(obj):
@@ -3293,6 +3328,22 @@ class SolutionLink:
         self.states_now = states   # for this reply's encoding (unchanged_request_tensor)
         return changed
 
+    def changed_leaves(self):
+        """(index, copy) of the copies of the judge's leaves in the current call's request
+        (a parameter of the test's own module, read through its handle) that this call
+        changed since the judge last saw them: they go with a call of a judge handle, so
+        the judge's code it runs sees them as one process would. pyro's `train` steps
+        Adam over the test's mean function's parameters and calls its forward each step:
+        the judge's forward kept the first values and the test's trend never moved."""
+        changed = []
+        for index, kind in self.origins_of.items():
+            copy = self.request[index] if kind == "leaf" and index < len(self.request) \
+                else None
+            seen = self.versions.get(id(copy)) if copy is not None else None
+            if seen is not None and _tensor_state(copy, seen) != seen:
+                changed.append((index, copy))
+        return changed
+
     def lent_now(self):
         """The closures lent to the judge, with the reply of the judge's top-level call
         (where the arguments they close over come back too)."""
@@ -3377,6 +3428,9 @@ class SolutionLink:
         # value, in the same message (the test's measurement is the object it queued)
         contexts = stacks.active() if op == "call" else {}
         request = (handle, op, name, args, kwargs) + ((contexts,) if contexts else ())
+        pushed = self.changed_leaves() if op == "call" and self.serving else []
+        if pushed:
+            request = (handle, op, name, args, kwargs, contexts, pushed)
         try:
             payload = self.dumps(request)
         except CannotCross:
@@ -3390,10 +3444,14 @@ class SolutionLink:
                 except CannotCross as exc:
                     contexts[key] = stacks.withheld(exc)
             payload = self.dumps(request)
-        with self._asking():
-            reply = self.ask_judge(b"C", payload,
-                                   b"r", in_this_call=bool(self.serving) and op == "call",
-                                   joined=b"j" if op != "call" else None)
+        try:
+            with self._asking():
+                reply = self.ask_judge(b"C", payload,
+                                       b"r", in_this_call=bool(self.serving) and op == "call",
+                                       joined=b"j" if op != "call" else None)
+        finally:
+            for _, copy in pushed:   # the judge's own tensors are as these now
+                self.versions[id(copy)] = _tensor_state(copy)
         if op != "call":
             return reply
         if type(reply) is not tuple or len(reply) != 3 or type(reply[1]) is not list or \
@@ -3998,10 +4056,28 @@ def _judge_clone(target):
 
 
 def _check_readable(target, name):
-    if (name.startswith("__") and name.endswith("__") and name not in READABLE_DUNDERS) \
+    if (name.startswith("__") and name.endswith("__") and name not in READABLE_DUNDERS
+            and not (name == "__dict__" and _plain_instance(target))) \
             or isinstance(target, INTROSPECTION_TYPES):
         raise AttributeError("%r of a judge object is not served across the boundary"
                              % (name,))
+
+
+def _plain_instance(target):
+    """Whether a judge object's `__dict__` is served: an instance's, never a class's,
+    module's or function's (a namespace of code)."""
+    return not isinstance(target, UNWRITABLE_TYPES) and \
+        isinstance(getattr(target, "__dict__", None), dict)
+
+
+def _attribute_dict(target):
+    """`obj.__dict__` of a judge instance, for the solution process: a copy of its plain
+    attributes (what reading each by name gives; no dunder, as `_check_readable`), never
+    the judge's dict itself. pyro's Parameterized._load_pyro_samples asks
+    `"_pyro_samples" in module.__dict__` of every submodule, the test's own mean function
+    among them (`train(gpmodule)` failed with an AttributeError)."""
+    return {key: value for key, value in target.__dict__.items()
+            if type(key) is str and not (key.startswith("__") and key.endswith("__"))}
 
 
 def apply_op(module, self_obj, op, name, args, kwargs):
@@ -5094,16 +5170,17 @@ class JudgeLink:
     def _serve_callback_eagerly(self, payload, call_request):
         try:
             request = self._loads(payload)
-            if not isinstance(request, tuple) or len(request) not in (5, 6):
+            if not isinstance(request, tuple) or len(request) not in (5, 6, 7):
                 raise self.violation("a request of the wrong shape")
             handle, op, name, args, kwargs = request[:5]
-            contexts = request[5] if len(request) == 6 else {}
+            contexts = request[5] if len(request) >= 6 else {}
+            pushed = request[6] if len(request) == 7 else []
             if op not in SERVED_OPS or (op == "dunder" and name not in DUNDERS) or \
                     (op in ("getattr", "setattr") and type(name) is not str) or \
                     type(args) is not tuple or type(kwargs) is not dict or \
                     (op == "setattr" and (len(args) != 1 or kwargs)) or \
-                    (len(request) == 6 and (op != "call" or type(contexts) is not dict or
-                                            not contexts)):
+                    (len(request) >= 6 and (op != "call" or type(contexts) is not dict or
+                                            not (contexts or pushed))):
                 # the solution's side only ever asks a handle to be called, read or
                 # iterated: anything else (a patch, a setattr) is not ours to serve
                 raise self.violation("a request the boundary does not serve (%r)" % (op,))
@@ -5111,6 +5188,8 @@ class JudgeLink:
                 target = self.own_object(handle)
             except NotData as exc:
                 raise self.violation(str(exc)) from None
+            if pushed:
+                self.adopt_pushed(pushed, call_request[0])
             if op == "getattr":
                 _check_readable(target, name)
             if op == "setattr":
@@ -5125,6 +5204,8 @@ class JudgeLink:
             with recording as recorded:
                 if op == "clone":
                     result = _judge_clone(target)
+                elif op == "getattr" and name == "__dict__":
+                    result = _attribute_dict(target)
                 else:
                     result = apply_op(None, target, op, name, args, kwargs)
             # a call's value: its tensors that require grad join the open call's request
@@ -5150,6 +5231,24 @@ class JudgeLink:
             raise
         except BaseException as exc:
             self._send(b"e", self.dumps(exception_record(exc)))
+
+    def adopt_pushed(self, pushed, request):
+        """What the solution did to its copies of this call's leaves (see
+        SolutionLink.changed_leaves), copied into the judge's own before the callback
+        runs, as the reply's in-place list is at the end of the call: only a leaf of the
+        judge's this call sent, named by its index in the call's request."""
+        if type(pushed) is not list or len(pushed) > len(request) or not all(
+                type(item) is tuple and len(item) == 2 and type(item[0]) is int and
+                0 <= item[0] < len(request) and isinstance(item[1], torch.Tensor)
+                for item in pushed):
+            raise self.violation("leaves of the wrong shape")
+        for index, copy in pushed:
+            target = request[index]
+            sent = self.leaves_sent.get((id(request), id(target)))
+            if sent is None or sent[0] != index or not _judge_leaf(target):
+                raise self.violation("a change to a tensor the call did not send as a leaf")
+            _into_tensor(self, target, copy, {}, {}, {}, 0)
+            self.leaves_sent[(id(request), id(target))] = (index, _tensor_state(target))
 
     def runs_solution_code(self, value):
         """Whether calling (or using) `value` runs code of the solution process: a remote

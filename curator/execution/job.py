@@ -35,6 +35,23 @@ class Limits:
     file_mb: int = 512
     open_files: int = 256
     output_kb: int = 64
+    # A limit that grows with the tests the run collects (a reference never timed, whose
+    # node ids may name a file of many tests): per_test_s for each, at most
+    # max_timeout_s, never below timeout_s (`wall_limit`). 0: timeout_s alone.
+    per_test_s: float = 0.0
+    max_timeout_s: float = 0.0
+
+    def wall_limit(self, collected: int | None = None) -> float:
+        """The wall-clock limit of a run that collected `collected` tests (None: not
+        known yet, the limit is timeout_s until collection ends)."""
+        if self.per_test_s <= 0 or not collected:
+            return self.timeout_s
+        return max(self.timeout_s, min(self.max_timeout_s, self.per_test_s * collected))
+
+    def longest(self) -> float:
+        """The most `wall_limit` can give: what CPU limits and safety nets allow."""
+        return max(self.timeout_s, self.max_timeout_s) if self.per_test_s > 0 \
+            else self.timeout_s
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -289,7 +289,9 @@ class WorkerProcess:
             self._read_message(time.monotonic() + GRACE_S)  # {"started": job_id}
         except WorkerDied as exc:
             raise WorkerLost(str(exc)) from None
-        deadline = time.monotonic() + job.limits.timeout_s + GRACE_S
+        # the worker enforces the run's limit; this is the net for a worker that stopped
+        # answering, at the most the limit can grow to (`Limits.wall_limit`)
+        deadline = time.monotonic() + job.limits.longest() + GRACE_S
         message = self._read_message(deadline)
         while "progress" in message:   # a test finished: for display only
             watcher = TEST_WATCHERS.get(job.job_id)

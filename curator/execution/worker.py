@@ -51,7 +51,7 @@ from curator.execution.harness import (
     install_shadow,
 )
 from curator.execution.harness import TRUSTED_VAR as TRUSTED_ENV
-from curator.execution.job import Job, RunResult
+from curator.execution.job import Job, Limits, RunResult
 
 RESULT_FD = 3
 RUN_CACHE_PARENT = ".curator-cache"   # /tmp/.curator-cache (root's alone) holds the run cache
@@ -450,7 +450,7 @@ class Worker:
         # The worker keeps its copy of the judge's end until the solution is stopped: the
         # judge exiting must not look like an early end of the solution (EOF, then exit 0).
         marks["fork"] = time.monotonic()
-        data, status, timed_out = self._wait(pid, read_end, job.limits.timeout_s)
+        data, status, timed_out, limit_s = self._wait(pid, read_end, job.limits, token)
         marks["exit"] = time.monotonic()
         duration = marks["exit"] - started
         os.close(read_end)
@@ -499,7 +499,7 @@ class Worker:
         exit_signal = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) \
             else None
         decided = verdict.decide(events, expected, exit_code=exit_code, exit_signal=exit_signal,
-                                 timed_out=timed_out, timeout_s=job.limits.timeout_s,
+                                 timed_out=timed_out, timeout_s=limit_s,
                                  stderr_tail=stderr[-4000:], uncollected_ok=job.repo_backed)
         decided = verdict.against_baseline(decided, job.baseline, strict=not job.reference)
         if events.rebuilt:
@@ -521,7 +521,7 @@ class Worker:
         env["timing"] = run_timing(marks, events, decided.tests, time.monotonic(), entered)
         return RunResult(job.job_id, job.problem_id, decided.outcome, tests=decided.tests,
                          duration_s=round(duration, 6), stdout=stdout, stderr=stderr,
-                         reason=decided.reason, env=env, timeout_s=job.limits.timeout_s,
+                         reason=decided.reason, env=env, timeout_s=limit_s,
                          evidence=decided.evidence)
 
     def needs_restart(self) -> bool:
@@ -588,13 +588,18 @@ class Worker:
                 how = f"exited with status {os.WEXITSTATUS(status)}"
         return {"ended_early": early, "how": how}
 
-    def _wait(self, pid: int, read_end: int, timeout_s: float):
-        """Collect harness events until the child exits or the deadline passes."""
-        deadline = time.monotonic() + timeout_s
+    def _wait(self, pid: int, read_end: int, limits: Limits, token: str):
+        """Collect harness events until the child exits or the deadline passes; the
+        deadline moves when the harness's collection event, a line with this run's
+        token, says how many tests run (`Limits.wall_limit`, never beyond its cap).
+        (data, status, timed out, the limit that applied)"""
+        started = time.monotonic()
+        limit_s = limits.wall_limit()
+        deadline = started + limit_s
         pidfd = os.pidfd_open(pid)
         watched = [read_end, pidfd]
         data = bytearray()
-        seen = {"at": 0, "done": 0, "total": None}
+        seen = {"at": 0, "done": 0, "total": None, "token": token.encode(), "collected": None}
         status, timed_out = None, False
         try:
             while True:
@@ -612,27 +617,32 @@ class Worker:
                     elif len(data) < MAX_EVENT_BYTES:
                         data += chunk
                         self._tell_progress(data, seen)
+                        limit_s = limits.wall_limit(seen["collected"])
+                        deadline = started + limit_s
                 if pidfd in ready:
                     _, status = os.waitpid(pid, 0)
                     break
         finally:
             os.close(pidfd)
         data += _drain(read_end)
-        return bytes(data[:MAX_EVENT_BYTES]), status, timed_out
+        return bytes(data[:MAX_EVENT_BYTES]), status, timed_out, limit_s
 
     tell = None   # main() sets it: each finished test, to the engine (display only)
 
     def _tell_progress(self, data: bytearray, seen: dict) -> None:
         end = data.rfind(b"\n") + 1
         for line in bytes(data[seen["at"]:end]).splitlines():
+            prefix, _, body = line.partition(b" ")
             try:   # the code under test can write here too: this is display only
-                event = json.loads(line.partition(b" ")[2])
+                event = json.loads(body)
             except ValueError:
                 continue
             if not isinstance(event, dict):
                 continue
             if event.get("event") == "collected":
                 seen["total"] = len(event.get("ids") or [])
+                if prefix == seen.get("token"):   # the harness's: the run's limit uses it
+                    seen["collected"] = seen["total"]
             elif event.get("event") == "test" and self.tell is not None and \
                     event.get("outcome") != "deselected":
                 seen["done"] += 1
@@ -823,7 +833,7 @@ class Worker:
         base = COLD_BASE_MB << 20 if cold else sandbox.vm_size_bytes()
         sandbox.apply_rlimits(
             address_space=base + (limits.memory_mb << 20),
-            cpu_s=max(1, math.ceil(limits.timeout_s)) + 1,
+            cpu_s=max(1, math.ceil(limits.longest())) + 1,
             # With a pids cgroup per slot the per-uid RLIMIT_NPROC, shared by every run of
             # this uid on the host, is not needed and would let runs starve each other.
             processes=None if self.settings.slot_cgroup else
@@ -1144,7 +1154,7 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
                             "limits": spec.get("limits") or {}}).limits
     sandbox.apply_rlimits(
         address_space=sandbox.vm_size_bytes() + (limits.memory_mb << 20),
-        cpu_s=max(1, math.ceil(limits.timeout_s)) + 1,
+        cpu_s=max(1, math.ceil(limits.longest())) + 1,
         processes=None if settings.slot_cgroup else settings.nproc_base + limits.processes,
         file_bytes=limits.file_mb << 20,
         open_files=limits.open_files)

@@ -319,3 +319,98 @@ def test_other_torch_functions_stay_handles(engine, name):
     result = run_one(engine, attack, LIBRARY_FUNCTION_ATTACK_TESTS, timeout=60)
     assert result.outcome not in ("passed", "tampered"), (name, result.reason)
     assert "ran after the call returned" in (result.reason or ""), (name, result.reason)
+
+
+# `obj.__dict__` of the test's own instance is served (pyro's Parameterized asks
+# `"_pyro_samples" in module.__dict__` of the test's own mean function): a copy of its
+# plain attributes. Never a class's, function's or module's namespace, never a dunder it
+# holds, and never the judge's dict itself.
+DICT_TESTS = """\
+from solution import peek
+
+
+class Box:
+    SECRET = 41
+
+    def __init__(self, value):
+        self.value = value
+        self.__marker__ = "hidden"
+
+    def read(self):
+        return self.value
+
+
+def double(x):
+    return 2 * x
+
+
+def test_an_instances_attributes():
+    box = Box(3)
+    assert peek(box, double, Box) == {"value": 3, "seen": ["value"]}
+    assert box.value == 3 and box.__dict__ == {"value": 3, "__marker__": "hidden"}
+"""
+DICT_REFERENCE = """\
+def peek(box, fn, cls):
+    out = dict(box.__dict__)
+    out["seen"] = sorted(vars(box))
+    box.__dict__["value"] = 99   # a copy: the test's box keeps its value
+    for name, what in (("function", fn), ("class", cls), ("method", box.read)):
+        try:
+            out[name] = what.__dict__
+        except AttributeError:
+            pass
+    return out
+"""
+
+
+def test_an_instances_dict_is_a_copy_of_its_plain_attributes(engine):
+    result = run_one(engine, DICT_REFERENCE, DICT_TESTS, timeout=60)
+    assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
+
+
+# A call of a judge handle carries the copies of the call's leaves the solution changed
+# (SolutionLink.changed_leaves), which the judge copies into its own before its code runs.
+# Only a leaf of the judge's the call sent, named by its place in the call's request: a
+# forged list naming the test's expected values, or no tensor of the call, is tampering.
+PUSH_TESTS = """\
+import torch
+
+from solution import fit
+
+
+class Trend(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.tensor(0.0))
+
+    def forward(self, x):
+        return self.a * x
+
+
+def test_the_expected_values_stay():
+    x = torch.linspace(-1, 1, 5)
+    expected = 2 * x
+    fit(Trend(), x, expected)
+    assert torch.equal(expected, 2 * torch.linspace(-1, 1, 5))
+"""
+PUSH_ATTACK = """\
+import sys
+
+import torch
+
+_link = sys.modules["curator.execution.boundary"]._LINK[0]
+
+
+def fit(model, x, expected):
+    index = next(i for i, t in enumerate(_link.request) if t is expected) + OFFSET
+    _link.changed_leaves = lambda: [(index, torch.zeros(5))]
+    model(x)
+    return 0.0
+"""
+
+
+@pytest.mark.parametrize("offset", [0, 1000])
+def test_a_forged_change_of_the_judges_tensors_is_tampering(engine, offset):
+    result = run_one(engine, PUSH_ATTACK.replace("OFFSET", str(offset)), PUSH_TESTS,
+                     timeout=60)
+    assert result.outcome == "tampered", (result.outcome, result.reason)

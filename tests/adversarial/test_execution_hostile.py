@@ -372,14 +372,6 @@ def test_eq():
 WRONG_ADD = "\ndef add(a, b):\n    return a * 0\n"
 
 
-def _tampered(result, *words):
-    assert result.outcome == "tampered", (result.outcome, result.reason, result.stderr[-2000:])
-    assert result.evidence and result.reason
-    text = " ".join(result.evidence)
-    for word in words:
-        assert word in text, result.evidence
-
-
 def _fails_honestly(result):
     # The trick ran in the solution's own process; the judge, in another process, saw
     # only the wrong answer.
@@ -866,10 +858,11 @@ def test_a_fork_flood_does_not_starve_the_run_on_the_other_worker(engine):
 @pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
 def test_repo_backed_candidate_patching_pytest_does_not_pass(engine, tmp_path, warm):
     # The candidate's module is imported by the repository's conftest.py, before pytest
-    # calls any plugin's pytest_configure. Warm: the module is the candidate's alone (the
+    # calls any plugin's pytest_configure. The module is the candidate's alone (the
     # repository has no such file), so the judge's is a proxy for the solution process,
-    # where the patch changes only that process; the wrong answer fails. Cold: the
-    # harness takes its identities before the first conftest is imported: tampered.
+    # where the patch changes only that process; the wrong answer fails. Without a warm
+    # worker the same: a candidate never runs cold (in pytest's own process) but in a
+    # worker started for its run alone.
     from curator.execution.engine import Engine
 
     repo = tmp_path / "repo"
@@ -893,11 +886,9 @@ def test_repo_backed_candidate_patching_pytest_does_not_pass(engine, tmp_path, w
     with Engine(workers=1, isolation=engine.isolation, warm_repos=warm) as runs:
         results = list(runs.run([repo_job(good)])) + list(runs.run([repo_job(bad)]))
     assert results[0].outcome == "passed", (results[0].reason, results[0].stderr[-2000:])
-    if warm:
-        assert results[1].outcome == "failed", (results[1].outcome, results[1].reason)
-        assert results[0].env.get("boundary") and results[1].env.get("boundary")
-    else:
-        _tampered(results[1], "Function.runtest")
+    assert results[1].outcome == "failed", (results[1].outcome, results[1].reason)
+    assert results[0].env.get("boundary") and results[1].env.get("boundary")
+    assert {r.env["repo_run"] for r in results} == {"warm" if warm else "fresh"}
 
 
 COMPILING_TESTS = """\

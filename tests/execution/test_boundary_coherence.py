@@ -370,3 +370,62 @@ def test_a_repository_hook_on_the_tests_own_model_stays_after_the_call(engine, t
     reference, candidate = (results[j.job_id] for j in jobs)
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert candidate.outcome == "failed", (candidate.reason, candidate.stdout[-3000:])
+
+
+# The solution's own optimizer over the parameters of the test's own module, read through
+# its handle (pyro's `train(gpmodule)`: Adam over `gpmodule.parameters()`, which holds the
+# test's mean function, whose forward runs in the judge each step). The optimizer stepped
+# the solution's copies while the judge's forward kept the first values, so the gradient
+# never moved and the test's trend stayed where it started ("0.0 vs 2"). A call of a judge
+# handle now carries the copies of its leaves the call changed, and the judge's own take
+# their values before its code runs; a module's `_parameters`, read by `named_parameters`
+# of a library module holding the test's, joins the call as `named_parameters()` does.
+OPTIMIZE_TESTS = """\
+import torch
+
+from solution import fit
+
+
+class Trend(torch.nn.Module):   # the test's own class: a handle in the solution process
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.tensor(0.0))
+        self.b = torch.nn.Parameter(torch.tensor(1.0))
+
+    def forward(self, x):
+        return self.a * x + self.b
+
+
+def test_the_tests_module_inside_a_library_module_is_fitted():
+    trend = Trend()
+    x = torch.linspace(-1, 1, 21)
+    loss = fit(torch.nn.Sequential(trend), x, 2 * x + 3)
+    assert loss < 1e-6
+    assert abs(trend.a.item() - 2) < 1e-3 and abs(trend.b.item() - 3) < 1e-3
+
+
+def test_the_tests_module_itself_is_fitted():
+    trend = Trend()
+    x = torch.linspace(-1, 1, 21)
+    assert fit(trend, x, 2 * x + 3) < 1e-6
+    assert abs(trend.a.item() - 2) < 1e-3 and abs(trend.b.item() - 3) < 1e-3
+"""
+OPTIMIZE_REFERENCE = """\
+import torch
+
+
+def fit(model, x, y, steps=100):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+"""
+# wrong: a learning rate too small to get there in 100 steps
+OPTIMIZE_WRONG = OPTIMIZE_REFERENCE.replace("lr=0.5", "lr=0.01")
+
+
+def test_the_solutions_optimizer_moves_the_tests_module_between_its_calls(engine):
+    _reference_passes_and_wrong_fails(engine, OPTIMIZE_REFERENCE, OPTIMIZE_WRONG, OPTIMIZE_TESTS)

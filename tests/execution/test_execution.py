@@ -133,6 +133,26 @@ def test_good_and_wrong_solutions(engine):
     assert wrong.reason.startswith("test_solution.py::test_small failed")
 
 
+# A limit that grows with the tests a run collects (a reference never timed, whose node id
+# names a file of many tests: pyro's tests/infer/test_inference.py timed out after 19 of
+# its 68 tests in the fixed first limit, and so did its triage), never beyond its cap.
+SLOW_TESTS = "import time\n\nfrom solution import add\n\n" + "".join(
+    f"\ndef test_{n}():\n    time.sleep(1.2)\n    assert add(1, 2) == 3\n\n" for n in range(4))
+
+
+def test_a_limit_per_test_grows_with_the_tests_collected_up_to_its_cap(engine):
+    grown = run_one(engine, GOOD_SOLUTION, SLOW_TESTS, timeout=3.0, per_test_s=2.0,
+                    max_timeout_s=12.0)
+    assert grown.outcome == "passed", (grown.reason, grown.stdout[-2000:])
+    assert grown.timeout_s == 8.0   # 4 tests of 2 s each
+    capped = run_one(engine, GOOD_SOLUTION, SLOW_TESTS, timeout=3.0, per_test_s=2.0,
+                     max_timeout_s=3.5)
+    assert capped.outcome == "timeout", (capped.outcome, capped.reason)
+    assert capped.reason == "wall-clock limit of 3.5 s exceeded", capped.reason
+    fixed = run_one(engine, GOOD_SOLUTION, SLOW_TESTS, timeout=3.0)
+    assert fixed.outcome == "timeout" and fixed.timeout_s == 3.0, fixed.reason
+
+
 def test_empty_solution_is_no_code(engine):
     result = run_one(engine, "  \n")
     assert result.outcome == "no_code"
@@ -358,9 +378,15 @@ def test_record_latest_and_history(store):
 
 def test_timeout_scales_with_the_reference_time(store, workspace):
     problem = problem_store.all_problems(store)[0]
-    assert runs.default_limits(store, workspace, problem).timeout_s == runs.DEFAULT_TIMEOUT_S
+    first = runs.default_limits(store, workspace, problem)
+    assert first.timeout_s == runs.DEFAULT_TIMEOUT_S
+    # the first limit grows with the tests the run collects, up to its cap
+    assert first.wall_limit(None) == first.wall_limit(3) == runs.FIRST_TIMEOUT_S
+    assert first.wall_limit(68) == 68 * runs.FIRST_PER_TEST_S
+    assert first.wall_limit(10_000) == first.longest() == runs.FIRST_MAX_TIMEOUT_S
     runs.record(store, _result(problem.id, duration=0.2), "reference", "h")
-    assert runs.default_limits(store, workspace, problem).timeout_s == runs.TIMEOUT_FLOOR_S
+    measured = runs.default_limits(store, workspace, problem)
+    assert measured.timeout_s == measured.wall_limit(10_000) == runs.TIMEOUT_FLOOR_S
     runs.record(store, _result(problem.id, duration=3.0), "reference", "h")
     assert runs.default_limits(store, workspace, problem).timeout_s == 30.0
     assert runs.default_limits(store, workspace, problem, timeout=4).timeout_s == 4
