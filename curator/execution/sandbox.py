@@ -584,15 +584,16 @@ def confine_writes(own: str, follow: str | None = None, proc_view: bool = False)
             _capset(0)   # every capability the new user namespace gave
 
 
-def _map_own_ids(libc, uid: int, gid: int) -> None:
-    """The new user namespace maps this process's uid and gid to themselves."""
+def _map_own_ids(libc, uid: int, gid: int, proc: str = "/proc") -> None:
+    """The new user namespace maps this process's uid and gid to themselves (written
+    through `proc`, a view of /proc where /proc itself is read-only by then)."""
     # /proc/self is its own only while it is dumpable (not after a change of uid)
     dumpable = libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
     _prctl(PR_SET_DUMPABLE, 1)
     try:
         for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
                            ("gid_map", f"{gid} {gid} 1")):
-            with open(f"/proc/self/{name}", "w") as fh:
+            with open(os.path.join(proc, "self", name), "w") as fh:
                 fh.write(text)
     finally:
         if dumpable != 1:
@@ -702,16 +703,7 @@ class CallMounts:
         _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
         try:
             view = os.path.join(own, PROC_VIEW)
-            dumpable = libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
-            _prctl(PR_SET_DUMPABLE, 1)   # /proc/self is its own only while dumpable
-            try:
-                for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
-                                   ("gid_map", f"{gid} {gid} 1")):
-                    with open(os.path.join(view, "self", name), "w") as fh:
-                        fh.write(text)
-            finally:
-                if dumpable != 1:
-                    _prctl(PR_SET_DUMPABLE, 0)
+            _map_own_ids(libc, uid, gid, proc=view)
             _mount_setattr(libc, view, AT_RECURSIVE, attr_set=MOUNT_ATTR_RDONLY)
             ours, pid = cls._spawn(own, judge_root, python, uid)
         finally:   # the process keeps nothing of the new namespace's power
