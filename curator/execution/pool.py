@@ -613,35 +613,15 @@ class LocalPool(Pool):
         repository's own module): it is the baseline, trusted like the repository. Any
         other text (a sample, a stub, a mutant) runs across the judge/solution boundary
         or not at all: in a worker of its own, started for this run without the warm
-        one's preloads (what kept a warm worker from starting, or none of it)."""
-        if not job.reference:
-            return self._run_fresh_across(slot, job)
+        one's preloads (what kept a warm worker from starting, or none of it); the run
+        says so (`repo_run: "fresh"`)."""
         binds, sent = self._repo_binds(job)
-        worker = WorkerProcess(self.settings, self.isolation, warm=False, python=job.python,
+        across = not job.reference
+        worker = WorkerProcess(self.settings, self.isolation, warm=across, python=job.python,
                                ro_binds=binds, nproc_base=self._nproc_base,
-                               group=self._groups.get(slot), run_cache=self._run_cache(job))
-        marker = secrets.token_hex(8)
-        self._cold[slot] = worker
-        try:
-            worker.start()
-            worker.wait_ready()
-            return worker.execute(sent, marker)
-        except WorkerDied as exc:
-            self._sweep(marker)
-            return RunResult(job.job_id, job.problem_id, "crashed" if worker.versions else
-                             "infra", reason=str(exc), env=self._env(worker),
-                             timeout_s=job.limits.timeout_s)
-        finally:
-            self._cold.pop(slot, None)
-            worker.close(kill=not worker.alive)
-
-    def _run_fresh_across(self, slot: int, job: Job) -> RunResult:
-        binds, sent = self._repo_binds(job)
-        worker = WorkerProcess(self.settings, self.isolation, warm=True, python=job.python,
-                               ro_binds=binds, nproc_base=self._nproc_base, repo_mode=True,
-                               preload=(), group=self._groups.get(slot),
-                               run_cache=self._run_cache(job),
-                               disable_plugins=tuple(job.disable_plugins))
+                               group=self._groups.get(slot), run_cache=self._run_cache(job),
+                               repo_mode=across, preload=() if across else None,
+                               disable_plugins=tuple(job.disable_plugins) if across else ())
         marker = secrets.token_hex(8)
         self._cold[slot] = worker
         try:
@@ -649,17 +629,20 @@ class LocalPool(Pool):
             try:
                 worker.wait_ready()
             except WorkerDied as exc:
+                if not across:
+                    raise
                 return RunResult.infra(
                     job, "no worker could start in the repository's interpreter with the "
                     f"judge and the solution apart ({exc}); only a reference runs in "
                     "pytest's own process", env=self._env(worker))
             result = worker.execute(sent, marker)
-            result.env["repo_run"] = "fresh"   # a worker of its own, without preloads
+            if across:
+                result.env["repo_run"] = "fresh"   # a worker of its own, without preloads
             return result
         except WorkerDied as exc:
             self._sweep(marker)
-            return RunResult(job.job_id, job.problem_id, "crashed",
-                             reason=f"the run ended its worker: {exc}", env=self._env(worker),
+            return RunResult(job.job_id, job.problem_id, "crashed" if worker.versions else
+                             "infra", reason=str(exc), env=self._env(worker),
                              timeout_s=job.limits.timeout_s)
         finally:
             self._cold.pop(slot, None)
