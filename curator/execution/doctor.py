@@ -90,6 +90,7 @@ def protections(level: str, uid: int | None) -> list[dict]:
             os.uname().machine) is not None,
          "detail": "the run uid's keyrings are cleared before each run"},
         solution_writes(level),
+        call_layers(level),
         {"check": "private /tmp and /dev/shm wiped per run", "ok": strong,
          "detail": "size-capped tmpfs, emptied after every run" if strong else
                    "a private temp folder per worker; /dev/shm is the host's"},
@@ -116,3 +117,17 @@ def solution_writes(level: str) -> dict:
         detail = ("the kernel refused a user namespace: the solution process has the "
                   "judge's uid and can write its files; untrusted code needs --allow-weak")
     return {"check": "solution writes its own folder only", "ok": ok, "detail": detail}
+
+
+def call_layers(level: str) -> dict:
+    """Whether what a call writes where the judge could have (its working folder,
+    tmp_path, a folder an argument names) reaches the judge as data
+    (`sandbox.call_layers_work`): without the layers such writes are refused, and a
+    correct solution that saves a checkpoint the test reads back fails."""
+    ok = sandbox.call_layers_work(level)
+    detail = ("a call's writes to the judge's folders land in the solution's own layers "
+              "and come back as data (the judge writes new files only)" if ok else
+              "the kernel refused the nested namespace or overlay: a call's writes outside "
+              "the solution's own folder are refused (a solution that saves a file the "
+              "test reads back fails)")
+    return {"check": "a call's files come back to the judge", "ok": ok, "detail": detail}

@@ -667,6 +667,53 @@ def confinement_works(isolation: str = "strong") -> bool:
     return done.returncode == 0
 
 
+@functools.cache
+def call_layers_work(isolation: str = "strong") -> bool:
+    """Whether a run's solution process gets its per-call layers (`CallMounts`) where runs
+    happen at this isolation level, set up as a run's is (`worker._solution_process`:
+    confined, dropped to the run's uid, with the read grant where runs need it): probed
+    once in a throwaway process, which writes a file into a judge's folder through its
+    overlay, finds it in its own upper layer, and the judge's folder without it once the
+    overlay is gone."""
+    code = ("import os, sys, tempfile\n"
+            "from curator.execution import sandbox\n"
+            "grant, uid = sys.argv[1] == '1', sandbox.run_uid()\n"
+            "base = tempfile.mkdtemp()\n"
+            "os.chmod(base, 0o755)\n"
+            "own, judge = os.path.join(base, 'own'), os.path.join(base, 'judge')\n"
+            "folder = os.path.join(judge, 'work')\n"
+            "os.makedirs(folder)\n"
+            "os.mkdir(own, 0o700)\n"
+            "if uid is not None:\n"
+            "    os.chown(own, uid, uid)\n"
+            "sandbox.confine_writes(own, proc_view=True)\n"
+            "mounts = None\n"
+            "if grant and uid is not None:\n"
+            "    mounts = sandbox.CallMounts.start_mapping_root(own, judge, uid)\n"
+            "sandbox.drop_privileges(uid, grant)\n"
+            "if not grant:\n"
+            "    mounts = sandbox.CallMounts.start(own, judge)\n"
+            "[(_, upper)] = mounts.mount([folder])\n"
+            "with open(os.path.join(folder, 'saved.bin'), 'wb') as out:\n"
+            "    out.write(b'ok')\n"
+            "with open(os.path.join(upper, 'saved.bin'), 'rb') as saved:\n"
+            "    layered = saved.read() == b'ok'\n"
+            "mounts.unmount()\n"
+            "mounts.mount([])\n"   # answered once the overlays are gone
+            "sys.exit(0 if layered and not os.listdir(folder) else 1)\n")
+    command = [sys.executable, "-S", "-c", code, "1" if needs_read_grant(isolation) else "0"]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    if isolation == "strong":
+        command = SandboxSpec().argv(command)
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=60, check=False,
+                              env=env)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
 # -- what a call writes where the judge could have: the solution's own layers ---------------
 
 PROC_VIEW = ".proc"            # /proc bound at <own>/.proc until the id maps are written

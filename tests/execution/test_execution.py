@@ -499,8 +499,21 @@ def test_cli_doctor(workspace):
     assert {c["check"] for c in report["checks"]} >= {"bubblewrap", "rlimits"}
     # this kernel lets the solution process make everything but its folder read-only
     assert report["protections"]["solution writes its own folder only"] is True
+    # and a call's writes to the judge's folders reach its layers (saves that tests read)
+    assert report["protections"]["a call's files come back to the judge"] is True
     if report["isolation"] == "weak":
         assert any("bubblewrap" in m for m in report["missing"])
+
+
+@pytest.mark.parametrize("level", ["strong", "weak"])
+def test_call_layers_are_probed_where_runs_happen(level):
+    """The probe sets a solution process up as a run's (confined, dropped to the run's
+    uid, the read grant where runs need it) and writes through an overlay; a level this
+    machine cannot give fails it rather than skipping."""
+    from curator.execution import sandbox
+
+    sandbox.call_layers_work.cache_clear()
+    assert sandbox.call_layers_work(level) is True
 
 
 # -- pytest configured once per worker ----------------------------------------------------
