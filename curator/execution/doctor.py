@@ -72,9 +72,10 @@ def protections(level: str, uid: int | None) -> list[dict]:
     root = os.geteuid() == 0
     out = [
         {"check": "unforgeable verdict", "ok": True,
-         "detail": "audit hook against introspection, integrity check of pytest, pluggy, "
-                   "the harness, builtins and comparison functions after every test; "
-                   "tampering is recorded as `tampered`"},
+         "detail": "pytest, the tests and the verdict run in a judge process where no "
+                   "solution code runs; the solution runs in a process of its own, and "
+                   "arguments and results cross one channel as data; a message out of "
+                   "protocol or a value that cannot be rebuilt honestly is `tampered`"},
         {"check": "tests hidden from the solution", "ok": True,
          "detail": "self-contained problems: tests compiled from memory, the run folder "
                    "holds a placeholder; repo-backed problems: the upstream test files "
