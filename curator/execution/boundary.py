@@ -982,14 +982,72 @@ def _module_function_name(obj):
 
 
 def _gf(module, qualname, handle, info):
-    """In the judge: the function it sent under that name, else (a function it never
-    sent) a handle of the solution's."""
+    """In the judge: the function it sent under that name, else the repository's own
+    function of that name (`_repository_function`), else (a function it never sent) a
+    handle of the solution's."""
     link = _LINK[0]
     found = link.sent_functions.get((module, qualname)) \
         if isinstance(module, str) and isinstance(qualname, str) else None
     if found is not None:
         return found
+    found = _repository_function(module, qualname)
+    if found is not None:
+        link.note("a function %s.%s the call left, crossed by name: the judge's own"
+                  % (module, qualname))
+        return found
     return link.solution_ref(int(handle), "function", info)
+
+
+_TEST_PARTS = ("test", "tests", "testing", "conftest")
+
+
+def _repository_function(module, qualname):
+    """The judge's own plain function of the repository that a message names by module
+    and qualname, or None. nncf's NNCFNetworkInterface keeps
+    `wrap_nncf_model_outputs_with_objwalk` (nncf.torch.dynamic_graph.io_handling) as its
+    `_wrap_outputs_fn`; create_nncf_network, the target, made it in the solution process,
+    and the function came back as a handle left in the test's model ("ran after the call
+    returned"). Why it is safe: the judge looks the name up in its own modules and puts
+    its own function there, so no code of the solution runs in the judge; what the
+    message chooses is only which trusted function of the repository (code the judge runs
+    anyway). Only a module of the repository's own package (`REPOSITORY`) that the judge
+    has imported and shares with the solution process (never a test module or a conftest,
+    nor a module pytest found through its folders), only a `types.FunctionType` found by
+    plain lookups (a module's dict, then classes' dicts, a static method unwrapped) whose
+    own `__module__` and `__qualname__` are those names (a name the module imported from
+    elsewhere, a class, a forged name that does not exist: a handle, as before), never a
+    target proxy, and never a name the candidate text defines in the target's module
+    (`REPOSITORY["names"]`): the judge's function of that name is the reference's, and a
+    wrong helper of the candidate would be replaced by the right one. A name the solution
+    rebinds to its own code in its own process gets the repository's function here all
+    the same: its code never runs in the judge."""
+    root = REPOSITORY["root"]
+    if root is None or not isinstance(module, str) or not isinstance(qualname, str):
+        return None
+    parts, names = module.split("."), qualname.split(".")
+    if parts[0] != root or not all(p.isidentifier() for p in parts + names) or \
+            any(p in _TEST_PARTS or p.startswith("test_") or p.endswith("_test")
+                for p in parts) or any(n.startswith("__") for n in names):
+        return None
+    if module == REPOSITORY["module"] and (REPOSITORY["names"] is None or
+                                           names[0] in REPOSITORY["names"]):
+        return None
+    found = sys.modules.get(module)
+    if not isinstance(found, types.ModuleType) or not _shared_module(found):
+        return None
+    for index, part in enumerate(names):
+        if index and not isinstance(found, type):
+            return None
+        space = getattr(found, "__dict__", None)
+        found = space.get(part) if isinstance(space, dict) else None
+        if isinstance(found, staticmethod) and index == len(names) - 1:
+            found = found.__func__
+    if type(found) is not types.FunctionType or found.__module__ != module or \
+            found.__qualname__ != qualname or _is_solution_code(found) or \
+            "__curator_remote__" in found.__dict__ or \
+            "__curator_target__" in found.__dict__:
+        return None
+    return found
 
 
 # -- closures of a module both processes have -----------------------------------------
@@ -1210,14 +1268,54 @@ def _library_function_of(cls, name, func=None):
         _module_allowed(getattr(defined, "__module__", None) or "")
 
 
+def _library_object_method(obj):
+    """(object, name) of a method bound to an instance of a library class (not an
+    nn.Module: those are `_library_method`'s), when the class's own attribute of that name
+    (`inspect.getattr_static`) is that very function, of an allowed library's code; None
+    for anything else. nncf's NNCFNetworkInterface keeps
+    `self.__input_info_based_input_wrapper.wrap_inputs`, a method of its
+    InputInfoWrapManager, as its `_wrap_inputs_fn`: made by the target in the solution
+    process, it came back as a handle left in the test's model."""
+    if type(obj) is not types.MethodType or \
+            (torch is not None and isinstance(obj.__self__, torch.nn.Module)):
+        return None
+    owner, func = obj.__self__, obj.__func__
+    name = getattr(func, "__name__", None)
+    cls = _TYPE(owner)
+    if type(name) is not str or not name.isidentifier() or _held_owner(owner) or \
+            made_at_run_time(cls) or not _library_function_of(cls, name, func):
+        return None
+    return owner, name
+
+
+def _held_owner(owner):
+    """An object a message names that the judge holds as it is (a class, a module, an
+    enum's member, a logger, a compiled pattern): never the owner of a bound method the
+    judge makes for a message."""
+    import re
+    return isinstance(owner, (type, types.ModuleType, enum.Enum, logging.Logger,
+                              re.Pattern)) or owner is None
+
+
 def _bm(owner, name):
-    """A library module's own private method bound to it (see _library_method): made
-    only for a module this message made, never one the judge holds."""
+    """A library module's own private method bound to it (see _library_method), or a
+    method of an instance of a library class (`_library_object_method`) bound to it: made
+    only for an object this message made, never one the judge holds (a handle of the
+    judge's, `judge_ids`, or `_held_owner`), and always the judge's own class's function
+    of that name, never one the message gives. Why that is safe: the function is the
+    library's code as the judge's class holds it, which the judge runs on data anyway;
+    the solution chooses only the name. Adopting the reply never binds it to a judge
+    object the owner pairs with (`_adopt`)."""
     link = _LINK[0]
-    if not _private_name(name) or not _library_function_of(_TYPE(owner), name) or (
+    cls = _TYPE(owner)
+    module = torch is not None and isinstance(owner, torch.nn.Module)
+    if (not _private_name(name) if module else
+            (type(name) is not str or not name.isidentifier() or _held_owner(owner) or
+             made_at_run_time(cls))) or \
+            not _library_function_of(cls, name) or (
                 getattr(link, "judge_ids", {}).get(id(owner)) is not None):
         raise NotData("a bound method %r" % (name,))
-    return types.MethodType(inspect.getattr_static(_TYPE(owner), name), owner)
+    return types.MethodType(inspect.getattr_static(cls, name), owner)
 
 
 def _parametrized(obj):
@@ -2376,7 +2474,7 @@ class SolutionPickler(_Pickler):
             # value, rebuilt by the judge (the function as any by its name: the judge's
             # own if it sent it, else a handle, which _solution_code_inside finds in it)
             return NotImplemented
-        method = _library_method(obj)
+        method = _library_method(obj) or _library_object_method(obj)
         if method is not None:
             return _bm, method
         if _numba_dispatcher(obj):
@@ -5893,6 +5991,16 @@ def _adopt(link, new, pairs, done, changed, depth=0):
                 continue
             cell.cell_contents = _adopt(link, content, pairs, done, changed, depth + 1)
         return new
+    if type(new) is types.MethodType and getattr(link, "judge_ids", {}).get(id(new)) is None \
+            and getattr(link, "judge_ids", {}).get(id(new.__self__)) is None and \
+            not (torch is not None and isinstance(new.__self__, torch.nn.Module)):
+        # a library object's method the reply bound to an object it made (`_bm`): the
+        # owner is adopted as any value; bound to a judge object it pairs with, never
+        done[key] = new
+        if _adopt(link, new.__self__, pairs, done, changed, depth + 1) is not new.__self__:
+            raise link.cannot_cross("a method %s bound to an object the judge holds"
+                                    % getattr(new.__func__, "__qualname__", "?"))
+        return new
     if isinstance(new, JUDGE_OWN_TYPES) or _numba_dispatcher(new) or \
             isinstance(new, enum.Enum):
         # the judge's own, named by the reply (a library's module or compiled function):
@@ -6709,14 +6817,20 @@ def _eager(function):
 
 # The top-level package of the module a repository run patches (the repository's own):
 # set in the judge by `configure_repository`.
-REPOSITORY = {"root": None}
+# Its target module and the top-level names the candidate text defines there (None:
+# every name of that module), which never cross by name (`_repository_function`).
+REPOSITORY = {"root": None, "module": None, "names": None}
 MAX_MADE_BASES = 8
 _MADE_IN_PLACE = {}   # (bases, name) -> the judge's class made of them (one per judge)
 
 
-def configure_repository(root):
-    """The judge's repository package (`_class_made_in_place` takes its classes only)."""
+def configure_repository(root, module=None, names=None):
+    """The judge's repository package (`_class_made_in_place` takes its classes only,
+    `_repository_function` its functions), the patched module and the names the
+    candidate text defines in it (None: all of them)."""
     REPOSITORY["root"] = root if isinstance(root, str) and root.isidentifier() else None
+    REPOSITORY["module"] = module if isinstance(module, str) else None
+    REPOSITORY["names"] = frozenset(names) if names is not None else None
 
 
 def _class_made_in_place(link, obj, info):

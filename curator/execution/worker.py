@@ -691,7 +691,8 @@ class Worker:
             reporter.extra = lambda: {"boundary": link.timings()}
             boundary.configure_allowed(repo_roots(Path(job.repo_dir), job))
             module, targets, whole = repo_targets(checkout, job)
-            boundary.configure_repository(module.split(".")[0])
+            boundary.configure_repository(module.split(".")[0], module,
+                                          None if whole else defined_names(job.solution))
             # the repository's own modules' plain values a test changes reach the
             # solution process with each call (`boundary.ModuleValues`)
             boundary.ModuleValues([module.split(".")[0]]).start()
@@ -1527,6 +1528,28 @@ def changed_symbols(original: str, patched: str) -> tuple[list[str], set[str]]:
         else:
             changed.append(name)
     return changed, set(after) - set(before)
+
+
+def defined_names(text: str) -> frozenset[str] | None:
+    """Every name a candidate text may bind in its module, over-counted (each def and
+    class, each name stored or deleted, imported or declared global, at any depth; None
+    when it does not parse): the judge never takes its own function of such a name of
+    the target's module for the solution's (`boundary._repository_function`)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, MODULE_DEFS):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+    return frozenset(names)
 
 
 def _target_file(job: Job) -> str | None:

@@ -572,6 +572,51 @@ FITTING_TESTS = textwrap.dedent("""\
     """)
 
 
+# A plain function of the repository (its module, not a test's) the solution leaves in
+# the test's object crosses by name: the judge puts its own function of that name there
+# (nncf's NNCFNetworkInterface keeps `wrap_nncf_model_outputs_with_objwalk` as its
+# `_wrap_outputs_fn`). The solution chooses only which trusted function of the repository.
+OWN_FUNCTION_TESTS = textwrap.dedent("""\
+    from pkg import priors
+    from pkg.fitting import fit
+    from pkg.priors import Model
+
+
+    def test_the_model_samples_after_fitting():
+        model = Model()
+        assert fit(model, 2) == 6.0 + 8.0
+        assert model.samplers["x"].func is priors._other_fn
+        assert model.value("x") == 10.0
+    """)
+# What a function of the solution's own would make pass if it ran in the judge.
+LEFT_FUNCTION_TESTS = textwrap.dedent("""\
+    from pkg.fitting import fit
+    from pkg.priors import Model
+
+
+    def test_the_model_after_fitting():
+        model = Model()
+        fit(model, 2)
+        assert model.value("x") == 10.0
+    """)
+
+
+def left_function(forged=None, rebound=None):
+    """A wrong fit (its scale ends at 7, not 5) that leaves a partial of its own function
+    in the test's model, answering 10.0: names forged to pkg.priors's `forged`, and
+    rebound in its own process as priors.`rebound`."""
+    lines = ["    import functools\n\n", "    from pkg import priors\n\n",
+             "    def mine(module, name):\n        return 10.0\n\n"]
+    if forged:
+        lines.append(f"    mine.__module__ = 'pkg.priors'\n"
+                     f"    mine.__qualname__ = mine.__name__ = {forged!r}\n")
+    if rebound:
+        lines.append(f"    setattr(priors, {rebound!r}, mine)\n")
+    lines.append("    model.samplers['x'] = functools.partial(mine, name='x')\n"
+                 "    return total\n")
+    return FITTING.replace("+= 1.0", "+= 2.0").replace("    return total\n", "".join(lines))
+
+
 def test_a_partial_of_a_repository_function_in_the_tests_object_stays_the_judges(
         engine, tmp_path):
     repo = make_repo(tmp_path / "repo")
@@ -581,16 +626,188 @@ def test_a_partial_of_a_repository_function_in_the_tests_object_stays_the_judges
                                                FITTING_TESTS, "fit")
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert control.outcome == "failed", (control.outcome, control.reason)
-    # a partial of a function the judge never sent, left in the test's object, runs in
-    # the solution process: still solution code, it never answers for the test
+    # a partial of a repository function the judge never sent, left in the test's
+    # object: the judge's own function (the test checks identity), never the solution's
     own = FITTING.replace("    return total\n", "    import functools\n\n"
                           "    from pkg import priors\n\n"
                           "    model.samplers['x'] = functools.partial(priors._other_fn, "
                           "name='x')\n    return total\n")
-    left = reference_and_control(engine, repo, "fitting", FITTING, own, FITTING_TESTS,
-                                 "fit")[1]
-    assert left.outcome not in ("passed", "tampered"), (left.outcome, left.reason)
-    assert "ran after the call returned" in left.reason, left.reason
+    reference, control = reference_and_control(
+        engine, repo, "fitting", own, own.replace("+= 1.0", "+= 2.0"), OWN_FUNCTION_TESTS,
+        "fit")
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert "pkg.priors._other_fn" in str(reference.env.get("rebuilt")), reference.env
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    # a function of the solution's own never runs in the judge: not its own (a handle,
+    # which the test's next call finds), not one forged to a repository name that does
+    # not exist or is no function there, and not one it rebinds a repository name to in
+    # its own process (the judge's function of that name runs: 14.0, not 10.0)
+    cases = {"own": left_function(),
+             "missing": left_function("_missing_fn", "_missing_fn"),
+             "class": left_function("partial", "partial"),
+             "rebound": left_function("_other_fn", "_other_fn")}
+    jobs = {name: repo_job(repo, text, "fit", ["tests/test_left.py"], path="pkg/fitting.py")
+            for name, text in cases.items()}
+    (repo / "pkg" / "fitting.py").write_text(FITTING)
+    (repo / "tests" / "test_left.py").write_text(LEFT_FUNCTION_TESTS)
+    results = {r.job_id: r for r in engine.run(list(jobs.values()))}
+    for name, job in jobs.items():
+        left = results[job.job_id]
+        assert left.outcome not in ("passed", "tampered"), (name, left.outcome, left.reason)
+        if name == "rebound":
+            assert left.outcome == "failed" and "14.0" in left.stdout, (left.reason,
+                                                                        left.stdout[-2000:])
+        else:
+            assert "ran after the call returned" in left.reason, (name, left.reason)
+
+
+# The candidate text may define functions of the target's module beside its target; one
+# of those names never crosses by name: the judge's function of that name is the
+# reference's. A wrong helper bound to the name of the reference's (forged qualname) and
+# left in the test's object would otherwise be replaced by the right one.
+HELPED = textwrap.dedent("""\
+    from functools import partial
+
+
+    def _fit_fn(module, name):
+        return module.scales[name] * 2
+
+
+    def fit(model, steps):
+        total = 0.0
+        for _ in range(steps):
+            total += model.value("x")
+            model.scales["x"] += 1.0
+        model.samplers["x"] = partial(_fit_fn, name="x")
+        return total
+    """)
+HELPED_TESTS = textwrap.dedent("""\
+    from pkg.fitting import fit
+    from pkg.priors import Model
+
+
+    def test_the_model_samples_after_fitting():
+        model = Model()
+        assert fit(model, 2) == 6.0 + 8.0
+        assert model.value("x") == 10.0
+        model.scales["x"] = 1.0
+        assert model.value("x") == 2.0
+    """)
+
+
+def test_a_name_the_candidate_defines_never_crosses_by_name(engine, tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    (repo / "pkg" / "priors.py").write_text(PRIORS)
+    (repo / "pkg" / "fitting.py").write_text(HELPED)
+    (repo / "tests" / "test_fitting.py").write_text(HELPED_TESTS)
+    target = HELPED[HELPED.index("def fit"):]
+    helper = textwrap.dedent("""\
+        def _wrong(module, name):
+            return module.scales[name] * 3
+
+
+        _wrong.__qualname__ = _wrong.__name__ = "_fit_fn"
+        _fit_fn = _wrong
+
+
+        """)
+
+    def job(text, reference=False):
+        # as a problem's job: the candidate text alone, spliced in place of the target
+        return Job(problem_id="repo", solution=text, repo_dir=str(repo),
+                   overlay={"pkg/fitting.py": HELPED.replace(target, text)},
+                   node_ids=["tests/test_fitting.py"], symbol="fit",
+                   python=sys.executable, reference=reference,
+                   limits=Limits(timeout_s=120))
+
+    jobs = [job(target, True), job(helper + target)]
+    reference, helped = (r for r in engine.run(jobs))
+    # the reference's own text names no helper: the judge's _fit_fn, by name
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert helped.outcome not in ("passed", "tampered"), (helped.outcome, helped.reason)
+    assert "ran after the call returned" in helped.reason, helped.reason
+
+
+# A bound method of an instance of a library class (not an nn.Module) whose function is
+# the class's own crosses by value: the judge rebuilds the owner and binds its class's
+# function (nncf's `_wrap_inputs_fn`, InputInfoWrapManager.wrap_inputs of the network's
+# own manager).
+SCALING = textwrap.dedent("""\
+    class Scaler:
+        def __init__(self, k):
+            self.k = k
+
+        def apply(self, x):
+            return x * self.k
+
+
+    class Holder:
+        def run(self, x):
+            return self.fn(x)
+    """)
+ATTACH = textwrap.dedent("""\
+    from pkg.scaling import Scaler
+
+
+    def attach(holder, k):
+        holder.fn = Scaler(k).apply
+        return holder
+    """)
+ATTACH_TESTS = textwrap.dedent("""\
+    from pkg.attach import attach
+    from pkg.scaling import Holder
+
+
+    def test_the_holder_runs_the_scalers_method():
+        holder = Holder()
+        assert attach(holder, 3) is holder
+        assert holder.run(2) == 6
+    """)
+
+
+def forged_method(rebind, name="apply"):
+    """A wrong attach (k + 1) leaving a method of its own (answering 6) bound to a
+    Scaler, named as the class's `name`; set on the class in its own process too."""
+    return ATTACH.replace("    holder.fn = Scaler(k).apply\n", textwrap.indent(textwrap.dedent(f"""\
+        import types
+
+        def mine(self, x):
+            return 6
+
+        mine.__module__ = "pkg.scaling"
+        mine.__qualname__ = "Scaler.{name}"
+        mine.__name__ = "{name}"
+        if {rebind!r}:
+            setattr(Scaler, "{name}", mine)
+        holder.fn = types.MethodType(mine, Scaler(k + 1))
+        """), "    "))
+
+
+def test_a_library_objects_method_left_in_the_tests_object_is_the_judges(engine, tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    (repo / "pkg" / "scaling.py").write_text(SCALING)
+    reference, control = reference_and_control(
+        engine, repo, "attach", ATTACH, ATTACH.replace("Scaler(k)", "Scaler(k + 1)"),
+        ATTACH_TESTS, "attach")
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert control.outcome == "failed", (control.outcome, control.reason)
+    # a method of the solution's own forged onto a library object never runs in the
+    # judge: as a handle it is found in the test's object; set on the class in its own
+    # process, the judge binds its own class's function (8, not 6); under a name the
+    # class does not have, the message is refused
+    cases = {"forged": forged_method(False), "rebound": forged_method(True),
+             "unknown": forged_method(True, "unknown")}
+    jobs = {name: repo_job(repo, text, "attach", ["tests/test_attach.py"],
+                           path="pkg/attach.py") for name, text in cases.items()}
+    results = {r.job_id: r for r in engine.run(list(jobs.values()))}
+    for name, job in jobs.items():
+        forged = results[job.job_id]
+        assert forged.outcome != "passed", (name, forged.reason)
+        if name == "forged":
+            assert "ran after the call returned" in forged.reason, forged.reason
+        elif name == "rebound":
+            assert forged.outcome == "failed" and "8" in forged.stdout, (
+                forged.reason, forged.stdout[-2000:])
 
 
 # emukit's make_non_linear_kernels returns GPy kernels, which hold paramz's
