@@ -1039,7 +1039,7 @@ def _repository_function(module, qualname):
         if index and not isinstance(found, type):
             return None
         space = getattr(found, "__dict__", None)
-        found = space.get(part) if isinstance(space, dict) else None
+        found = space.get(part) if type(space) in (dict, types.MappingProxyType) else None
         if isinstance(found, staticmethod) and index == len(names) - 1:
             found = found.__func__
     if type(found) is not types.FunctionType or found.__module__ != module or \
