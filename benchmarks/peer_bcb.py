@@ -248,10 +248,16 @@ PHASES = [("prepare", "before the run (hidden tests compiled, files)"),
           ("boundary_wait", "  waiting for the solution process (incl. its import)"),
           ("boundary_ready", "  of it, the solution's import"),
           ("judge_exit", "judge end (teardown, exit)"),
-          ("cleanup", "stopping the solution, reading output"),
+          ("cleanup", "stopping the solution, reading output, of which:"),
+          ("cleanup_stop", "  the solution killed, its exit awaited"),
+          ("cleanup_tree", "  what is left of the run killed"),
+          ("cleanup_files", "  output read, the solution's folder removed"),
           ("verdict", "verdict (events, output)"),
           ("worker", "the worker's whole turn (all of the above)"),
-          ("exchange", "the engine's round trip (job sent to result read)")]
+          ("exchange", "the engine's round trip (job sent to result read)"),
+          ("judge_cpu", "CPU: the judge (its fork and exit too)"),
+          ("solution_cpu", "CPU: the solution process (its helper aside)"),
+          ("worker_cpu", "CPU: the worker, for the run")]
 
 
 def print_breakdown(timings: list[dict]) -> None:

@@ -23,6 +23,12 @@ def test_a_runs_timing_holds_the_workers_and_the_engines_view(engine):
     assert timing["prepare"] + result.duration_s <= timing["worker"] <= timing["exchange"]
     phases = ("solution_start", "judge_fork", "collection", "tests", "judge_exit")
     assert abs(sum(timing[p] for p in phases) - result.duration_s) < 0.01
+    # the cleanup's parts, and the CPU each process used (the judge's fork and exit,
+    # the solution process's, the worker's turn)
+    parts = ("cleanup_stop", "cleanup_tree", "cleanup_files")
+    assert abs(sum(timing[p] for p in parts) - timing["cleanup"]) < 0.001
+    for key in ("judge_cpu", "solution_cpu", "worker_cpu"):
+        assert 0 < timing[key] < 60, (key, timing)
 
 
 SLOW_END = '''import time
