@@ -465,7 +465,11 @@ class Worker:
                 return RunResult.infra(job, f"the solution process cannot start: {exc}",
                                        env=env)
             marks["spawned"] = time.monotonic()
-        data, status, timed_out, limit_s = self._wait(pid, read_end, job.limits, token)
+        # the solution process is killed once the judge says it is exiting (its last
+        # event), its end awaited once the judge has exited: the two exits overlap
+        data, status, timed_out, limit_s = self._wait(
+            pid, read_end, job.limits, token,
+            (lambda: self._kill_solution(solution)) if solution is not None else None)
         marks["exit"] = time.monotonic()
         duration = marks["exit"] - started
         os.close(read_end)
@@ -591,17 +595,29 @@ class Worker:
         # its pid: `Zygote.spawned`, once the judge is forked
         return {"pid": None, "judge_end": judge_end, "out_paths": out_paths, "uid": uid}
 
-    def _stop_solution(self, solution: dict) -> dict:
-        """Whether the solution process ended before the judge did; then kill it."""
+    def _kill_solution(self, solution: dict) -> None:
+        """Whether the solution process ended before the judge did (`ended_early`); then
+        kill it (its end: `_stop_solution`)."""
+        if "ended_early" in solution:
+            return
         zygote = self._zygote
         status = zygote.poll(0) if zygote else None
-        early = status is not None
+        solution["ended_early"], solution["status"] = status is not None, status
         if status is None:
             try:
                 os.kill(solution["pid"], signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+    def _stop_solution(self, solution: dict) -> dict:
+        """Whether the solution process ended before the judge did, and how it ended,
+        once killed (`_kill_solution`) and its exit awaited."""
+        self._kill_solution(solution)
+        zygote = self._zygote
+        status = solution["status"]
+        if status is None:
             status = zygote.poll(10.0) if zygote else None
+        early = solution["ended_early"]
         how = "ended"
         if status is not None:
             if os.WIFSIGNALED(status):
@@ -612,10 +628,12 @@ class Worker:
                 how = f"exited with status {os.WEXITSTATUS(status)}"
         return {"ended_early": early, "how": how}
 
-    def _wait(self, pid: int, read_end: int, limits: Limits, token: str):
+    def _wait(self, pid: int, read_end: int, limits: Limits, token: str, ending=None):
         """Collect harness events until the child exits or the deadline passes; the
         deadline moves when the harness's collection event, a line with this run's
         token, says how many tests run (`Limits.wall_limit`, never beyond its cap).
+        `ending` is called once the judge says it is exiting (its event `ending`, this
+        run's token): what it does overlaps the judge's exit.
         (data, status, timed out, the limit that applied)"""
         started = time.monotonic()
         limit_s = limits.wall_limit()
@@ -643,6 +661,9 @@ class Worker:
                         self._tell_progress(data, seen)
                         limit_s = limits.wall_limit(seen["collected"])
                         deadline = started + limit_s
+                        if seen.get("ending") and ending is not None:
+                            ending, call = None, ending
+                            call()
                 if pidfd in ready:
                     _, status, usage = os.wait4(pid, 0)
                     break
@@ -670,6 +691,8 @@ class Worker:
                 seen["total"] = len(event.get("ids") or [])
                 if prefix == seen.get("token"):   # the harness's: the run's limit uses it
                     seen["collected"] = seen["total"]
+            elif event.get("event") == "ending" and prefix == seen.get("token"):
+                seen["ending"] = True
             elif event.get("event") == "test" and self.tell is not None and \
                     event.get("outcome") != "deselected":
                 seen["done"] += 1
@@ -726,7 +749,7 @@ class Worker:
                                                    report=reporter.send, whole=whole)
             installer.start()
             code = pytest.main(repo_pytest_args(job, os.getcwd()),
-                               plugins=[reporter, installer, EndWhenReported()])
+                               plugins=[reporter, installer, EndWhenReported(reporter.send)])
             _flush_and_exit(code)
         if job.repo_backed:
             shadow = json.loads(env.get(SHADOW_VAR, "{}"))
@@ -875,11 +898,11 @@ class Worker:
             import pytest
 
             return int(pytest.main(self.pytest_args(),
-                                   plugins=[reporter, tests, EndWhenReported()]))
+                                   plugins=[reporter, tests, EndWhenReported(reporter.send)]))
         self._enter_judge_state()
         config.pluginmanager.register(reporter, "curator-reporter")
         config.pluginmanager.register(tests, "curator-tests")
-        config.pluginmanager.register(EndWhenReported(), "curator-end")
+        config.pluginmanager.register(EndWhenReported(reporter.send), "curator-end")
         try:
             return int(config.hook.pytest_cmdline_main(config=config))
         finally:
@@ -1310,6 +1333,8 @@ def run_timing(marks: dict, events: verdict.Events, tests: list[dict], now: floa
               "cleanup": marks.get("cleaned", exit_) - exit_,
               "verdict": now - marks.get("cleaned", exit_)}
     if "stopped" in marks and "killed" in marks and "cleaned" in marks:
+        # (the solution process is killed once the judge says it is ending: its exit
+        # mostly overlaps the judge's)
         timing["cleanup_stop"] = marks["stopped"] - exit_   # killed, its exit awaited
         timing["cleanup_tree"] = marks["killed"] - marks["stopped"]   # what is left, killed
         timing["cleanup_files"] = marks["cleaned"] - marks["killed"]  # output read, folder
@@ -1327,6 +1352,11 @@ def run_timing(marks: dict, events: verdict.Events, tests: list[dict], now: floa
         if finished is not None and collected <= finished <= exit_:
             timing["tests"] = finished - collected
             timing["judge_exit"] = exit_ - finished
+            ending = events.ending_at
+            if ending is not None and finished <= ending <= exit_:
+                # pytest after its report (session teardown, the summary), then the
+                # process's exit (its address space, namespaces)
+                timing["judge_teardown"] = ending - finished
     boundary_stats = finish.get("boundary")
     if isinstance(boundary_stats, dict):
         for key in ("codec_s", "wait_s", "ready_s", "walk_s", "rng_s"):
