@@ -172,7 +172,7 @@ def run_bcb(samples: list[dict], problems: dict, workers: int, folder: Path) -> 
 def curator_cli(workspace: Path, *args: str) -> dict:
     env = dict(os.environ, PYTHONPATH=str(CURATOR[0]))
     done = subprocess.run([PY, "-m", "curator", "--workspace", str(workspace), *args],
-                          capture_output=True, text=True, env=env, check=False)
+                          capture_output=True, text=True, env=env, check=False, cwd="/")
     if done.returncode != 0:
         raise SystemExit(f"curator {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
     text = done.stdout
@@ -182,8 +182,10 @@ def curator_cli(workspace: Path, *args: str) -> dict:
 def run_curator(samples: list[dict], workers: int, folder: Path) -> dict:
     workspace = folder / "ws"
     env = dict(os.environ, PYTHONPATH=str(CURATOR[0]))
+    # from "/": `python -m` puts the working folder first on sys.path, and a run from a
+    # checkout measured that checkout's curator whatever --curator said
     subprocess.run([PY, "-m", "curator", "init", str(workspace)], check=True, env=env,
-                   capture_output=True)
+                   capture_output=True, cwd="/")
     problems = workspace / "problems"
     problems.mkdir(exist_ok=True)
     for folder_ in SEED.iterdir():
