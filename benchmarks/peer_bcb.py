@@ -172,7 +172,7 @@ def run_bcb(samples: list[dict], problems: dict, workers: int, folder: Path) -> 
 def curator_cli(workspace: Path, *args: str) -> dict:
     env = dict(os.environ, PYTHONPATH=str(CURATOR[0]))
     done = subprocess.run([PY, "-m", "curator", "--workspace", str(workspace), *args],
-                          capture_output=True, text=True, env=env, check=False)
+                          capture_output=True, text=True, env=env, check=False, cwd="/")
     if done.returncode != 0:
         raise SystemExit(f"curator {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
     text = done.stdout
@@ -182,8 +182,10 @@ def curator_cli(workspace: Path, *args: str) -> dict:
 def run_curator(samples: list[dict], workers: int, folder: Path) -> dict:
     workspace = folder / "ws"
     env = dict(os.environ, PYTHONPATH=str(CURATOR[0]))
+    # from "/": `python -m` puts the working folder first on sys.path, and a run from a
+    # checkout measured that checkout's curator whatever --curator said
     subprocess.run([PY, "-m", "curator", "init", str(workspace)], check=True, env=env,
-                   capture_output=True)
+                   capture_output=True, cwd="/")
     problems = workspace / "problems"
     problems.mkdir(exist_ok=True)
     for folder_ in SEED.iterdir():
@@ -247,11 +249,18 @@ PHASES = [("prepare", "before the run (hidden tests compiled, files)"),
           ("boundary_codec", "  boundary codec (judge side)"),
           ("boundary_wait", "  waiting for the solution process (incl. its import)"),
           ("boundary_ready", "  of it, the solution's import"),
-          ("judge_exit", "judge end (teardown, exit)"),
-          ("cleanup", "stopping the solution, reading output"),
+          ("judge_exit", "judge end (teardown, exit), of which:"),
+          ("judge_teardown", "  pytest after its report (before the exit)"),
+          ("cleanup", "stopping the solution, reading output, of which:"),
+          ("cleanup_stop", "  the solution killed, its exit awaited"),
+          ("cleanup_tree", "  what is left of the run killed"),
+          ("cleanup_files", "  output read, the solution's folder removed"),
           ("verdict", "verdict (events, output)"),
           ("worker", "the worker's whole turn (all of the above)"),
-          ("exchange", "the engine's round trip (job sent to result read)")]
+          ("exchange", "the engine's round trip (job sent to result read)"),
+          ("judge_cpu", "CPU: the judge (its fork and exit too)"),
+          ("solution_cpu", "CPU: the solution process (its helper aside)"),
+          ("worker_cpu", "CPU: the worker, for the run")]
 
 
 def print_breakdown(timings: list[dict]) -> None:

@@ -227,11 +227,14 @@ class EndWhenReported:
     folders, interpreter shutdown) decides nothing and took up to 2 s per repository run
     with torch and a repository loaded. Only a session whose every `pytest_sessionfinish`
     returned ends here; output pytest still held (captured during collection) is written
-    first.
+    first, then the event `ending` (the exit status it leaves with; `report`, the
+    reporter's `send`): the worker stops the solution process then, while this process
+    exits.
     """
 
-    def __init__(self):
+    def __init__(self, report=None):
         self.session = None
+        self.report = report
 
     @_hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session, exitstatus):
@@ -258,6 +261,8 @@ class EndWhenReported:
                 stream.flush()
             except Exception:
                 pass
+        if self.report is not None:
+            self.report("ending", exitstatus=status, t=time.monotonic())
         os._exit(status)
 
 
@@ -287,7 +292,7 @@ def pytest_configure(config):
     reporter, guard = _EARLY[0] if _EARLY else _start(spec)
     reporter.guard = guard
     config.pluginmanager.register(reporter, "curator-reporter")
-    config.pluginmanager.register(EndWhenReported(), "curator-end")
+    config.pluginmanager.register(EndWhenReported(reporter.send), "curator-end")
 
 
 def _start(spec):

@@ -1,13 +1,13 @@
 """The helper of `sandbox.CallMounts`, a small interpreter of its own: it keeps
 CAP_SYS_ADMIN in the solution process's nested user namespace and mounts nothing but
 overlays of folders under the judge's run folder, whose layers are the solution's own.
-Few standard modules (it runs with -S -I, and its start is in the run's time).
+Few standard modules (it runs with -S -I, and its start is in the run's time: json,
+through re and enum, doubled the interpreter's start, so messages are `pack`ed fields).
 Arguments: its socket's descriptor, the
 solution process's pid, the layers folder, the judge's run folder, the solution's own
-folder. One request a line, one answer a line (an unmount is not answered)."""
+folder. One request a message, one answer a message (an unmount is not answered)."""
 
 import ctypes
-import json
 import os
 import sys
 
@@ -41,13 +41,17 @@ def serve(libc, fd, layers, judge_root, own, owner):
         if not chunk:
             return
         data += chunk
-        if len(data) > 1 << 20:
+        if len(data) > MAX_MESSAGE:
             return
-        while b"\n" in data:
-            line, _, data = data.partition(b"\n")
+        while True:
             try:
-                request = json.loads(line)
+                fields, data = unpack(data)
             except ValueError:
+                return
+            if fields is None:
+                break   # the rest of the message is still to come
+            request = _request(fields)
+            if request is None:
                 return
             for folder in reversed(mounted):
                 libc.umount2(folder.encode(), MNT_DETACH)
@@ -56,16 +60,60 @@ def serve(libc, fd, layers, judge_root, own, owner):
                 work = os.path.join(layers, entry, "work")
                 for name in os.listdir(work) if os.path.isdir(work) else ():
                     _remove(os.path.join(work, name))
-            if isinstance(request, dict) and request.get("op") == "unmount":
+            if request[0] == "unmount":
                 continue   # no answer: the solution process does not wait for it
-            answer: dict = {}
-            if isinstance(request, dict) and request.get("op") == "mount":
-                answer["mounted"] = _mount_overlays(libc, request.get("folders"),
-                                                    request.get("kept"), layers,
-                                                    judge_root, own, mounted, names, owner)
-            reply = json.dumps(answer).encode() + b"\n"
+            done = _mount_overlays(libc, request[1], request[2], layers, judge_root, own,
+                                   mounted, names, owner)
+            reply = pack([str(n) for index, upper in done for n in (index, upper)])
             while reply:
                 reply = reply[os.write(fd, reply):]
+
+
+MAX_MESSAGE = 1 << 20
+
+
+def pack(fields):
+    """A message: its length, a newline, then its fields (str, no NUL) joined by NUL."""
+    body = b"\0".join(os.fsencode(f) for f in fields)
+    return b"%d\n" % len(body) + body
+
+
+def unpack(data):
+    """(fields, the rest) of the first whole message in `data`; (None, data) while it is
+    not all there; ValueError for anything but a message."""
+    head, newline, rest = data.partition(b"\n")
+    if not newline:
+        if len(head) > 8 or not head.isdigit() and head:
+            raise ValueError("no message")
+        return None, data
+    if not head.isdigit() or len(head) > 8 or int(head) > MAX_MESSAGE:
+        raise ValueError("no message")
+    size = int(head)
+    if len(rest) < size:
+        return None, data
+    body, rest = rest[:size], rest[size:]
+    return [os.fsdecode(f) for f in body.split(b"\0")] if body else [], rest
+
+
+def _request(fields):
+    """("unmount",) or ("mount", folders, kept) from a request's fields: "mount", the
+    number of folders, then per folder its path, the number of its kept paths and
+    those; None when they say anything else."""
+    if fields == ["unmount"]:
+        return ("unmount",)
+    if not fields or fields[0] != "mount" or len(fields) < 2 or not fields[1].isdigit():
+        return None
+    folders, kept, at = [], [], 2
+    for _ in range(int(fields[1])):
+        if at + 1 >= len(fields) or not fields[at + 1].isdigit():
+            return None
+        count = int(fields[at + 1])
+        if at + 2 + count > len(fields):
+            return None
+        folders.append(fields[at])
+        kept.append(fields[at + 2:at + 2 + count])
+        at += 2 + count
+    return ("mount", folders, kept) if at == len(fields) else None
 
 
 def _mount_overlays(libc, folders, kept, layers, judge_root, own, mounted, names, owner):

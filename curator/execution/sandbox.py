@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import json
 import os
 import re
 import resource
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curator.errors import CuratorError
+from curator.execution import mount_helper
 
 NOBODY = 65534
 HIDDEN = ("/root", "/home", "/run", "/var/tmp", "/mnt", "/media")
@@ -723,6 +723,11 @@ HELPER_CAPS = (CAP_DAC_OVERRIDE, CAP_SYS_ADMIN)
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 
 
+def _plain(path) -> bool:
+    """A str the helper's messages can carry (`mount_helper.pack`): no NUL."""
+    return isinstance(path, str) and "\0" not in path
+
+
 class CallMounts:
     """The solution process's writable overlays over the judge's folders, one call at a
     time. `start` (after `confine_writes(..., proc_view=True)` and the drop to the run's
@@ -826,19 +831,21 @@ class CallMounts:
             theirs.close()
         return ours, helper.pid
 
-    def _ask(self, request: dict) -> dict:
+    def _ask(self, fields: list[str]) -> list[str]:
+        """The helper's answer's fields (`mount_helper.pack`), [] when it has none."""
         try:
-            self.sock.sendall(json.dumps(request).encode() + b"\n")
+            self.sock.sendall(mount_helper.pack(fields))
             data = b""
-            while not data.endswith(b"\n"):
+            while True:
+                answer, _ = mount_helper.unpack(data)
+                if answer is not None:
+                    return answer
                 chunk = self.sock.recv(1 << 16)
                 if not chunk:
-                    return {}
+                    return []
                 data += chunk
-            answer = json.loads(data)
-            return answer if isinstance(answer, dict) else {}
         except (OSError, ValueError):
-            return {}
+            return []
 
     def mount(self, folders: list[str], kept: list | None = None) -> list[tuple[int, str]]:
         """Overlays over these folders of the judge's (those it accepts); (index in
@@ -848,9 +855,16 @@ class CallMounts:
         else: the call sees the judge's folder, and writes again what it wrote before
         (a file the judge wrote is the judge uid's, which an overlay of the solution's
         cannot copy up)."""
-        answer = self._ask({"op": "mount", "folders": list(folders), "kept": kept or []})
-        mounted = [(i, upper) for i, upper in answer.get("mounted") or ()
-                   if isinstance(i, int) and 0 <= i < len(folders) and isinstance(upper, str)]
+        kept = kept or []
+        fields = ["mount", str(len(folders))]
+        for index, folder in enumerate(folders):
+            paths = kept[index] if index < len(kept) and isinstance(kept[index], list) else []
+            paths = [p for p in paths if _plain(p)]
+            fields += [folder if _plain(folder) else "", str(len(paths)), *paths]
+        answer = self._ask(fields)
+        pairs = zip(answer[0::2], answer[1::2]) if len(answer) % 2 == 0 else ()
+        mounted = [(int(i), upper) for i, upper in pairs
+                   if i.isdigit() and int(i) < len(folders)]
         self.mounted = [(folders[i], upper) for i, upper in mounted]
         return mounted
 
@@ -860,6 +874,6 @@ class CallMounts:
         if self.mounted:
             self.mounted = []
             try:
-                self.sock.sendall(b'{"op": "unmount"}\n')
+                self.sock.sendall(mount_helper.pack(["unmount"]))
             except OSError:
                 pass

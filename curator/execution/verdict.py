@@ -86,6 +86,7 @@ class Events:
     # a call's files the judge did not write into its folders (`call_files`), and why
     files_refused: list[str] = field(default_factory=list)
     collected_at: float | None = None   # monotonic clock (shared by the machine's processes)
+    ending_at: float | None = None      # the judge about to exit (`harness.EndWhenReported`)
 
     @classmethod
     def parse(cls, data: bytes, token: str) -> Events:
@@ -109,6 +110,9 @@ class Events:
                 events.tests.append(event)
             elif kind == "finish":
                 events.finish = event
+            elif kind == "ending":
+                at = event.get("t")
+                events.ending_at = float(at) if isinstance(at, (int, float)) else None
             elif kind == "tampered":
                 events.tampered += [str(e) for e in event.get("evidence") or []
                                     if str(e) not in events.tampered]

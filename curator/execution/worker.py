@@ -378,7 +378,7 @@ class Worker:
     # -- one run ----------------------------------------------------------------------
 
     def run(self, job: Job, marker: str | None = None) -> RunResult:
-        entered = time.monotonic()
+        entered, cpu_entered = time.monotonic(), time.process_time()
         self.tidy()
         isolation = self.settings.isolation
         env = {"python": self.versions["python"], "torch": self.versions["torch"],
@@ -424,6 +424,8 @@ class Worker:
                                        env=env)
         marks["solution"] = time.monotonic()
         self._folders = self._skeleton(job)
+        # The judge forks while the zygote forks the solution process (each copies a
+        # warm process's page tables): it needs the channel's end, not the pid.
         pid = os.fork()
         if pid == 0:  # the run's own process; never returns
             try:
@@ -450,7 +452,24 @@ class Worker:
         # The worker keeps its copy of the judge's end until the solution is stopped: the
         # judge exiting must not look like an early end of the solution (EOF, then exit 0).
         marks["fork"] = time.monotonic()
-        data, status, timed_out, limit_s = self._wait(pid, read_end, job.limits, token)
+        if solution is not None:
+            try:
+                solution["pid"] = self._zygote.spawned()
+            except OSError as exc:   # no solution process: the judge goes unheard
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                proctree.kill_tree(os.getpid(), in_own_namespace=self.own_namespace,
+                                   spare={self._zygote.pid})
+                os.close(read_end)
+                solution["judge_end"].close()
+                return RunResult.infra(job, f"the solution process cannot start: {exc}",
+                                       env=env)
+            marks["spawned"] = time.monotonic()
+        # the solution process is killed once the judge says it is exiting (its last
+        # event), its end awaited once the judge has exited: the two exits overlap
+        data, status, timed_out, limit_s = self._wait(
+            pid, read_end, job.limits, token,
+            (lambda: self._kill_solution(solution)) if solution is not None else None)
         marks["exit"] = time.monotonic()
         duration = marks["exit"] - started
         os.close(read_end)
@@ -458,6 +477,7 @@ class Worker:
         if solution is not None:
             solution_status = self._stop_solution(solution)
             solution["judge_end"].close()
+        marks["stopped"] = time.monotonic()
         # What a reference run's processes compiled goes to the environment's run cache
         # once its judge has ended by itself and nothing of the run is left running: a
         # build still going would leave half of itself. One that outlived the tests
@@ -468,6 +488,7 @@ class Worker:
                     and self._builds_finished())
         proctree.kill_tree(os.getpid(), in_own_namespace=self.own_namespace,
                            spare={self._zygote.pid} if self._zygote else None)
+        marks["killed"] = time.monotonic()
         kept = self._harvest(rundir, "judge", self.settings.uid) if keep else 0
         limit = job.limits.output_kb * 1024
         stdout, stderr = (read_capped(p, limit) for p in out_paths)
@@ -518,6 +539,9 @@ class Worker:
             # result (a fresh one forks a fresh zygote before it reads any job).
             decided = verdict.Verdict("crashed", "the run killed its worker's solution "
                                       "zygote", decided.tests, decided.evidence)
+        marks["cpu"] = {"judge_cpu": self._judge_cpu,
+                        "solution_cpu": self._zygote.cpu if solution is not None else None,
+                        "worker_cpu": time.process_time() - cpu_entered}
         env["timing"] = run_timing(marks, events, decided.tests, time.monotonic(), entered)
         return RunResult(job.job_id, job.problem_id, decided.outcome, tests=decided.tests,
                          duration_s=round(duration, 6), stdout=stdout, stderr=stderr,
@@ -560,24 +584,40 @@ class Worker:
             spec = {"uid": uid, "rundir": str(self.solution_rundir), "marker": marker,
                     "limits": job.limits.to_dict(), "repo": job.repo_backed,
                     "python": job.python, "judge_root": str(self.rundir)}
-            pid = self._zygote.spawn(spec, [solution_end.fileno(), *out_fds, source])
+            self._zygote.spawn(spec, [solution_end.fileno(), *out_fds, source])
+        except BaseException:
+            judge_end.close()
+            raise
         finally:
             solution_end.close()
             for fd in (*out_fds, source):
                 os.close(fd)
-        return {"pid": pid, "judge_end": judge_end, "out_paths": out_paths, "uid": uid}
+        # its pid: `Zygote.spawned`, once the judge is forked
+        return {"pid": None, "judge_end": judge_end, "out_paths": out_paths, "uid": uid}
 
-    def _stop_solution(self, solution: dict) -> dict:
-        """Whether the solution process ended before the judge did; then kill it."""
+    def _kill_solution(self, solution: dict) -> None:
+        """Whether the solution process ended before the judge did (`ended_early`); then
+        kill it (its end: `_stop_solution`)."""
+        if "ended_early" in solution:
+            return
         zygote = self._zygote
         status = zygote.poll(0) if zygote else None
-        early = status is not None
+        solution["ended_early"], solution["status"] = status is not None, status
         if status is None:
             try:
                 os.kill(solution["pid"], signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+    def _stop_solution(self, solution: dict) -> dict:
+        """Whether the solution process ended before the judge did, and how it ended,
+        once killed (`_kill_solution`) and its exit awaited."""
+        self._kill_solution(solution)
+        zygote = self._zygote
+        status = solution["status"]
+        if status is None:
             status = zygote.poll(10.0) if zygote else None
+        early = solution["ended_early"]
         how = "ended"
         if status is not None:
             if os.WIFSIGNALED(status):
@@ -588,10 +628,12 @@ class Worker:
                 how = f"exited with status {os.WEXITSTATUS(status)}"
         return {"ended_early": early, "how": how}
 
-    def _wait(self, pid: int, read_end: int, limits: Limits, token: str):
+    def _wait(self, pid: int, read_end: int, limits: Limits, token: str, ending=None):
         """Collect harness events until the child exits or the deadline passes; the
         deadline moves when the harness's collection event, a line with this run's
         token, says how many tests run (`Limits.wall_limit`, never beyond its cap).
+        `ending` is called once the judge says it is exiting (its event `ending`, this
+        run's token): what it does overlaps the judge's exit.
         (data, status, timed out, the limit that applied)"""
         started = time.monotonic()
         limit_s = limits.wall_limit()
@@ -600,14 +642,14 @@ class Worker:
         watched = [read_end, pidfd]
         data = bytearray()
         seen = {"at": 0, "done": 0, "total": None, "token": token.encode(), "collected": None}
-        status, timed_out = None, False
+        status, timed_out, usage = None, False, None
         try:
             while True:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     timed_out = True
                     os.kill(pid, signal.SIGKILL)
-                    _, status = os.waitpid(pid, 0)
+                    _, status, usage = os.wait4(pid, 0)
                     break
                 ready, _, _ = select.select(watched, [], [], left)
                 if read_end in ready:
@@ -619,13 +661,19 @@ class Worker:
                         self._tell_progress(data, seen)
                         limit_s = limits.wall_limit(seen["collected"])
                         deadline = started + limit_s
+                        if seen.get("ending") and ending is not None:
+                            ending, call = None, ending
+                            call()
                 if pidfd in ready:
-                    _, status = os.waitpid(pid, 0)
+                    _, status, usage = os.wait4(pid, 0)
                     break
         finally:
             os.close(pidfd)
         data += _drain(read_end)
+        self._judge_cpu = usage.ru_utime + usage.ru_stime if usage is not None else None
         return bytes(data[:MAX_EVENT_BYTES]), status, timed_out, limit_s
+
+    _judge_cpu: float | None = None   # CPU seconds the last judge used
 
     tell = None   # main() sets it: each finished test, to the engine (display only)
 
@@ -643,6 +691,8 @@ class Worker:
                 seen["total"] = len(event.get("ids") or [])
                 if prefix == seen.get("token"):   # the harness's: the run's limit uses it
                     seen["collected"] = seen["total"]
+            elif event.get("event") == "ending" and prefix == seen.get("token"):
+                seen["ending"] = True
             elif event.get("event") == "test" and self.tell is not None and \
                     event.get("outcome") != "deselected":
                 seen["done"] += 1
@@ -700,7 +750,7 @@ class Worker:
                                                    report=reporter.send, whole=whole)
             installer.start()
             code = pytest.main(repo_pytest_args(job, os.getcwd()),
-                               plugins=[reporter, installer, EndWhenReported()])
+                               plugins=[reporter, installer, EndWhenReported(reporter.send)])
             _flush_and_exit(code)
         if job.repo_backed:
             shadow = json.loads(env.get(SHADOW_VAR, "{}"))
@@ -849,11 +899,11 @@ class Worker:
             import pytest
 
             return int(pytest.main(self.pytest_args(),
-                                   plugins=[reporter, tests, EndWhenReported()]))
+                                   plugins=[reporter, tests, EndWhenReported(reporter.send)]))
         self._enter_judge_state()
         config.pluginmanager.register(reporter, "curator-reporter")
         config.pluginmanager.register(tests, "curator-tests")
-        config.pluginmanager.register(EndWhenReported(), "curator-end")
+        config.pluginmanager.register(EndWhenReported(reporter.send), "curator-end")
         try:
             return int(config.hook.pytest_cmdline_main(config=config))
         finally:
@@ -978,18 +1028,29 @@ class Zygote:
             return False
         return done == 0
 
-    def spawn(self, spec: dict, fds: list[int]) -> int:
+    def spawn(self, spec: dict, fds: list[int]) -> None:
+        """Ask for a solution process (its pid: `spawned`)."""
         self._statuses.clear()
+        self.cpu = None
         socket.send_fds(self.sock, [json.dumps(spec).encode("utf-8")], fds)
+
+    def spawned(self) -> int:
+        """The pid of the solution process `spawn` asked for."""
         reply = self._read(30.0)
         if not reply or "pid" not in reply:
             raise OSError("the solution zygote did not answer")
         return int(reply["pid"])
 
     def poll(self, timeout: float) -> int | None:
-        """The exit status of the current solution process, if it ended by `timeout`."""
+        """The exit status of the current solution process, if it ended by `timeout`
+        (`cpu`: the CPU seconds it used, then)."""
         reply = self._read(timeout)
-        return int(reply["status"]) if reply and "status" in reply else None
+        if not reply or "status" not in reply:
+            return None
+        self.cpu = reply.get("cpu") if isinstance(reply.get("cpu"), float) else None
+        return int(reply["status"])
+
+    cpu: float | None = None
 
     def _read(self, timeout: float) -> dict | None:
         ready, _, _ = select.select([self.sock], [], [], timeout)
@@ -1045,9 +1106,10 @@ def _zygote_loop(worker: Worker, sock: socket.socket) -> None:
         finally:
             os.write(gate_w, b"g")
             os.close(gate_w)
-        _, status = os.waitpid(pid, 0)
+        _, status, usage = os.wait4(pid, 0)
         try:
-            sock.send(json.dumps({"status": status}).encode())
+            sock.send(json.dumps({"status": status, "cpu": round(
+                usage.ru_utime + usage.ru_stime, 6)}).encode())
         except OSError:
             os._exit(0)
 
@@ -1249,30 +1311,53 @@ def _flush_and_exit(code) -> None:
 def run_timing(marks: dict, events: verdict.Events, tests: list[dict], now: float,
                entered: float | None = None) -> dict:
     """Where one run's time went, in seconds: getting ready (`prepare`: the hidden tests
-    compiled, output files opened), starting the solution process (zygote
-    fork, its folder), forking the judge, the judge until collection ended (pytest start,
-    the test module's imports, collection), the tests (their bodies, and the rest: the
-    boundary's codec and waits within), the judge's end (teardown, exit), cleaning the
-    run folder, and deciding the verdict (parsing events, reading output); `worker` is
-    all of it, from the job taken to the result made."""
+    compiled, output files opened), starting the solution process (asking the zygote,
+    and reading its pid once the judge is forked), forking the judge, the judge until
+    collection ended (pytest start, the test module's imports, collection), the tests
+    (their bodies, and the rest: the boundary's codec and waits within), the judge's end
+    (teardown, exit), the cleanup (`cleanup_stop`: the solution process killed and its
+    exit awaited; `cleanup_tree`: what is left of the run killed; `cleanup_files`: output
+    read, the solution's folder removed), and deciding the verdict (parsing events,
+    reading output); `worker` is all of it, from the job taken to the result made. The
+    CPU seconds of the judge and the solution process (fork and exit included; the
+    solution's call-file helper aside) and of the worker for the run: `*_cpu`."""
     finish = events.finish or {}
     collected = events.collected_at
     finished = finish.get("t") if isinstance(finish.get("t"), (int, float)) else None
     fork = marks.get("fork", marks["start"])
     exit_ = marks.get("exit", fork)
-    timing = {"solution_start": marks.get("solution", marks["start"]) - marks["start"],
+    # the solution process is asked for, the judge forked, then its pid read
+    timing = {"solution_start": marks.get("solution", marks["start"]) - marks["start"] +
+              (marks["spawned"] - fork if "spawned" in marks else 0.0),
               "judge_fork": fork - marks.get("solution", marks["start"]),
               "test_bodies": sum(float(t.get("duration_s") or 0.0) for t in tests),
               "cleanup": marks.get("cleaned", exit_) - exit_,
               "verdict": now - marks.get("cleaned", exit_)}
+    if "stopped" in marks and "killed" in marks and "cleaned" in marks:
+        # (the solution process is killed once the judge says it is ending: its exit
+        # mostly overlaps the judge's)
+        timing["cleanup_stop"] = marks["stopped"] - exit_   # killed, its exit awaited
+        timing["cleanup_tree"] = marks["killed"] - marks["stopped"]   # what is left, killed
+        timing["cleanup_files"] = marks["cleaned"] - marks["killed"]  # output read, folder
+    for key, value in (marks.get("cpu") or {}).items():   # CPU seconds of each process
+        if isinstance(value, float):
+            timing[key] = value
     if entered is not None:
         timing["prepare"] = marks["start"] - entered
         timing["worker"] = now - entered
-    if collected is not None and fork <= collected <= exit_:
-        timing["collection"] = collected - fork
+    # the judge's collection counts from its pid read (while it started, the worker
+    # read the solution process's pid: `solution_start`)
+    judged = marks.get("spawned", fork)
+    if collected is not None and judged <= collected <= exit_:
+        timing["collection"] = collected - judged
         if finished is not None and collected <= finished <= exit_:
             timing["tests"] = finished - collected
             timing["judge_exit"] = exit_ - finished
+            ending = events.ending_at
+            if ending is not None and finished <= ending <= exit_:
+                # pytest after its report (session teardown, the summary), then the
+                # process's exit (its address space, namespaces)
+                timing["judge_teardown"] = ending - finished
     boundary_stats = finish.get("boundary")
     if isinstance(boundary_stats, dict):
         for key in ("codec_s", "wait_s", "ready_s", "walk_s", "rng_s"):

@@ -430,3 +430,44 @@ def test_the_folders_a_call_is_given(tmp_path, monkeypatch):
     real = os.path.realpath
     assert call_files.call_folders(sent) == [real(root), real(root / "a"), real(root / "b")]
     assert call_files._OPENED == [real(root / "b")]
+
+
+# -- the helper's messages -----------------------------------------------------------------
+
+
+def test_the_helpers_messages_carry_any_path_and_refuse_anything_else():
+    """The helper reads its requests without json (whose import, through re and enum,
+    doubled its start): a length, then NUL-separated fields; a path with a newline or
+    bytes that are not UTF-8 crosses as it is, and a message that miscounts is refused."""
+    from curator.execution import mount_helper as helper
+
+    odd = os.fsdecode(b"/run/a\nb/\xff")
+    fields = ["mount", "2", odd, "1", "x\ny", "/run/c", "0"]
+    message = helper.pack(fields)
+    assert helper.unpack(message + b"7\nunmount") == (fields, b"7\nunmount")
+    assert helper._request(fields) == ("mount", [odd, "/run/c"], [["x\ny"], []])
+    for cut in (0, 1, 3, len(message) - 1):   # not all there yet
+        assert helper.unpack(message[:cut]) == (None, message[:cut])
+    assert helper.unpack(helper.pack([])) == ([], b"")
+    assert helper._request(["unmount"]) == ("unmount",)
+    for bad in (b"x\nmount", b"-1\n", b"123456789\n", b"999999999"):
+        with pytest.raises(ValueError):
+            helper.unpack(bad)
+    for wrong in (["mount", "1", "/run/a"], ["mount", "1", "/run/a", "2", "k"],
+                  ["mount", "0", "extra"], ["mount", "x"], ["other"], []):
+        assert helper._request(wrong) is None
+
+
+def test_the_helper_starts_without_json_or_re():
+    """Its start is in every run's time (a trivial run's helper took about 20 ms)."""
+    import subprocess
+
+    path = os.path.join(os.path.dirname(call_files.__file__), "mount_helper.py")
+    done = subprocess.run([sys.executable, "-S", "-I", "-B", "-X", "importtime", path,
+                           "-1", "1", "/nonexistent", "/nonexistent", "/nonexistent"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr   # its parent is not pid 1: it ends at once
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "ctypes" in imported
+    assert not imported & {"json", "re", "enum"}, sorted(imported & {"json", "re", "enum"})

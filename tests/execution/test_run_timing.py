@@ -23,6 +23,37 @@ def test_a_runs_timing_holds_the_workers_and_the_engines_view(engine):
     assert timing["prepare"] + result.duration_s <= timing["worker"] <= timing["exchange"]
     phases = ("solution_start", "judge_fork", "collection", "tests", "judge_exit")
     assert abs(sum(timing[p] for p in phases) - result.duration_s) < 0.01
+    # the cleanup's parts, and the CPU each process used (the judge's fork and exit,
+    # the solution process's, the worker's turn)
+    parts = ("cleanup_stop", "cleanup_tree", "cleanup_files")
+    assert abs(sum(timing[p] for p in parts) - timing["cleanup"]) < 0.001
+    for key in ("judge_cpu", "solution_cpu", "worker_cpu"):
+        assert 0 < timing[key] < 60, (key, timing)
+    # the judge said it was ending (the worker then killed the solution process, whose
+    # exit overlaps the judge's): pytest's part of the judge's end is apart
+    assert 0 <= timing["judge_teardown"] <= timing["judge_exit"]
+
+
+def test_the_judge_says_it_is_ending_with_its_exit_status(monkeypatch):
+    """`EndWhenReported` sends `ending` (the status it exits with) right before it
+    exits; the worker parses when."""
+    import os
+    import types
+
+    from curator.execution import verdict
+    from curator.execution.harness import EndWhenReported
+
+    said, exits = [], []
+    monkeypatch.setattr(os, "_exit", exits.append)
+    end = EndWhenReported(lambda event, **data: said.append((event, data)))
+    end.session = types.SimpleNamespace(exitstatus=1)
+    plugins = types.SimpleNamespace(getplugin=lambda name: None)
+    end.pytest_unconfigure(types.SimpleNamespace(pluginmanager=plugins))
+    assert exits == [1] and [e for e, _ in said] == ["ending"]
+    assert said[0][1]["exitstatus"] == 1
+    line = "tok " + verdict.json.dumps({"event": "ending", "t": said[0][1]["t"]})
+    assert verdict.Events.parse(line.encode(), "tok").ending_at == said[0][1]["t"]
+    assert verdict.Events.parse(b"other " + line[4:].encode(), "tok").ending_at is None
 
 
 SLOW_END = '''import time
