@@ -58,7 +58,7 @@ import warnings
 import weakref
 import zlib
 
-from curator.execution import autograd_across, call_files, stacks, tf_graphs
+from curator.execution import autograd_across, call_files, stacks, stores, tf_graphs
 from curator.execution.verdict import CANNOT_CROSS, CANNOT_SEND
 
 try:
@@ -3291,10 +3291,20 @@ class SolutionLink:
         self.replying = True
         try:
             changed = self.changed_in_place()
-            return self.dumps((*value, changed))
+            return self.dumps((*value, self.store_changes(), changed))
         finally:
             self.replying = False
             self.states_now = None
+
+    def store_changes(self):
+        """What a top-level call did to this process's library stores (pyro's param
+        store), relative to the judge's it was given (`stores`), for the judge's own."""
+        if self.serving != 1:
+            return {}
+        try:
+            return stores.changes()
+        except Exception:   # noqa: BLE001 - a store this process cannot read: none
+            return {}
 
     def loads(self, data):
         return pickle.loads(data)
@@ -3355,6 +3365,11 @@ class SolutionLink:
         layered = _mount_call_folders(rng.get("folders"), rng.get("kept")) \
             if self.serving == 1 else None
         set_ambient(rng)
+        if self.serving == 1:
+            try:
+                stores.put(rng.get("stores"))   # the judge's library stores, as it has them
+            except Exception:   # noqa: BLE001 - the judge's data: as given, or not at all
+                stores.put(None)
         op = None
         try:
             op, name = target
@@ -3414,17 +3429,33 @@ class SolutionLink:
         own module). They go back with the reply, for the judge to copy into its own, as
         the same writes reach the test's objects in one process (`nn.init.constant_`,
         `p.fill_()` under no_grad, `requires_grad_(False)`)."""
-        changed, states = [], {}
-        for tensor in self.request:
-            if tensor is None or id(tensor) in states:
-                continue
-            state = self.versions.get(id(tensor))
-            now = _tensor_state(tensor, state) if state is not None else None
-            states[id(tensor)] = now
-            if state is not None and now != state:
-                changed.append(tensor)
+        states = {}
+        changed = [tensor for _, tensor in self._moved(enumerate(self.request), states)]
         self.states_now = states   # for this reply's encoding (unchanged_request_tensor)
         return changed
+
+    def _moved(self, indexed, states=None):
+        """(index, copy) of the copies of the judge's tensors among `indexed` ((index,
+        tensor) pairs of the call's request) whose state moved since the judge last saw
+        it. With `states` (id -> state now, filled here) each is digested when its version,
+        grad and requires_grad are as they were (a write through `.data`); without, a
+        copy whose version has not moved is not digested again."""
+        moved = []
+        for index, tensor in indexed:
+            if tensor is None:
+                continue
+            seen = self.versions.get(id(tensor))
+            if states is not None:
+                if id(tensor) in states:
+                    continue
+                now = states[id(tensor)] = _tensor_state(tensor, seen) \
+                    if seen is not None else None
+                if seen is not None and now != seen:
+                    moved.append((index, tensor))
+            elif seen is not None and (tensor._version, id(tensor.grad),
+                                       tensor.requires_grad) != seen[:3]:
+                moved.append((index, tensor))
+        return moved
 
     def changed_leaves(self):
         """(index, copy) of the copies of the judge's leaves in the current call's request
@@ -3432,15 +3463,12 @@ class SolutionLink:
         changed since the judge last saw them: they go with a call of a judge handle, so
         the judge's code it runs sees them as one process would. pyro's `train` steps
         Adam over the test's mean function's parameters and calls its forward each step:
-        the judge's forward kept the first values and the test's trend never moved."""
-        changed = []
-        for index, kind in self.origins_of.items():
-            copy = self.request[index] if kind == "leaf" and index < len(self.request) \
-                else None
-            seen = self.versions.get(id(copy)) if copy is not None else None
-            if seen is not None and _tensor_state(copy, seen) != seen:
-                changed.append((index, copy))
-        return changed
+        the judge's forward kept the first values and the test's trend never moved. A
+        copy whose version has not moved is not digested (a write through `.data` goes
+        with the reply): this runs at every callback of the call."""
+        request = self.request
+        return self._moved((index, request[index]) for index, kind in
+                           self.origins_of.items() if kind == "leaf" and index < len(request))
 
     def lent_now(self):
         """The closures lent to the judge, with the reply of the judge's top-level call
@@ -4525,8 +4553,9 @@ class JudgeLink:
         # state dict a test's loader returns: swin_v2_b's 350 MB twice over)
         self.callback_value = False
         self.request = []          # the judge's tensors in the current request
-        # (id of a request, id of a judge leaf in it) -> (its index, its state when sent)
-        self.leaves_sent = {}
+        # (id of a request, id of a judge leaf in it) -> (its index, its state when sent);
+        # (id of a request, index) -> the judge leaf sent there
+        self.leaves_sent, self.leaf_at = {}, {}
         self.grad_request = []
         self.arrays = {}           # ref -> the judge's array sent (during a top-level call)
         self.array_refs = 0
@@ -4786,6 +4815,7 @@ class JudgeLink:
             if _judge_leaf(tensor):
                 self.leaves_sent[(id(self.request), id(tensor))] = (
                     len(self.request) - 1, _tensor_state(tensor))
+                self.leaf_at[(id(self.request), len(self.request) - 1)] = tensor
         return len(self.request) - 1
 
     def sent_again(self, tensor):
@@ -5195,6 +5225,13 @@ class JudgeLink:
                 self._send(b"e", self.dumps((*record[:4], "", record[5])))
                 return
             self.request, self.grad_request = call_request
+            if request[0] == "backward":
+                # the solution's copies take these .grads (`adopt_grad`): as the judge's
+                # leaves are now, so a read of a parameter after the backward gives the
+                # copy again (a new copy each step grew the call's request, and the
+                # optimizer's step on the first was refused as tampering)
+                for index, _ in result:
+                    self.leaf_seen(self.request, self.request[index])
             self._send(b"a", self.dumps((result, lent)))
         except autograd_across.NotAutograd as exc:
             raise self.violation(str(exc)) from None
@@ -5342,11 +5379,20 @@ class JudgeLink:
             raise self.violation("leaves of the wrong shape")
         for index, copy in pushed:
             target = request[index]
-            sent = self.leaves_sent.get((id(request), id(target)))
-            if sent is None or sent[0] != index or not _judge_leaf(target):
+            if self.leaf_at.get((id(request), index)) is not target or \
+                    not _judge_leaf(target):
                 raise self.violation("a change to a tensor the call did not send as a leaf")
             _into_tensor(self, target, copy, {}, {}, {}, 0)
-            self.leaves_sent[(id(request), id(target))] = (index, _tensor_state(target))
+            self.leaf_seen(request, target)
+
+    def leaf_seen(self, request, leaf):
+        """The solution process's copy of this judge leaf is as the leaf is now (it pushed
+        its change, or took the .grad a backward gave it): a read of the leaf again gives
+        that copy (`sent_again`), one object as in one process."""
+        key = (id(request), id(leaf))
+        sent = self.leaves_sent.get(key)
+        if sent is not None:
+            self.leaves_sent[key] = (sent[0], _tensor_state(leaf))
 
     def runs_solution_code(self, value):
         """Whether calling (or using) `value` runs code of the solution process: a remote
@@ -5371,7 +5417,7 @@ class JudgeLink:
         top = not self.open_calls
         if top:
             self.arrays = {}
-            self.leaves_sent = {}
+            self.leaves_sent, self.leaf_at = {}, {}
             self.tokens_now, self.unchanged_now = {}, set()
         self.open_calls += 1
         try:
@@ -5416,6 +5462,12 @@ class JudgeLink:
                 if self.call_folders:
                     around["folders"] = self.call_folders
                     around["kept"] = [self.files.kept(f) for f in self.call_folders]
+            if self.open_calls == 1:
+                # the library stores the process keeps once (pyro's param store), in the
+                # message of the arguments: a tensor both hold is one object there too
+                held = stores.taken()
+                if held:
+                    around["stores"] = held
             graph = tf_graphs.default_graph()
             if graph is not None:   # the solution builds in its mirror of it
                 around["tf_graph"] = graph
@@ -5458,21 +5510,27 @@ class JudgeLink:
         finally:
             self.current = None
             self.reading_reply = False
-        if not isinstance(decoded, tuple) or len(decoded) != 5:
+        if not isinstance(decoded, tuple) or len(decoded) != 6:
             raise self.violation("a reply of the wrong shape")
-        value, after, rebound, lent, in_place = decoded
+        value, after, rebound, lent, changed_stores, in_place = decoded
         rebound = _paths(rebound)
         if rebound is None or not isinstance(lent, list) or not all(
                 isinstance(item, tuple) and len(item) == 2 and type(item[0]) is int
                 for item in lent) or type(in_place) is not list or not all(
-                isinstance(t, torch.Tensor) for t in in_place):
+                isinstance(t, torch.Tensor) for t in in_place) or \
+                type(changed_stores) is not dict or \
+                (changed_stores and self.open_calls != 1):
             raise self.violation("a reply of the wrong shape")
         # the judge's tensors the call changed in place (`changed_in_place`): adopted
         # with the arguments, into the judge's own (one that names no tensor of the
         # request, or that came back with a gradient path, `received_tensor`, is a new
-        # value nothing holds: adopting it changes nothing)
-        restored, lent, _ = adopt_reply(self, sent, after, (value, lent, in_place),
-                                        current["changed"], rebound)
+        # value nothing holds: adopting it changes nothing); the library stores' changes
+        # too, so a tensor of the store is the judge's own
+        restored, lent, _, changed_stores = adopt_reply(
+            self, sent, after, (value, lent, in_place, changed_stores), current["changed"],
+            rebound)
+        if changed_stores:
+            self.adopt_stores(changed_stores)
         if lent and self.open_calls == 1:
             self.replace_lent(lent, self._fence_roots(sent))
         held = self.fence[1] if self.open_calls == 1 else None
@@ -5487,6 +5545,19 @@ class JudgeLink:
                 raise self.violation("an exception of the wrong shape")
             raise self.exception(*record)
         return restored
+
+    def adopt_stores(self, changed):
+        """What the top-level call set in or removed from the solution process's library
+        stores (see curator.execution.stores), into the judge's: only the library's plain
+        data (a tensor, a constraint of its own classes holding numbers and tensors);
+        anything else refused before any change is applied."""
+        try:
+            stores.check(changed, self.runs_solution_code)
+        except stores.StoreError as exc:
+            raise self.violation(str(exc)) from None
+        except stores.NotStoreData as exc:
+            raise self.cannot_cross(str(exc)) from None
+        stores.apply(changed)
 
     def replace_lent(self, lent, roots):
         """Where the judge's objects hold a handle of a closure the solution lent them

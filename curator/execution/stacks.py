@@ -148,9 +148,15 @@ class PyroStack:
             if name is not None and merged[place] is None:
                 merged[place] = name
         allocator._stack[:] = merged
+        taken = [_taken(vars(m), STATE_DEPTH) for m in messengers]
         stack.extend(messengers)
         try:
-            yield lambda: [dict(vars(m)) for m in messengers]
+            # what the callee changed in each copy's state, not the state: a trace's
+            # sites the solution sent stay the solution's own objects (sent back whole,
+            # each tensor of them that requires grad came back as a new copy of a judge
+            # leaf, three more in every step of pyro's GP `train`, and RWS's traces
+            # crossed twice per callback)
+            yield lambda: [_diff(before, vars(m)) for m, before in zip(messengers, taken)]
         finally:
             del stack[depth:]
             allocator._stack[:] = held
@@ -186,12 +192,91 @@ class PyroStack:
 
     def replay(self, recorded, sent):
         messengers = sent[0]
-        if type(recorded) is not list or len(recorded) != len(messengers) or \
-                any(type(state) is not dict or any(type(k) is not str for k in state)
-                    for state in recorded):
+        if type(recorded) is not list or len(recorded) != len(messengers) or any(
+                change is not None and not _well_formed(change, STATE_DEPTH) or
+                change is not None and any(type(k) is not str for k in change[0])
+                for change in recorded):
             raise StackError("pyro's stack came back in the wrong shape")
-        for messenger, state in zip(messengers, recorded):
-            vars(messenger).update(state)
+        for messenger, change in zip(messengers, recorded):
+            if change is not None:
+                _apply(vars(messenger), change)
+
+
+# How deep a pyro messenger's state is compared (`_taken`): its attributes, the state of
+# an object among them (a Trace), the dicts that holds (its nodes). Below that, a value
+# the callee replaced is sent whole; one changed in place there is not seen.
+STATE_DEPTH = 3
+_PLAIN = (bool, int, float, complex, str, bytes, type(None))
+
+
+def _taken(mapping, depth):
+    """A dict's items as they are now, and below each the same of a dict it holds, or of
+    an object's state (`__dict__`), `depth` levels down."""
+    return {key: (value, _below(value, depth - 1)) for key, value in mapping.items()}
+
+
+def _below(value, depth):
+    if depth <= 0 or type(value) in _PLAIN:
+        return None
+    if isinstance(value, dict):
+        return _taken(value, depth)
+    state = getattr(value, "__dict__", None)
+    if type(state) is dict and not _is_tensor(value):
+        return ("vars", _taken(state, depth))
+    return None
+
+
+def _is_tensor(value):
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def _diff(taken, mapping):
+    """What changed in `mapping` since `taken`: (items set or replaced, keys removed,
+    {key: the change below}), or None."""
+    changed, inner = {}, {}
+    for key, value in mapping.items():
+        before = taken.get(key)
+        if before is None or (before[0] is not value and not (
+                type(value) in _PLAIN and type(before[0]) is type(value) and
+                before[0] == value)):
+            changed[key] = value
+        elif before[1] is not None:
+            below = _diff(before[1][1], vars(value)) if type(before[1]) is tuple else \
+                _diff(before[1], value)
+            if below is not None:
+                inner[key] = ("vars", below) if type(before[1]) is tuple else below
+    removed = [key for key in taken if key not in mapping]
+    return (changed, removed, inner) if changed or removed or inner else None
+
+
+def _well_formed(change, depth):
+    if type(change) is not tuple or len(change) != 3 or type(change[0]) is not dict or \
+            type(change[1]) is not list or type(change[2]) is not dict or \
+            (change[2] and depth <= 1):
+        return False
+    return all(_well_formed(below[1] if type(below) is tuple and len(below) == 2 and
+                            below[0] == "vars" else below, depth - 1)
+               for below in change[2].values())
+
+
+def _apply(target, change):
+    """In the solution process: a change `_diff` found, onto the original's dict."""
+    changed, removed, inner = change
+    for key in removed:
+        target.pop(key, None)
+    target.update(changed)
+    for key, below in inner.items():
+        value = target.get(key)
+        if type(below) is tuple and len(below) == 2 and below[0] == "vars":
+            state = getattr(value, "__dict__", None)
+            if type(state) is not dict:
+                raise StackError("pyro's stack came back naming state its messenger lacks")
+            _apply(state, below[1])
+        elif isinstance(value, dict):
+            _apply(value, below)
+        else:
+            raise StackError("pyro's stack came back naming state its messenger lacks")
 
 
 CONTEXTS = {adapter.name: adapter for adapter in (PennylaneQueue(), PyroStack())}

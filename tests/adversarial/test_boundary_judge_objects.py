@@ -414,3 +414,61 @@ def test_a_forged_change_of_the_judges_tensors_is_tampering(engine, offset):
     result = run_one(engine, PUSH_ATTACK.replace("OFFSET", str(offset)), PUSH_TESTS,
                      timeout=60)
     assert result.outcome == "tampered", (result.outcome, result.reason)
+
+
+# pyro's GP models call `pyro.module(name, self.mean_function)` in each step, which reads
+# the test's module's parameters again through its handle, after the last step's backward
+# gave the judge's parameters their .grad. Each read sent the changed leaves as new copies
+# (the call's request grew by each of them each step, and every callback walked them all),
+# and the optimizer's step on the first copies came back naming places the judge no longer
+# took for those leaves: an honest fit was `tampered`. The copies took the same .grads, so
+# the read gives them again, one object as in one process.
+REREAD_TESTS = """\
+import torch
+
+from solution import fit
+
+
+class Trend(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.tensor(0.0))
+        self.b = torch.nn.Parameter(torch.tensor(1.0))
+
+    def forward(self, x):
+        return self.a * x + self.b
+
+
+def test_the_tests_module_is_fitted_reading_its_parameters_each_step():
+    trend = Trend()
+    x = torch.linspace(-1, 1, 21)
+    assert fit(torch.nn.Sequential(trend), x, 2 * x + 3) == 2
+    assert abs(trend.a.item() - 2) < 1e-3 and abs(trend.b.item() - 3) < 1e-3
+"""
+REREAD_REFERENCE = """\
+import sys
+
+import torch
+
+
+def fit(model, x, y, steps=150):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        held = list(model.parameters())   # again, after the backward (pyro.module)
+        assert all(any(p is q for q in optimizer.param_groups[0]["params"]) for p in held)
+        optimizer.step()
+    # the copies of the judge's leaves the call holds: its two parameters, once each
+    request = sys.modules["curator.execution.boundary"]._LINK[0]
+    return sum(1 for kind in request.origins_of.values() if kind == "leaf")
+"""
+REREAD_WRONG = REREAD_REFERENCE.replace("lr=0.5", "lr=0.01")
+
+
+def test_a_parameter_read_again_after_the_backward_is_the_same_copy(engine):
+    right = run_one(engine, REREAD_REFERENCE, REREAD_TESTS, timeout=120)
+    assert right.outcome == "passed", (right.outcome, right.reason, right.stdout[-3000:])
+    wrong = run_one(engine, REREAD_WRONG, REREAD_TESTS, timeout=120)
+    assert wrong.outcome == "failed", (wrong.outcome, wrong.reason, wrong.stdout[-3000:])

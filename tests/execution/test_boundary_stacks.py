@@ -467,3 +467,35 @@ def test_a_withheld_context_records_nothing_and_refuses_records_back():
     stacks.replay({"pennylane.queue": None}, sent)
     with pytest.raises(stacks.StackError):
         stacks.replay({"pennylane.queue": ()}, sent)
+
+
+def test_only_what_the_callee_changed_in_a_messengers_state_goes_back():
+    """A trace's sites the solution sent stay its own objects: what goes back is what the
+    callee added or replaced (pyro's GP `train` got each of its parameters' constrained
+    values back as new copies of judge leaves, three more in every step)."""
+    class Trace:
+        def __init__(self):
+            self.nodes = {"a": {"value": 1.0}}
+
+    trace = Trace()
+    state = {"trace": trace, "counter": 1, "held": [1]}
+    taken = stacks._taken(state, stacks.STATE_DEPTH)
+    assert stacks._diff(taken, state) is None
+    trace.nodes["b"] = {"value": 2.0}
+    state["counter"] = 2
+    change = stacks._diff(taken, state)
+    assert change == ({"counter": 2}, [], {"trace": ("vars", (
+        {}, [], {"nodes": ({"b": {"value": 2.0}}, [], {})}))})
+    original = {"trace": Trace(), "counter": 1, "held": [1]}
+    kept = original["trace"].nodes["a"]
+    stacks._apply(original, change)
+    assert original["counter"] == 2 and list(original["trace"].nodes) == ["a", "b"]
+    assert original["trace"].nodes["a"] is kept
+    # a change naming state the original lacks, or of the wrong shape, is refused
+    with pytest.raises(stacks.StackError):
+        stacks._apply({"trace": 3}, change)
+    adapter = stacks.CONTEXTS["pyro.stack"]
+    for recorded in ([("x",)], [({1: 2}, [], {})], [({}, [], {"t": ({}, [], {"u": (
+            {}, [], {"v": ({}, [], {})})})})]):
+        with pytest.raises(stacks.StackError):
+            adapter.replay(recorded, ([object()], []))
