@@ -8,6 +8,7 @@ committed tree. The benchmark's own health is `curator release check`.
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,16 @@ def _isolated_env(monkeypatch):
     # start (a repository's run started two, one per slot, for a triage's three runs).
     # Tests of several workers ask for them.
     monkeypatch.setenv("CURATOR_WORKERS", "1")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_engines():
+    """Closes the engines tests/execution_support.py's fixtures shared, at the end of
+    the pytest process (imported only where a test module imported it)."""
+    yield
+    support = sys.modules.get("execution_support")
+    if support is not None:
+        support.close_shared_engines()
 
 
 @pytest.fixture(scope="session")

@@ -76,19 +76,43 @@ def start_engine(isolation: str, workers: int = 2, eager: bool = True) -> Engine
     return engine
 
 
+# The engines of engine_fixture, one per (isolation, workers) for the whole pytest
+# process, closed at its end (tests/conftest.py). Each module started its own: a warm
+# worker importing torch, 10-14 s of setup on the loaded 2-core machine, 27 of them in
+# tests/adversarial alone under `pytest -n 3` (280 s of its 2456 s). An engine serves
+# any number of jobs and replaces a worker a run ended, as a real one does for a whole
+# batch; no test of these modules asks for a fresh one (those start their own).
+_SHARED: dict[tuple[str, int], Engine] = {}
+
+
+def shared_engine(isolation: str, workers: int = 1, eager: bool = True) -> Engine:
+    """The process's started engine of this isolation level and size (eager as the first
+    module to ask wanted it: a later module's first plain job starts the plain worker)."""
+    engine = _SHARED.get((isolation, workers))
+    if engine is None:
+        engine = _SHARED[isolation, workers] = start_engine(isolation, workers=workers,
+                                                             eager=eager)
+    return engine
+
+
+def close_shared_engines() -> None:
+    while _SHARED:
+        _SHARED.popitem()[1].close()
+
+
 def engine_fixture(params=("strong", "weak"), workers: int = 1, eager: bool = True):
     """A module-scoped fixture yielding a started engine per isolation level (of one
     worker unless asked: a batch's jobs then run one after the other on the same warm
     worker, as most runs of a real engine do; eager=False for a module of repository
-    runs only, whose plain worker would start for nothing)."""
+    runs only, whose plain worker would start for nothing). The engine is the pytest
+    process's shared one (`shared_engine`)."""
     marks = {"strong": [needs_bwrap], "weak": []}
 
     @pytest.fixture(scope="module", params=[pytest.param(p, marks=marks[p]) for p in params])
     def _engine(request):
-        engine = start_engine(request.param, workers=workers, eager=eager)
+        engine = shared_engine(request.param, workers=workers, eager=eager)
         assert engine.isolation == request.param
-        yield engine
-        engine.close()
+        return engine
 
     return _engine
 

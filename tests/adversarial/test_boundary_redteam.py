@@ -548,10 +548,18 @@ def test_writes_into_the_parameters_of_a_tests_own_module_reach_it(engine):
 # torch.compile's inductor cache was /tmp/torchinductor_nobody. A solution that compiled
 # the same function made that folder, put a line into the compiled module it left there,
 # and the judge's `torch.compile(ref)` imported it: code of the solution's in the judge.
+# Both sides skip inductor's dry compiles that probe the CPU's vector instruction sets
+# (config.cpp.vec_isa_ok: the CPU's flags decide): three C++ builds in each run's own
+# cache folder, about two thirds of each of this test's three compiles. What is tested,
+# whose cache folder the judge's compile reads, is the same; a correct solution's compile
+# with the probes is tests/adversarial/test_boundary.py's "torch.compile with inductor".
 COMPILED_TESTS = """\
 import torch
+import torch._inductor.config
 
 from solution import double
+
+torch._inductor.config.cpp.vec_isa_ok = True
 
 
 def ref(x):
@@ -573,6 +581,10 @@ COMPILED_PLANTED = COMPILED_WRONG + """
 import glob
 import os
 import tempfile
+
+import torch._inductor.config
+
+torch._inductor.config.cpp.vec_isa_ok = True   # as the judge's (COMPILED_TESTS)
 
 _cache = os.path.join(tempfile.gettempdir(), "torchinductor_nobody")
 os.makedirs(_cache, exist_ok=True)

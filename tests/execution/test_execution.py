@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 from click.testing import CliRunner
-from execution_support import ADD_TESTS, GOOD_SOLUTION, needs_bwrap, run_one, start_engine
+from execution_support import ADD_TESTS, GOOD_SOLUTION, needs_bwrap, run_one, shared_engine
 
 from curator import runs
 from curator.cli import main
@@ -24,9 +24,7 @@ from curator.store import problems as problem_store
 
 @pytest.fixture(scope="module", params=[pytest.param("strong", marks=needs_bwrap), "weak"])
 def engine(request):
-    engine = start_engine(request.param, workers=1)
-    yield engine
-    engine.close()
+    return shared_engine(request.param, workers=1)
 
 
 # -- verdicts (pure) ------------------------------------------------------------------------
