@@ -651,10 +651,18 @@ def confinement_works(isolation: str = "strong") -> bool:
             "except OSError:\n"
             "    sys.exit(0)\n"
             "sys.exit(1)\n")
-    command = [sys.executable, "-S", "-c", code]
+    return _probe_passes(code, [], isolation)
+
+
+def _probe_passes(code: str, args: list[str], isolation: str) -> bool:
+    """Whether `code` (run with `args`) exits 0 in a throwaway process where runs happen
+    at this isolation level: inside the sandbox, in its private /tmp, when it is strong;
+    otherwise given a temporary folder of the host's as its last argument (removed
+    afterwards)."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
            "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     with tempfile.TemporaryDirectory() as folder:
+        command = [sys.executable, "-S", "-c", code, *args]
         if isolation == "strong":
             command = SandboxSpec().argv(command)
         else:
@@ -678,7 +686,7 @@ def call_layers_work(isolation: str = "strong") -> bool:
     code = ("import os, sys, tempfile\n"
             "from curator.execution import sandbox\n"
             "grant, uid = sys.argv[1] == '1', sandbox.run_uid()\n"
-            "base = tempfile.mkdtemp()\n"
+            "base = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp()\n"
             "os.chmod(base, 0o755)\n"
             "own, judge = os.path.join(base, 'own'), os.path.join(base, 'judge')\n"
             "folder = os.path.join(judge, 'work')\n"
@@ -701,17 +709,7 @@ def call_layers_work(isolation: str = "strong") -> bool:
             "mounts.unmount()\n"
             "mounts.mount([])\n"   # answered once the overlays are gone
             "sys.exit(0 if layered and not os.listdir(folder) else 1)\n")
-    command = [sys.executable, "-S", "-c", code, "1" if needs_read_grant(isolation) else "0"]
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    if isolation == "strong":
-        command = SandboxSpec().argv(command)
-    try:
-        done = subprocess.run(command, capture_output=True, timeout=60, check=False,
-                              env=env)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
+    return _probe_passes(code, ["1" if needs_read_grant(isolation) else "0"], isolation)
 
 
 # -- what a call writes where the judge could have: the solution's own layers ---------------
