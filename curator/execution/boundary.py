@@ -869,11 +869,13 @@ def _e(module, qualname, args, message, text, original):
     return _LINK[0].exception(module, qualname, args, message, text, original)
 
 
-def _lf(module, qualname):
+def _lf(module, qualname, fingerprint=None, handle=None, info=None):
     """A library's compiled function (a numba dispatcher: pynndescent's distance, held by
     the NNDescent index umap's nearest_neighbors returns) by the name its module holds it
     under: this side's own function of that name, never rebuilt from the message (numba
-    pickles one as cloudpickled code)."""
+    pickles one as cloudpickled code); in the judge only when the solution's compiles the
+    same Python function (`function_print` of its `py_func`), else a handle of the
+    solution's (one compiled from other code and bound to the name in its own process)."""
     if not isinstance(module, str) or not isinstance(qualname, str) or \
             not _module_allowed(module) or _root(module) in JUDGE_MODULES:
         raise NotData("a compiled function of %s.%s" % (module, qualname))
@@ -889,6 +891,13 @@ def _lf(module, qualname):
         target = getattr(target, part, None)
     if not _numba_dispatcher(target):
         raise NotData("a compiled function of %s.%s" % (module, qualname))
+    link = _LINK[0]
+    if isinstance(link, JudgeLink) and (
+            type(fingerprint) is not str or
+            function_print(getattr(target, "py_func", None)) != fingerprint):
+        if type(handle) is not int:
+            raise NotData("a compiled function of %s.%s with no handle" % (module, qualname))
+        return link.solution_ref(handle, "function", info)
     return target
 
 
@@ -947,12 +956,22 @@ def _torch_operator_name(obj):
     return None
 
 
-def _tfn(space_key, name):
-    """The judge's own operator of that namespace and name (see _torch_operator_name)."""
+def _tfn(space_key, name, fingerprint=None, handle=None, info=None):
+    """The judge's own operator of that namespace and name (see _torch_operator_name);
+    in the judge only when the solution's is the same function (`callable_print`), else
+    a handle of the solution's: a wrong function it bound to torch's name in its own
+    process (`F.gelu = ` a `functools.wraps` of torch's gelu, `torch.tanh = math.tanh`)
+    had the judge run torch's own in its place."""
     space = _operator_space(space_key) if isinstance(space_key, str) else None
     found = getattr(space, name, None) if isinstance(name, str) else None
     if found is None or not _is_operator(space_key, space, name, found):
         raise NotData("an operator %s.%s" % (space_key, name))
+    link = _LINK[0]
+    if isinstance(link, JudgeLink) and (type(fingerprint) is not str or
+                                        callable_print(found) != fingerprint):
+        if type(handle) is not int:
+            raise NotData("an operator %s.%s with no handle" % (space_key, name))
+        return link.solution_ref(handle, "function", info)
     return found
 
 
@@ -976,22 +995,98 @@ def _module_function_name(obj):
         return None
     module, qualname = obj.__module__, obj.__qualname__
     if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname or \
-            _root(module) in JUDGE_MODULES or _solution_defined(obj):
+            _root(module) in JUDGE_MODULES or _solution_defined(obj) or \
+            not _own_globals(obj):
         return None
     return (module, qualname) if _held_as(module, qualname, obj) else None
 
 
-def _gf(module, qualname, handle, info):
+def _own_globals(func):
+    """Whether a function's globals are a loaded module's own dict (not one a caller made
+    up: `FunctionType(f.__code__, {**globals(), "k": 3}, "f")` runs the same code on
+    other values). A decorator's wrapper has its decorator's module's."""
+    space = func.__globals__
+    name = space.get("__name__")
+    module = sys.modules.get(name) if type(name) is str else None
+    return module is not None and getattr(module, "__dict__", None) is space
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_code_print(code):
+    return _code_print(code)
+
+
+def _plain_print(value, depth=0):
+    """A value's print both processes make alike: an atom's repr, a tuple's items, a
+    function's `function_print`, anything else its type's name (an object's repr may hold
+    its address)."""
+    if value is None or type(value) in (bool, int, float, complex, str, bytes):
+        return repr(value)
+    if depth > 3:
+        return "..."
+    if type(value) is tuple:
+        return "(%s)" % ",".join(_plain_print(item, depth + 1) for item in value)
+    if type(value) is types.FunctionType:
+        return function_print(value, depth + 1)
+    if isinstance(value, type):
+        return "class %s.%s" % (value.__module__, value.__qualname__)
+    cls = type(value)
+    return "<%s.%s>" % (cls.__module__, cls.__qualname__)
+
+
+def function_print(func, depth=0):
+    """What makes the solution's function the judge's function of the same name: the same
+    code (`_code_print`), over the globals of a module of the same name, with the same
+    plain defaults and cells (a decorator's wrapper holds the function it wraps). The
+    judge takes its own function for a name only when its print is the one the
+    solution's has (`_gf`, `_bm`): a wrong candidate that bound its own function to a
+    repository name in its own process (`globals()["_fit_fn"] = wrong`,
+    `setattr(Scaler, "apply", wrong)`), where the names its text binds
+    (`worker.defined_names`) do not show it, had the judge run the right function in its
+    place. None for anything that is no plain function."""
+    if type(func) is not types.FunctionType:
+        return None
+    cells = []
+    for cell in func.__closure__ or ():
+        try:
+            cells.append(cell.cell_contents)
+        except ValueError:   # empty
+            cells.append(Ellipsis)
+    kwdefaults = func.__kwdefaults__ or {}
+    return "%s:%s:%s:%s:%s" % (
+        _cached_code_print(func.__code__), func.__globals__.get("__name__"),
+        _plain_print(func.__defaults__, depth),
+        _plain_print(tuple(sorted((str(k), v) for k, v in kwdefaults.items())), depth),
+        _plain_print(tuple(cells), depth))
+
+
+def callable_print(obj):
+    """`function_print` of a plain function; a compiled function's module and qualname
+    (torch's `_VariableFunctionsClass.tanh` is not math's `tanh`)."""
+    if type(obj) is types.BuiltinFunctionType:
+        return "builtin:%s.%s" % (getattr(obj, "__module__", None),
+                                  getattr(obj, "__qualname__", None))
+    return function_print(obj)
+
+
+def _same_function(found, fingerprint):
+    return type(fingerprint) is str and function_print(found) == fingerprint
+
+
+def _gf(module, qualname, handle, info, fingerprint=None):
     """In the judge: the function it sent under that name, else the repository's own
-    function of that name (`_repository_function`), else (a function it never sent) a
-    handle of the solution's."""
+    function of that name (`_repository_function`), when the solution's function is the
+    same code (`function_print`), else (a function it never sent, or other code under its
+    name) a handle of the solution's."""
     link = _LINK[0]
     found = link.sent_functions.get((module, qualname)) \
         if isinstance(module, str) and isinstance(qualname, str) else None
     if found is not None:
-        return found
+        if _same_function(found, fingerprint):
+            return found
+        return link.solution_ref(int(handle), "function", info)
     found = _repository_function(module, qualname)
-    if found is not None:
+    if found is not None and _same_function(found, fingerprint):
         link.note("a function %s.%s the call left, crossed by name: the judge's own"
                   % (module, qualname))
         return found
@@ -1265,7 +1360,7 @@ def _library_function_of(cls, name, func=None):
         return False
     defined = inspect.getattr_static(cls, name, None)
     return type(defined) is types.FunctionType and (func is None or defined is func) and \
-        _module_allowed(getattr(defined, "__module__", None) or "")
+        _module_allowed(getattr(defined, "__module__", None) or "") and _own_globals(defined)
 
 
 def _library_object_method(obj):
@@ -1297,15 +1392,18 @@ def _held_owner(owner):
                               re.Pattern)) or owner is None
 
 
-def _bm(owner, name):
+def _bm(owner, name, fingerprint=None, handle=None, info=None):
     """A library module's own private method bound to it (see _library_method), or a
     method of an instance of a library class (`_library_object_method`) bound to it: made
     only for an object this message made, never one the judge holds (a handle of the
     judge's, `judge_ids`, or `_held_owner`), and always the judge's own class's function
     of that name, never one the message gives. Why that is safe: the function is the
     library's code as the judge's class holds it, which the judge runs on data anyway;
-    the solution chooses only the name. Adopting the reply never binds it to a judge
-    object the owner pairs with (`_adopt`)."""
+    the solution chooses only the name, and in the judge only for the same code: the
+    solution's function of that name has the print of the judge's (`function_print`;
+    a method the solution set on the class in its own process, other code, is a handle
+    of the solution's, as a method of its own forged onto the object).
+    Adopting the reply never binds it to a judge object the owner pairs with (`_adopt`)."""
     link = _LINK[0]
     cls = _TYPE(owner)
     module = torch is not None and isinstance(owner, torch.nn.Module)
@@ -1315,7 +1413,12 @@ def _bm(owner, name):
             not _library_function_of(cls, name) or (
                 getattr(link, "judge_ids", {}).get(id(owner)) is not None):
         raise NotData("a bound method %r" % (name,))
-    return types.MethodType(inspect.getattr_static(cls, name), owner)
+    found = inspect.getattr_static(cls, name)
+    if isinstance(link, JudgeLink) and not _same_function(found, fingerprint):
+        if type(handle) is not int:
+            raise NotData("a bound method %r with no handle" % (name,))
+        return link.solution_ref(handle, "function", info)
+    return types.MethodType(found, owner)
 
 
 def _parametrized(obj):
@@ -2440,10 +2543,12 @@ class SolutionPickler(_Pickler):
                 return graph_ref
         operator = _torch_operator_name(obj)
         if operator is not None:
-            return _tfn, operator   # torch's own operator: the judge's function of that name
+            # torch's own operator: the judge's function of that name, for the same code
+            return _tfn, (*operator, callable_print(obj), link.handle(obj),
+                          _callable_info(obj))
         name = _module_function_name(obj)
         if name is not None:
-            return _gf, (*name, link.handle(obj), _callable_info(obj))
+            return _gf, (*name, link.handle(obj), _callable_info(obj), function_print(obj))
         if cls is types.FunctionType:
             handle = getattr(link, "judge_closures", {}).get(id(obj), (None, None))
             if handle[0] is obj:
@@ -2476,12 +2581,14 @@ class SolutionPickler(_Pickler):
             return NotImplemented
         method = _library_method(obj) or _library_object_method(obj)
         if method is not None:
-            return _bm, method
+            return _bm, (*method, function_print(obj.__func__), link.handle(obj),
+                         _callable_info(obj))
         if _numba_dispatcher(obj):
             # a library's compiled function by its name (the judge's own), else a handle
             name = _library_function_name(obj)
             if name is not None:
-                return _lf, name
+                return _lf, (*name, function_print(obj.py_func), link.handle(obj),
+                             _callable_info(obj))
             return _s, (link.handle(obj), "function", _callable_info(obj))
         if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                             types.BuiltinMethodType, types.MethodWrapperType,

@@ -641,7 +641,8 @@ def test_a_partial_of_a_repository_function_in_the_tests_object_stays_the_judges
     # a function of the solution's own never runs in the judge: not its own (a handle,
     # which the test's next call finds), not one forged to a repository name that does
     # not exist or is no function there, and not one it rebinds a repository name to in
-    # its own process (the judge's function of that name runs: 14.0, not 10.0)
+    # its own process (other code under that name: a handle too, `boundary.function_print`;
+    # the judge's function of that name ran before, 14.0)
     cases = {"own": left_function(),
              "missing": left_function("_missing_fn", "_missing_fn"),
              "class": left_function("partial", "partial"),
@@ -654,11 +655,7 @@ def test_a_partial_of_a_repository_function_in_the_tests_object_stays_the_judges
     for name, job in jobs.items():
         left = results[job.job_id]
         assert left.outcome not in ("passed", "tampered"), (name, left.outcome, left.reason)
-        if name == "rebound":
-            assert left.outcome == "failed" and "14.0" in left.stdout, (left.reason,
-                                                                        left.stdout[-2000:])
-        else:
-            assert "ran after the call returned" in left.reason, (name, left.reason)
+        assert "ran after the call returned" in left.reason, (name, left.reason)
 
 
 # The candidate text may define functions of the target's module beside its target; one
@@ -695,6 +692,17 @@ HELPED_TESTS = textwrap.dedent("""\
     """)
 
 
+def fitting_job(repo, module_text, text, reference=False):
+    """pkg/fitting.py's `fit` as a problem's job: the candidate text alone, spliced in
+    place of the target (from its `def fit` to the end of `module_text`)."""
+    target = module_text[module_text.index("def fit"):]
+    return Job(problem_id="repo", solution=text, repo_dir=str(repo),
+               overlay={"pkg/fitting.py": module_text.replace(target, text)},
+               node_ids=["tests/test_fitting.py"], symbol="fit",
+               python=sys.executable, reference=reference,
+               limits=Limits(timeout_s=120))
+
+
 def test_a_name_the_candidate_defines_never_crosses_by_name(engine, tmp_path):
     repo = make_repo(tmp_path / "repo")
     (repo / "pkg" / "priors.py").write_text(PRIORS)
@@ -712,15 +720,7 @@ def test_a_name_the_candidate_defines_never_crosses_by_name(engine, tmp_path):
 
         """)
 
-    def job(text, reference=False):
-        # as a problem's job: the candidate text alone, spliced in place of the target
-        return Job(problem_id="repo", solution=text, repo_dir=str(repo),
-                   overlay={"pkg/fitting.py": HELPED.replace(target, text)},
-                   node_ids=["tests/test_fitting.py"], symbol="fit",
-                   python=sys.executable, reference=reference,
-                   limits=Limits(timeout_s=120))
-
-    jobs = [job(target, True), job(helper + target)]
+    jobs = [fitting_job(repo, HELPED, target, True), fitting_job(repo, HELPED, helper + target)]
     reference, helped = (r for r in engine.run(jobs))
     # the reference's own text names no helper: the judge's _fit_fn, by name
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
@@ -793,8 +793,9 @@ def test_a_library_objects_method_left_in_the_tests_object_is_the_judges(engine,
     assert control.outcome == "failed", (control.outcome, control.reason)
     # a method of the solution's own forged onto a library object never runs in the
     # judge: as a handle it is found in the test's object; set on the class in its own
-    # process, the judge binds its own class's function (8, not 6); under a name the
-    # class does not have, the message is refused
+    # process, too (other code than the judge's class's, `boundary.function_print`; the
+    # judge bound its own class's function before, 8); under a name the class does not
+    # have, the message is refused
     cases = {"forged": forged_method(False), "rebound": forged_method(True),
              "unknown": forged_method(True, "unknown")}
     jobs = {name: repo_job(repo, text, "attach", ["tests/test_attach.py"],
@@ -803,11 +804,8 @@ def test_a_library_objects_method_left_in_the_tests_object_is_the_judges(engine,
     for name, job in jobs.items():
         forged = results[job.job_id]
         assert forged.outcome != "passed", (name, forged.reason)
-        if name == "forged":
-            assert "ran after the call returned" in forged.reason, forged.reason
-        elif name == "rebound":
-            assert forged.outcome == "failed" and "8" in forged.stdout, (
-                forged.reason, forged.stdout[-2000:])
+        if name in ("forged", "rebound"):
+            assert "ran after the call returned" in forged.reason, (name, forged.reason)
 
 
 # emukit's make_non_linear_kernels returns GPy kernels, which hold paramz's

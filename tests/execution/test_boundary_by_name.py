@@ -183,3 +183,35 @@ def test_never_bound_to_an_object_the_judge_holds(package):
             boundary._bm(box, "method")
     finally:
         boundary._LINK[0] = link
+
+
+def test_a_functions_print_is_its_code_globals_defaults_and_cells(package):
+    """What the judge compares before it takes its own function for the solution's of
+    the same name (`boundary.function_print`): other code, other defaults or other cells
+    under the same name are another function; the same code over a dict of globals made
+    up is never sent by name (`_own_globals`, on the solution's side)."""
+    helpers = package["helpers"]
+    plain = helpers.plain
+    printed = boundary.function_print(plain)
+    assert printed == boundary.function_print(plain) is not None
+    assert boundary._own_globals(plain)
+
+    def other(x):
+        return x + 2
+
+    other.__module__, other.__qualname__ = plain.__module__, "plain"
+    made_up = types.FunctionType(plain.__code__, {**vars(helpers)}, "plain")
+    defaulted = types.FunctionType(plain.__code__, vars(helpers), "plain", (3,))
+    for forged in (other, defaulted):
+        assert boundary.function_print(forged) != printed
+    assert not boundary._own_globals(made_up)
+
+    def wrap(function):
+        def wrapper(*args):
+            return function(*args)
+        return wrapper
+
+    assert boundary.function_print(wrap(plain)) == boundary.function_print(wrap(plain)) != \
+        boundary.function_print(wrap(other))
+    assert boundary.callable_print(len) != boundary.callable_print(abs)
+    assert boundary.function_print(len) is None
