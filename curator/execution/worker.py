@@ -456,6 +456,7 @@ class Worker:
             try:
                 solution["pid"] = self._zygote.spawned()
             except OSError as exc:   # no solution process: the judge goes unheard
+                self._zygote.end()   # and this worker goes after the run (needs_restart)
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
                 proctree.kill_tree(os.getpid(), in_own_namespace=self.own_namespace,
@@ -537,7 +538,7 @@ class Worker:
         if solution is not None and not self._zygote.alive():
             # The run killed what forks solution processes: this worker goes after this
             # result (a fresh one forks a fresh zygote before it reads any job).
-            decided = verdict.Verdict("crashed", "the run killed its worker's solution "
+            decided = verdict.Verdict("crashed", "the run killed or stopped its worker's solution "
                                       "zygote", decided.tests, decided.evidence)
         marks["cpu"] = {"judge_cpu": self._judge_cpu,
                         "solution_cpu": self._zygote.cpu if solution is not None else None,
@@ -1020,13 +1021,34 @@ class Zygote:
         self.pid = pid
         self.sock = ours
         self._statuses: list[int] = []
+        self._gone = False
 
     def alive(self) -> bool:
-        try:
-            done, _ = os.waitpid(self.pid, os.WNOHANG)
-        except ChildProcessError:
+        """Whether it still forks solution processes: not ended, and not stopped (a
+        solution of the zygote's uid, an ordinary user's run, can SIGSTOP its parent:
+        every later run of the worker then waited 30 s for a pid and was `infra`, and
+        the worker, whose zygote was not dead, was never replaced). A stopped zygote is
+        killed and counts as gone (a stop is reported once)."""
+        if self._gone:
             return False
-        return done == 0
+        try:
+            done, status = os.waitpid(self.pid, os.WNOHANG | os.WUNTRACED)
+        except ChildProcessError:
+            self._gone = True
+            return False
+        if done and os.WIFSTOPPED(status):
+            self.end()
+        elif done:
+            self._gone = True
+        return not self._gone
+
+    def end(self) -> None:
+        """Kill it (it answers no more): the worker goes after this run."""
+        self._gone = True
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
     def spawn(self, spec: dict, fds: list[int]) -> None:
         """Ask for a solution process (its pid: `spawned`)."""
