@@ -545,6 +545,33 @@ def _tref(index):
     return _LINK[0].request_tensor(index)
 
 
+def _tv(index, shape, stride, offset, values):
+    """A view the solution returned of a tensor of the judge's that the call's request
+    holds (`SolutionLink.request_view`), as that view of the judge's own tensor: a copy
+    the judge made instead held no memory of the argument, so a wrong function returning
+    `x.view(-1)` passed a test that writes into the result and checks `x` is untouched,
+    and a right one returning a view failed a test that checks it is one. Only of a
+    contiguous strided tensor of the judge's that needs no grad, inside its elements;
+    of any other (the solution's copy of a transposed tensor is contiguous: the same
+    view does not exist here) the values it carries too (`values`, `_t`'s record), a
+    tensor of its own, as before."""
+    link = _LINK[0]
+    request = getattr(link, "request", None)
+    if type(index) is not int or type(shape) is not tuple or type(stride) is not tuple or \
+            len(shape) != len(stride) or len(shape) > 64 or type(offset) is not int or \
+            not all(type(n) is int and n >= 0 for n in shape + stride) or offset < 0 or \
+            type(values) is not tuple or type(request) is not list or \
+            not 0 <= index < len(request):
+        raise NotData("a view of a tensor the judge never sent")
+    base = request[index]
+    if torch is None or type(base) is not torch.Tensor or base.requires_grad or \
+            base.layout != torch.strided or not base.is_contiguous() or \
+            (all(shape) and offset + sum((n - 1) * step for n, step in zip(shape, stride))
+             >= base.numel()):
+        return _t(*values)
+    return base.as_strided(shape, stride, base.storage_offset() + offset)
+
+
 # A large tensor of the judge's that does not require grad (a memory bank, a data set, an
 # image) crosses once while it stays as it was: a top-level call sends it with a token
 # (_tt), and the next top-level call names the token (_tk) when the judge's tensor is
@@ -1677,7 +1704,7 @@ JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "
 
 
 REBUILDERS = {name: globals()[name] for name in
-              ("_t", "_tref", "_a", "_aref", "_ao", "_v", "_nt", "_dv", "_lg", "_rx", "_wr", "_tl", "_sy", "_ty", "_fi", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
+              ("_t", "_tref", "_tv", "_a", "_aref", "_ao", "_v", "_nt", "_dv", "_lg", "_rx", "_wr", "_tl", "_sy", "_ty", "_fi", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
                "_mod", "_lf", "_tfn", "_gf", "_sc", "_fill_closure", "_en", "_bm", "_pm",
                "_tfg", "_tfe")}
 
@@ -1919,7 +1946,7 @@ def _resolve(module, name):
 # in-process). Classes stay on the C path (a module or an optimizer comes back from most
 # calls that take one): the classes a message names are compared after decoding with
 # what they held before, and one it changed is put back and the message refused.
-HELD_REBUILDERS = frozenset({"_mod", "_lf", "_tfn", "_gf", "_j", "_ji", "_si", "_s", "_lg", "_rx", "_en", "_ty", "_sy",
+HELD_REBUILDERS = frozenset({"_tv", "_mod", "_lf", "_tfn", "_gf", "_j", "_ji", "_si", "_s", "_lg", "_rx", "_en", "_ty", "_sy",
                              "_tfg", "_tfe"})
 _HEAPTYPE, _IMMUTABLETYPE = 1 << 9, 1 << 8
 
@@ -2518,7 +2545,13 @@ class SolutionPickler(_Pickler):
             index = link.unchanged_request_tensor(obj)
             if index is not None:
                 return _tref, (index,)
+            bases = getattr(self, "_request_bases", None)
+            if bases is None:
+                bases = self._request_bases = {}
+            view = link.request_view(obj, bases)
             record = _tensor_record(obj)
+            if view is not None:
+                return _tv, (*view, (*record[:6], record[6], None, None, None, record[7]))
             gout = link.gradient_output(obj)
             return _t, (*record[:6], record[6], link.request_index(obj), gout, None,
                         record[7])
@@ -3219,6 +3252,38 @@ class SolutionLink:
             if tensor is obj:
                 return index
         return None
+
+    def request_view(self, obj, bases):
+        """(index, shape, stride, offset) of a view `obj` is of a copy of a judge's tensor
+        the call's request holds (the same storage: `x.view(-1)`, `x[1:]`, `x.t()`), for
+        the judge to make that view of its own (`_tv`); None for anything else, and for
+        what needs grad or is no plain strided tensor (those cross as before: a copy).
+        `bases`: the message's own dict of the request's storages, filled once."""
+        if type(obj) is not torch.Tensor or obj.requires_grad or \
+                obj.layout != torch.strided or not self.request:
+            return None
+        if not bases:
+            bases[None] = None
+            for index, base in enumerate(self.request):
+                if type(base) is torch.Tensor and not base.requires_grad and \
+                        base.layout == torch.strided and base.storage_offset() == 0 and \
+                        base.is_contiguous():
+                    try:
+                        pointer = base.untyped_storage().data_ptr()
+                    except (RuntimeError, NotImplementedError):
+                        continue
+                    if pointer:   # an empty tensor's storage is no memory of anything
+                        bases.setdefault(pointer, index)
+        try:
+            index = bases.get(obj.untyped_storage().data_ptr())
+        except (RuntimeError, NotImplementedError):
+            return None
+        if index is None:
+            return None
+        base = self.request[index]
+        if base is obj or base.dtype != obj.dtype or base.device != obj.device:
+            return None
+        return index, tuple(obj.shape), tuple(obj.stride()), obj.storage_offset()
 
     # autograd across the boundary (curator.execution.autograd_across)
     def origins(self):
