@@ -119,7 +119,7 @@ def test_warm_and_cold_repository_runs_agree(tmp_path, isolation):
         jobs = [runs.job_for(store, ws, problem, text, "reference") for text in texts]
     outcomes = {}
     for warm in (True, False):
-        with Engine(workers=1, isolation=isolation, warm_repos=warm) as engine:
+        with Engine(workers=1, isolation=isolation, warm_repos=warm, eager=False) as engine:
             results = {r.job_id: r for r in engine.run(jobs)}
         outcomes[warm] = [_outcomes(results[j.job_id]) for j in jobs]
         assert {results[j.job_id].env["repo_run"] for j in jobs} == \
@@ -182,7 +182,7 @@ def test_an_environment_built_again_gets_fresh_warm_workers(tmp_path, isolation)
                      "python_version": None}
         return made
 
-    with Engine(workers=1, isolation=isolation) as engine:
+    with Engine(workers=1, isolation=isolation, eager=False) as engine:
         (before,) = engine.run([job("envmod==1\n")])
         assert before.outcome == "failed"          # the environment's tests want version 2
         (site / "envmod.py").write_text("VERSION = 2\n", encoding="utf-8")
