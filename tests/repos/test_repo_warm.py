@@ -188,3 +188,31 @@ def test_an_environment_built_again_gets_fresh_warm_workers(tmp_path, isolation)
         (site / "envmod.py").write_text("VERSION = 2\n", encoding="utf-8")
         (after,) = engine.run([job("envmod==2\n")])
         assert after.outcome == "passed", after.reason
+
+
+def test_a_repository_problem_run_as_edited_starts_no_worker_of_plain_runs(tmp_path,
+                                                                             monkeypatch):
+    """The app's run of a problem as edited on screen (runs.run_edited, ctrl+r) made an
+    engine whose slot warmed a worker of plain runs (torch, pytest and a zygote) before
+    it took the job: a repository problem's run waited for an interpreter it never used.
+    Its engine now starts one only for a plain problem, as run_problems's does."""
+    upstream = make_repo(tmp_path / "scales", {
+        "pkg/__init__.py": "", "pkg/ops.py": "def scale(x):\n    return 3 * x\n",
+        "tests/test_ops.py": "from pkg.ops import scale\n\n\ndef test_scale():\n"
+                             "    assert scale(2) == 6\n"})
+    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    left_running = []
+
+    class Watched(Engine):
+        def close(self):
+            left_running.append(len(self.pool.worker_pids()))
+            super().close()
+
+    monkeypatch.setattr(runs, "Engine", Watched)
+    with Store(ws.db_path, "tester") as store:
+        problem = problem_store.get(store, "scale")
+        problem.solution = problem.solution.replace("3 * x", "x * 3")   # unsaved
+        report = runs.run_edited(store, ws, problem)
+    assert [(r["outcome"], r["unsaved"]) for r in report.runs] == [("passed", True)], \
+        report.runs
+    assert left_running == [0]
