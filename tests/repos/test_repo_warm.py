@@ -4,6 +4,7 @@ same outcomes as cold ones (a fresh `python -m pytest` per run)."""
 from __future__ import annotations
 
 import pytest
+from execution_support import plain_workers_at_close
 from repo_support import make_repo, mine_and_accept, needs_strong, symlinked_venv
 
 from curator import runs
@@ -201,14 +202,7 @@ def test_a_repository_problem_run_as_edited_starts_no_worker_of_plain_runs(tmp_p
         "tests/test_ops.py": "from pkg.ops import scale\n\n\ndef test_scale():\n"
                              "    assert scale(2) == 6\n"})
     ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
-    left_running = []
-
-    class Watched(Engine):
-        def close(self):
-            left_running.append(len(self.pool.worker_pids()))
-            super().close()
-
-    monkeypatch.setattr(runs, "Engine", Watched)
+    left_running = plain_workers_at_close(monkeypatch, runs)
     with Store(ws.db_path, "tester") as store:
         problem = problem_store.get(store, "scale")
         problem.solution = problem.solution.replace("3 * x", "x * 3")   # unsaved
