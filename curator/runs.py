@@ -276,8 +276,9 @@ def run_edited(store: Store, workspace: Workspace, problem: Problem,
     own = engine is None
     conf = settings(workspace)
     if own:
+        # a repository problem's run needs no worker of plain runs (as run_problems)
         engine = Engine(workers=1, preload=conf.preload, isolation=conf.isolation,
-                        hide=[str(workspace.root)])
+                        hide=[str(workspace.root)], eager=not job.repo_backed)
     try:
         trust.check(engine.isolation, untrusted([saved]), trust.allowed(conf, allow_weak))
         report = RunReport(isolation=engine.isolation)

@@ -117,6 +117,20 @@ def engine_fixture(params=("strong", "weak"), workers: int = 1, eager: bool = Tr
     return _engine
 
 
+def plain_workers_at_close(monkeypatch, module) -> list[int]:
+    """Makes each Engine `module` starts say, as it closes, how many workers of plain runs
+    it has running (a batch of repository runs needs none); the list they are added to."""
+    left_running: list[int] = []
+
+    class Watched(Engine):
+        def close(self):
+            left_running.append(len(self.pool.worker_pids()))
+            super().close()
+
+    monkeypatch.setattr(module, "Engine", Watched)
+    return left_running
+
+
 def processes_matching(needle: bytes) -> list[int]:
     """Host pids whose command line or name contains `needle` (a /proc scan, no psutil)."""
     found = []

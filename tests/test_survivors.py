@@ -13,7 +13,7 @@ import random
 import textwrap
 
 import pytest
-from execution_support import needs_bwrap, run_one, start_engine
+from execution_support import needs_bwrap, run_one, shared_engine
 from samples_support import add_samples, make_problems, record_run
 
 from curator import problem_files, review
@@ -72,21 +72,18 @@ def test_the_sandbox_unshares_the_pid_namespace():
 @needs_bwrap
 def test_a_strong_run_cannot_see_host_processes():
     """Without its own pid namespace a run sees (and may signal) the host's processes."""
-    engine = start_engine("strong", workers=1)
-    try:
-        tests = f"""\
-            import os
+    engine = shared_engine("strong")   # the pytest process's (execution_support)
+    tests = f"""\
+        import os
 
-            def test_host_pid_invisible():
-                assert not os.path.exists("/proc/{os.getpid()}")
+        def test_host_pid_invisible():
+            assert not os.path.exists("/proc/{os.getpid()}")
 
-            def test_few_processes():
-                pids = [p for p in os.listdir("/proc") if p.isdigit()]
-                assert len(pids) < 20, pids
-            """
-        result = run_one(engine, "def add(a, b):\n    return a + b\n", tests)
-    finally:
-        engine.close()
+        def test_few_processes():
+            pids = [p for p in os.listdir("/proc") if p.isdigit()]
+            assert len(pids) < 20, pids
+        """
+    result = run_one(engine, "def add(a, b):\n    return a + b\n", tests)
     assert result.outcome == "passed", (result.reason, result.tests)
 
 

@@ -1270,7 +1270,7 @@ def test_a_conftest_that_patches_torch_and_mock_keeps_its_reference_passed(engin
                    node_ids=["tests/test_mod.py"], overlay={"pkg/mod.py": text},
                    limits=Limits(timeout_s=120))
 
-    with Engine(workers=1, isolation=engine.isolation, warm_repos=warm) as runs:
+    with Engine(workers=1, isolation=engine.isolation, warm_repos=warm, eager=False) as runs:
         ref = list(runs.run([repo_job(reference, True)]))[0]
         bad = list(runs.run([repo_job(wrong, False)]))[0]
     assert ref.outcome == "passed", (ref.reason, ref.evidence, ref.stderr[-2000:])

@@ -81,9 +81,35 @@ KNN_TESTS = textwrap.dedent("""\
 
 
 def one_module_repo(root, module, text, test_file, tests):
-    """A generated repository: package `pkg` holding one module, and one test file."""
-    return write_repo(root, {"pkg/__init__.py": "", f"pkg/{module}.py": text,
-                             f"tests/{test_file}": tests})
+    """A generated repository: package `pkg` holding one module, and one test file (or
+    `shared_repo`, which holds them already)."""
+    return put(root, {"pkg/__init__.py": "", f"pkg/{module}.py": text,
+                      f"tests/{test_file}": tests})
+
+
+SHARED_MARK = ".shared-by-tests"
+
+
+def put(root, files):
+    """`files` written into the generated repository `root`; in `shared_repo` they must be
+    there already (its checkout never changes under its warm worker)."""
+    if (root / SHARED_MARK).exists():
+        for path, text in files.items():
+            assert (root / path).read_text() == text, f"{path}: not shared_files'"
+        return root
+    return write_repo(root, files)
+
+
+@pytest.fixture(scope="module")
+def shared_repo(tmp_path_factory):
+    """One generated repository, every file of `shared_files` written before its first
+    run, for the tests whose module and test file no other test gives other text: a warm
+    worker is one checkout's, and each test's own repository started one (a fresh
+    interpreter importing torch and pytest's plugins, about 12 s of a test on the loaded
+    2-core machine). A test whose files differ has its own."""
+    repo = write_repo(tmp_path_factory.mktemp("shared") / "repo", shared_files())
+    (repo / SHARED_MARK).write_text("")
+    return repo
 
 
 def module_job(repo, module, test_file, text, symbol, reference=False):
@@ -100,19 +126,20 @@ def knn_job(repo, text, reference=False):
     return module_job(repo, "knn", "test_knn.py", text, "knn_graph", reference)
 
 
-def test_library_values_and_the_tests_own_functions_cross(engine, tmp_path):
-    repo = make_repo(tmp_path / "repo")
+def test_library_values_and_the_tests_own_functions_cross(engine, shared_repo):
+    repo = make_repo(shared_repo)
     wrong = KNN.replace("distances.ravel()", "distances.ravel() * 2")
     jobs = [knn_job(repo, KNN, reference=True), knn_job(repo, wrong)]
     _, candidate = reference_passes_and_wrong_fails(engine, jobs)
     assert {t["outcome"] for t in candidate.tests} == {"failed"}, candidate.tests
 
 
-def test_a_value_only_solution_code_can_rebuild_is_an_error_not_tampering(engine, tmp_path):
+def test_a_value_only_solution_code_can_rebuild_is_an_error_not_tampering(engine,
+                                                                          shared_repo):
     """torch.fx's GraphModule pickles through a plain function of torch that is not one of
     the rebuilders: sent as a handle, the judge would have to call into the solution
     process to decode the reply."""
-    repo = make_repo(tmp_path / "repo")
+    repo = make_repo(shared_repo)
     traced = KNN.replace("return graph, index", "import torch\n    return graph, "
                          "torch.fx.symbolic_trace(torch.nn.Linear(2, 2))")
     result = next(iter(engine.run([knn_job(repo, traced)])))
@@ -153,11 +180,11 @@ RNG_TESTS = textwrap.dedent("""\
     """)
 
 
-def test_numpy_random_generators_cross_by_value(engine, tmp_path):
+def test_numpy_random_generators_cross_by_value(engine, shared_repo):
     """numpy's random Generator and RandomState (held by pennylane's devices, crossing with
     TorchLayer.forward's `self`) cross as numpy's own, with their state: before, every such run was an error, "a value of type
     __generator_ctor (rebuilt only by a function of the solution process) cannot cross"."""
-    repo = one_module_repo(tmp_path / "repo", "rng", RNG, "test_rng.py", RNG_TESTS)
+    repo = one_module_repo(shared_repo, "rng", RNG, "test_rng.py", RNG_TESTS)
     wrong = RNG.replace("np.random.default_rng(1)", "np.random.default_rng(2)")
     jobs = [module_job(repo, "rng", "test_rng.py", RNG, "sample", reference=True),
             module_job(repo, "rng", "test_rng.py", wrong, "sample")]
@@ -192,10 +219,10 @@ NET_TESTS = textwrap.dedent("""\
     """)
 
 
-def test_scripting_a_module_whose_method_is_the_target(engine, tmp_path):
+def test_scripting_a_module_whose_method_is_the_target(engine, shared_repo):
     """kornia's `torch.jit.script(Module())` tests where `Module.forward` is the target: the
     judge's module crosses as data and is scripted with the candidate's method."""
-    root = one_module_repo(tmp_path / "repo", "net", NET, "test_net.py", NET_TESTS)
+    root = one_module_repo(shared_repo, "net", NET, "test_net.py", NET_TESTS)
 
     def job(text, reference=False):
         return module_job(root, "net", "test_net.py", text, "Doubler.forward", reference)
@@ -256,11 +283,11 @@ PATCHING_TESTS = textwrap.dedent("""\
     """)
 
 
-def test_a_tests_mock_patch_reaches_the_candidate(engine, tmp_path):
+def test_a_tests_mock_patch_reaches_the_candidate(engine, shared_repo):
     """A test's mock.patch (or pytest's monkeypatch) of a module function or a class
     method the candidate calls is applied in the solution process too while it lasts;
     the mock stays the judge's."""
-    root = one_module_repo(tmp_path / "repo", "ops", PATCHED, "test_patch.py",
+    root = one_module_repo(shared_repo, "ops", PATCHED, "test_patch.py",
                            PATCHING_TESTS)
 
     def job(text, symbol, reference=False):
@@ -341,12 +368,12 @@ SCRIPTED_CLASS_TESTS = textwrap.dedent("""\
     """)
 
 
-def test_a_class_the_repository_scripts_at_import_compiles_in_the_judge(engine, tmp_path):
+def test_a_class_the_repository_scripts_at_import_compiles_in_the_judge(engine, shared_repo):
     """torch.distributed.optim scripts classes at import (`@torch.jit.script class
     _FunctionalAdadelta` calls a module function): compiled in the judge, where
     torch.jit.script is wrapped, names resolve in the module's frame, not the wrapper's
     (ignite's conftest imports it: every run failed with "undefined value")."""
-    root = one_module_repo(tmp_path / "repo", "optim", SCRIPTED_CLASS, "test_optim.py",
+    root = one_module_repo(shared_repo, "optim", SCRIPTED_CLASS, "test_optim.py",
                            SCRIPTED_CLASS_TESTS)
     job = module_job(root, "optim", "test_optim.py", SCRIPTED_CLASS, "target",
                      reference=True)
@@ -370,11 +397,11 @@ TMP_TESTS = textwrap.dedent("""\
     """)
 
 
-def test_the_tests_temporary_files_are_readable(engine, tmp_path):
+def test_the_tests_temporary_files_are_readable(engine, shared_repo):
     """tmp_path is the judge's (pytest makes it 0700): the candidate, under another uid
     where the machine allows one, reads a file a test wrote there and handed it by path
     (kornia's load_image_to_tensor). The folders are opened for reading only."""
-    root = one_module_repo(tmp_path / "repo", "io", READER, "test_io.py", TMP_TESTS)
+    root = one_module_repo(shared_repo, "io", READER, "test_io.py", TMP_TESTS)
     job = module_job(root, "io", "test_io.py", READER, "first_line", reference=True)
     (result,) = list(engine.run([job]))
     assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
@@ -458,9 +485,9 @@ BOX_TESTS = textwrap.dedent("""\
     """)
 
 
-def test_a_value_that_pickles_as_a_partial_of_its_class_crosses(engine, tmp_path):
-    repo = one_module_repo(tmp_path / "repo", "box", BOX, "test_box.py", BOX_TESTS)
-    (repo / "pkg" / "make.py").write_text(MAKE)
+def test_a_value_that_pickles_as_a_partial_of_its_class_crosses(engine, shared_repo):
+    repo = one_module_repo(shared_repo, "box", BOX, "test_box.py", BOX_TESTS)
+    put(repo, {"pkg/make.py": MAKE})
     jobs = [module_job(repo, "make", "test_box.py", MAKE, "make_box", reference=True),
             module_job(repo, "make", "test_box.py", MAKE.replace("v * 2", "v * 3"),
                        "make_box")]
@@ -658,11 +685,11 @@ EXACT_TESTS = textwrap.dedent("""\
     """)
 
 
-def test_the_standard_librarys_exact_numbers_cross(engine, tmp_path):
+def test_the_standard_librarys_exact_numbers_cross(engine, shared_repo):
     """A Fraction (PIL's image info, which imagededup's preprocess_image returns in its
     values) or a Decimal crosses as the judge's own class: it was `a value of type
     fractions.Fraction cannot cross`, an error of the reference."""
-    repo = one_module_repo(tmp_path / "repo", "exact", EXACT, "test_exact.py", EXACT_TESTS)
+    repo = one_module_repo(shared_repo, "exact", EXACT, "test_exact.py", EXACT_TESTS)
     wrong = EXACT.replace("Fraction(width, height)", "Fraction(height, width)")
     jobs = [module_job(repo, "exact", "test_exact.py", EXACT, "ratios", reference=True),
             module_job(repo, "exact", "test_exact.py", wrong, "ratios")]
@@ -977,3 +1004,20 @@ def test_the_judge_of_a_repository_run_keeps_its_caches_in_its_own_folder(engine
     job = module_job(repo, "io", "test_io.py", READER, "first_line", reference=True)
     (result,) = list(engine.run([job]))
     assert result.outcome == "passed", (result.reason, result.stdout[-3000:])
+
+
+def shared_files() -> dict[str, str]:
+    """What `shared_repo` holds: each test's module and test file (by one_module_repo's
+    arguments), none given twice."""
+    files = {"pkg/__init__.py": "", "pkg/make.py": MAKE}
+    for module, text, test_file, tests in [
+            ("knn", KNN, "test_knn.py", KNN_TESTS), ("rng", RNG, "test_rng.py", RNG_TESTS),
+            ("net", NET, "test_net.py", NET_TESTS),
+            ("ops", PATCHED, "test_patch.py", PATCHING_TESTS),
+            ("optim", SCRIPTED_CLASS, "test_optim.py", SCRIPTED_CLASS_TESTS),
+            ("io", READER, "test_io.py", TMP_TESTS), ("box", BOX, "test_box.py", BOX_TESTS),
+            ("exact", EXACT, "test_exact.py", EXACT_TESTS)]:
+        files[f"pkg/{module}.py"] = text
+        files[f"tests/{test_file}"] = tests
+    assert len(files) == 2 + 2 * 8
+    return files

@@ -610,11 +610,13 @@ for root, _, files in os.walk(_cache):
 
 @pytest.mark.slow
 def test_the_judge_never_loads_what_the_solution_left_in_a_shared_temporary_folder(engine):
-    control = run_one(engine, COMPILED_WRONG, COMPILED_TESTS, timeout=600)
-    assert control.outcome == "failed", (control.outcome, control.reason)
     attack = run_one(engine, COMPILED_PLANTED, COMPILED_TESTS, timeout=600)
     # before: passed (the judge imported the planted module and its allclose said yes)
     assert attack.outcome == "failed", (attack.outcome, attack.reason)
+    # failed where a wrong answer fails: the judge compiled its own graph and compared
+    # (no separate run of COMPILED_WRONG: a third inductor compile, a third of the time)
+    assert [t["outcome"] for t in attack.tests] == ["failed"], attack.tests
+    assert "where False = <built-in method allclose" in attack.stdout, attack.stdout[-3000:]
 
 
 TEMP_TESTS = """\

@@ -109,12 +109,42 @@ def repo_job(repo, module_text, symbol="scale", node_ids=TEST_IDS, reference=Fal
                python=sys.executable, reference=reference, limits=Limits(timeout_s=120))
 
 
+@pytest.fixture(scope="module")
+def shared_repo(tmp_path_factory):
+    """make_repo's repository with every file of `shared_files` written before its first
+    run, for the tests that only add files of their own: one warm worker per engine serves
+    them all. A warm worker is one checkout's (its folders and conftests are read once)
+    and each new checkout started one, a fresh interpreter importing torch and pytest's
+    plugins: about 12 s of each of these tests on the loaded 2-core machine. The tests
+    never write into it (`put` checks); a test whose files differ has its own."""
+    repo = make_repo(tmp_path_factory.mktemp("shared") / "repo")
+    for path, text in shared_files().items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    (repo / SHARED_MARK).write_text("")
+    return repo
+
+
+SHARED_MARK = ".shared-by-tests"
+
+
+def put(repo, path, text):
+    """`text` as the repository's file `path`; in the shared repository it must be there
+    already (its checkout never changes under its warm workers)."""
+    target = repo / path
+    if (repo / SHARED_MARK).exists():
+        assert target.is_file() and target.read_text() == text, f"{path}: not shared_files'"
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+
+
 def reference_and_control(engine, repo, name, text, wrong, tests, symbol):
     """The results of module pkg/NAME.py (text) as the reference and of `wrong` as a
-    candidate, judged by tests/test_NAME.py (tests), both written into `repo`."""
+    candidate, judged by tests/test_NAME.py (tests), both written into `repo` (`put`)."""
     path = f"pkg/{name}.py"
-    (repo / path).write_text(text)
-    (repo / "tests" / f"test_{name}.py").write_text(tests)
+    put(repo, path, text)
+    put(repo, f"tests/test_{name}.py", tests)
     jobs = [repo_job(repo, text, symbol, [f"tests/test_{name}.py"], True, path),
             repo_job(repo, wrong, symbol, [f"tests/test_{name}.py"], False, path)]
     results = {r.job_id: r for r in engine.run(jobs)}
@@ -127,8 +157,8 @@ def with_scale(text):
 
 
 @pytest.mark.timeout(1200)   # 14 repository runs, each a warm fork of its own judge
-def test_repository_attacks_and_their_controls_do_not_pass(engine, tmp_path):
-    repo = make_repo(tmp_path / "repo")
+def test_repository_attacks_and_their_controls_do_not_pass(engine, shared_repo):
+    repo = shared_repo
     control_text = with_scale(WRONG + "\n\ndef scale(x):\n    return _wrong(x)\n")
     jobs = {"reference": repo_job(repo, OPS, reference=True),
             "control": repo_job(repo, control_text)}
@@ -153,8 +183,8 @@ def test_repository_attacks_and_their_controls_do_not_pass(engine, tmp_path):
     assert "pkg.ops.Liar rebuilt as Tensor" in rebuilt
 
 
-def test_a_correct_candidate_passes_through_the_repositorys_own_callers(engine, tmp_path):
-    repo = make_repo(tmp_path / "repo")
+def test_a_correct_candidate_passes_through_the_repositorys_own_callers(engine, shared_repo):
+    repo = shared_repo
     correct = with_scale(textwrap.dedent("""\
         import torch
 
@@ -199,10 +229,10 @@ def test_a_conftest_patching_torch_and_mock_keeps_reference_and_candidate_passed
     assert wrong.outcome == "failed", (wrong.outcome, wrong.reason)
 
 
-def test_a_property_target_is_the_candidates_not_the_repositorys(engine, tmp_path):
+def test_a_property_target_is_the_candidates_not_the_repositorys(engine, shared_repo):
     # A target that is a property (kornia's PinholeCamera.translation_vector): the judge's
     # class must get the candidate's getter, else any candidate, a stub included, passes.
-    repo = make_repo(tmp_path / "repo")
+    repo = shared_repo
     node_ids = ["tests/test_method.py::test_property"]
     wrong = OPS.replace("return self.k * 2", "return self.k * 2 + 1")
     stub = OPS.replace("return self.k * 2", "raise NotImplementedError")
@@ -255,7 +285,7 @@ def test_a_target_in_a_module_pytest_rewrites_is_the_candidates(engine, tmp_path
         # (never cold): its judge's finders go ahead of pytest's hook the same way
         from curator.execution.engine import Engine
 
-        with Engine(workers=1, isolation="weak", warm_repos=False) as cold:
+        with Engine(workers=1, isolation="weak", warm_repos=False, eager=False) as cold:
             results = {r.job_id: r for r in cold.run(jobs[1:])}
         assert {r.env["repo_run"] for r in results.values()} == {"fresh"}
         assert [results[j.job_id].outcome for j in jobs[1:]] == ["failed", "failed"]
@@ -311,7 +341,7 @@ def test_a_candidate_never_runs_in_pytests_process(tmp_path):
     repo = make_repo(tmp_path / "repo")
     control = with_scale(WRONG + "\n\ndef scale(x):\n    return _wrong(x)\n")
     jobs = [repo_job(repo, text) for text in (control, with_scale(LIARS))]
-    with Engine(workers=2, isolation="weak", warm_repos=False) as engine:
+    with Engine(workers=2, isolation="weak", warm_repos=False, eager=False) as engine:
         results = {r.job_id: r for r in engine.run(jobs)}
     control, attack = (results[j.job_id] for j in jobs)
     # before: passed (cold, in pytest's process, where the liars answered)
@@ -324,8 +354,8 @@ def test_a_candidate_never_runs_in_pytests_process(tmp_path):
     ("def scale(x):\n    return (\n", "did not import"),
     ("raise SystemExit(0)\n", "did not import"),
 ])
-def test_a_candidate_module_that_does_not_import_fails(engine, tmp_path, text, why):
-    repo = make_repo(tmp_path / "repo")
+def test_a_candidate_module_that_does_not_import_fails(engine, shared_repo, text, why):
+    repo = shared_repo
     (result,) = engine.run([repo_job(repo, text, node_ids=["tests/test_ops.py::test_float"])])
     assert result.outcome in ("failed", "error"), (result.outcome, result.reason)
     assert why in result.reason or why in result.stdout, (result.reason, result.stdout[-2000:])
@@ -384,10 +414,10 @@ FRAME_TESTS = textwrap.dedent("""\
     """)
 
 
-def test_an_argument_with_state_beside_its_dict_comes_back_whole(engine, tmp_path):
+def test_an_argument_with_state_beside_its_dict_comes_back_whole(engine, shared_repo):
     wrong = FRAME.replace('        frame.insert("weight")\n', "")
     reference, control = reference_and_control(
-        engine, make_repo(tmp_path / "repo"), "frame", FRAME, wrong, FRAME_TESTS,
+        engine, shared_repo, "frame", FRAME, wrong, FRAME_TESTS,
         "Learner.fit")
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert control.outcome == "failed", (control.outcome, control.reason)
@@ -427,10 +457,10 @@ DECORATED_TESTS = textwrap.dedent("""\
     """)
 
 
-def test_a_method_of_a_class_a_decorator_wrapped_is_the_candidates(engine, tmp_path):
+def test_a_method_of_a_class_a_decorator_wrapped_is_the_candidates(engine, shared_repo):
     wrong = DECORATED.replace("v * 2", "v * 3")
     reference, control = reference_and_control(
-        engine, make_repo(tmp_path / "repo"), "strategy", DECORATED, wrong, DECORATED_TESTS,
+        engine, shared_repo, "strategy", DECORATED, wrong, DECORATED_TESTS,
         "Strategy.embed")
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert reference.env.get("timing", {}).get("boundary_calls"), reference.env
@@ -441,6 +471,7 @@ def test_a_method_of_a_class_a_decorator_wrapped_is_the_candidates(engine, tmp_p
 # (`Path(__file__).parent / "data"`: imagededup's load_image tests and their images). The
 # solution process, under another uid, could not traverse the judge's run folder: every
 # such reference failed with "Permission denied" raised in the solution process.
+NOTE = "hello\n"
 READER = "def read(path):\n    with open(path) as fh:\n        return fh.read().strip()\n"
 READER_TESTS = textwrap.dedent("""\
     from pathlib import Path
@@ -453,10 +484,9 @@ READER_TESTS = textwrap.dedent("""\
     """)
 
 
-def test_a_path_into_the_judges_checkout_is_readable_by_the_candidate(engine, tmp_path):
-    repo = make_repo(tmp_path / "repo")
-    (repo / "tests" / "data").mkdir()
-    (repo / "tests" / "data" / "note.txt").write_text("hello\n")
+def test_a_path_into_the_judges_checkout_is_readable_by_the_candidate(engine, shared_repo):
+    repo = shared_repo
+    put(repo, "tests/data/note.txt", NOTE)
     wrong = READER.replace(".strip()", ".upper()")
     reference, control = reference_and_control(engine, repo, "reader", READER, wrong,
                                                READER_TESTS, "read")
@@ -505,10 +535,11 @@ HOOKED_TESTS = textwrap.dedent("""\
     """)
 
 
-def test_a_repository_function_hooked_on_the_tests_layer_stays_the_judges(engine, tmp_path):
+def test_a_repository_function_hooked_on_the_tests_layer_stays_the_judges(engine,
+                                                                          shared_repo):
     wrong = HOOKED.replace("return layer(x).sum()", "return layer(x).sum() + 1")
     reference, control = reference_and_control(
-        engine, make_repo(tmp_path / "repo"), "hooked", HOOKED, wrong, HOOKED_TESTS,
+        engine, shared_repo, "hooked", HOOKED, wrong, HOOKED_TESTS,
         "forward_sum")
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert control.outcome == "failed", (control.outcome, control.reason)
@@ -518,7 +549,7 @@ def test_a_repository_function_hooked_on_the_tests_layer_stays_the_judges(engine
                          "        return output * 0\n\n"
                          "    layer.register_forward_hook(mine)\n"
                          "    return layer(x).sum() * 0\n")
-    left = reference_and_control(engine, tmp_path / "repo", "hooked", HOOKED, own,
+    left = reference_and_control(engine, shared_repo, "hooked", HOOKED, own,
                                  HOOKED_TESTS, "forward_sum")[1]
     assert left.outcome not in ("passed", "tampered"), left.reason
 
@@ -783,9 +814,10 @@ def forged_method(rebind, name="apply"):
         """), "    "))
 
 
-def test_a_library_objects_method_left_in_the_tests_object_is_the_judges(engine, tmp_path):
-    repo = make_repo(tmp_path / "repo")
-    (repo / "pkg" / "scaling.py").write_text(SCALING)
+def test_a_library_objects_method_left_in_the_tests_object_is_the_judges(engine,
+                                                                         shared_repo):
+    repo = shared_repo
+    put(repo, "pkg/scaling.py", SCALING)
     reference, control = reference_and_control(
         engine, repo, "attach", ATTACH, ATTACH.replace("Scaler(k)", "Scaler(k + 1)"),
         ATTACH_TESTS, "attach")
@@ -919,10 +951,10 @@ HOOKED_CLASS_TESTS = textwrap.dedent("""\
     """)
 
 
-def test_the_classes_own_hook_on_the_tests_layer_stays_the_judges(engine, tmp_path):
+def test_the_classes_own_hook_on_the_tests_layer_stays_the_judges(engine, shared_repo):
     wrong = HOOKED_CLASS.replace("self.weight.round()", "self.weight")
     reference, control = reference_and_control(
-        engine, make_repo(tmp_path / "repo"), "quantized", HOOKED_CLASS, wrong,
+        engine, shared_repo, "quantized", HOOKED_CLASS, wrong,
         HOOKED_CLASS_TESTS, "Quantized.quantized_forward")
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert control.outcome == "failed", (control.outcome, control.reason)
@@ -989,12 +1021,12 @@ ANALYZER_TESTS = textwrap.dedent("""\
     """)
 
 
-def test_what_a_callback_does_to_its_arguments_comes_back(engine, tmp_path):
+def test_what_a_callback_does_to_its_arguments_comes_back(engine, shared_repo):
     # a forward that runs the last layer twice: its hooks count it twice
     wrong = ANALYZER.replace("        return self.fc(out)\n",
                              "        self.fc(out)\n        return self.fc(out)\n")
     reference, control = reference_and_control(
-        engine, make_repo(tmp_path / "repo"), "analyzer", ANALYZER, wrong, ANALYZER_TESTS,
+        engine, shared_repo, "analyzer", ANALYZER, wrong, ANALYZER_TESTS,
         "Net.forward")
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert control.outcome == "failed", (control.outcome, control.reason)
@@ -1070,10 +1102,10 @@ WRAP_TESTS = textwrap.dedent("""\
     """)
 
 
-def test_an_object_of_a_class_a_library_made_at_run_time_crosses(engine, tmp_path):
-    repo = make_repo(tmp_path / "repo")
+def test_an_object_of_a_class_a_library_made_at_run_time_crosses(engine, shared_repo):
+    repo = shared_repo
     for path, text in WRAPPING.items():
-        (repo / path).write_text(text)
+        put(repo, path, text)
     reference, control = reference_and_control(
         engine, repo, "wrap", WRAP, WRAP.replace("wrap(model, 2)", "wrap(model, 3)"),
         WRAP_TESTS, "make")
@@ -1376,10 +1408,10 @@ TRACE_PLANTED = textwrap.dedent("""\
     """)
 
 
-def test_a_librarys_wrapper_of_a_torch_operator_crosses_by_its_name(engine, tmp_path):
-    repo = make_repo(tmp_path / "repo")
+def test_a_librarys_wrapper_of_a_torch_operator_crosses_by_its_name(engine, shared_repo):
+    repo = shared_repo
     for path, text in TRACED.items():
-        (repo / path).write_text(text)
+        put(repo, path, text)
     reference, control = reference_and_control(
         engine, repo, "count", TRACE_COUNT, TRACE_PLANTED, TRACE_TESTS, "count")
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
@@ -1442,12 +1474,33 @@ COUNTING_TESTS = textwrap.dedent("""\
     """)
 
 
-def test_an_object_whose_getstate_calls_the_judge_with_itself_crosses(engine, tmp_path):
-    repo = make_repo(tmp_path / "repo")
-    (repo / "pkg" / "walking.py").write_text(WALKING)
+def test_an_object_whose_getstate_calls_the_judge_with_itself_crosses(engine, shared_repo):
+    repo = shared_repo
+    put(repo, "pkg/walking.py", WALKING)
     wrong = COUNTING.replace("return tree", "tree.size += 1\n    return tree")
     reference, control = reference_and_control(engine, repo, "counting", COUNTING, wrong,
                                                COUNTING_TESTS, "count")
     assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
     assert control.outcome == "failed", (control.outcome, control.reason)
     assert "AssertionError" in control.stdout, control.stdout[-3000:]
+
+
+def shared_files() -> dict[str, str]:
+    """The files `shared_repo` holds beside make_repo's, each of one test above (by the
+    module's name: reference_and_control's pkg/NAME.py and tests/test_NAME.py)."""
+    files = {"tests/data/note.txt": NOTE, "pkg/scaling.py": SCALING,
+             "pkg/walking.py": WALKING, **WRAPPING, **TRACED}
+    for name, text, tests in [("frame", FRAME, FRAME_TESTS),
+                              ("strategy", DECORATED, DECORATED_TESTS),
+                              ("reader", READER, READER_TESTS),
+                              ("hooked", HOOKED, HOOKED_TESTS),
+                              ("attach", ATTACH, ATTACH_TESTS),
+                              ("quantized", HOOKED_CLASS, HOOKED_CLASS_TESTS),
+                              ("analyzer", ANALYZER, ANALYZER_TESTS),
+                              ("wrap", WRAP, WRAP_TESTS),
+                              ("count", TRACE_COUNT, TRACE_TESTS),
+                              ("counting", COUNTING, COUNTING_TESTS)]:
+        files[f"pkg/{name}.py"] = text
+        files[f"tests/test_{name}.py"] = tests
+    assert len(files) == 3 + len(WRAPPING) + len(TRACED) + 20   # no path given twice
+    return files

@@ -883,7 +883,7 @@ def test_repo_backed_candidate_patching_pytest_does_not_pass(engine, tmp_path, w
                    node_ids=["tests/test_mod.py"], overlay={"pkg/mod.py": text},
                    limits=Limits(timeout_s=120))
 
-    with Engine(workers=1, isolation=engine.isolation, warm_repos=warm) as runs:
+    with Engine(workers=1, isolation=engine.isolation, warm_repos=warm, eager=False) as runs:
         results = list(runs.run([repo_job(good)])) + list(runs.run([repo_job(bad)]))
     assert results[0].outcome == "passed", (results[0].reason, results[0].stderr[-2000:])
     assert results[1].outcome == "failed", (results[1].outcome, results[1].reason)

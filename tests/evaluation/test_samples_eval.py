@@ -6,6 +6,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from execution_support import plain_workers_at_close
 from samples_support import ADD_SOLUTION, COUNTER_SOLUTION, make_problems, record_run, write_jsonl
 
 from curator.cli import main
@@ -137,14 +138,7 @@ def test_samples_of_repository_problems_start_no_worker_of_plain_runs(tmp_path, 
         "tests/test_ops.py": "from pkg.ops import scale\n\n\ndef test_scale():\n"
                              "    assert scale(2) == 6\n"})
     ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale")
-    left_running = []
-
-    class Watched(Engine):
-        def close(self):
-            left_running.append(len(self.pool.worker_pids()))
-            super().close()
-
-    monkeypatch.setattr(evaluate, "Engine", Watched)
+    left_running = plain_workers_at_close(monkeypatch, evaluate)
     with Store(ws.db_path, "tester") as store:
         rows = [{"task_id": "scale", "solution": SCALE},
                 {"task_id": "scale", "solution": SCALE.replace("3 *", "2 *")}]

@@ -138,7 +138,7 @@ def test_repo_backed_baseline_with_skip_xfail_xpass_and_an_excluded_test(tmp_pat
         jobs = [runs.job_for(store, ws, problem, text, "sample")
                 for text in (CODE, SKIPPING, CODE.replace("2 * x", "x + x + (x == -1)"))]
     assert jobs[0].baseline == stored["tests"]
-    with Engine(workers=1, isolation="weak") as engine:
+    with Engine(workers=1, isolation="weak", eager=False) as engine:
         results = {r.job_id: r for r in engine.run(jobs)}
     good, skipping, wrong = (results[j.job_id] for j in jobs)
     assert good.outcome == "passed", good.reason

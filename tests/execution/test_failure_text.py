@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from execution_support import run_one, start_engine
+from execution_support import run_one, shared_engine
 
 from curator.execution.harness import _prune_native
 
@@ -44,11 +44,8 @@ def test_runner_and_boundary_frames_are_left_out():
 
 
 def test_a_failing_runs_log_names_the_test_and_the_candidate():
-    engine = start_engine("weak", workers=1)
-    try:
-        result = run_one(engine, "def add(a, b):\n    raise ValueError('no sum today')\n")
-    finally:
-        engine.close()
+    engine = shared_engine("weak")   # the pytest process's (execution_support)
+    result = run_one(engine, "def add(a, b):\n    raise ValueError('no sum today')\n")
     assert result.outcome == "failed"
     assert "ValueError: no sum today" in result.stdout
     assert "solution.py" in result.stdout

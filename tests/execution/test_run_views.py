@@ -55,7 +55,7 @@ def test_a_repository_run_writes_into_its_own_view_of_the_checkout(tmp_path):
     text = (root / "pkg" / "ops.py").read_text(encoding="utf-8")
     jobs = [repo_job(root, "pkg/ops.py", text, "tests/test_ops.py", "value", reference=True)
             for _ in range(2)]
-    with Engine(workers=1, isolation="strong") as engine:
+    with Engine(workers=1, isolation="strong", eager=False) as engine:
         results = list(engine.run(jobs))
     for result in results:   # the second run sees nothing of the first's
         assert result.outcome == "passed", (result.reason, result.tests)
@@ -171,7 +171,7 @@ def test_code_compiled_at_run_time_is_built_once_per_environment(tmp_path):
                      "python_version": None}
         return made
 
-    with Engine(workers=1, isolation="strong") as engine:
+    with Engine(workers=1, isolation="strong", eager=False) as engine:
         first, second = (next(iter(engine.run([job(OPS, True)]))) for _ in range(2))
         poisoned = next(iter(engine.run([job(POISON, False)])))
         third = next(iter(engine.run([job(OPS, True)])))
@@ -213,7 +213,7 @@ def test_a_build_still_running_when_the_run_ends_is_not_kept(tmp_path):
                    python=str(python))
     job.repo = {"url": "https://example.com/pkg", "commit": "c0", "lock": "",
                 "python_version": None}
-    with Engine(workers=1, isolation="strong") as engine:
+    with Engine(workers=1, isolation="strong", eager=False) as engine:
         results = [next(iter(engine.run([job]))) for _ in range(2)]
     for result in results:   # each run builds anew: the first one's half was not kept
         assert result.outcome == "failed", (result.reason, result.tests)

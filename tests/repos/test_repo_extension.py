@@ -167,7 +167,7 @@ def test_the_extension_is_compiled_once_and_every_run_finds_it(tmp_path, offline
         problem = problem_store.get(store, "triple")
         jobs = [runs.job_for(store, ws, problem, text, "sample")
                 for text in (problem.solution, CANDIDATE, WRONG)]
-    with Engine(workers=1, isolation="strong", warm_repos=True) as engine:
+    with Engine(workers=1, isolation="strong", warm_repos=True, eager=False) as engine:
         results = {r.job_id: r for r in engine.run(jobs)}
     outcomes = [results[j.job_id].outcome for j in jobs]
     assert outcomes == ["passed", "passed", "failed"], [
@@ -181,7 +181,7 @@ def test_the_extension_is_compiled_once_and_every_run_finds_it(tmp_path, offline
         problem = problem_store.get(store, "triple")
         job = runs.job_for(store, ws, problem, CANDIDATE, "sample")
     assert list((_worktree(ws, "tinyext") / "tinyext").glob("_ops*.so"))
-    with Engine(workers=1, isolation="strong", warm_repos=False) as engine:
+    with Engine(workers=1, isolation="strong", warm_repos=False, eager=False) as engine:
         (result,) = engine.run([job])
     assert result.outcome == "passed", result.reason
     assert _compiles(log) == 1

@@ -4,6 +4,7 @@ same outcomes as cold ones (a fresh `python -m pytest` per run)."""
 from __future__ import annotations
 
 import pytest
+from execution_support import plain_workers_at_close
 from repo_support import make_repo, mine_and_accept, needs_strong, symlinked_venv
 
 from curator import runs
@@ -119,7 +120,7 @@ def test_warm_and_cold_repository_runs_agree(tmp_path, isolation):
         jobs = [runs.job_for(store, ws, problem, text, "reference") for text in texts]
     outcomes = {}
     for warm in (True, False):
-        with Engine(workers=1, isolation=isolation, warm_repos=warm) as engine:
+        with Engine(workers=1, isolation=isolation, warm_repos=warm, eager=False) as engine:
             results = {r.job_id: r for r in engine.run(jobs)}
         outcomes[warm] = [_outcomes(results[j.job_id]) for j in jobs]
         assert {results[j.job_id].env["repo_run"] for j in jobs} == \
@@ -182,9 +183,30 @@ def test_an_environment_built_again_gets_fresh_warm_workers(tmp_path, isolation)
                      "python_version": None}
         return made
 
-    with Engine(workers=1, isolation=isolation) as engine:
+    with Engine(workers=1, isolation=isolation, eager=False) as engine:
         (before,) = engine.run([job("envmod==1\n")])
         assert before.outcome == "failed"          # the environment's tests want version 2
         (site / "envmod.py").write_text("VERSION = 2\n", encoding="utf-8")
         (after,) = engine.run([job("envmod==2\n")])
         assert after.outcome == "passed", after.reason
+
+
+def test_a_repository_problem_run_as_edited_starts_no_worker_of_plain_runs(tmp_path,
+                                                                             monkeypatch):
+    """The app's run of a problem as edited on screen (runs.run_edited, ctrl+r) made an
+    engine whose slot warmed a worker of plain runs (torch, pytest and a zygote) before
+    it took the job: a repository problem's run waited for an interpreter it never used.
+    Its engine now starts one only for a plain problem, as run_problems's does."""
+    upstream = make_repo(tmp_path / "scales", {
+        "pkg/__init__.py": "", "pkg/ops.py": "def scale(x):\n    return 3 * x\n",
+        "tests/test_ops.py": "from pkg.ops import scale\n\n\ndef test_scale():\n"
+                             "    assert scale(2) == 6\n"})
+    ws, _ = mine_and_accept(tmp_path, upstream, "scale", "scale", isolation="weak")
+    left_running = plain_workers_at_close(monkeypatch, runs)
+    with Store(ws.db_path, "tester") as store:
+        problem = problem_store.get(store, "scale")
+        problem.solution = problem.solution.replace("3 * x", "x * 3")   # unsaved
+        report = runs.run_edited(store, ws, problem)
+    assert [(r["outcome"], r["unsaved"]) for r in report.runs] == [("passed", True)], \
+        report.runs
+    assert left_running == [0]
