@@ -3660,8 +3660,8 @@ class SolutionLink:
 
     def send_call_files(self, layered, state):
         """What the call wrote through its overlays of the judge's folders (frame `F`,
-        `call_files.harvest`), which then go: the process works in the judge's folder
-        again as the judge has it."""
+        `call_files.harvest`), which then go: the process waits in its own folder
+        (`SOLUTION_HOME`) until the next call enters the judge's as the judge has it."""
         if layered is None:
             return
         entries = []
@@ -3671,8 +3671,15 @@ class SolutionLink:
             entries = []
         finally:
             try:
+                # Out of the layers before they go: the helper detaches them while this
+                # process goes on (encoding the reply), and a working folder left inside
+                # one is no folder any more (os.getcwd fails: umap's nearest_neighbors
+                # reply, numba compiling pynndescent's search in its __getstate__, was
+                # "FileNotFoundError ... cannot cross"). The next call enters the judge's
+                # folder again (`set_ambient`).
+                if SOLUTION_HOME:
+                    os.chdir(SOLUTION_HOME[0])
                 CALL_MOUNTS[0].unmount()
-                os.chdir(state["cwd"])
             except Exception:
                 pass
         if entries:
@@ -3819,6 +3826,7 @@ _BASE_ENV = {}
 
 
 CALL_MOUNTS = []   # the solution process's sandbox.CallMounts, when it has them
+SOLUTION_HOME = []   # the solution process's own folder, which no call layer covers
 
 
 def _mount_call_folders(folders, kept):

@@ -1230,6 +1230,7 @@ def _solution_child(worker: Worker, spec: dict, fds: list[int]) -> None:
     env[proctree.MARKER_VAR] = spec.get("marker") or ""
     _own_caches(env, rundir)
     enter_environment(env)
+    boundary.SOLUTION_HOME[:] = [os.getcwd()]   # where it waits between calls
     sys.path[:] = [*roots, *[p for p in sys.path if p not in ("", ".")]]
     sys.argv = ["solution"]
     fresh_generators()   # what the candidate draws at import is its own, as in a fresh one

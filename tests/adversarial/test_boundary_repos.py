@@ -1485,6 +1485,50 @@ def test_an_object_whose_getstate_calls_the_judge_with_itself_crosses(engine, sh
     assert "AssertionError" in control.stdout, control.stdout[-3000:]
 
 
+LAZY_INDEX = textwrap.dedent("""\
+    import os
+    import time
+
+
+    class Index:
+        def __init__(self, k):
+            self.k = k
+
+        def __getstate__(self):
+            # pynndescent's NNDescent compiles its search (numba, which reads the working
+            # folder) when it is pickled, after the call
+            time.sleep(0.5)
+            state = dict(self.__dict__)
+            state["where"] = os.path.basename(os.path.abspath("."))
+            return state
+
+
+    def build(k):
+        return Index(k)
+    """)
+LAZY_INDEX_TESTS = textwrap.dedent("""\
+    from pkg.lazyindex import build
+
+
+    def test_build():
+        assert build(3).k == 3
+    """)
+
+
+def test_a_reply_encoded_after_the_call_has_a_working_folder(engine, shared_repo):
+    """umap's nearest_neighbors returns pynndescent's index, whose __getstate__ compiles
+    numba code that calls os.path.abspath: the solution process encodes it after the call,
+    while the helper detaches the call's layers of the judge's folders, and the process's
+    working folder was inside one (set_ambient entered the judge's): the reference was
+    "FileNotFoundError ... cannot cross", on two of three runs. It waits in its own folder."""
+    repo = shared_repo
+    wrong = LAZY_INDEX.replace("return Index(k)", "return Index(k + 1)")
+    reference, control = reference_and_control(engine, repo, "lazyindex", LAZY_INDEX, wrong,
+                                               LAZY_INDEX_TESTS, "build")
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert control.outcome == "failed", (control.outcome, control.reason)
+
+
 def shared_files() -> dict[str, str]:
     """The files `shared_repo` holds beside make_repo's, each of one test above (by the
     module's name: reference_and_control's pkg/NAME.py and tests/test_NAME.py)."""
@@ -1499,8 +1543,9 @@ def shared_files() -> dict[str, str]:
                               ("analyzer", ANALYZER, ANALYZER_TESTS),
                               ("wrap", WRAP, WRAP_TESTS),
                               ("count", TRACE_COUNT, TRACE_TESTS),
-                              ("counting", COUNTING, COUNTING_TESTS)]:
+                              ("counting", COUNTING, COUNTING_TESTS),
+                              ("lazyindex", LAZY_INDEX, LAZY_INDEX_TESTS)]:
         files[f"pkg/{name}.py"] = text
         files[f"tests/test_{name}.py"] = tests
-    assert len(files) == 3 + len(WRAPPING) + len(TRACED) + 20   # no path given twice
+    assert len(files) == 3 + len(WRAPPING) + len(TRACED) + 22   # no path given twice
     return files
