@@ -53,6 +53,9 @@ class _Link:   # what the solution's pickler asks of its link for values of its 
     def request_index(self, obj):
         return None
 
+    def request_view(self, obj, bases):
+        return None
+
     def gradient_output(self, obj):
         return None
 
