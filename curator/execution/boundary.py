@@ -3553,7 +3553,7 @@ class SolutionLink:
                     graph.as_default() if graph is not None else _nothing():
                 result = apply_op(self.module, self_obj, op, name, args, kwargs)
         except BaseException as exc:  # the solution's exception is its answer
-            self.send_call_files(layered, rng)
+            self.send_call_files(layered)
             self.send_warnings(caught)
             self.send_rng_state()
             self.request, self.versions, self.origins_of = request, versions, origins
@@ -3565,7 +3565,7 @@ class SolutionLink:
             except BaseException as inner:
                 send_frame(self.sock, b"X", self.dumps(_describe(inner)))
             return
-        self.send_call_files(layered, rng)
+        self.send_call_files(layered)
         self.send_warnings(caught)
         self.send_rng_state()
         self.request, self.versions, self.origins_of = request, versions, origins
@@ -3658,7 +3658,7 @@ class SolutionLink:
     def send_rng_state(self):
         self.send_aside(b"G", rng_state())
 
-    def send_call_files(self, layered, state):
+    def send_call_files(self, layered):
         """What the call wrote through its overlays of the judge's folders (frame `F`,
         `call_files.harvest`), which then go: the process waits in its own folder
         (`SOLUTION_HOME`) until the next call enters the judge's as the judge has it."""
@@ -3679,9 +3679,9 @@ class SolutionLink:
                 # folder again (`set_ambient`).
                 if SOLUTION_HOME:
                     os.chdir(SOLUTION_HOME[0])
-                CALL_MOUNTS[0].unmount()
-            except Exception:
+            except OSError:
                 pass
+            CALL_MOUNTS[0].unmount()   # (it catches its own OSError)
         if entries:
             self.send_aside(b"F", entries)
 
