@@ -90,8 +90,8 @@ def test_a_stopped_zygote_costs_only_the_run_that_stopped_it(engine):
     assert stopped, "no zygote found"
     assert result.outcome == "crashed" and "zygote" in result.reason, (result.outcome,
                                                                       result.reason)
-    started = time.monotonic()
+    # with the stopped zygote kept, each of these waited 30 s for a pid and was `infra`
+    # (no wall-clock bound here: on a loaded machine two good runs took 27 s)
     later = list(engine.run([job(GOOD_SOLUTION), job(GOOD_SOLUTION)]))
     assert [r.outcome for r in later] == ["passed", "passed"], [(r.outcome, r.reason)
                                                                 for r in later]
-    assert time.monotonic() - started < 25   # no 30 s wait for a pid

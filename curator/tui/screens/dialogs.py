@@ -1,4 +1,9 @@
-"""Modal dialogs: an error with details, a question with a few answers."""
+"""Modal dialogs: an error with details, a question with a few answers.
+
+Each dialog names the widget it focuses when it opens with AUTO_FOCUS, which Textual applies
+once the dialog is shown. A query in on_mount raised NoMatches when the app was closing as
+the dialog mounted (its children were never mounted).
+"""
 
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ traceback): select text with the mouse or press **c** to copy everything.
 **Escape** or **Enter** closes.
 """
 
+    AUTO_FOCUS = "#close"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,enter", "dismiss", "Close", id="error.close"),
         Binding("c", "copy", "Copy details", id="error.copy"),
@@ -55,9 +61,6 @@ traceback): select text with the mouse or press **c** to copy everything.
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Close", id="close", variant="primary")
 
-    def on_mount(self) -> None:
-        self.query_one("#close", Button).focus()
-
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         self.dismiss(None)
@@ -73,6 +76,7 @@ traceback): select text with the mouse or press **c** to copy everything.
 class ChoiceModal(ModalScreen[str]):
     """A question with a few answers (buttons); dismisses with the chosen answer's id."""
 
+    AUTO_FOCUS = "Button"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="dialog.cancel"),
         Binding("left", "app.focus_previous", "Previous", show=False, id="dialog.previous"),
@@ -95,9 +99,6 @@ class ChoiceModal(ModalScreen[str]):
             with Horizontal(classes="dialog-buttons"):
                 for choice_id, label, variant in self.choices:
                     yield Button(label, id=choice_id, variant=variant)
-
-    def on_mount(self) -> None:
-        self.query(Button).first().focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
@@ -137,6 +138,7 @@ class FormKeys:
 class InputModal(FormKeys, ModalScreen[str | None]):
     """Ask for one line of text; dismisses with it (stripped), or None on Escape."""
 
+    AUTO_FOCUS = "#answer"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="input.cancel"),
     ]
@@ -159,9 +161,6 @@ class InputModal(FormKeys, ModalScreen[str | None]):
                 yield Button("OK", id="ok", variant="primary")
                 yield Button("Cancel", id="cancel")
 
-    def on_mount(self) -> None:
-        self.query_one("#answer").focus()
-
     def _submit(self) -> None:
         text = self.query_one("#answer", Input).value.strip()
         if self.required and not text:
@@ -181,6 +180,7 @@ the id. **Kind**: function or class method. **Enter** creates the problem and op
 **Escape** cancels.
 """
 
+    AUTO_FOCUS = "#new-id"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="new_problem.cancel"),
     ]
@@ -197,9 +197,6 @@ the id. **Kind**: function or class method. **Enter** creates the problem and op
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Create", id="ok", variant="primary")
                 yield Button("Cancel", id="cancel")
-
-    def on_mount(self) -> None:
-        self.query_one("#new-id").focus()
 
     def _submit(self) -> None:
         problem_id = self.query_one("#new-id", Input).value.strip()
@@ -226,6 +223,7 @@ per-problem JSON files work too. **Model** and **technique** apply to rows that 
 name their own. **Import** (or **Enter** in a box) imports; **Escape** cancels.
 """
 
+    AUTO_FOCUS = "#import-tree"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="import.cancel"),
     ]
@@ -252,9 +250,6 @@ name their own. **Import** (or **Enter** in a box) imports; **Escape** cancels.
                 yield Button("Import", id="ok", variant="primary")
                 yield Button("Cancel", id="cancel")
 
-    def on_mount(self) -> None:
-        self.query_one("#import-tree").focus()
-
     def on_directory_tree_file_selected(self, event) -> None:
         event.stop()
         self.query_one("#import-path", Input).value = str(event.path)
@@ -273,6 +268,7 @@ name their own. **Import** (or **Enter** in a box) imports; **Escape** cancels.
 class LabelEditModal(FormKeys, ModalScreen[dict | None]):
     """Edit a label's display name and definition (its slug stays)."""
 
+    AUTO_FOCUS = "#label-definition"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="label_edit.cancel"),
     ]
@@ -292,9 +288,6 @@ class LabelEditModal(FormKeys, ModalScreen[dict | None]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Save", id="ok", variant="primary")
                 yield Button("Cancel", id="cancel")
-
-    def on_mount(self) -> None:
-        self.query_one("#label-definition").focus()
 
     def _submit(self) -> None:
         name = self.query_one("#label-name", Input).value.strip()
