@@ -949,7 +949,7 @@ def _lf(module, qualname, fingerprint=None, handle=None, info=None):
     link = _LINK[0]
     if isinstance(link, JudgeLink) and (
             type(fingerprint) is not str or
-            function_print(getattr(target, "py_func", None)) != fingerprint):
+            function_print(_compiled_py_func(target)) != fingerprint):
         if type(handle) is not int:
             raise NotData("a compiled function of %s.%s with no handle" % (module, qualname))
         return link.solution_ref(handle, "function", info)
@@ -1539,15 +1539,30 @@ def _pm(cls, state, tensors):
 
 
 def _numba_dispatcher(obj):
+    """Whether `obj` is a library's compiled function: a numba dispatcher, or a function
+    jax compiled (`jax.jit`: jnp.polyval, which pennylane's pulse Hamiltonians hold as
+    coefficient functions; as a handle of the solution process, the judge's jax traced
+    through it and sent its tracers, which do not pickle)."""
     dispatcher = sys.modules.get("numba.core.dispatcher")
-    return dispatcher is not None and isinstance(obj, dispatcher.Dispatcher)
+    if dispatcher is not None and isinstance(obj, dispatcher.Dispatcher):
+        return True
+    xla = sys.modules.get("jaxlib.xla_extension")
+    jitted = getattr(xla, "PjitFunction", None) if xla is not None else None
+    return isinstance(jitted, type) and isinstance(obj, jitted)
+
+
+def _compiled_py_func(obj):
+    """The Python function a compiled function compiles (numba's `py_func`, the function
+    `jax.jit` wraps)."""
+    func = getattr(obj, "py_func", None)
+    return func if func is not None else getattr(obj, "__wrapped__", None)
 
 
 def _library_function_name(obj):
     """(module, qualname) under which a library's module holds this compiled function
     itself, so the other side's function of that name is the same; None for one the
     solution defined (the candidate's own, a closure compiled at run time)."""
-    func = getattr(obj, "py_func", None)
+    func = _compiled_py_func(obj)
     module = getattr(func, "__module__", None)
     qualname = getattr(func, "__qualname__", None)
     if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname \
@@ -2682,7 +2697,7 @@ class SolutionPickler(_Pickler):
             # a library's compiled function by its name (the judge's own), else a handle
             name = _library_function_name(obj)
             if name is not None:
-                return _lf, (*name, function_print(obj.py_func), link.handle(obj),
+                return _lf, (*name, function_print(_compiled_py_func(obj)), link.handle(obj),
                              _callable_info(obj))
             return _s, (link.handle(obj), "function", _callable_info(obj))
         if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,

@@ -200,3 +200,77 @@ def test_a_jax_array_crosses_as_its_values(engine, tmp_path):
     assert reference.outcome == "passed", (reference.outcome, reference.reason,
                                            reference.evidence, reference.stdout[-2000:])
     assert candidate.outcome == "failed", (candidate.outcome, candidate.reason)
+
+
+# A stand-in for jax's jitted functions: `jaxlib.xla_extension.PjitFunction` wrapping a
+# Python function (its `__wrapped__`), held by its module under that function's name.
+XLA = textwrap.dedent("""\
+    import functools
+
+
+    class PjitFunction:
+        def __init__(self, fun):
+            functools.update_wrapper(self, fun)
+
+        def __call__(self, *args):
+            return self.__wrapped__(*args)
+
+
+    def jit(fun):
+        return PjitFunction(fun)
+    """)
+POLY = textwrap.dedent("""\
+    from jaxlib.xla_extension import jit
+
+
+    @jit
+    def polyval(coeffs, x):
+        out = 0.0
+        for c in coeffs:
+            out = out * x + c
+        return out
+    """)
+TERM_OPS = textwrap.dedent("""\
+    from jaxpoly import polyval
+
+
+    class Term:
+        def __init__(self, coeff_fn, scale):
+            self.coeff_fn = coeff_fn
+            self.scale = scale
+
+
+    def term(scale):
+        return Term(polyval, scale)
+    """)
+TERM_TESTS = textwrap.dedent("""\
+    import jaxpoly
+
+    from pkg.ops import term
+
+
+    def test_term():
+        made = term(2.0)
+        assert made.coeff_fn is jaxpoly.polyval   # the judge's own, no handle
+        assert made.scale * made.coeff_fn([1.0, 2.0], 3.0) == 10.0
+    """)
+
+
+def test_a_librarys_jitted_function_crosses_as_the_judges_own(engine, tmp_path):
+    """pennylane's pulse Hamiltonians hold `jnp.polyval` (a function jax.jit compiled) as a
+    coefficient function: it came back from _generate_tapes_and_coeffs as a handle of the
+    solution process, and the judge's jax, tracing through the test's pulse, sent the
+    handle its tracers ("Abstract tracer value encountered ... in the __reduce__
+    method"). Like a numba dispatcher, it crosses as the name its module holds it under:
+    the judge's own function of that name."""
+    repo = write_repo(tmp_path / "repo", {
+        "pkg/__init__.py": "", "pkg/ops.py": TERM_OPS, "jaxlib/__init__.py": "",
+        "jaxlib/xla_extension.py": XLA, "jaxpoly/__init__.py": POLY,
+        "tests/test_ops.py": TERM_TESTS})
+    wrong = TERM_OPS.replace("Term(polyval, scale)", "Term(polyval, scale + 1)")
+    reference, candidate = run(engine, [
+        repo_job(repo, "pkg/ops.py", TERM_OPS, "tests/test_ops.py", "term", True),
+        repo_job(repo, "pkg/ops.py", wrong, "tests/test_ops.py", "term")])
+    assert reference.outcome == "passed", (reference.outcome, reference.reason,
+                                           reference.evidence, reference.stdout[-2000:])
+    assert candidate.outcome == "failed", (candidate.outcome, candidate.reason)
