@@ -2383,6 +2383,15 @@ class JudgePickler(_Pickler):
         method = _library_method(obj)
         if method is not None and _importable(_TYPE(method[0])):
             return _bm, method
+        if _numba_dispatcher(obj):
+            # a library's compiled function: the solution process's own of that name (as
+            # jax pickles its jitted function, the function it wraps went as a handle,
+            # since its module holds the jitted one under that name: pennylane's pulse
+            # Hamiltonian's jnp.polyval, traced in the solution process, sent the judge
+            # its tracers)
+            name = _library_function_name(obj)
+            if name is not None and _shared_module(sys.modules[name[0]]):
+                return _lf, name
         if isinstance(obj, (types.FunctionType, types.MethodType, types.BuiltinMethodType)):
             if not isinstance(obj, types.MethodType) and _importable(obj):
                 if type(obj) is types.FunctionType:   # by its name: see _gf

@@ -242,11 +242,21 @@ TERM_OPS = textwrap.dedent("""\
 
     def term(scale):
         return Term(polyval, scale)
+
+
+    def evaluate(fn, coeffs, x):
+        return fn is polyval, fn(coeffs, x)
     """)
 TERM_TESTS = textwrap.dedent("""\
     import jaxpoly
 
-    from pkg.ops import term
+    from pkg.ops import evaluate, term
+
+
+    def test_evaluate():
+        same, value = evaluate(jaxpoly.polyval, [1.0, 2.0], 3.0)
+        assert same   # the solution process's own, no handle of the judge's
+        assert value == 5.0
 
 
     def test_term():
@@ -261,16 +271,21 @@ def test_a_librarys_jitted_function_crosses_as_the_judges_own(engine, tmp_path):
     coefficient function: it came back from _generate_tapes_and_coeffs as a handle of the
     solution process, and the judge's jax, tracing through the test's pulse, sent the
     handle its tracers ("Abstract tracer value encountered ... in the __reduce__
-    method"). Like a numba dispatcher, it crosses as the name its module holds it under:
-    the judge's own function of that name."""
+    method"). Like a numba dispatcher, it crosses as the name its module holds it under,
+    both ways: each process's own function of that name (sent by jax's own reduction,
+    the judge's function it wraps went as a handle: the solution process traced through
+    it and sent the judge its tracers)."""
     repo = write_repo(tmp_path / "repo", {
         "pkg/__init__.py": "", "pkg/ops.py": TERM_OPS, "jaxlib/__init__.py": "",
         "jaxlib/xla_extension.py": XLA, "jaxpoly/__init__.py": POLY,
         "tests/test_ops.py": TERM_TESTS})
     wrong = TERM_OPS.replace("Term(polyval, scale)", "Term(polyval, scale + 1)")
-    reference, candidate = run(engine, [
-        repo_job(repo, "pkg/ops.py", TERM_OPS, "tests/test_ops.py", "term", True),
-        repo_job(repo, "pkg/ops.py", wrong, "tests/test_ops.py", "term")])
+    reference, candidate, given = run(engine, [
+        repo_job(repo, "pkg/ops.py", TERM_OPS, "tests/test_ops.py::test_term", "term", True),
+        repo_job(repo, "pkg/ops.py", wrong, "tests/test_ops.py::test_term", "term"),
+        repo_job(repo, "pkg/ops.py", TERM_OPS, "tests/test_ops.py::test_evaluate",
+                 "evaluate", True)])
     assert reference.outcome == "passed", (reference.outcome, reference.reason,
                                            reference.evidence, reference.stdout[-2000:])
     assert candidate.outcome == "failed", (candidate.outcome, candidate.reason)
+    assert given.outcome == "passed", (given.outcome, given.reason, given.stdout[-2000:])
