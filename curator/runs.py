@@ -797,7 +797,7 @@ def _stub_check(store: Store, workspace: Workspace, problem: Problem, engine: En
     return result
 
 
-def _skip_reason(test: dict) -> str:
+def skip_reason(test: dict) -> str:
     why = str(test.get("message") or "")
     why = why.partition("Skipped:")[2] or why
     return " ".join(why.strip().rstrip(")").strip("'\"").replace("\\n", " ").split())
@@ -806,7 +806,7 @@ def _skip_reason(test: dict) -> str:
 def _all_skipped(tests: list[dict]) -> str:
     """Why a reference has no baseline when upstream skips every test it runs: how many
     tests went for each skip reason, the commonest first."""
-    tally = Counter(_skip_reason(t) for t in tests)
+    tally = Counter(skip_reason(t) for t in tests)
     whys = "; ".join(f"{n} {why[:120] or 'no reason given'}"
                      for why, n in sorted(tally.items(), key=lambda item: (-item[1], item[0])))
     return f"no test left: upstream skips all {len(tests)} ({whys})"[:500]
@@ -830,6 +830,6 @@ def _skipped_note(tests: list[dict]) -> str:
     skipped = [t for t in tests if t["outcome"] == "skipped"]
     if not skipped:
         return ""
-    why = _skip_reason(skipped[0])
+    why = skip_reason(skipped[0])
     return (f" ({len(skipped)} of {len(tests)} tests skipped"
             f"{': ' + why[:200] if why else ''})")

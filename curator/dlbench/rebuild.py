@@ -245,14 +245,14 @@ def _one(store: Store, workspace: Workspace, name: str, rows: list[dict],
     causes: Counter = Counter()
     env_row = environments.env_row(store, registered_repos.by_url(store, url)["id"])
     left = environments.left_out(env_row["lock"] if env_row else "")
+    recipe = recipes.load(workspace, url)
     for item in triaged:
         causes.update(item.causes.values())
         if item.green:
             result.green_ids.append(item.problem_id)
         else:
-            result.not_green.append({"id": item.problem_id,
-                                     "reason": _environment_reason(item.reason, left,
-                                                                   env.package)})
+            result.not_green.append({"id": item.problem_id, "reason": _environment_reason(
+                item.reason, left, env.package) + _not_added_note(recipe, item.problem_id)})
     result.green = len(result.green_ids)
     result.triaged = {c: causes.get(c, 0) for c in runs.CAUSES}
     _record_in_recipe(store, workspace, url, resolved_ids)
@@ -276,6 +276,7 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
     Returns the triage results, the seconds spent building and the environment."""
     tried = set() if tried is None else tried
     seconds = 0.0
+    imports = None
     for _ in range(environments.MISSING_MODULE_ROUNDS):
         left = environments.left_out(env.lock)
         excluded_for: dict[str, set[str]] = {}
@@ -285,12 +286,25 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
                       excluded_for, lock=env.lock).items()
                   if r not in tried and may_ask(r, left)
                   and not environments.locked_satisfies(r, env.lock)}
+        if imports is None:
+            imports = _env_imports(store, workspace, url)
+        recipe = recipes.load(workspace, url)
+        skipped = {r: found for r, found in skipped_requirements(
+                       store, workspace, url, triaged, env.package, imports).items()
+                   if r not in tried and may_ask(r, left) and
+                   not environments.locked_satisfies(r, env.lock) and
+                   r not in (recipe.not_added if recipe else {})}
+        for requirement, (ids, _why) in skipped.items():
+            wanted.setdefault(requirement, [])
+            wanted[requirement] += [p for p in ids if p not in wanted[requirement]]
         if not wanted:
             break
         tried.update(wanted)
         progress = lambda d, t, label: note(name, f"environment: {label}", d, t)  # noqa
         started = time.monotonic()
-        built = _built_with(store, workspace, url, list(wanted), cancelled, progress)
+        failures: dict[str, str] = {}
+        built = _built_with(store, workspace, url, list(wanted), cancelled, progress,
+                            failures)
         if built is None and len(wanted) > 1:
             # one of them may be what does not fit (pytorch3d: torchvision wants a torch
             # its extension does not compile against, and took tabulate out with it):
@@ -298,11 +312,13 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
             kept = {}
             for requirement, ids in wanted.items():
                 if _built_with(store, workspace, url, [requirement], cancelled,
-                               progress) is not None:
+                               progress, failures) is not None:
                     kept[requirement] = ids
             wanted = kept
             built = environments.build(store, workspace, url, cancelled=cancelled,
                                        progress=progress) if kept else None
+        _record_skipped(workspace, url, skipped, wanted if built is not None and built.ok
+                        else {}, failures)
         if built is None or not built.ok:
             # the environment as it was (its triage stands)
             env = environments.build(store, workspace, url, cancelled=cancelled,
@@ -336,17 +352,22 @@ def _with_missing_modules(store: Store, workspace: Workspace, name: str, url: st
 
 
 def _built_with(store: Store, workspace: Workspace, url: str, wanted: list[str],
-                cancelled: CancelCheck | None, progress) -> environments.EnvReport | None:
+                cancelled: CancelCheck | None, progress,
+                failures: dict[str, str] | None = None) -> environments.EnvReport | None:
     """The environment built again with `wanted` added to the recipe's extras, or None
     when it does not build or is broken with them (then they are out of the recipe
-    again)."""
+    again, and `failures` says why for each of them)."""
     try:
         built = environments.build(store, workspace, url, extras=wanted,
                                    cancelled=cancelled, progress=progress)
-    except CuratorError:
-        built = None
+        why = built.reason
+    except CuratorError as exc:
+        built, why = None, str(exc)
     if built is not None and built.ok:
         return built
+    if failures is not None:
+        text = " ".join((why or "it did not build").split())[:400]
+        failures.update({w: text for w in wanted if len(wanted) == 1 or w not in failures})
     recipe = recipes.load(workspace, url)
     if recipe is not None:
         recipe.extras = [e for e in recipe.extras if e not in wanted]
@@ -371,6 +392,128 @@ def may_ask(requirement: str, left: dict[str, str]) -> bool:
     if uv.wheel_less(why) == name:
         return True
     return any(requirements.canonical(found) == name for found in _NO_WHEEL.findall(why))
+
+
+_COULD_NOT_IMPORT = re.compile(r"could not import '([A-Za-z_][A-Za-z0-9_.]*)'")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def skip_modules(message: str, node_id: str, guarded: dict[str, str]) -> list[str]:
+    """The modules a skipped test's reason says it went without: `pytest.importorskip`'s
+    "could not import 'X'", or a name that the test module or a conftest above it imports
+    under try/except ImportError (`guarded`: name -> module) named in the reason
+    (pennylane's conftest skips a jax-marked test "... only runs with ['torch']
+    interfaces(s) but jax interface provided" when its `try: import jax` failed). The
+    test's own node id, which such a reason may repeat, is no evidence."""
+    text = (message or "").replace(node_id, " ")
+    found = _COULD_NOT_IMPORT.findall(text)
+    for word in _WORD.findall(text):
+        module = guarded.get(word)
+        if module is None and word in guarded.values():
+            module = word
+        if module is not None:
+            found.append(module)
+    return list(dict.fromkeys(found))
+
+
+def _conftests(path: str) -> list[str]:
+    """The conftest.py files pytest reads for the test file `path`, outermost first."""
+    parts = path.split("/")[:-1]
+    return ["/".join([*parts[:i], "conftest.py"]) for i in range(len(parts) + 1)]
+
+
+def _latest_reference_tests(store: Store, problem_id: str) -> list[dict]:
+    """The tests of the problem's latest reference run (its triage's)."""
+    for row in runs.history(store, problem_id, limit=20):
+        if row.get("solution_kind") == "reference" and isinstance(row.get("tests"), list):
+            return [t for t in row["tests"] if isinstance(t, dict)]
+    return []
+
+
+def skipped_requirements(store: Store, workspace: Workspace, url: str,
+                         triaged: list[runs.TriageResult], package: str | None,
+                         imports: Callable[[str], bool]
+                         ) -> dict[str, tuple[list[str], str]]:
+    """requirement -> (the references not green for want of it, why): references whose
+    remaining tests pass with a stub of the function because the tests that call it
+    (`tests_calling`) were skipped for want of a module the environment does not import
+    (`skip_modules`; pennylane's _generate_tapes_and_coeffs, whose every test is marked
+    for jax, which nothing pennylane declares installs). Its distribution is what the
+    environment lacks, not a test that cannot run here."""
+    wanted: dict[str, tuple[list[str], str]] = {}
+    snapshots: dict[str, Snapshot] = {}
+    cache = None
+    for item in triaged:
+        if item.green or not item.reason.startswith(runs.STUB_PASSES):
+            continue
+        skipped = [t for t in _latest_reference_tests(store, item.problem_id)
+                   if t.get("outcome") == "skipped"]
+        problem = problem_store.get(store, item.problem_id)
+        source = problem.source or {}
+        commit, path = source.get("commit"), source.get("path")
+        if not skipped or not commit or not path:
+            continue
+        try:
+            cache = cache or cache_for(workspace.repos_dir, url)
+            if commit not in snapshots:
+                snapshots[commit] = Snapshot(cache, commit)
+            snapshot = snapshots[commit]
+            calling = tests_calling(snapshot, problem.entry_point, path, limit=None)
+        except (GitError, OSError):
+            continue
+        for test in skipped:
+            node = str(test.get("id") or "")
+            if not any(node == n or node.startswith((n + "[", n + "::")) for n in calling):
+                continue
+            file = node.split("::", 1)[0]
+            guarded: dict[str, str] = {}
+            for source_path in [*_conftests(file), file]:
+                guarded.update(environments.guarded_imports(snapshot.text(source_path) or ""))
+            message = runs.skip_reason(test)
+            for module in skip_modules(message, node, guarded):
+                if package and module.split(".")[0] == package or imports(module):
+                    continue
+                requirement = environments.missing_requirement(
+                    f"ModuleNotFoundError: No module named '{module}'", package)
+                if requirement is None:
+                    continue
+                ids, why = wanted.get(requirement, ([], ""))
+                if item.problem_id not in ids:
+                    ids = [*ids, item.problem_id]
+                why = why or (f"{node}, a test that calls {problem.entry_point} "
+                              f"({item.problem_id}), skipped without {module}: {message}"
+                              )[:400]
+                wanted[requirement] = (ids, why)
+    return wanted
+
+
+def _not_added_note(recipe: recipes.Recipe | None, problem_id: str) -> str:
+    """What the recipe's [not_added] says of a module the problem's tests wanted."""
+    found = [f"{requirement} not added to the environment: "
+             f"{why.rpartition('; not added: ')[2]}"
+             for requirement, why in sorted((recipe.not_added if recipe else {}).items())
+             if f"({problem_id})" in why]
+    return "".join(f"; {text}" for text in found)[:600]
+
+
+def _record_skipped(workspace: Workspace, url: str,
+                    skipped: dict[str, tuple[list[str], str]], added: dict[str, list[str]],
+                    failures: dict[str, str]) -> None:
+    """Why each requirement `skipped_requirements` asked for is in the recipe's extras
+    (`extras_why`), or why it is not (`not_added`: what wanted it and what failed)."""
+    recipe = recipes.load(workspace, url)
+    if recipe is None or not skipped:
+        return
+    for requirement, (ids, why) in skipped.items():
+        if requirement in added and requirement in recipe.extras:
+            recipe.extras_why[requirement] = why
+            recipe.not_added.pop(requirement, None)
+        else:
+            failed = failures.get(requirement) or "the environment did not build with it"
+            wanted_by = "" if len(ids) < 2 else "; wanted by " + ", ".join(
+                f"({pid})" for pid in ids)
+            recipe.not_added[requirement] = f"{why}{wanted_by}; not added: {failed}"[:900]
+    recipes.save(workspace, recipe)
 
 
 def _with_tests_that_call_it(store: Store, workspace: Workspace, url: str, rows: list[dict],

@@ -622,6 +622,34 @@ def _aref(ref):
     return _LINK[0].request_array(ref)
 
 
+def _ja(values, weak_type):
+    """A jax array the solution sent (`_jax_array`): its values, an ndarray of the message,
+    put on the judge's jax's default device with the weak type it had, as jax's own
+    reconstruction does. That one (`jax._src.array._reconstruct_array`) calls the
+    function its message names and sets the state of what that gives: given a handle's
+    rebuild function, it would set the state of an object the judge holds."""
+    if np is None or type(values) is not np.ndarray or type(weak_type) is not bool:
+        raise NotData("a jax array that is not an array's values")
+    jax = sys.modules.get("jax")
+    if jax is None:
+        if not _module_allowed("jax"):
+            raise NotData("a jax array, where jax is no library of the run")
+        try:
+            jax = _import_for_message("jax")
+        except BaseException:   # noqa: BLE001 - a library's SystemExit too
+            raise NotData("a jax array, where jax does not import") from None
+    value = jax.device_put(values)
+    if weak_type:
+        value.aval = value.aval.update(weak_type=True)
+    return value
+
+
+def _jax_array(cls):
+    """Whether `cls` is jax's concrete array class (a traced value is not)."""
+    module = sys.modules.get("jax._src.array")
+    return module is not None and cls is getattr(module, "ArrayImpl", None)
+
+
 def _ao(shape, items, note):
     """A numpy array of Python objects (strings in a DataFrame's column): its elements
     crossed one by one as data, each decoded as any other value."""
@@ -921,7 +949,7 @@ def _lf(module, qualname, fingerprint=None, handle=None, info=None):
     link = _LINK[0]
     if isinstance(link, JudgeLink) and (
             type(fingerprint) is not str or
-            function_print(getattr(target, "py_func", None)) != fingerprint):
+            function_print(_compiled_py_func(target)) != fingerprint):
         if type(handle) is not int:
             raise NotData("a compiled function of %s.%s with no handle" % (module, qualname))
         return link.solution_ref(handle, "function", info)
@@ -1511,15 +1539,30 @@ def _pm(cls, state, tensors):
 
 
 def _numba_dispatcher(obj):
+    """Whether `obj` is a library's compiled function: a numba dispatcher, or a function
+    jax compiled (`jax.jit`: jnp.polyval, which pennylane's pulse Hamiltonians hold as
+    coefficient functions; as a handle of the solution process, the judge's jax traced
+    through it and sent its tracers, which do not pickle)."""
     dispatcher = sys.modules.get("numba.core.dispatcher")
-    return dispatcher is not None and isinstance(obj, dispatcher.Dispatcher)
+    if dispatcher is not None and isinstance(obj, dispatcher.Dispatcher):
+        return True
+    xla = sys.modules.get("jaxlib.xla_extension")
+    jitted = getattr(xla, "PjitFunction", None) if xla is not None else None
+    return isinstance(jitted, type) and isinstance(obj, jitted)
+
+
+def _compiled_py_func(obj):
+    """The Python function a compiled function compiles (numba's `py_func`, the function
+    `jax.jit` wraps)."""
+    func = getattr(obj, "py_func", None)
+    return func if func is not None else getattr(obj, "__wrapped__", None)
 
 
 def _library_function_name(obj):
     """(module, qualname) under which a library's module holds this compiled function
     itself, so the other side's function of that name is the same; None for one the
     solution defined (the candidate's own, a closure compiled at run time)."""
-    func = getattr(obj, "py_func", None)
+    func = _compiled_py_func(obj)
     module = getattr(func, "__module__", None)
     qualname = getattr(func, "__qualname__", None)
     if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname \
@@ -1704,7 +1747,7 @@ JUDGE_MODULES = {"curator", "_curator_harness", "pytest", "_pytest", "pluggy", "
 
 
 REBUILDERS = {name: globals()[name] for name in
-              ("_t", "_tref", "_tv", "_a", "_aref", "_ao", "_v", "_nt", "_dv", "_lg", "_rx", "_wr", "_tl", "_sy", "_ty", "_fi", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
+              ("_t", "_tref", "_tv", "_a", "_aref", "_ja", "_ao", "_v", "_nt", "_dv", "_lg", "_rx", "_wr", "_tl", "_sy", "_ty", "_fi", "_m", "_mi", "_s", "_si", "_j", "_ji", "_e",
                "_mod", "_lf", "_tfn", "_gf", "_sc", "_fill_closure", "_en", "_bm", "_pm",
                "_tfg", "_tfe")}
 
@@ -1931,7 +1974,36 @@ def _resolve(module, name):
     if isinstance(obj, type) and allowed_class(obj) and obj.__module__ == module and \
             obj.__qualname__ == name:
         return obj
+    if _library_singleton(obj, name):
+        _SINGLETONS[id(obj)] = obj
+        return obj
     raise NotData("%s.%s" % (module, name))
+
+
+# The library objects `_resolve` gave by name (`_library_singleton`), kept alive: id -> it.
+_SINGLETONS = {}
+
+
+def _library_singleton(obj, name):
+    """Whether `obj`, which an allowed library's module holds under `name`, is an object
+    that library pickles by that very name (its reduction is the name: pickle's way for
+    an object held once, such as jax's pytree registries, which every PyTreeDef's state
+    names). The judge's own object of that name is the value: a PyTreeDef in a reply
+    was `tampered` ("the solution process sent jax._src.tree_util.dispatch_registry"),
+    as the judge resolved classes, dtypes and ufuncs only. Never a class, a module or
+    anything callable (their rules are above), nor an object of a class the judge does
+    not rebuild. The decoder takes such an object for one the judge holds
+    (`_changeable`): no state opcode of the message applies to it."""
+    cls = type(obj)
+    if isinstance(obj, (type, types.ModuleType)) or callable(obj) or \
+            not allowed_class(cls) or denied_class(cls):
+        return False
+    try:
+        reduce = copyreg.dispatch_table.get(cls)
+        reduced = reduce(obj) if reduce is not None else obj.__reduce_ex__(PROTOCOL)
+    except Exception:   # noqa: BLE001 - a library object that does not pickle
+        return False
+    return type(reduced) is str and reduced == name
 
 
 # A message makes values; it never changes an object the judge already holds. Pickle's
@@ -1972,7 +2044,8 @@ def _changeable(found):
         # (`np.all`, and so `np.allclose`, calls `np.logical_and.reduce` as the ufunc's
         # attribute: a message that set it to the class Exception, which makes a truthy
         # object of any arguments, made every np.allclose of the test true)
-        return isinstance(getattr(found, "__dict__", None), dict)
+        return isinstance(getattr(found, "__dict__", None), dict) or \
+            _SINGLETONS.get(id(found)) is found
     return False
 
 
@@ -2310,6 +2383,15 @@ class JudgePickler(_Pickler):
         method = _library_method(obj)
         if method is not None and _importable(_TYPE(method[0])):
             return _bm, method
+        if _numba_dispatcher(obj):
+            # a library's compiled function: the solution process's own of that name (as
+            # jax pickles its jitted function, the function it wraps went as a handle,
+            # since its module holds the jitted one under that name: pennylane's pulse
+            # Hamiltonian's jnp.polyval, traced in the solution process, sent the judge
+            # its tracers)
+            name = _library_function_name(obj)
+            if name is not None and _shared_module(sys.modules[name[0]]):
+                return _lf, name
         if isinstance(obj, (types.FunctionType, types.MethodType, types.BuiltinMethodType)):
             if not isinstance(obj, types.MethodType) and _importable(obj):
                 if type(obj) is types.FunctionType:   # by its name: see _gf
@@ -2570,6 +2652,10 @@ class SolutionPickler(_Pickler):
             return _a, (*_array_record(obj), note)
         if isinstance(obj, JudgeObject):
             return _ji, (object.__getattribute__(obj, "_handle"),)
+        if np is not None and _jax_array(cls):
+            # its values and weak type (jax's own reduction names a function that the
+            # judge would have to call with the message's callable: see _ja)
+            return _ja, (np.asarray(obj), bool(obj.aval.weak_type))
         if cls.__module__.startswith("tensorflow."):
             graph_ref = _tf_reduce(link, obj)
             if graph_ref is not None:
@@ -2620,7 +2706,7 @@ class SolutionPickler(_Pickler):
             # a library's compiled function by its name (the judge's own), else a handle
             name = _library_function_name(obj)
             if name is not None:
-                return _lf, (*name, function_print(obj.py_func), link.handle(obj),
+                return _lf, (*name, function_print(_compiled_py_func(obj)), link.handle(obj),
                              _callable_info(obj))
             return _s, (link.handle(obj), "function", _callable_info(obj))
         if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
@@ -2708,9 +2794,31 @@ def _reduce_once(link, obj):
     reduce = copyreg.dispatch_table.get(type(obj))
     _REDUCING.add(key)
     try:
-        return reduce(obj) if reduce is not None else obj.__reduce_ex__(PROTOCOL)
+        reduced = reduce(obj) if reduce is not None else obj.__reduce_ex__(PROTOCOL)
     finally:
         _REDUCING.discard(key)
+    if isinstance(reduced, str):
+        _check_by_name(obj, reduced)
+    return reduced
+
+
+def _check_by_name(obj, name):
+    """A library object that pickles as a name its module holds it under (pickle's way
+    for an object held once) goes by that name only when the judge's decoder gives its
+    own object of that name for it (`_resolve`, the same rules in both processes): any
+    other is a value that cannot cross, named here. Sent by name all the same, the judge
+    read the name as a message naming what is not data, and an honest reply was
+    `tampered` ("the solution process sent jax._src.tree_util.dispatch_registry")."""
+    module = pickle.whichmodule(obj, name)
+    try:
+        found = _resolve(module, name)
+    except (NotData, CannotCross):
+        found = None
+    if found is not obj:
+        cls = type(obj)
+        raise CannotCross("%s.%s, a %s.%s its library pickles by that name, which the "
+                          "judge does not rebuild" % (module, name, cls.__module__,
+                                                      cls.__qualname__))
 
 
 def _library_function_by_name(obj):

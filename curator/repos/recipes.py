@@ -8,7 +8,9 @@ Python), upstream tests excluded with their cause, and the environment's pytest 
 its runs disable (`-p no:NAME`) with why (one that stops pytest from starting, found when
 the environment is built or first reused: `importcheck.check_plugins`). `curator repo env` writes a first
 version when there is none and reads it on every build; `curator dlbench rebuild` adds
-the tests its triage excluded. The next person rebuilds the same environment from the
+the tests its triage excluded, and the modules the tests that call a problem's function
+skipped without (`extras`, why in `[extras_why]`; one that does not fit the environment
+in `[not_added]`, with why). The next person rebuilds the same environment from the
 file and the lock.
 """
 
@@ -37,6 +39,11 @@ class Recipe:
     exclude: dict[str, str] = field(default_factory=dict)   # node id -> "cause: why"
     # pytest plugin (its pytest11 entry point name) -> why runs disable it
     disable_plugins: dict[str, str] = field(default_factory=dict)
+    # an extra added for the tests that call a problem's function -> why (they skipped
+    # without its module); one that did not fit the environment -> why, and why not
+    # (never asked for again while it is listed: delete the line to have it tried again)
+    extras_why: dict[str, str] = field(default_factory=dict)
+    not_added: dict[str, str] = field(default_factory=dict)
     path: Path | None = None
 
 
@@ -86,7 +93,8 @@ def load(workspace: Workspace, url: str) -> Recipe | None:
     return Recipe(repo=str(data.get("repo") or url), python=python, extras=strings("extras"),
                   overrides=table("overrides"), frameworks=frameworks,
                   build=strings("build"), exclude=table("exclude"),
-                  disable_plugins=table("disable_plugins"), path=path)
+                  disable_plugins=table("disable_plugins"), extras_why=table("extras_why"),
+                  not_added=table("not_added"), path=path)
 
 
 def _q(text: str) -> str:
@@ -117,6 +125,14 @@ def dump(recipe: Recipe) -> str:
         lines += ["", "# pytest plugins of the environment its runs disable (-p no:NAME): "
                   "why.", "[disable_plugins]"]
         lines += [f"{_q(k)} = {_q(v)}" for k, v in sorted(recipe.disable_plugins.items())]
+    if recipe.extras_why:
+        lines += ["", "# Why an extra was added: the tests that call a problem's function "
+                  "skipped without it.", "[extras_why]"]
+        lines += [f"{_q(k)} = {_q(v)}" for k, v in sorted(recipe.extras_why.items())]
+    if recipe.not_added:
+        lines += ["", "# Wanted by such tests but not added (it does not fit the "
+                  "environment): why. Delete a line to have it tried again.", "[not_added]"]
+        lines += [f"{_q(k)} = {_q(v)}" for k, v in sorted(recipe.not_added.items())]
     return "\n".join(lines) + "\n"
 
 

@@ -721,3 +721,102 @@ def test_tests_added_leave_out_a_file_that_skips_itself_without_a_module_here(tm
     record = _green_with_tests_added(ws, url, ["tests/test_scale.py::test_scale"])
     assert any("tests/test_other_backend.py skips itself without no_such_backend" in note
                for note in record["notes"]), record["notes"]
+
+
+# A release test of scale that runs only where `tinycheck` imports, skipped by the
+# conftest as pennylane's skips a jax-marked test ("... only runs with ['torch']
+# interfaces(s) but jax interface provided"), beside one that always runs: a stub of
+# scale passes them.
+SKIPPING_CONFTEST = ("import pytest\n\ntry:\n    import tinycheck\n"
+                     "except ImportError:\n    tinycheck = None\n\n\n"
+                     "def pytest_runtest_setup(item):\n"
+                     "    if item.get_closest_marker('tinycheck') and tinycheck is None:\n"
+                     "        pytest.skip(f'Test {item.nodeid} only runs with the tinycheck "
+                     "interface')\n")
+SKIPPING_TESTS = ("import pytest\n\nfrom pkg.ops import scale\n\n\n"
+                  "def test_imports():\n    assert callable(scale)\n\n\n"
+                  "@pytest.mark.tinycheck\n"
+                  "def test_scale():\n    from tinycheck import close\n\n"
+                  "    assert close(scale(2), 6)\n")
+SKIPPING_FILES = {"pkg/__init__.py": "", "pkg/ops.py": SCALE_AND_SHIFT,
+                  "tests/conftest.py": SKIPPING_CONFTEST,
+                  "tests/test_ops.py": SKIPPING_TESTS,
+                  "pytest.ini": "[pytest]\nmarkers =\n    tinycheck: needs tinycheck\n"}
+
+
+def test_skip_reasons_name_the_modules_the_tests_went_without():
+    from curator.dlbench import rebuild as rebuild_mod
+
+    guarded = {"tf": "tensorflow", "torch": "torch", "jax": "jax", "jnp": "jax.numpy"}
+    node = "tests/torch/test_jax_things.py::TestX::test_y[tf]"
+    said = f"Test {node} only runs with ['torch'] interfaces(s) but jax interface provided"
+    # the test's own node id, which the reason repeats, is no evidence (tf, torch there)
+    assert rebuild_mod.skip_modules(said, node, guarded) == ["torch", "jax"]
+    assert rebuild_mod.skip_modules("could not import 'tinycheck': No module named "
+                                    "'tinycheck'", "t.py::a", {}) == ["tinycheck"]
+    assert rebuild_mod.skip_modules("needs a GPU", "t.py::a", guarded) == []
+    assert rebuild_mod.skip_modules("slow: jax.numpy too", "t.py::a", guarded) == \
+        ["jax.numpy"]
+
+
+@pytest.mark.timeout(1200)
+def test_tests_that_call_it_skipped_without_a_module_want_that_module(tmp_path):
+    """pennylane's _generate_tapes_and_coeffs: the only tests that call it are marked for
+    jax, which nothing pennylane declares installs, so its conftest skips them and a stub
+    passes the rest. When the tests a stub passed skipped the ones that call the function
+    for want of a module the environment does not import (a conftest's skip naming a
+    module it imports under try, or importorskip), that module's distribution is what
+    the reference wants; a test that does not call it wants nothing."""
+    import importlib.util
+
+    from curator.dlbench import rebuild as rebuild_mod
+
+    files = {**SKIPPING_FILES, "tests/test_ops.py": SKIPPING_TESTS + (
+        "\n\ndef test_other():\n    from pkg.ops import shift\n\n"
+        "    pytest.importorskip('othercheck')\n    assert shift(1) == 2\n")}
+    ws, url = _checks_workspace(tmp_path, files, CHECKS_RELEASE)
+    engine = runs._engine_for(ws, runs.TRIAGE_RUNS)
+    with Store(ws.db_path, "tester") as store, engine:
+        (first,) = runs.triage(store, ws, ["checksscale1"], engine=engine)
+        assert not first.green and first.reason.startswith(runs.STUB_PASSES), first.reason
+        wanted = rebuild_mod.skipped_requirements(
+            store, ws, url, [first], "pkg", lambda m: importlib.util.find_spec(m) is not None)
+    assert list(wanted) == ["tinycheck"], wanted   # not othercheck: shift's test
+    ids, why = wanted["tinycheck"]
+    assert ids == ["checksscale1"]
+    assert why.startswith("tests/test_ops.py::test_scale, a test that calls scale "
+                          "(checksscale1), skipped without tinycheck: Test "
+                          "tests/test_ops.py::test_scale only runs with the tinycheck "
+                          "interface"), why
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_a_module_the_calling_tests_skipped_without_goes_into_the_recipe(
+        tmp_path, offline_index):  # noqa: F811
+    """The rebuild adds such a module's distribution to the recipe's extras, why in its
+    [extras_why], builds the environment again and triages the reference again: green.
+    One that does not fit the environment (no release of it here) goes into [not_added]
+    with why, and the reference's reason in the rebuild says so."""
+    files = {**SKIPPING_FILES, "tests/test_shift.py": (
+        "import pytest\n\nfrom pkg.ops import scale, shift\n\n\n"
+        "def test_scale():\n    assert scale(1) == 3\n\n\n"
+        "def test_shift():\n    pytest.importorskip('nosuchcheck')\n"
+        "    assert shift(1) == 2\n")}
+    checks = make_repo(tmp_path / "checks", files)
+    shift = CHECKS_RELEASE.replace("`scale`", "`shift`").replace(
+        "def scale", "def shift").replace("function:scale", "function:shift").replace(
+        "tests/test_ops.py", "tests/test_shift.py")
+    ws, url, base = _rebuilt_green(tmp_path, checks, {"checksscale1.txt": CHECKS_RELEASE,
+                                                      "checksshift2.txt": shift})
+    # said in the reference's reason, also when the rebuild resumes
+    (other,) = rebuild(base, "--only", "checks")["repos"][0]["not_green"]
+    assert other["id"] == "checksshift2"
+    assert "nosuchcheck not added to the environment: " in other["reason"], other
+    recipe = recipes.load(ws, url)
+    assert recipe is not None and recipe.extras_why["tinycheck"].startswith(
+        "tests/test_ops.py::test_scale, a test that calls scale (checksscale1), skipped "
+        "without tinycheck"), recipe.extras_why
+    assert list(recipe.not_added) == ["nosuchcheck"], recipe.not_added
+    assert "skipped without nosuchcheck" in recipe.not_added["nosuchcheck"]
+    assert "not added: " in recipe.not_added["nosuchcheck"]
