@@ -4962,6 +4962,11 @@ class JudgeLink:
             raise NotData("an unknown judge handle")
         return obj
 
+    def sent_as_handle(self, obj):
+        """Whether the solution process holds this judge object as a handle."""
+        handle = self.judge_ids.get(id(obj))
+        return handle is not None and self.judge_objects.get(handle) is obj
+
     def part_of_a_handle(self, module):
         """Whether a module is part of a module the solution holds as a handle (a test's
         own model: its layers, read as `model.layer4` or from `model.named_modules()`, or
@@ -5617,7 +5622,8 @@ class JudgeLink:
                 _check_readable(target, name)
             if op == "setattr":
                 _check_writable(target, name, args[0], self.runs_solution_code)
-            held = _held_items((args, kwargs)) if op == "call" else None
+            held = _held_items((args, kwargs), self.sent_as_handle) \
+                if op == "call" else None
             try:
                 # the solution's open library contexts, as the judge's own for this
                 # callback only (see curator.execution.stacks)
@@ -6070,16 +6076,19 @@ def _namespace(obj):
     return namespace if _TYPE(namespace) is _DICT else None
 
 
-def _placed(root):
+def _placed(root, held_by_handle=None):
     """In the solution process: place -> object, for the containers and instances of the
-    arguments as they arrived (tensors and arrays pair by their own references)."""
+    arguments as they arrived (tensors and arrays pair by their own references). An object
+    `held_by_handle(obj)` says the other side holds as a handle is left out, with what it
+    holds."""
     places, seen, stack = {}, _SET(), [(root, ())]
     while stack and _LEN(places) < MAX_PLACES:
         obj, place = stack.pop()
         if obj is None or _IS_INSTANCE(obj, _ATOMS) or _ID(obj) in seen or \
                 _LEN(place) > 200 or \
                 (torch is not None and _IS_INSTANCE(obj, torch.Tensor)) or \
-                (np is not None and _IS_INSTANCE(obj, np.ndarray)):
+                (np is not None and _IS_INSTANCE(obj, np.ndarray)) or \
+                (held_by_handle is not None and held_by_handle(obj)):
             continue
         seen.add(_ID(obj))
         places[place] = obj
@@ -6103,11 +6112,16 @@ def _placed(root):
 # it in its own arguments at the same places.
 
 
-def _held_items(root):
+def _held_items(root, held_by_handle=None):
     """In the judge, before a callback: place -> (dict or list of its arguments, what it
-    holds), for their containers and instances' attribute dicts (`_placed`)."""
+    holds), for their containers and instances' attribute dicts (`_placed`). An argument
+    that is the judge's own object the solution holds as a handle (`held_by_handle`: the
+    test's own model) is left out with what it holds: the solution sees what the callback
+    did to it through the handle, and what it binds there need not cross (ignite's traced
+    model caches a `torch._C.ScriptMethod` in its attribute dict when called, and sending
+    it failed the callback: 'cannot pickle')."""
     held = {}
-    for place, obj in _placed(root).items():
+    for place, obj in _placed(root, held_by_handle).items():
         if _TYPE(obj) is _DICT:
             held[place] = (obj, dict(obj))
         elif _TYPE(obj) is list:

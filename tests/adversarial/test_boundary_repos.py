@@ -1032,6 +1032,46 @@ def test_what_a_callback_does_to_its_arguments_comes_back(engine, shared_repo):
     assert control.outcome == "failed", (control.outcome, control.reason)
 
 
+# ignite's create_supervised_trainer with a traced model: the test's model_fn (a judge
+# function) calls the test's model, a handle in the solution process, and the call caches a
+# torch._C.ScriptMethod in the model's attribute dict. What a callback binds in an argument
+# is sent back (test_what_a_callback_does_to_its_arguments_comes_back), and sending that
+# failed the call: "cannot pickle 'torch._C.ScriptMethod' object" (igniteupdate117).
+STEPPER = textwrap.dedent("""\
+    def step(model, model_fn, x):
+        return model_fn(model, x) * 2
+    """)
+STEPPER_TESTS = textwrap.dedent("""\
+    import torch
+
+    from pkg.stepper import step
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    def test_a_callback_may_bind_what_cannot_cross_in_a_handle():
+        model = torch.jit.trace(Net(), torch.randn(1, 2))
+        x = torch.randn(1, 2)
+        out = step(model, lambda m, x: m(x), x)
+        assert torch.allclose(out, model(x) * 2)
+    """)
+
+
+def test_what_a_callback_binds_in_a_handle_stays_in_the_judge(engine, shared_repo):
+    reference, control = reference_and_control(
+        engine, shared_repo, "stepper", STEPPER, STEPPER.replace("* 2", "* 3"),
+        STEPPER_TESTS, "step")
+    assert reference.outcome == "passed", (reference.reason, reference.stdout[-3000:])
+    assert control.outcome == "failed", (control.outcome, control.reason)
+
+
 # nncf's NNCFNetwork: the library gives the model a class it makes at run time, of its
 # own class and the model's, named and placed as the model's class. No module holds that
 # class under its name, so it could not be pickled: "Can't pickle <class
@@ -1541,11 +1581,12 @@ def shared_files() -> dict[str, str]:
                               ("attach", ATTACH, ATTACH_TESTS),
                               ("quantized", HOOKED_CLASS, HOOKED_CLASS_TESTS),
                               ("analyzer", ANALYZER, ANALYZER_TESTS),
+                              ("stepper", STEPPER, STEPPER_TESTS),
                               ("wrap", WRAP, WRAP_TESTS),
                               ("count", TRACE_COUNT, TRACE_TESTS),
                               ("counting", COUNTING, COUNTING_TESTS),
                               ("lazyindex", LAZY_INDEX, LAZY_INDEX_TESTS)]:
         files[f"pkg/{name}.py"] = text
         files[f"tests/test_{name}.py"] = tests
-    assert len(files) == 3 + len(WRAPPING) + len(TRACED) + 22   # no path given twice
+    assert len(files) == 3 + len(WRAPPING) + len(TRACED) + 24   # no path given twice
     return files
