@@ -4781,8 +4781,7 @@ def _no_method_replaced(link, obj, state):
         if not (type(name) is str and name.startswith("_")) or \
                 not _shadowed_method(cls, name, value) or (mirror and _is_solution_code(value)):
             continue
-        handle = link.judge_ids.get(id(value))
-        if handle is not None and link.judge_objects.get(handle) is value:
+        if link.sent_as_handle(value):
             continue
         raise link.violation("a %s whose state replaces its method %s (with a %s)"
                              % (cls.__qualname__, name, _TYPE(value).__qualname__))
