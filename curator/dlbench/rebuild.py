@@ -463,7 +463,7 @@ def skipped_requirements(store: Store, workspace: Workspace, url: str,
             continue
         for test in skipped:
             node = str(test.get("id") or "")
-            if not any(node == n or node.startswith((n + "[", n + "::")) for n in calling):
+            if not any(_runs(n, node) for n in calling):
                 continue
             file = node.split("::", 1)[0]
             guarded: dict[str, str] = {}
@@ -684,8 +684,12 @@ def _not_covered(found: list[str], given: list[str]) -> list[str]:
     """The node ids of `found` that none of `given` runs already: the release's
     `f::C` runs `f::C::t`, which it ran with the stub too, and given both, pytest runs
     only `t` of the class (small-text's QueryStrategiesTest lost its other tests)."""
-    return [n for n in found if not any(n == g or n.startswith((g + "::", g + "["))
-                                        for g in given)]
+    return [n for n in found if not any(_runs(g, n) for g in given)]
+
+
+def _runs(given: str, node: str) -> bool:
+    """Whether pytest, given the node id `given` (a file, a class, a test), runs `node`."""
+    return node == given or node.startswith((given + "::", given + "["))
 
 
 def _environment_reason(reason: str, left: dict[str, str], package: str | None) -> str:
